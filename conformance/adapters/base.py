@@ -1,0 +1,419 @@
+"""The adapter contract and the pure helpers every adapter module shares.
+
+An adapter is a value (``Adapter``) bundling pure functions over JSON-shaped wire data. Every
+provider module in this package has the same sections, in this order, and the same names:
+
+1. module docstring: the wire format, endpoint, and the sources its facts come from;
+2. ``__all__`` and wire shapes (``TypedDict``) where the structure is known;
+3. tables: ``_FINISH_REASONS``, ``_ERROR_KINDS`` (closed vocabularies as dicts);
+4. tools: ``tools_to_wire``;
+5. requests: ``request_to_wire``, ``request_from_wire``;
+6. responses: ``_events_from_body`` (a non-streamed body as stream events) and
+   ``response_from_wire`` (= ``assembly.fold`` of those events);
+7. streams: ``stream_from_wire`` (incremental: an event leaves as soon as its bytes arrived);
+8. errors: ``error_from_wire``;
+9. ``capabilities`` and ``ADAPTER``.
+
+No adapter does I/O or imports vcrpy, httpx, an SDK or the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any, Protocol
+
+import orjson
+
+from conformance.errors import ProviderError
+from conformance.model import (
+    ErrorEvent,
+    ErrorInfo,
+    ErrorKind,
+    Finish,
+    JSONObject,
+    Request,
+    Response,
+    StreamEvent,
+    Tool,
+    ToolCallChunk,
+    ToolCallEnd,
+    ToolCallStart,
+)
+
+__all__ = [
+    "CAPABILITIES",
+    "Adapter",
+    "CallTracker",
+    "NameMap",
+    "SchemaChange",
+    "WireRequest",
+    "WireTools",
+    "dumps_compact",
+    "error_kind_from_status",
+    "header",
+    "load_json_body",
+    "name_map",
+    "parse_arguments",
+    "retry_after_from_headers",
+    "stream_broken",
+    "synthetic_call_id",
+]
+
+CAPABILITIES = frozenset(
+    {
+        "streaming",
+        "parallel_tool_calls",
+        "disable_parallel_tool_calls",
+        "tool_choice_auto",
+        "tool_choice_none",
+        "tool_choice_required",
+        "tool_choice_named",
+        "images_in_tool_results",
+        "is_error_in_tool_results",
+        "reasoning_replay",
+        "system_prompt",
+        "call_ids",
+    }
+)
+"""Every capability an adapter may declare (scenarios ``require`` them)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Values of the contract
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class SchemaChange:
+    """One lossy change made to a tool's input schema on its way to the wire."""
+
+    tool: str
+    """The tool's (MCP) name."""
+    pointer: str
+    """JSON pointer into the original ``input_schema``."""
+    action: str
+    """``dropped`` or ``changed``."""
+    detail: str
+    """What was done and why (cite the rule)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class NameMap:
+    """The reversible mapping between MCP tool names and valid wire names."""
+
+    to_wire: Mapping[str, str] = field(default_factory=dict)
+    from_wire: Mapping[str, str] = field(default_factory=dict)
+
+    def wire(self, name: str) -> str:
+        return self.to_wire.get(name, name)
+
+    def original(self, wire_name: str) -> str:
+        return self.from_wire.get(wire_name, wire_name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WireTools:
+    """``tools_to_wire`` output: the wire tool list plus what the translation changed."""
+
+    tools: list[JSONObject]
+    changes: tuple[SchemaChange, ...] = ()
+    names: NameMap = field(default_factory=NameMap)
+
+
+@dataclass(frozen=True, kw_only=True)
+class WireRequest:
+    """An HTTP request to send, without host or secrets."""
+
+    method: str = "POST"
+    path: str
+    """Path and query, e.g. ``/v1/chat/completions`` or ``/v1beta/models/m:streamGenerateContent?alt=sse``."""
+    body: JSONObject
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Non-secret headers the wire needs (``anthropic-version``); never keys."""
+    stream: bool = False
+    schema_changes: tuple[SchemaChange, ...] = ()
+
+
+class _ToolsToWire(Protocol):
+    def __call__(self, tools: Sequence[Tool], /) -> WireTools: ...
+
+
+class _RequestFromWire(Protocol):
+    def __call__(self, body: Mapping[str, Any], /, *, path: str = "", tools: Sequence[Tool] = ()) -> Request: ...
+
+
+class _ResponseFromWire(Protocol):
+    def __call__(self, body: Mapping[str, Any], /, *, tools: Sequence[Tool] = ()) -> Response: ...
+
+
+class _StreamFromWire(Protocol):
+    def __call__(self, chunks: Iterable[bytes], /, *, tools: Sequence[Tool] = ()) -> Iterator[StreamEvent]: ...
+
+
+class _ErrorFromWire(Protocol):
+    def __call__(
+        self, status: int, headers: Mapping[str, str], body: bytes | str | Mapping[str, Any] | None, /
+    ) -> ProviderError: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Adapter:
+    """A translator: pure functions between the unified model and one wire format.
+
+    ``tools`` arguments give the unified tools of the conversation so wire names map back to
+    the MCP names (``NameMap``); without them wire names come back unchanged.
+    """
+
+    name: str
+    wire_format: str
+    """The wire format served (``openai_chat``, ``anthropic``, ...); prompt adapters ride on one."""
+    capabilities: frozenset[str]
+    tools_to_wire: _ToolsToWire
+    request_to_wire: Callable[[Request], WireRequest]
+    request_from_wire: _RequestFromWire
+    response_from_wire: _ResponseFromWire
+    stream_from_wire: _StreamFromWire
+    error_from_wire: _ErrorFromWire
+
+
+# --------------------------------------------------------------------------------------------
+# Names
+# --------------------------------------------------------------------------------------------
+
+
+def name_map(names: Iterable[str], *, allowed: str, max_len: int, first: str = "") -> NameMap:
+    """A deterministic, collision-free, reversible map from MCP names to names valid on a wire.
+
+    ``allowed`` is a regex character class body (``a-zA-Z0-9_-``) and ``first`` one the first
+    character must match (``a-zA-Z_`` for Gemini). A valid name stays as it is. Otherwise each
+    invalid character becomes ``_`` (``_`` is prefixed when the first character is not allowed
+    there) and, when that is too long or collides, the name is cut and given an 8-hex suffix
+    from its SHA-256 (E14). Reverse with ``NameMap.original``.
+    """
+    head = f"[{first}]" if first else f"[{allowed}]"
+    valid = re.compile(f"{head}[{allowed}]{{0,{max_len - 1}}}")
+    char_ok = re.compile(f"[{allowed}]")
+    originals = list(dict.fromkeys(names))
+    to_wire: dict[str, str] = {}
+    taken = {n for n in originals if valid.fullmatch(n)}
+    for name in originals:
+        if valid.fullmatch(name):
+            to_wire[name] = name
+            continue
+        cleaned = "".join(ch if char_ok.fullmatch(ch) else "_" for ch in name) or "_"
+        if first and not re.match(f"[{first}]", cleaned):
+            cleaned = "_" + cleaned
+        if len(cleaned) > max_len or cleaned in taken:
+            digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+            cleaned = cleaned[: max_len - 9] + "_" + digest
+        taken.add(cleaned)
+        to_wire[name] = cleaned
+    return NameMap(to_wire=to_wire, from_wire={w: n for n, w in to_wire.items()})
+
+
+# --------------------------------------------------------------------------------------------
+# Ids and arguments
+# --------------------------------------------------------------------------------------------
+
+
+def synthetic_call_id(*keys: object) -> str:
+    """A deterministic id for a call the wire gave none: the same inputs give the same id."""
+    digest = hashlib.sha256("\x1f".join(map(str, keys)).encode()).hexdigest()
+    return f"call_{digest[:24]}"
+
+
+def dumps_compact(value: Any) -> str:
+    """Compact JSON text (used as ``arguments_raw`` for wires that send argument objects)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_arguments(raw: str) -> tuple[JSONObject | None, str | None]:
+    """Parse complete argument text: ``({...}, None)`` or ``(None, why)``; never raises.
+
+    Empty or blank text means no arguments (``{}``, E3). Several JSON values under one call (E5)
+    and non-object JSON are errors, as is invalid JSON; the raw text stays with the caller.
+    """
+    if not raw or raw.isspace():
+        return {}, None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            return None, _why_invalid(raw, exc)
+    if not isinstance(value, dict):
+        return None, f"arguments are a JSON {type(value).__name__}, not an object"
+    return value, None
+
+
+def _why_invalid(raw: str, exc: json.JSONDecodeError) -> str:
+    try:
+        _, end = json.JSONDecoder().raw_decode(raw.lstrip())
+    except json.JSONDecodeError:
+        return f"invalid JSON in arguments: {exc.msg} at position {exc.pos}"
+    rest = raw.lstrip()[end:].strip()
+    if rest:
+        return "several JSON values in one call's arguments"
+    return f"invalid JSON in arguments: {exc.msg} at position {exc.pos}"
+
+
+def load_json_body(body: bytes | str | Mapping[str, Any] | None) -> Any:
+    """A body as parsed JSON; None when empty or not JSON."""
+    if body is None or isinstance(body, Mapping):
+        return body
+    try:
+        return orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        return None
+
+
+# --------------------------------------------------------------------------------------------
+# Stream state for tool calls
+# --------------------------------------------------------------------------------------------
+
+
+class CallTracker:
+    """Per-stream tool-call state, keyed by whatever the wire keys fragments by (index, item id).
+
+    It guarantees the event lifecycle: one start per call with a stable id and a running
+    ``index``, chunks only while open, and an end whose complete text is the chunks joined.
+    """
+
+    __slots__ = ("_count", "_open", "names")
+
+    def __init__(self, names: NameMap | None = None) -> None:
+        self.names = names or NameMap()
+        self._open: dict[Hashable, tuple[str, list[str]]] = {}
+        self._count = 0
+
+    @property
+    def count(self) -> int:
+        """How many calls have started."""
+        return self._count
+
+    def is_open(self, key: Hashable) -> bool:
+        return key in self._open
+
+    def call_id(self, key: Hashable) -> str | None:
+        entry = self._open.get(key)
+        return entry[0] if entry is not None else None
+
+    def start(
+        self, key: Hashable, call_id: str, wire_name: str, provider_details: Mapping[str, Any] | None = None
+    ) -> ToolCallStart:
+        self._open[key] = (call_id, [])
+        index = self._count
+        self._count += 1
+        return ToolCallStart(call_id, self.names.original(wire_name), index, provider_details or {})
+
+    def chunk(self, key: Hashable, text: str) -> ToolCallChunk | None:
+        entry = self._open.get(key)
+        if entry is None or not text:
+            return None
+        entry[1].append(text)
+        return ToolCallChunk(entry[0], text)
+
+    def end(
+        self, key: Hashable, *, error: str | None = None, arguments: JSONObject | None = None
+    ) -> ToolCallEnd | None:
+        """Close the call. ``arguments`` gives an already-parsed object (object-valued wires);
+        ``error`` forces an arguments error (cut by length, stream ended ...)."""
+        entry = self._open.pop(key, None)
+        if entry is None:
+            return None
+        call_id, chunks = entry
+        raw = "".join(chunks)
+        if error is not None:
+            return ToolCallEnd(call_id, raw, None, error)
+        if arguments is not None:
+            return ToolCallEnd(call_id, raw, arguments, None)
+        parsed, why = parse_arguments(raw)
+        return ToolCallEnd(call_id, raw, parsed, why)
+
+    def end_all(self, *, error: str | None = None) -> list[ToolCallEnd]:
+        return [e for key in list(self._open) if (e := self.end(key, error=error)) is not None]
+
+
+def stream_broken(tracker: CallTracker, kind: ErrorKind, message: str) -> list[StreamEvent]:
+    """The tail of a stream that broke: open calls end with an arguments error, then an error
+    event and ``finish(error)``."""
+    events: list[StreamEvent] = list(tracker.end_all(error=message))
+    events.append(ErrorEvent(ErrorInfo(kind=kind, message=message)))
+    events.append(Finish("error"))
+    return events
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------------------------
+
+_STATUS_KINDS: dict[int, ErrorKind] = {
+    400: "invalid_request",
+    401: "auth",
+    403: "permission",
+    404: "not_found",
+    408: "server",
+    413: "invalid_request",
+    422: "invalid_request",
+    429: "rate_limit",
+    500: "server",
+    502: "server",
+    503: "overloaded",
+    504: "server",
+    529: "overloaded",
+}
+
+
+def error_kind_from_status(status: int) -> ErrorKind:
+    """The error kind an HTTP status implies when the body says nothing more specific."""
+    if status in _STATUS_KINDS:
+        return _STATUS_KINDS[status]
+    if status >= 500:
+        return "server"
+    if status >= 400:
+        return "invalid_request"
+    return "unknown"
+
+
+def header(headers: Mapping[str, str], name: str) -> str | None:
+    """Case-insensitive header lookup."""
+    name = name.lower()
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value
+    return None
+
+
+def retry_after_from_headers(headers: Mapping[str, str]) -> float | None:
+    """Seconds from ``retry-after-ms`` (preferred, as the OpenAI and Anthropic SDKs do) or
+    ``retry-after`` (seconds or an HTTP date)."""
+    ms = header(headers, "retry-after-ms")
+    if ms is not None:
+        try:
+            return float(ms) / 1000.0
+        except ValueError:
+            pass
+    value = header(headers, "retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    date = header(headers, "date")
+    if date is not None:
+        try:
+            return max(0.0, (when - parsedate_to_datetime(date)).total_seconds())
+        except (TypeError, ValueError):
+            return None
+    return None
