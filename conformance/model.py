@@ -130,6 +130,8 @@ class Tool:
     """JSON Schema of structured output (MCP ``outputSchema``)."""
     annotations: Mapping[str, Any] | None = None
     """MCP behaviour hints (readOnlyHint, ...); no provider carries them."""
+    provider_details: Mapping[str, Any] = field(default_factory=dict)
+    """Wire-only tool fields kept for a faithful round trip (``strict``, ``cache_control``)."""
     kind: Literal["tool"] = "tool"
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "header",
     "load_json_body",
     "name_map",
+    "object_schema",
     "parse_arguments",
     "retry_after_from_headers",
     "stream_broken",
@@ -214,6 +215,23 @@ def name_map(names: Iterable[str], *, allowed: str, max_len: int, first: str = "
         taken.add(cleaned)
         to_wire[name] = cleaned
     return NameMap(to_wire=to_wire, from_wire={w: n for n, w in to_wire.items()})
+
+
+def object_schema(tool: Tool) -> tuple[JSONObject, tuple[SchemaChange, ...]]:
+    """The tool's input schema as an object schema: an empty or non-object schema becomes
+    ``{"type": "object", "properties": {}}`` and the change is reported, never silent."""
+    schema = dict(tool.input_schema)
+    if schema.get("type") == "object":
+        return schema, ()
+    if not schema:
+        why = "an empty schema became an empty object schema"
+    elif "type" not in schema and "properties" in schema:
+        schema["type"] = "object"
+        return schema, (SchemaChange(tool=tool.name, pointer="/type", action="changed", detail="added type object"),)
+    else:
+        why = f"a non-object schema (type {schema.get('type')!r}) became an empty object schema"
+    change = SchemaChange(tool=tool.name, pointer="", action="changed", detail=why)
+    return {"type": "object", "properties": {}}, (change,)
 
 
 # --------------------------------------------------------------------------------------------
