@@ -113,7 +113,8 @@ _ERROR_PREFIX = "Error: "
 _NAME_RULE = {"allowed": "a-zA-Z0-9_-", "max_len": 64}  # §1a, E14
 
 _HANDLED_KEYS = frozenset(
-    "model messages tools tool_choice parallel_tool_calls stream max_tokens max_completion_tokens functions function_call".split()
+    "model messages tools tool_choice parallel_tool_calls stream max_tokens"
+    " max_completion_tokens functions function_call".split()
 )
 
 
@@ -692,7 +693,8 @@ def error_from_wire(
 # --------------------------------------------------------------------------------------------
 
 capabilities = frozenset(
-    "streaming parallel_tool_calls disable_parallel_tool_calls tool_choice_auto tool_choice_none tool_choice_required tool_choice_named system_prompt call_ids".split()
+    "streaming parallel_tool_calls disable_parallel_tool_calls system_prompt call_ids"
+    " tool_choice_auto tool_choice_none tool_choice_required tool_choice_named".split()
 )
 
 ADAPTER = Adapter(
