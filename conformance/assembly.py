@@ -63,10 +63,10 @@ def fold(events: Iterable[StreamEvent], *, provider_details: Mapping[str, Any] |
             parts.append(Text(text="".join(text)))
             text.clear()
 
-    def close_reasoning(signature: str | None = None) -> None:
+    def close_reasoning(signature: str | None = None, details: Mapping[str, Any] | None = None) -> None:
         nonlocal reasoning_open
         if reasoning_open:
-            parts.append(Reasoning(text="".join(reasoning), signature=signature))
+            parts.append(Reasoning(text="".join(reasoning), signature=signature, provider_details=details or {}))
             reasoning.clear()
             reasoning_open = False
 
@@ -83,8 +83,8 @@ def fold(events: Iterable[StreamEvent], *, provider_details: Mapping[str, Any] |
                 continue
             reasoning_open = True
             reasoning.append(ev.text)
-            if ev.signature is not None:
-                close_reasoning(ev.signature)
+            if ev.signature is not None or ev.provider_details:
+                close_reasoning(ev.signature, ev.provider_details)
         elif isinstance(ev, ToolCallStart):
             close_text()
             close_reasoning()

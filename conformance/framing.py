@@ -124,7 +124,8 @@ class SSEDecoder:
             elif name == "id":
                 if "\0" not in value:
                     self._last_id = value
-            elif name == "retry" and value.isdigit():
+            elif name == "retry" and value.isascii() and value.isdigit():
+                # ASCII digits only (WHATWG); str.isdigit alone accepts "²" (int() then raises) and "١٢".
                 self._retry = int(value)
         return events
 

@@ -346,6 +346,9 @@ class ReasoningDelta:
     text: str = ""
     signature: str | None = None
     redacted: str | None = None
+    provider_details: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    """Provider data of the whole block, to replay it (the OpenAI Responses ``reasoning`` item);
+    non-empty, it closes the block like ``signature`` and lands on the ``Reasoning`` part."""
     type: Literal["reasoning_delta"] = "reasoning_delta"
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -210,11 +211,22 @@ def name_map(names: Iterable[str], *, allowed: str, max_len: int, first: str = "
         if first and not re.match(f"[{first}]", cleaned):
             cleaned = "_" + cleaned
         if len(cleaned) > max_len or cleaned in taken:
-            digest = hashlib.sha256(name.encode()).hexdigest()[:8]
-            cleaned = cleaned[: max_len - 9] + "_" + digest
+            cleaned = _hashed_name(name, cleaned[: max_len - 9], taken)
         taken.add(cleaned)
         to_wire[name] = cleaned
     return NameMap(to_wire=to_wire, from_wire={w: n for n, w in to_wire.items()})
+
+
+def _hashed_name(name: str, stem: str, taken: set[str]) -> str:
+    """``stem`` + ``_`` + 8 hex digits of the name's SHA-256, re-salted in the (unlikely, but
+    constructible) case that this too is taken, so the map stays collision-free."""
+    salt = ""
+    for attempt in range(1, 1_000_000):
+        digest = hashlib.sha256((name + salt).encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        if (candidate := f"{stem}_{digest}") not in taken:
+            return candidate
+        salt = f"\x00{attempt}"
+    raise AssertionError("unreachable: a million SHA-256 collisions")
 
 
 def object_schema(tool: Tool) -> tuple[JSONObject, tuple[SchemaChange, ...]]:
@@ -241,7 +253,7 @@ def object_schema(tool: Tool) -> tuple[JSONObject, tuple[SchemaChange, ...]]:
 
 def synthetic_call_id(*keys: object) -> str:
     """A deterministic id for a call the wire gave none: the same inputs give the same id."""
-    digest = hashlib.sha256("\x1f".join(map(str, keys)).encode()).hexdigest()
+    digest = hashlib.sha256("\x1f".join(map(str, keys)).encode("utf-8", "surrogatepass")).hexdigest()
     return f"call_{digest[:24]}"
 
 
@@ -254,40 +266,75 @@ def parse_arguments(raw: str) -> tuple[JSONObject | None, str | None]:
     """Parse complete argument text: ``({...}, None)`` or ``(None, why)``; never raises.
 
     Empty or blank text means no arguments (``{}``, E3). Several JSON values under one call (E5)
-    and non-object JSON are errors, as is invalid JSON; the raw text stays with the caller.
+    and non-object JSON are errors, as is invalid JSON (``NaN``/``Infinity`` included, RFC 8259
+    §6); integers keep every digit. The raw text stays with the caller.
     """
     if not raw or raw.isspace():
         return {}, None
     try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
+        value = _loads(raw)
+    except ValueError:
+        try:  # the stdlib also accepts what orjson refuses but JSON allows (lone surrogate escapes)
+            value = _EXACT_JSON.decode(raw)
+        except ValueError as exc:
             return None, _why_invalid(raw, exc)
     if not isinstance(value, dict):
-        return None, f"arguments are a JSON {type(value).__name__}, not an object"
+        return None, f"arguments are a JSON {_JSON_TYPE_NAMES.get(type(value), type(value).__name__)}, not an object"
     return value, None
 
 
-def _why_invalid(raw: str, exc: json.JSONDecodeError) -> str:
-    try:
-        _, end = json.JSONDecoder().raw_decode(raw.lstrip())
-    except json.JSONDecodeError:
-        return f"invalid JSON in arguments: {exc.msg} at position {exc.pos}"
-    rest = raw.lstrip()[end:].strip()
-    if rest:
-        return "several JSON values in one call's arguments"
+_JSON_TYPE_NAMES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+
+
+def _why_invalid(raw: str, exc: ValueError) -> str:
+    if not isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON in arguments: {exc}"
+    if exc.msg == "Extra data":  # a complete value, then more: several values (E5) or trailing garbage
+        try:
+            _EXACT_JSON.raw_decode(raw, exc.pos)
+        except ValueError:
+            pass
+        else:
+            return "several JSON values in one call's arguments"
     return f"invalid JSON in arguments: {exc.msg} at position {exc.pos}"
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of range for a JSON number")
+    return value
+
+
+_EXACT_JSON = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float)
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
+_LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
+
+
+def _loads(data: bytes | str) -> Any:
+    """orjson, except where a run of 19+ digits may be an integer beyond 64 bits: orjson turns
+    those into floats silently (``123456789012345678901234567890`` -> ``1.2345678901234568e+29``,
+    orjson 3.x); the stdlib keeps every digit. Raises ``ValueError`` on anything that is not JSON."""
+    if isinstance(data, str):
+        if _LONG_DIGITS.search(data) is None:
+            return orjson.loads(data)
+        return _EXACT_JSON.decode(data)
+    if _LONG_DIGITS_BYTES.search(data) is None:
+        return orjson.loads(data)
+    return _EXACT_JSON.decode(data.decode("utf-8"))
+
+
 def load_json_body(body: bytes | str | Mapping[str, Any] | None) -> Any:
-    """A body as parsed JSON; None when empty or not JSON."""
+    """A body as parsed JSON (integers keep every digit); None when empty or not JSON."""
     if body is None or isinstance(body, Mapping):
         return body
     try:
-        return orjson.loads(body) if body else None
-    except orjson.JSONDecodeError:
+        return _loads(body) if body else None
+    except ValueError:
         return None
 
 
@@ -410,20 +457,16 @@ def header(headers: Mapping[str, str], name: str) -> str | None:
 
 def retry_after_from_headers(headers: Mapping[str, str]) -> float | None:
     """Seconds from ``retry-after-ms`` (preferred, as the OpenAI and Anthropic SDKs do) or
-    ``retry-after`` (seconds or an HTTP date)."""
+    ``retry-after`` (seconds or an HTTP date, measured from the ``date`` header: no clock here).
+    Values that are not a finite, non-negative number of seconds are ignored."""
     ms = header(headers, "retry-after-ms")
-    if ms is not None:
-        try:
-            return float(ms) / 1000.0
-        except ValueError:
-            pass
+    if ms is not None and (seconds := _seconds(ms, 1000.0)) is not None:
+        return seconds
     value = header(headers, "retry-after")
     if value is None:
         return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
+    if (seconds := _seconds(value)) is not None:
+        return seconds
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -435,3 +478,11 @@ def retry_after_from_headers(headers: Mapping[str, str]) -> float | None:
         except (TypeError, ValueError):
             return None
     return None
+
+
+def _seconds(text: str, per_second: float = 1.0) -> float | None:
+    try:
+        value = float(text) / per_second
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
