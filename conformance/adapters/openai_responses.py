@@ -1,0 +1,615 @@
+"""OpenAI Responses API wire format (``POST /v1/responses``) and compatible servers (Bedrock "mantle").
+
+Sources: wire-formats.md §2, §8, §9 rule 3 and edge cases E2, E3, E11, E12, E23, E29 (openai-python
+``types/responses`` and ``_streaming.py``, openai-openapi, OpenAI docs 2026-03-31); the real recordings
+in ``shared/realworld`` (OpenAI and Bedrock "mantle" at ``/openai/v1/responses``).
+
+Quirks handled here:
+- tools are flat; ``strict`` is *on* when omitted (OAI-DOCS 2026-03-31; SDK ``FunctionToolParam``:
+  "Default `true`"), so ``tools_to_wire`` sends ``"strict": false`` and MCP schemas go out as they
+  are, unless the tool's ``provider_details["tool"]`` sets ``strict``; a wire tool without
+  ``strict`` keeps that absence (``provider_details["omit_strict"]``);
+- two ids per call (E12): the unified ``ToolCall.id`` is ``call_id`` (what ``function_call_output``
+  echoes); the item id (``fc_…``) rides in ``provider_details["item_id"]`` and is replayed as ``id``;
+- streams are named events; the data JSON ``type`` decides, so ``data:`` before ``event:`` (E29) or
+  no ``event:`` line at all is fine; ``sequence_number``/``obfuscation``/unknown events are ignored;
+  a ``[DONE]`` is tolerated although Responses never sends one (§2d);
+- argument deltas are keyed by ``item_id``; ``…arguments.done`` (or ``output_item.done``) is preferred:
+  when it extends the concatenated deltas the rest goes out as one more chunk; when it disagrees
+  otherwise the stream is inconsistent and the call ends with an ``arguments_error`` (the deltas stay
+  the raw text, so the event lifecycle stays valid) rather than guessing which text to execute;
+- mid-stream ``error`` events come flat (SDK ``ResponseErrorEvent``) or nested under ``error`` (E11,
+  VFX ``openai-error.1.chunks.txt``); the ``response.failed`` that may follow is not read;
+- no finish reason: ``status`` + ``incomplete_details.reason`` decide (§2c); calls make ``tool_calls``;
+- tool results have no error flag: ``is_error`` travels as an ``Error: `` prefix on the (first) text
+  (and is read back from it); images in tool results go out as ``input_image`` parts;
+- reasoning items are kept verbatim (``Reasoning.provider_details["item"]``, ``signature`` =
+  ``encrypted_content``, taken from ``output_item.done`` as the SDK docstring says) and replayed;
+  a ``Reasoning`` part without such an item (another provider's) has no id to replay and is not sent;
+- refusals (``refusal`` parts, ``response.refusal.delta``) arrive as text; hosted-tool items
+  (web search, MCP, custom tools ...) in a response are not function calls and are skipped.
+
+Round trips: ``request_to_wire(request_from_wire(body)).body == body`` keeps every wire field: unknown
+top-level fields in ``provider_details["extra"]``, per-item and per-part details (``_openai_responses_items``),
+hosted tools by position, and a ``tool_choice`` with no unified form (``allowed_tools``, hosted choices)
+raw in ``extra`` with ``Request.tool_choice`` None. Items and parts with no unified form (``item_reference``,
+``input_file``, an ``input_image`` by ``file_id``) raise ``UnsupportedContentError``.
+Documented normalisations (hand-made bodies only; no recorded body needs one):
+- a function tool without ``parameters`` gets an empty object schema (reported as a ``SchemaChange``).
+Not a wire difference but worth knowing: tool output text that starts with ``Error: `` reads as
+``is_error=True`` with the prefix removed (the prefix comes back on the way out).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from conformance.adapters._openai_responses_items import (
+    items_from_message,
+    messages_from_items,
+    reasoning_text,
+    without,
+)
+from conformance.adapters.base import (
+    Adapter,
+    CallTracker,
+    NameMap,
+    SchemaChange,
+    WireRequest,
+    WireTools,
+    dumps_compact,
+    error_kind_from_status,
+    load_json_body,
+    name_map,
+    object_schema,
+    retry_after_from_headers,
+    stream_broken,
+    synthetic_call_id,
+)
+from conformance.assembly import fold
+from conformance.errors import ProviderError, WireFormatError
+from conformance.framing import SSEDecoder
+from conformance.model import (
+    ErrorEvent,
+    ErrorInfo,
+    ErrorKind,
+    Finish,
+    FinishReason,
+    JSONObject,
+    Message,
+    ReasoningDelta,
+    Request,
+    Response,
+    StreamEvent,
+    Text,
+    TextDelta,
+    Tool,
+    Usage,
+    UsageEvent,
+)
+
+__all__ = [
+    "ADAPTER",
+    "capabilities",
+    "error_from_wire",
+    "request_from_wire",
+    "request_to_wire",
+    "response_from_wire",
+    "stream_from_wire",
+    "tools_to_wire",
+]
+
+# --------------------------------------------------------------------------------------------
+# Tables
+# --------------------------------------------------------------------------------------------
+
+_FINISH_REASONS: dict[str, FinishReason] = {
+    # response.status, or incomplete_details.reason when the status is "incomplete" (§2c)
+    "completed": "stop",
+    "max_output_tokens": "length",
+    "content_filter": "content_filter",
+    "failed": "error",
+}
+
+_ERROR_KINDS: dict[str, ErrorKind] = {
+    # error.code first, then error.type (OAI-SPEC Error; SDK ResponseError.code; recorded bodies)
+    "rate_limit_exceeded": "rate_limit",
+    "insufficient_quota": "rate_limit",
+    "invalid_api_key": "auth",
+    "authentication_error": "auth",
+    "permission_denied": "permission",
+    "model_not_found": "not_found",  # 400 on Responses (§2e), still "no such model"
+    "not_found_error": "not_found",
+    "context_length_exceeded": "context_length",
+    "server_error": "server",
+    "vector_store_timeout": "server",
+    "overloaded": "overloaded",
+    "invalid_prompt": "invalid_request",
+    "invalid_image": "invalid_request",
+    "invalid_request_error": "invalid_request",
+}
+
+_NAME_RULE = {"allowed": "a-zA-Z0-9_-", "max_len": 64}  # §2a (same as Chat), E14
+
+_TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+def _names(tools: Sequence[Tool]) -> NameMap:
+    return name_map((t.name for t in tools), **_NAME_RULE)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------------
+# Tools
+# --------------------------------------------------------------------------------------------
+
+
+def tools_to_wire(tools: Sequence[Tool]) -> WireTools:
+    """MCP tools -> flat ``{"type": "function", "name", "description", "parameters", "strict"}``."""
+    names = _names(tools)
+    wire: list[JSONObject] = []
+    changes: list[SchemaChange] = []
+    for tool in tools:
+        schema, changed = object_schema(tool)
+        changes.extend(changed)
+        entry: JSONObject = {"type": "function", "name": names.wire(tool.name)}
+        if tool.description is not None:
+            entry["description"] = tool.description
+        entry["parameters"] = schema
+        if not tool.provider_details.get("omit_strict"):
+            entry["strict"] = False  # omitted means strict (OAI-DOCS 2026-03-31): keep MCP schemas as they are
+        entry.update(tool.provider_details.get("tool", {}))
+        wire.append(entry)
+    return WireTools(tools=wire, changes=tuple(changes), names=names)
+
+
+def _tool_from_wire(item: Mapping[str, Any], names: NameMap) -> Tool:
+    extra = without(item, "type", "name", "description", "parameters")
+    description = item.get("description")
+    if "description" in item and not isinstance(description, str):
+        extra["description"] = description  # an explicit null
+    parameters = item.get("parameters")
+    if "parameters" in item and not isinstance(parameters, Mapping):
+        extra["parameters"] = parameters
+    if extra.get("strict") is False:
+        del extra["strict"]  # what tools_to_wire sends anyway: unified tools round-trip unchanged
+    details: JSONObject = {"tool": extra} if extra else {}
+    if "strict" not in item:
+        details["omit_strict"] = True
+    return Tool(
+        name=names.original(str(item.get("name", ""))),
+        description=description if isinstance(description, str) else None,
+        input_schema=parameters if isinstance(parameters, Mapping) else {},
+        provider_details=details,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Requests
+# --------------------------------------------------------------------------------------------
+
+
+def request_to_wire(request: Request) -> WireRequest:
+    """Unified request -> Responses body (``instructions`` + ``input`` items)."""
+    details = request.provider_details
+    wire_tools = tools_to_wire(request.tools)
+    names = wire_tools.names
+    items: list[JSONObject] = []
+    for message in request.messages:
+        items.extend(items_from_message(message, names))
+    body: JSONObject = {"model": request.model} if request.model else {}
+    if request.system is not None:
+        body["instructions"] = request.system
+    if details.get("input_string") and len(items) == 1 and set(items[0]) == {"role", "content"}:
+        body["input"] = items[0]["content"] if isinstance(items[0]["content"], str) else items
+    elif items or not details.get("no_input"):
+        body["input"] = items
+    tools = list(wire_tools.tools)
+    for position, hosted in details.get("hosted_tools", ()):
+        tools.insert(position, hosted)  # non-function tools kept by position
+    if tools:
+        body["tools"] = tools
+    choice = request.tool_choice
+    if choice in ("auto", "none", "required"):
+        body["tool_choice"] = choice
+    elif choice is not None:
+        body["tool_choice"] = {"type": "function", "name": names.wire(choice)}  # flat (§2a)
+    if request.parallel_tool_calls is not None:
+        body["parallel_tool_calls"] = request.parallel_tool_calls
+    if request.stream:
+        body["stream"] = True
+    if request.max_tokens is not None:
+        body["max_output_tokens"] = request.max_tokens
+    body.update(details.get("extra", {}))
+    return WireRequest(path="/v1/responses", body=body, stream=request.stream, schema_changes=wire_tools.changes)
+
+
+def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:
+    """Responses body -> unified request (``tools`` maps wire names back)."""
+    if not isinstance(body, Mapping):
+        raise WireFormatError("a Responses request body must be a JSON object")
+    names = _names(tools) if tools else NameMap()
+    details: JSONObject = {}
+    extra = without(body, "model", "input", "tools", "tool_choice")
+    system = extra.pop("instructions", None) if isinstance(body.get("instructions"), str) else None
+    if body.get("stream") is True:
+        del extra["stream"]
+    parallel = extra.pop("parallel_tool_calls", None) if isinstance(body.get("parallel_tool_calls"), bool) else None
+    max_tokens = extra.pop("max_output_tokens", None) if isinstance(body.get("max_output_tokens"), int) else None
+    wire_tools: list[Tool] = []
+    for position, tool in enumerate(body.get("tools") or []):
+        if tool.get("type") == "function":
+            wire_tools.append(_tool_from_wire(tool, names))
+        else:  # hosted tools (web_search, mcp, custom ...) have no unified form: keep them in place
+            details.setdefault("hosted_tools", []).append([position, tool])
+    if "tools" in body and not body["tools"]:
+        extra["tools"] = body["tools"]
+    tool_choice = _tool_choice_from_wire(body.get("tool_choice"), names)
+    if tool_choice is None and body.get("tool_choice") is not None:
+        extra["tool_choice"] = body["tool_choice"]  # allowed_tools / hosted choices, kept raw
+    raw_input = body.get("input")
+    if isinstance(raw_input, str):
+        details["input_string"] = True
+        messages = [Message(role="user", parts=(Text(text=raw_input),))]
+    else:
+        if raw_input is None:
+            details["no_input"] = True
+        messages = messages_from_items(raw_input or [], names)
+    if extra:
+        details["extra"] = extra
+    return Request(
+        model=str(body.get("model", "")),
+        system=system,
+        messages=tuple(messages),
+        tools=tuple(wire_tools),
+        tool_choice=tool_choice,
+        parallel_tool_calls=parallel,
+        stream=body.get("stream") is True,
+        max_tokens=max_tokens,
+        provider_details=details,
+    )
+
+
+def _tool_choice_from_wire(choice: Any, names: NameMap) -> str | None:
+    if choice in ("auto", "none", "required"):
+        return str(choice)
+    if isinstance(choice, Mapping) and choice.get("type") == "function" and choice.get("name"):
+        return names.original(str(choice["name"]))
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Responses
+# --------------------------------------------------------------------------------------------
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    input_details = raw.get("input_tokens_details") or {}  # detail keys are optional in practice (§2c)
+    output_details = raw.get("output_tokens_details") or {}
+    return Usage(
+        input_tokens=raw.get("input_tokens"),
+        output_tokens=raw.get("output_tokens"),
+        total_tokens=raw.get("total_tokens"),
+        cache_read_tokens=input_details.get("cached_tokens"),
+        cache_write_tokens=input_details.get("cache_write_tokens"),
+        reasoning_tokens=output_details.get("reasoning_tokens"),
+    )
+
+
+def _finish(response: Mapping[str, Any], tracker: CallTracker) -> list[StreamEvent]:
+    """Usage, then end open calls and say why the response ended (calls + completed -> tool_calls)."""
+    events: list[StreamEvent] = []
+    if isinstance(response.get("usage"), Mapping):
+        events.append(UsageEvent(_usage(response["usage"])))
+    status = str(response.get("status") or "completed")
+    raw = status
+    if status == "incomplete":
+        raw = str((response.get("incomplete_details") or {}).get("reason") or status)
+    reason = _FINISH_REASONS.get(raw, "other")
+    if status == "completed":
+        events.extend(tracker.end_all())
+        if tracker.count and reason == "stop":
+            reason = "tool_calls"
+    elif status == "failed":
+        info = _error_info(response.get("error") or {"message": "the response failed"}, None, {})
+        events.extend(tracker.end_all(error=f"the response failed: {info.message}"))
+        events.append(ErrorEvent(info))
+    else:  # incomplete (cut by length or a filter), cancelled, ...: an open call is not usable
+        events.extend(tracker.end_all(error=f"the response ended ({raw}) before the call was complete"))
+    return [*events, Finish(reason, raw)]
+
+
+def _item_events(item: Mapping[str, Any], tracker: CallTracker, response_id: str, position: int) -> list[StreamEvent]:
+    """One complete output item as events; a call whose item is not ``completed`` stays open."""
+    if not isinstance(item, Mapping):
+        raise WireFormatError(f"output[{position}] is not an item object: {item!r:.80}")
+    kind = item.get("type")
+    if kind == "message":
+        return [
+            TextDelta(text)
+            for part in item.get("content") or []
+            if (text := part.get("refusal" if part.get("type") == "refusal" else "text"))
+        ]
+    if kind == "reasoning":
+        return [_reasoning_event(item, with_text=True)]
+    if kind != "function_call":
+        return []  # hosted-tool items (web_search_call, mcp_call, custom_tool_call ...) are not function calls
+    key = item.get("id") or position
+    call_id = item.get("call_id") or synthetic_call_id("openai_responses", response_id, position)
+    events: list[StreamEvent] = [tracker.start(key, call_id, str(item.get("name", "")), _call_details(item))]
+    arguments = item.get("arguments")
+    text = arguments if isinstance(arguments, str) else dumps_compact(arguments) if arguments is not None else ""
+    if (chunk := tracker.chunk(key, text)) is not None:
+        events.append(chunk)
+    status = item.get("status", "completed")
+    if status in ("completed", "incomplete"):
+        error = "the call item is incomplete" if status == "incomplete" else None
+        if (end := tracker.end(key, error=error)) is not None:
+            events.append(end)
+    return events
+
+
+def _reasoning_event(item: Mapping[str, Any], *, with_text: bool) -> ReasoningDelta:
+    """The delta that closes a reasoning block and carries its item for replay (``signature`` =
+    ``encrypted_content``)."""
+    signature = item.get("encrypted_content")
+    return ReasoningDelta(
+        reasoning_text(item) if with_text else "",
+        signature if isinstance(signature, str) else None,
+        provider_details={"item": dict(item)},
+    )
+
+
+def _call_details(item: Mapping[str, Any]) -> JSONObject:
+    return {"item_id": item["id"]} if item.get("id") else {}  # E12: the fc_ id, replayed as the item id
+
+
+def _events_from_body(body: Mapping[str, Any], names: NameMap) -> Iterator[StreamEvent]:
+    """A non-streamed ``response`` object as the events its stream would give."""
+    output = body.get("output")
+    if not isinstance(output, list):
+        raise WireFormatError("a Responses body without an output list")
+    tracker = CallTracker(names)
+    response_id = str(body.get("id", ""))
+    for position, item in enumerate(output):
+        yield from _item_events(item, tracker, response_id, position)
+    yield from _finish(body, tracker)
+
+
+def response_from_wire(body: Mapping[str, Any], *, tools: Sequence[Tool] = ()) -> Response:
+    """A ``response`` object -> unified response (the same fold streams use)."""
+    details = {k: body[k] for k in ("id", "model") if k in body}
+    return fold(_events_from_body(body, _names(tools)), provider_details=details)
+
+
+# --------------------------------------------------------------------------------------------
+# Streams
+# --------------------------------------------------------------------------------------------
+
+
+class _Stream:
+    """State of one Responses event stream (§2d, §9 rule 3)."""
+
+    __slots__ = ("arguments", "done", "reasoning_at", "response_id", "saw_items", "started", "texted", "tracker")
+
+    def __init__(self, names: NameMap) -> None:
+        self.tracker = CallTracker(names)
+        self.response_id = ""
+        self.done = False
+        self.saw_items = False
+        self.arguments: dict[Any, list[str]] = {}  # item id -> argument deltas so far
+        self.started: set[Any] = set()  # item ids of calls that started
+        self.texted: set[Any] = set()  # message item ids that got text deltas
+        self.reasoning_at: dict[Any, tuple[str, int]] = {}  # reasoning item id -> (event, part index) last seen
+
+    def feed(self, name: str, data: str) -> list[StreamEvent]:
+        if not data:
+            return []
+        if data == "[DONE]":  # Responses sends none (§2d); tolerate one
+            return self.close()
+        try:
+            event = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            self.done = True
+            return stream_broken(self.tracker, "malformed_response", f"invalid JSON in a stream event: {data[:80]!r}")
+        if not isinstance(event, dict):
+            return []
+        # E29: the data's type decides, wherever the event: line is; a bare {"error": ...} is an error event
+        kind = event.get("type") or name or ("error" if event.get("error") else "")
+        if kind == "response.output_text.delta" or kind == "response.refusal.delta":
+            self.texted.add(event.get("item_id"))
+            delta = event.get("delta")
+            return [TextDelta(delta)] if delta else []
+        if kind == "response.function_call_arguments.delta":
+            key = event.get("item_id")
+            delta = event.get("delta")
+            if delta and isinstance(delta, str) and (chunk := self.tracker.chunk(key, delta)) is not None:
+                self.arguments.setdefault(key, []).append(delta)
+                return [chunk]
+            return []
+        if kind == "response.reasoning_summary_text.delta" or kind == "response.reasoning_text.delta":
+            return self._reasoning(kind, event)
+        if kind == "response.output_item.added":
+            return self._item_added(event)
+        if kind == "response.function_call_arguments.done":
+            return self._call_done(event.get("item_id"), event.get("arguments"), "completed")
+        if kind == "response.output_item.done":
+            return self._item_done(event)
+        if kind in _TERMINAL:
+            self.done = True
+            response = event.get("response")
+            response = response if isinstance(response, Mapping) else {"status": kind.rpartition(".")[2]}
+            events: list[StreamEvent] = []
+            if not self.saw_items:  # a server that sends the output only in the terminal event
+                for position, item in enumerate(response.get("output") or []):
+                    events.extend(_item_events(item, self.tracker, self.response_id, position))
+            return events + _finish(response, self.tracker)
+        if kind == "error":  # E11: flat (SDK ResponseErrorEvent) or nested under "error" (recorded)
+            self.done = True
+            error = event.get("error")
+            info = _error_info(error if isinstance(error, Mapping) else without(event, "type", "sequence_number"))
+            return [
+                *self.tracker.end_all(error=f"the stream failed: {info.message}"),
+                ErrorEvent(info),
+                Finish("error", "error"),
+            ]
+        if kind == "response.created" and isinstance(event.get("response"), Mapping):
+            self.response_id = str(event["response"].get("id", ""))
+        return []  # response.in_progress, content_part.*, *.done texts, unknown events
+
+    def _reasoning(self, kind: str, event: Mapping[str, Any]) -> list[StreamEvent]:
+        key = event.get("item_id")
+        at = (kind, event.get("summary_index", event.get("content_index", 0)))
+        delta = event.get("delta")
+        last = self.reasoning_at.get(key)
+        self.reasoning_at[key] = at
+        if not delta or not isinstance(delta, str):
+            return []
+        # parts of one item are joined with a blank line, as _reasoning_text joins a whole item
+        return [ReasoningDelta("\n\n" + delta if last is not None and last != at else delta)]
+
+    def _item_added(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        self.saw_items = True
+        item = event.get("item")
+        if not isinstance(item, Mapping) or item.get("type") != "function_call":
+            return []
+        position = event.get("output_index", self.tracker.count)
+        key = item.get("id") or position
+        if key in self.started:
+            return []
+        self.started.add(key)
+        call_id = item.get("call_id") or synthetic_call_id("openai_responses", self.response_id, position)
+        events: list[StreamEvent] = [self.tracker.start(key, call_id, str(item.get("name", "")), _call_details(item))]
+        self.arguments[key] = []
+        text = item.get("arguments")
+        if text and isinstance(text, str) and (chunk := self.tracker.chunk(key, text)) is not None:
+            self.arguments[key].append(text)
+            events.append(chunk)
+        return events
+
+    def _call_done(self, key: Any, full: Any, status: Any) -> list[StreamEvent]:
+        """Close a call with its final argument text (preferred over the deltas, §9 rule 3)."""
+        tracker = self.tracker
+        if not tracker.is_open(key):
+            return []
+        so_far = "".join(self.arguments.pop(key, ()))
+        events: list[StreamEvent] = []
+        error: str | None = None
+        if isinstance(full, str) and full != so_far:
+            if full.startswith(so_far):
+                if (chunk := tracker.chunk(key, full[len(so_far) :])) is not None:
+                    events.append(chunk)
+            else:
+                error = f"the final arguments disagree with the streamed deltas (final: {full[:80]!r})"
+        if status == "incomplete" and error is None:
+            error = "the call item is incomplete"
+        if (end := tracker.end(key, error=error)) is not None:
+            events.append(end)
+        return events
+
+    def _item_done(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        self.saw_items = True
+        item = event.get("item")
+        if not isinstance(item, Mapping):
+            return []
+        kind = item.get("type")
+        key = item.get("id")
+        position = event.get("output_index", self.tracker.count)
+        if kind == "function_call":
+            key = key or position
+            if key in self.started:
+                return self._call_done(key, item.get("arguments"), item.get("status", "completed"))
+            self.started.add(key)  # a call that arrives whole, without output_item.added
+            return _item_events(item, self.tracker, self.response_id, position)
+        if kind == "message":
+            return [] if key in self.texted else _item_events(item, self.tracker, self.response_id, position)
+        if kind == "reasoning":
+            # the item of output_item.done holds the final encrypted_content (SDK ResponseReasoningItemParam);
+            # its text already went out as deltas when there were any
+            return [_reasoning_event(item, with_text=key not in self.reasoning_at)]
+        return []
+
+    def close(self) -> list[StreamEvent]:
+        """End of input (or a ``[DONE]``) without a terminal event."""
+        self.done = True
+        return stream_broken(
+            self.tracker, "stream_incomplete", "the stream ended without response.completed/incomplete/failed"
+        )
+
+
+def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> Iterator[StreamEvent]:
+    """SSE bytes of a ``stream: true`` request -> normalized events, as the bytes arrive."""
+    decoder = SSEDecoder()
+    state = _Stream(_names(tools))
+    for chunk in chunks:
+        for event in decoder.decode(chunk):
+            yield from state.feed(event.event, event.data)
+            if state.done:
+                return
+    for event in decoder.flush():
+        yield from state.feed(event.event, event.data)
+        if state.done:
+            return
+    yield from state.close()
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------------------------
+
+
+def _error_info(error: Any, status: int | None = None, headers: Mapping[str, str] | None = None) -> ErrorInfo:
+    if isinstance(error, Mapping):
+        code = error.get("code")
+        etype = error.get("type")
+        message = str(error.get("message") or "")
+    else:
+        code, etype, message = None, None, str(error)
+    kind: ErrorKind | None = _ERROR_KINDS.get(str(code)) if code else None
+    if kind is None and status is not None and status >= 400:
+        kind = error_kind_from_status(status)
+    if kind is None:
+        kind = _ERROR_KINDS.get(str(etype), "unknown")
+    return ErrorInfo(
+        kind=kind,
+        message=message,
+        status=status,
+        retry_after=retry_after_from_headers(headers or {}),
+        code=str(code or etype) if (code or etype) else None,
+    )
+
+
+def error_from_wire(
+    status: int, headers: Mapping[str, str], body: bytes | str | Mapping[str, Any] | None
+) -> ProviderError:
+    """An HTTP error response -> typed provider error (§2e; a 400 on a stream request is JSON, E23)."""
+    parsed = load_json_body(body)
+    error = parsed.get("error") if isinstance(parsed, Mapping) else None
+    if error is None:
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
+        error = {"message": text.strip() or f"HTTP {status}"}
+    return ProviderError(_error_info(error, status, headers))
+
+
+# --------------------------------------------------------------------------------------------
+# Adapter
+# --------------------------------------------------------------------------------------------
+
+capabilities = frozenset(
+    "streaming parallel_tool_calls disable_parallel_tool_calls system_prompt call_ids images_in_tool_results"
+    " reasoning_replay tool_choice_auto tool_choice_none tool_choice_required tool_choice_named".split()
+)
+
+ADAPTER = Adapter(
+    name="openai_responses",
+    wire_format="openai_responses",
+    capabilities=capabilities,
+    tools_to_wire=tools_to_wire,
+    request_to_wire=request_to_wire,
+    request_from_wire=request_from_wire,
+    response_from_wire=response_from_wire,
+    stream_from_wire=stream_from_wire,
+    error_from_wire=error_from_wire,
+)
