@@ -1,0 +1,270 @@
+"""The ``messages`` list of the Anthropic Messages wire format to and from unified messages.
+Private helper of ``conformance.adapters.anthropic`` (see its docstring for sources, quirks and the
+documented normalisations).
+
+Tool results: a unified ``role="tool"`` message becomes a *user* message whose tool_result blocks
+come first, all results of a turn in one message, and a unified user message right after them
+joins that message behind the results (E17); the reverse splits such a user message into a tool
+message and a user message. Call ids are made valid with ``wire_id`` (E13).
+
+Every wire field the unified model does not cover is kept in ``provider_details`` so that a wire body
+round-trips: per message ``extra``, ``content_str`` (an assistant string), ``content_list`` (a user
+list), ``own_message`` (a separate wire message after results) and ``block_extra`` (``{position:
+fields}`` of blocks whose part has no ``provider_details``, i.e. images); per part ``extra``; per
+result ``content_list``, ``is_error_key`` (an explicit ``false``), ``block_extra``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from conformance.adapters.base import NameMap, dumps_compact
+from conformance.errors import UnsupportedContentError, WireFormatError
+from conformance.model import (
+    ContentItem,
+    Image,
+    JSONObject,
+    Message,
+    Part,
+    Reasoning,
+    Resource,
+    Text,
+    ToolCall,
+    ToolResult,
+)
+
+__all__ = ["messages_from_wire", "messages_to_wire", "wire_id"]
+
+_ID_RULE = re.compile(r"[a-zA-Z0-9_-]+")  # §3b, E13
+_ID_INVALID = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def wire_id(call_id: str) -> str:
+    """A call id valid on this wire: unchanged when valid, else a deterministic rewrite (E13)."""
+    if _ID_RULE.fullmatch(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{_ID_INVALID.sub('_', call_id)}_{digest}"
+
+
+def messages_to_wire(messages: Sequence[Message], names: NameMap) -> list[JSONObject]:
+    """Unified messages -> wire ``messages`` (tool messages become user messages, results first)."""
+    out: list[JSONObject] = []
+    results_open = False  # the last wire message holds tool results only: more may join it
+    for message in messages:
+        extra = message.provider_details.get("extra", {})
+        if message.role == "tool":
+            blocks = [_result_to_wire(p) for p in message.parts]
+            if results_open and not message.provider_details.get("own_message"):
+                out[-1]["content"].extend(blocks)  # E17: all results of a turn in one message
+            else:
+                out.append({"role": "user", "content": blocks, **extra})
+            results_open = True
+        elif message.role == "user":
+            if results_open and not message.provider_details.get("own_message"):
+                out[-1]["content"].extend(_blocks_to_wire(message))  # behind the results (E17)
+            else:
+                out.append({"role": "user", "content": _content_to_wire(message), **extra})
+            results_open = False
+        else:
+            out.append({"role": "assistant", "content": _content_to_wire(message, names), **extra})
+            results_open = False
+    return out
+
+
+def _content_to_wire(message: Message, names: NameMap | None = None) -> str | list[JSONObject]:
+    parts = message.parts
+    if message.provider_details.get("content_str") or (
+        message.role == "user"
+        and len(parts) == 1
+        and isinstance(parts[0], Text)
+        and not parts[0].provider_details
+        and not message.provider_details.get("content_list")
+    ):
+        return "".join(p.text for p in parts if isinstance(p, Text))
+    return _blocks_to_wire(message, names)
+
+
+def _blocks_to_wire(message: Message, names: NameMap | None = None) -> list[JSONObject]:
+    block_extra = message.provider_details.get("block_extra", {})
+    blocks: list[JSONObject] = []
+    for position, part in enumerate(message.parts):
+        if isinstance(part, Text | Image):
+            blocks.append(_item_to_wire(part, block_extra.get(str(position))))
+        elif message.role != "assistant" or names is None:
+            raise UnsupportedContentError(f"a user message cannot carry {part.kind} parts on Anthropic")
+        elif isinstance(part, ToolCall):
+            blocks.append(_call_to_wire(part, names))
+        elif isinstance(part, Reasoning):
+            extra = part.provider_details.get("extra", {})
+            if part.redacted is not None:
+                blocks.append({"type": "redacted_thinking", "data": part.redacted, **extra})
+            elif part.signature is not None:  # unsigned reasoning cannot be replayed (module docstring)
+                blocks.append({"type": "thinking", "thinking": part.text, "signature": part.signature, **extra})
+        else:
+            raise UnsupportedContentError(f"an assistant message cannot carry {part.kind} parts on Anthropic")
+    return blocks
+
+
+def _call_to_wire(call: ToolCall, names: NameMap) -> JSONObject:
+    if call.arguments is None:
+        raise UnsupportedContentError(
+            f"tool call {call.id!r} has unusable arguments ({call.arguments_error}); Anthropic needs an"
+            " input object: replace its arguments before replaying it"
+        )
+    block = {"type": "tool_use", "id": wire_id(call.id), "name": names.wire(call.name), "input": call.arguments}
+    return {**block, **call.provider_details.get("extra", {})}
+
+
+def _item_to_wire(item: Part | ContentItem, extra: Mapping[str, Any] | None = None) -> JSONObject:
+    if isinstance(item, Text):
+        return {"type": "text", "text": item.text, **item.provider_details.get("extra", {})}
+    if isinstance(item, Image):
+        source: JSONObject
+        if item.url is not None:
+            source = {"type": "url", "url": item.url}  # URLImageSourceParam
+        else:
+            source = {"type": "base64", "media_type": item.media_type, "data": item.data or ""}
+        return {"type": "image", "source": source, **(extra or {})}
+    if isinstance(item, Resource) and item.text is not None:  # an MCP embedded text resource
+        return {"type": "text", "text": item.text}
+    raise UnsupportedContentError(f"Anthropic cannot carry {item.kind} content here")
+
+
+def _result_to_wire(part: Part) -> JSONObject:
+    if not isinstance(part, ToolResult):
+        raise UnsupportedContentError(f"a tool message holds only tool results, not {part.kind}")
+    details = part.provider_details
+    block: JSONObject = {"type": "tool_result", "tool_use_id": wire_id(part.call_id)}
+    items = part.content
+    block_extra = details.get("block_extra", {})
+    if (
+        details.get("content_list")
+        or len(items) > 1
+        or any(not isinstance(i, Text) or i.provider_details for i in items)
+    ):
+        block["content"] = [_item_to_wire(item, block_extra.get(str(i))) for i, item in enumerate(items)]
+    elif items:
+        block["content"] = items[0].text  # type: ignore[union-attr]
+    if part.is_error or details.get("is_error_key"):
+        block["is_error"] = part.is_error
+    block.update(details.get("extra", {}))
+    return block
+
+
+def messages_from_wire(raw_messages: Sequence[Any], names: NameMap) -> list[Message]:
+    """Wire ``messages`` -> unified messages (a user message with results splits in two)."""
+    messages: list[Message] = []
+    for index, raw in enumerate(raw_messages):
+        messages.extend(_message_from_wire(raw, index, names, messages))
+    return messages
+
+
+def _message_from_wire(raw: Any, index: int, names: NameMap, previous: Sequence[Message]) -> list[Message]:
+    if not isinstance(raw, Mapping) or raw.get("role") not in ("user", "assistant"):
+        raise WireFormatError(f"messages[{index}]: not a user or assistant message: {raw!r:.80}")
+    role = raw["role"]
+    content = raw.get("content")
+    extra = {k: v for k, v in raw.items() if k not in ("role", "content")}
+    details: JSONObject = {"extra": extra} if extra else {}
+    if role == "user" and previous and previous[-1].role == "tool":
+        details["own_message"] = True  # a separate wire message after results stays separate
+    if isinstance(content, str):
+        if role == "assistant":
+            details["content_str"] = True
+        return [Message(role=role, parts=(Text(text=content),), provider_details=details)]
+    if not isinstance(content, list):
+        raise WireFormatError(f"messages[{index}].content must be a string or a list of blocks")
+    results = [b for b in content if isinstance(b, Mapping) and b.get("type") == "tool_result"]
+    blocks = [b for b in content if not (isinstance(b, Mapping) and b.get("type") == "tool_result")]
+    out: list[Message] = []
+    if results and role == "user":
+        out.append(Message(role="tool", parts=tuple(_result_from_wire(b) for b in results), provider_details=details))
+        details = {}
+        if not blocks:
+            return out
+    elif role == "user":
+        details["content_list"] = True
+    parts: list[Part] = []
+    block_extra: JSONObject = {}
+    for position, block in enumerate(blocks):
+        part, part_extra = _block_from_wire(block, role, names, f"messages[{index}]")
+        if part is not None:
+            parts.append(part)
+        if part_extra:
+            block_extra[str(position)] = part_extra
+    if block_extra:
+        details["block_extra"] = block_extra
+    out.append(Message(role=role, parts=tuple(parts), provider_details=details))
+    return out
+
+
+def _block_from_wire(block: Any, role: str, names: NameMap, where: str) -> tuple[Part | None, JSONObject]:
+    """One content block -> (unified part, wire fields only a container can keep)."""
+    kind = block.get("type") if isinstance(block, Mapping) else None
+    if kind == "text":
+        extra = {k: v for k, v in block.items() if k not in ("type", "text")}
+        return Text(text=str(block.get("text", "")), provider_details={"extra": extra} if extra else {}), {}
+    if kind == "image":
+        return _image_from_wire(block, where), {k: v for k, v in block.items() if k not in ("type", "source")}
+    if role == "assistant" and kind in ("tool_use", "thinking", "redacted_thinking"):
+        handled = {"tool_use": ("type", "id", "name", "input"), "thinking": ("type", "thinking", "signature")}
+        extra = {k: v for k, v in block.items() if k not in handled.get(kind, ("type", "data"))}
+        details = {"extra": extra} if extra else {}
+        if kind == "thinking":
+            return Reasoning(
+                text=block.get("thinking", ""), signature=block.get("signature"), provider_details=details
+            ), {}
+        if kind == "redacted_thinking":
+            return Reasoning(redacted=block.get("data", ""), provider_details=details), {}
+        arguments = block.get("input")
+        error = None if isinstance(arguments, dict) else "tool_use input is not an object"
+        call = ToolCall(
+            id=str(block.get("id", "")),
+            name=names.original(str(block.get("name", ""))),
+            arguments=arguments if error is None else None,
+            arguments_raw=dumps_compact(arguments),
+            arguments_error=error,
+            provider_details=details,
+        )
+        return call, {}
+    raise UnsupportedContentError(f"{where}: unsupported {role} content block {kind!r}")
+
+
+def _image_from_wire(block: Mapping[str, Any], where: str) -> Image:
+    source = block.get("source") or {}
+    if source.get("type") == "base64":
+        return Image(media_type=str(source.get("media_type", "")), data=str(source.get("data", "")))
+    if source.get("type") == "url":
+        return Image(url=str(source.get("url", "")))
+    raise UnsupportedContentError(f"{where}: unsupported image source {source.get('type')!r}")
+
+
+def _result_from_wire(block: Mapping[str, Any]) -> ToolResult:
+    extra = {k: v for k, v in block.items() if k not in ("type", "tool_use_id", "content", "is_error")}
+    details: JSONObject = {"extra": extra} if extra else {}
+    if "is_error" in block and not block["is_error"]:
+        details["is_error_key"] = True  # an explicit ``false`` goes back out
+    content = block.get("content")
+    items: list[ContentItem] = []
+    if isinstance(content, str):
+        items.append(Text(text=content))
+    elif isinstance(content, list):
+        details["content_list"] = True
+        block_extra: JSONObject = {}
+        for position, item in enumerate(content):
+            part, part_extra = _block_from_wire(item, "tool_result", NameMap(), "tool_result.content")
+            items.append(part)  # type: ignore[arg-type]  # text or image only
+            if part_extra:
+                block_extra[str(position)] = part_extra
+        if block_extra:
+            details["block_extra"] = block_extra
+    return ToolResult(
+        call_id=str(block.get("tool_use_id", "")),
+        content=tuple(items),
+        is_error=bool(block.get("is_error", False)),
+        provider_details=details,
+    )

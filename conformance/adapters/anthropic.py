@@ -1,0 +1,639 @@
+"""Anthropic Messages wire format (``POST /v1/messages``).
+
+Sources: wire-formats.md §3 (anthropic-sdk-python ``types/*_param.py``, ``types/stop_reason.py``,
+``types/raw_message_delta_event.py``, ``_streaming.py``, ``lib/streaming/_messages.py``,
+``_client.py``; the API errors page), §8, §9 rule 4 and edge cases E9, E10, E13, E17, E19, E22, E23;
+the real recordings in ``shared/realworld/cassettes/anthropic``. The ``messages`` list is
+translated by the private helper ``_anthropic_messages`` (kept apart to keep modules small).
+
+Quirks handled here:
+- tool input is a JSON *object* (``tool_use.input``); streams send it as raw text fragments
+  (``input_json_delta.partial_json``, the first one ``""``) keyed by the content block ``index``,
+  parsed at ``content_block_stop``; an empty buffer means ``{}`` (§9 rule 4, E3);
+- the event kind is the data JSON's ``type`` (proxies may drop the ``event:`` line); ``ping`` and
+  unknown events are ignored (E9); data JSON is parsed, never string-matched (it comes padded);
+- a stop that can cut output (``max_tokens``, ``model_context_window_exceeded``, ``refusal``, or
+  an unknown reason such as ``terminated``, E22) right after a ``tool_use`` block means its input
+  may be incomplete: the End of the most recent tool_use block is *held* until the next event says
+  why the turn ended, and ends with ``arguments_error`` unless that reason is ``end_turn``,
+  ``tool_use``, ``stop_sequence`` or ``pause_turn``; a non-streamed body applies the same rule to
+  a tool_use that is its last block;
+- ``message_delta.usage`` is cumulative and replaces ``message_start``'s fields one by one, as the
+  SDK's accumulator does (E19); ``input_tokens`` here is the total input (input + cache creation +
+  cache read, the SDK's ``RawMessageDeltaEvent.usage`` docstring);
+- ``event: error`` inside a 200 stream -> error event with the kind of ``error.type``; a JSON body
+  where SSE was expected (E23) -> its error, or ``malformed_response``;
+- thinking / redacted_thinking blocks <-> ``Reasoning`` parts, replayed verbatim and in order (E10);
+- unified ``role="tool"`` messages become the next *user* message with the tool_result blocks
+  first and all results of a turn together; a unified user message right after them joins that
+  message behind the results (E17, roles alternate);
+- call ids must match ``^[a-zA-Z0-9_-]+$`` (E13): another provider's id is rewritten to
+  ``<id with invalid chars as _>_<8 hex of its sha256>``, the same in ``tool_use.id`` and
+  ``tool_result.tool_use_id``; valid ids pass unchanged;
+- ``is_error`` and images (base64 or URL) travel natively in tool results.
+
+Documented normalisations. Wire -> unified -> wire is JSON-equal except:
+- tool_result blocks that follow other blocks of a user message move in front (E17: the API
+  rejects the other order);
+- a body the API itself rejects as malformed (a message that is not an object, an unknown role or
+  block type) raises ``WireFormatError`` / ``UnsupportedContentError`` instead of round-tripping.
+Unified -> wire -> unified is the identity except:
+- ``max_tokens`` is required on the wire: 1024 is sent when the request has none;
+- invalid call ids come back rewritten (above); an MCP text ``Resource`` in a tool result is sent
+  as a text block and comes back as ``Text``;
+- ``Reasoning`` without a signature (another provider's reasoning) is not sent: a thinking block
+  needs the signature Anthropic made (``ThinkingBlockParam.signature`` is required);
+- ``parallel_tool_calls=False`` without a tool choice is sent as ``{"type": "auto",
+  "disable_parallel_tool_use": true}`` and comes back with ``tool_choice="auto"``; under
+  ``tool_choice="none"`` it is not sent (``ToolChoiceNoneParam`` has only ``type``);
+- a system prompt given as text blocks comes back as their text joined with ``"\\n\\n"`` (the
+  blocks themselves are kept in ``provider_details`` and resent while that text is unchanged).
+A tool call whose arguments could not be parsed cannot be replayed (``input`` must be an object):
+``UnsupportedContentError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from conformance.adapters._anthropic_messages import messages_from_wire, messages_to_wire
+from conformance.adapters.base import (
+    Adapter,
+    CallTracker,
+    NameMap,
+    SchemaChange,
+    WireRequest,
+    WireTools,
+    dumps_compact,
+    error_kind_from_status,
+    header,
+    load_json_body,
+    name_map,
+    object_schema,
+    retry_after_from_headers,
+    stream_broken,
+    synthetic_call_id,
+)
+from conformance.assembly import fold
+from conformance.errors import ProviderError, WireFormatError
+from conformance.framing import SSEDecoder
+from conformance.model import (
+    ErrorEvent,
+    ErrorInfo,
+    ErrorKind,
+    Finish,
+    FinishReason,
+    JSONObject,
+    ReasoningDelta,
+    Request,
+    Response,
+    StreamEvent,
+    TextDelta,
+    Tool,
+    ToolCallEnd,
+    Usage,
+    UsageEvent,
+)
+
+__all__ = [
+    "ADAPTER",
+    "capabilities",
+    "error_from_wire",
+    "request_from_wire",
+    "request_to_wire",
+    "response_from_wire",
+    "stream_from_wire",
+    "tools_to_wire",
+]
+
+# --------------------------------------------------------------------------------------------
+# Tables
+# --------------------------------------------------------------------------------------------
+
+_FINISH_REASONS: dict[str, FinishReason] = {
+    # ANT-SDK types/stop_reason.py; anything else (``terminated``, E22) is "other"
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "stop_sequence": "stop",
+    "refusal": "content_filter",
+    "pause_turn": "other",  # a server-tool turn paused; the client resends to continue
+    "model_context_window_exceeded": "length",
+}
+
+_COMPLETE_STOPS = frozenset({"end_turn", "tool_use", "stop_sequence", "pause_turn"})
+"""Stop reasons after which the last tool_use block is known to be whole."""
+
+_ERROR_KINDS: dict[str, ErrorKind] = {
+    # error.type (API errors page; wire-formats.md §3e)
+    "invalid_request_error": "invalid_request",
+    "authentication_error": "auth",
+    "billing_error": "permission",  # 402: the key may not use the API until billing is fixed; not retryable
+    "permission_error": "permission",
+    "not_found_error": "not_found",
+    "request_too_large": "invalid_request",  # 413, from Cloudflare before the API
+    "rate_limit_error": "rate_limit",
+    "api_error": "server",
+    "timeout_error": "server",  # 504
+    "overloaded_error": "overloaded",  # 529
+}
+
+_CONTEXT_LENGTH = "prompt is too long"
+"""``invalid_request_error`` message prefix for an over-long prompt ("prompt is too long: 203284
+tokens > 200000 maximum", anthropics/claude-code#59696)."""
+
+_NAME_RULE = {"allowed": "a-zA-Z0-9_-", "max_len": 64}  # §3a, E14
+_DEFAULT_MAX_TOKENS = 1024
+_VERSION_HEADERS = {"anthropic-version": "2023-06-01"}  # ANT-SDK _client.py default_headers
+_SYSTEM_JOIN = "\n\n"
+_HANDLED_KEYS = frozenset("model system messages tools tool_choice stream max_tokens".split())
+
+
+def _names(tools: Sequence[Tool]) -> NameMap:
+    return name_map((t.name for t in tools), **_NAME_RULE)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------------------------
+# Tools
+# --------------------------------------------------------------------------------------------
+
+
+def tools_to_wire(tools: Sequence[Tool]) -> WireTools:
+    """MCP tools -> ``tools: [{"name", "description", "input_schema", ...}]``; ``inputSchema``
+    passes through (its type must be ``object``); wire-only fields ride in
+    ``provider_details["tool"]`` (``cache_control``, ``strict``, ``type``, ...)."""
+    names = _names(tools)
+    wire: list[JSONObject] = []
+    changes: list[SchemaChange] = []
+    for tool in tools:
+        item: JSONObject = {"name": names.wire(tool.name)}
+        if tool.description is not None:
+            item["description"] = tool.description
+        if not tool.provider_details.get("no_input_schema"):  # server tools (web_search ...) have none
+            schema, changed = object_schema(tool)
+            changes.extend(changed)
+            item["input_schema"] = schema
+        item.update(tool.provider_details.get("tool", {}))
+        wire.append(item)
+    return WireTools(tools=wire, changes=tuple(changes), names=names)
+
+
+def _tool_from_wire(item: Mapping[str, Any], names: NameMap) -> Tool:
+    if not isinstance(item, Mapping):
+        raise WireFormatError(f"a tool must be an object, not {item!r}")
+    extra = {k: v for k, v in item.items() if k not in ("name", "description", "input_schema")}
+    details: JSONObject = {"tool": extra} if extra else {}
+    if "input_schema" not in item:
+        details["no_input_schema"] = True
+    return Tool(
+        name=names.original(str(item.get("name", ""))),
+        description=item.get("description"),
+        input_schema=item.get("input_schema") or {},
+        provider_details=details,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Requests
+# --------------------------------------------------------------------------------------------
+
+
+def request_to_wire(request: Request) -> WireRequest:
+    """Unified request -> Messages body (``max_tokens`` defaults to 1024: the wire requires it)."""
+    details = request.provider_details
+    wire_tools = tools_to_wire(request.tools)
+    names = wire_tools.names
+    body: JSONObject = {"model": request.model} if request.model else {}
+    if request.max_tokens is not None or not details.get("no_max_tokens"):
+        body["max_tokens"] = request.max_tokens if request.max_tokens is not None else _DEFAULT_MAX_TOKENS
+    if request.system is not None:
+        blocks = details.get("system_blocks")
+        body["system"] = blocks if blocks and _system_text(blocks) == request.system else request.system
+    body["messages"] = messages_to_wire(request.messages, names)
+    if request.tools:
+        body["tools"] = wire_tools.tools
+    choice = _tool_choice_to_wire(request, names)
+    if choice is not None:
+        body["tool_choice"] = choice
+    if request.stream:
+        body["stream"] = True
+    body.update(details.get("extra", {}))
+    query = details.get("query")
+    return WireRequest(
+        path="/v1/messages" + (f"?{query}" if query else ""),
+        body=body,
+        headers=dict(_VERSION_HEADERS),
+        stream=request.stream,
+        schema_changes=wire_tools.changes,
+    )
+
+
+def _system_text(blocks: Sequence[Any]) -> str:
+    return _SYSTEM_JOIN.join(str(b.get("text", "")) for b in blocks if isinstance(b, Mapping))
+
+
+def _tool_choice_to_wire(request: Request, names: NameMap) -> JSONObject | None:
+    choice, parallel = request.tool_choice, request.parallel_tool_calls
+    if choice is None and parallel is None:
+        return None
+    if choice is None or choice == "auto":
+        wire: JSONObject = {"type": "auto"}
+    elif choice == "required":
+        wire = {"type": "any"}
+    elif choice == "none":
+        return {"type": "none", **request.provider_details.get("tool_choice_extra", {})}
+    else:
+        wire = {"type": "tool", "name": names.wire(choice)}
+    if parallel is not None:
+        wire["disable_parallel_tool_use"] = not parallel
+    wire.update(request.provider_details.get("tool_choice_extra", {}))
+    return wire
+
+
+def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:
+    """Messages body -> unified request (``tools`` maps wire names back)."""
+    if not isinstance(body, Mapping):
+        raise WireFormatError("a Messages request body must be a JSON object")
+    names = _names(tools) if tools else NameMap()
+    details: JSONObject = {}
+    extra = {k: v for k, v in body.items() if k not in _HANDLED_KEYS}
+    if "stream" in body and body["stream"] is not True:
+        extra["stream"] = body["stream"]
+    if "tools" in body and not body["tools"]:
+        extra["tools"] = body["tools"]
+    if extra:
+        details["extra"] = extra
+    if "max_tokens" not in body:
+        details["no_max_tokens"] = True  # an invalid body stays as it was
+    if query := urlsplit(path).query:
+        details["query"] = query
+    system = body.get("system")
+    if isinstance(system, list):
+        details["system_blocks"] = system
+        system = _system_text(system)
+    messages = messages_from_wire(body.get("messages") or [], names)
+    choice = body.get("tool_choice")
+    tool_choice: str | None = None
+    parallel: bool | None = None
+    if isinstance(choice, Mapping):
+        kind = choice.get("type")
+        tool_choice = {"auto": "auto", "any": "required", "none": "none"}.get(str(kind))
+        if kind == "tool":
+            tool_choice = names.original(str(choice.get("name", "")))
+        elif tool_choice is None:
+            raise WireFormatError(f"unsupported tool_choice {choice!r}")
+        if "disable_parallel_tool_use" in choice:
+            parallel = not choice["disable_parallel_tool_use"]
+        choice_extra = {k: v for k, v in choice.items() if k not in ("type", "name", "disable_parallel_tool_use")}
+        if choice_extra:
+            details["tool_choice_extra"] = choice_extra
+    elif choice is not None:
+        raise WireFormatError(f"unsupported tool_choice {choice!r}")
+    return Request(
+        model=str(body.get("model", "")),
+        system=system,
+        messages=tuple(messages),
+        tools=tuple(_tool_from_wire(t, names) for t in body.get("tools") or []),
+        tool_choice=tool_choice,
+        parallel_tool_calls=parallel,
+        stream=body.get("stream") is True,
+        max_tokens=body.get("max_tokens"),
+        provider_details=details,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Responses
+# --------------------------------------------------------------------------------------------
+
+
+def _usage(raw: Mapping[str, Any]) -> Usage:
+    """Usage with ``input_tokens`` = input + cache creation + cache read (SDK docstring, E19)."""
+    base = raw.get("input_tokens")
+    write = raw.get("cache_creation_input_tokens")
+    read = raw.get("cache_read_input_tokens")
+    output = raw.get("output_tokens")
+    total_input = None if base is None else base + (write or 0) + (read or 0)
+    return Usage(
+        input_tokens=total_input,
+        output_tokens=output,
+        total_tokens=None if total_input is None or output is None else total_input + output,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+def _finish_reason(raw_reason: str | None, completed_calls: bool) -> Finish:
+    reason = _FINISH_REASONS.get(raw_reason or "", "other")
+    if completed_calls and reason == "stop":
+        reason = "tool_calls"  # complete calls under end_turn (like E7)
+    return Finish(reason, raw_reason)
+
+
+def _cut_message(raw_reason: str | None) -> str | None:
+    """None when the stop reason says the last tool_use block is whole, else why it is not."""
+    if raw_reason in _COMPLETE_STOPS:
+        return None
+    return f"the response stopped ({raw_reason or 'no stop reason'}) while the call's input may be incomplete"
+
+
+def _call_id(block: Mapping[str, Any], message_id: Any, index: Any) -> tuple[str, JSONObject | None]:
+    """The tool_use id; a deterministic one, flagged ``synthetic_id``, when a proxy sent none."""
+    if block.get("id"):
+        return str(block["id"]), None
+    return synthetic_call_id("anthropic", message_id, index), {"synthetic_id": True}
+
+
+def _events_from_body(body: Mapping[str, Any], names: NameMap) -> Iterator[StreamEvent]:
+    """A non-streamed ``message`` as the events its stream would give."""
+    content = body.get("content")
+    if not isinstance(content, list):
+        raise WireFormatError("a Messages response body without a content list")
+    tracker = CallTracker(names)
+    raw_reason = body.get("stop_reason")
+    completed = False
+    last = len(content) - 1
+    for position, block in enumerate(content):
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind == "text" and block.get("text"):
+            yield TextDelta(block["text"])
+        elif kind == "thinking":
+            yield ReasoningDelta(block.get("thinking", ""), signature=block.get("signature"))
+        elif kind == "redacted_thinking":
+            yield ReasoningDelta(redacted=block.get("data", ""))
+        elif kind == "tool_use":
+            call_id, made_up = _call_id(block, body.get("id", ""), position)
+            yield tracker.start(position, call_id, str(block.get("name", "")), made_up)
+            arguments = block.get("input")
+            if (chunk := tracker.chunk(position, dumps_compact(arguments))) is not None:
+                yield chunk
+            cut = _cut_message(raw_reason) if position == last else None
+            if cut is None and not isinstance(arguments, dict):
+                cut = "tool_use input is not an object"
+            end = tracker.end(position, error=cut, arguments=arguments if cut is None else None)
+            if end is not None:
+                completed = completed or end.arguments_error is None
+                yield end
+        # other blocks (server_tool_use, web_search_tool_result ...) are not client tool calls
+    if isinstance(body.get("usage"), Mapping):
+        yield UsageEvent(_usage(body["usage"]))
+    yield _finish_reason(raw_reason, completed)
+
+
+def response_from_wire(body: Mapping[str, Any], *, tools: Sequence[Tool] = ()) -> Response:
+    """A ``message`` body -> unified response (the same fold streams use)."""
+    details = {k: body[k] for k in ("id", "model") if k in body}
+    return fold(_events_from_body(body, _names(tools)), provider_details=details)
+
+
+# --------------------------------------------------------------------------------------------
+# Streams
+# --------------------------------------------------------------------------------------------
+
+
+class _Stream:
+    """State of one Messages SSE stream (§3d, §9 rule 4)."""
+
+    __slots__ = (
+        "completed",
+        "done",
+        "held",
+        "message_id",
+        "signatures",
+        "start_inputs",
+        "stop_reason",
+        "tracker",
+        "usage",
+    )
+
+    def __init__(self, names: NameMap) -> None:
+        self.tracker = CallTracker(names)
+        self.message_id = ""
+        self.held: int | None = None  # tool_use block stopped, its End waiting for the next event
+        self.start_inputs: dict[int, Any] = {}  # non-empty ``input`` sent at content_block_start
+        self.signatures: dict[int, str] = {}
+        self.stop_reason: str | None = None
+        self.usage: JSONObject = {}
+        self.completed = False
+        self.done = False
+
+    def feed(self, name: str, data: str) -> list[StreamEvent]:
+        try:
+            event = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            self.done = True
+            return stream_broken(self.tracker, "malformed_response", f"invalid JSON in a stream event: {data[:80]!r}")
+        if not isinstance(event, dict):
+            return []
+        kind = event.get("type") or name  # the data JSON decides (§3d); the event line is a fallback
+        if kind == "content_block_delta":  # the hot path
+            return self._delta(event.get("index", 0), event.get("delta") or {})
+        events: list[StreamEvent] = []
+        if kind == "content_block_start":
+            self._release(None, events)
+            self._start(event.get("index", 0), event.get("content_block") or {}, events)
+        elif kind == "content_block_stop":
+            self._stop(event.get("index", 0), events)
+        elif kind == "message_delta":
+            delta = event.get("delta") or {}
+            if delta.get("stop_reason") is not None:
+                self.stop_reason = str(delta["stop_reason"])
+            cut = _cut_message(self.stop_reason)
+            self._release(cut, events)
+            for end in self.tracker.end_all(error=cut):
+                self._ended(end, events)
+            self._add_usage(event.get("usage"), events)
+        elif kind == "message_start":
+            message = event.get("message") or {}
+            self.message_id = str(message.get("id", ""))
+            self._add_usage(message.get("usage"), events)
+        elif kind == "message_stop":
+            cut = _cut_message(self.stop_reason)
+            self._release(cut, events)
+            for end in self.tracker.end_all(error=cut):
+                self._ended(end, events)
+            events.append(_finish_reason(self.stop_reason, self.completed))
+            self.done = True
+        elif kind == "error":  # a provider error inside a 200 stream (§3d)
+            error = event.get("error")
+            info = _error_info(error if isinstance(error, Mapping) else {"message": str(error)}, None, {})
+            events.extend(self.tracker.end_all(error=f"the stream failed: {info.message}"))
+            events.extend((ErrorEvent(info), Finish("error")))
+            self.done = True
+        # "ping" and unknown event types are ignored (E9)
+        return events
+
+    def _start(self, index: int, block: Mapping[str, Any], events: list[StreamEvent]) -> None:
+        kind = block.get("type")
+        if kind == "tool_use":
+            call_id, made_up = _call_id(block, self.message_id, index)
+            events.append(self.tracker.start(index, call_id, str(block.get("name", "")), made_up))
+            if block.get("input"):  # some proxies send the whole input here and no deltas
+                self.start_inputs[index] = block["input"]
+        elif kind == "text":
+            if block.get("text"):
+                events.append(TextDelta(block["text"]))
+        elif kind == "thinking":
+            if block.get("thinking"):
+                events.append(ReasoningDelta(block["thinking"]))
+            if block.get("signature"):
+                self.signatures[index] = block["signature"]
+        elif kind == "redacted_thinking":  # arrives whole (§3d)
+            events.append(ReasoningDelta(redacted=block.get("data", "")))
+
+    def _delta(self, index: int, delta: Mapping[str, Any]) -> list[StreamEvent]:
+        kind = delta.get("type")
+        if kind == "input_json_delta":
+            text = delta.get("partial_json")
+            if text:
+                if self.start_inputs:
+                    self.start_inputs.pop(index, None)  # deltas replace the start input (SDK accumulator)
+                chunk = self.tracker.chunk(index, text)
+                return [chunk] if chunk is not None else []
+        elif kind == "text_delta":
+            if delta.get("text"):
+                return [TextDelta(delta["text"])]
+        elif kind == "thinking_delta":
+            if delta.get("thinking"):
+                return [ReasoningDelta(delta["thinking"])]
+        elif kind == "signature_delta":
+            self.signatures[index] = str(delta.get("signature", ""))
+        # citations_delta and unknown deltas carry nothing for the unified model
+        return []
+
+    def _stop(self, index: int, events: list[StreamEvent]) -> None:
+        if self.tracker.is_open(index):
+            self._release(None, events)
+            start_input = self.start_inputs.pop(index, None)
+            if start_input is not None and (chunk := self.tracker.chunk(index, dumps_compact(start_input))):
+                events.append(chunk)
+            self.held = index  # its End waits until the next event tells whether it was cut
+        elif index in self.signatures:
+            events.append(ReasoningDelta(signature=self.signatures.pop(index)))
+
+    def _release(self, cut: str | None, events: list[StreamEvent]) -> None:
+        if self.held is not None:
+            end = self.tracker.end(self.held, error=cut)
+            self.held = None
+            if end is not None:
+                self._ended(end, events)
+
+    def _ended(self, end: ToolCallEnd, events: list[StreamEvent]) -> None:
+        self.completed = self.completed or end.arguments_error is None
+        events.append(end)
+
+    def _add_usage(self, raw: Any, events: list[StreamEvent]) -> None:
+        if isinstance(raw, Mapping):
+            # cumulative: each field present replaces the one before (ANT-SDK accumulate_event, E19)
+            self.usage.update((k, v) for k, v in raw.items() if v is not None)
+            events.append(UsageEvent(_usage(self.usage)))
+
+    def close(self) -> list[StreamEvent]:
+        """End of input without ``message_stop``."""
+        self.done = True
+        return stream_broken(self.tracker, "stream_incomplete", "the stream ended without message_stop")
+
+
+def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> Iterator[StreamEvent]:
+    """SSE bytes of a ``stream: true`` request -> normalized events, as the bytes arrive."""
+    decoder = SSEDecoder()
+    state = _Stream(_names(tools))
+    head: list[bytes] = []  # bytes before the first non-blank one, or a whole JSON body (E23)
+    is_sse: bool | None = None
+    for chunk in chunks:
+        if is_sse is not True:
+            head.append(chunk)
+            if is_sse is None:
+                first = chunk.lstrip()[:1]
+                if not first:
+                    continue
+                is_sse = first != b"{"
+            if not is_sse:
+                continue
+            chunk = b"".join(head)
+            head.clear()
+        for event in decoder.decode(chunk):
+            yield from state.feed(event.event, event.data)
+            if state.done:
+                return
+    if is_sse is False:
+        yield from _json_instead_of_stream(b"".join(head), state.tracker)
+        return
+    for event in decoder.decode(b"".join(head)) + decoder.flush():
+        yield from state.feed(event.event, event.data)
+        if state.done:
+            return
+    yield from state.close()
+
+
+def _json_instead_of_stream(body: bytes, tracker: CallTracker) -> list[StreamEvent]:
+    """E23: a JSON body on a stream request (a 401 envelope labelled as a stream, a proxy error)."""
+    parsed = load_json_body(body)
+    if isinstance(parsed, Mapping) and isinstance(parsed.get("error"), Mapping):
+        return [ErrorEvent(_error_info(parsed["error"], None, {}, parsed.get("request_id"))), Finish("error")]
+    return stream_broken(tracker, "malformed_response", "a JSON body where an SSE stream was expected (E23)")
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------------------------
+
+
+def _error_info(
+    error: Mapping[str, Any], status: int | None, headers: Mapping[str, str], request_id: Any = None
+) -> ErrorInfo:
+    etype = error.get("type")
+    message = str(error.get("message") or "")
+    kind: ErrorKind | None = _ERROR_KINDS.get(str(etype)) if etype else None
+    if kind == "invalid_request" and message.startswith(_CONTEXT_LENGTH):
+        kind = "context_length"
+    if kind is None:
+        kind = error_kind_from_status(status) if status is not None and status >= 400 else "unknown"
+    return ErrorInfo(
+        kind=kind,
+        message=message,
+        status=status,
+        retry_after=retry_after_from_headers(headers),
+        code=str(etype) if etype else None,
+        provider_details={"request_id": request_id} if request_id else {},
+    )
+
+
+def error_from_wire(
+    status: int, headers: Mapping[str, str], body: bytes | str | Mapping[str, Any] | None
+) -> ProviderError:
+    """An HTTP error response -> typed provider error (§3e; ``retry-after-ms`` / ``retry-after``)."""
+    parsed = load_json_body(body)
+    error = parsed.get("error") if isinstance(parsed, Mapping) else None
+    if not isinstance(error, Mapping):  # not the envelope: a proxy page, Cloudflare's 413 ...
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
+        error = {"message": text.strip() or f"HTTP {status}"}
+    request_id = parsed.get("request_id") if isinstance(parsed, Mapping) else None
+    return ProviderError(_error_info(error, status, headers, request_id or header(headers, "request-id")))
+
+
+# --------------------------------------------------------------------------------------------
+# Adapter
+# --------------------------------------------------------------------------------------------
+
+capabilities = frozenset(
+    "streaming parallel_tool_calls disable_parallel_tool_calls system_prompt call_ids reasoning_replay"
+    " tool_choice_auto tool_choice_none tool_choice_required tool_choice_named"
+    " images_in_tool_results is_error_in_tool_results".split()
+)
+
+ADAPTER = Adapter(
+    name="anthropic",
+    wire_format="anthropic",
+    capabilities=capabilities,
+    tools_to_wire=tools_to_wire,
+    request_to_wire=request_to_wire,
+    request_from_wire=request_from_wire,
+    response_from_wire=response_from_wire,
+    stream_from_wire=stream_from_wire,
+    error_from_wire=error_from_wire,
+)
