@@ -1,0 +1,601 @@
+"""Read recorded HTTP traffic (vcrpy-style YAML cassettes) into plain, frozen values.
+
+This is the only module that reads cassette files. It reads every serialization dialect listed in
+``shared/realworld/MANIFEST.md`` ("Cassette serialization dialects seen"):
+
+1. plain vcrpy: ``body: {string: ...}``, ``status: {code, message}``, headers as name -> list;
+2. gzip ``!!binary`` bodies, gunzipped when they start with the gzip magic ``1f 8b`` (decided per
+   interaction: recordings mix gzip and plain bodies, and the legacy stub keeps a stale
+   ``Content-Encoding: gzip`` header on a plain body, so the header is not trusted);
+3. pydantic-ai ``parsed_body`` (a structured mapping instead of ``body``), rebuilt with
+   ``json.dumps`` as the MANIFEST says, on either side and mixed per interaction;
+4. opentelemetry's pretty-printed JSON literal blocks (parsed as JSON, never byte-compared);
+5. the legacy vcrpy httpx stub (``content:``, ``status_code:``, ``http_version:``);
+6. aiohttp header keys tagged ``!!python/object/apply:multidict._multidict.istr``: that one tag is
+   read as the plain string it wraps; every other ``python/`` tag is refused with an error and
+   never executed (cassettes are untrusted input, as vcrpy's own safe loader says);
+7. stripped headers (``headers: {}``): ``is_streaming`` then looks at the request and the body;
+8. placeholder-redacted headers (kept as they are);
+9. folded/quoted/literal YAML scalars, left to libyaml.
+
+Loading is fast: libyaml (``CSafeLoader``) parses, and a small builder turns its events into
+dicts, lists and strings without PyYAML's generic constructor machinery. Anything the builder does
+not handle itself (explicit tags other than ``!!str``/``!!binary``/the ``istr`` tag, merge keys,
+several documents, errors) falls back to a full ``yaml.load`` with the same safe loader, so the
+result and the error messages are those of the safe loader.
+
+A file that cannot be read raises ``CassetteNotFoundError`` or ``CassetteFormatError`` (file,
+line, column and what to do). A malformed interaction does not stop the others: its problems are
+recorded on that ``Interaction``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+import os
+import re
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+from yaml.nodes import ScalarNode
+
+from conformance.errors import CassetteError, CassetteFormatError, CassetteNotFoundError
+
+__all__ = [
+    "Cassette",
+    "Interaction",
+    "RecordedRequest",
+    "RecordedResponse",
+    "is_streaming",
+    "iter_cassette_files",
+    "load_cassette",
+]
+
+# --------------------------------------------------------------------------------------------
+# Values
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordedRequest:
+    """A recorded request."""
+
+    method: str
+    """HTTP method as recorded (``POST``); ``""`` when the interaction has none."""
+    uri: str
+    """The full URI, fragment included (Mistral's ``#stream``)."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Lower-cased names; the values of a repeated header joined with ``", "``."""
+    body: bytes | None = None
+    """The body bytes (gunzipped; rebuilt with ``json.dumps`` from ``parsed_body``); None when absent."""
+    json: Any | None = None
+    """The body parsed as JSON, or None when it is absent or not JSON."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordedResponse:
+    """A recorded response."""
+
+    status: int
+    """HTTP status code (from ``status.code`` or the legacy ``status_code``)."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Lower-cased names; values joined with ``", "``. Empty when the recorder stripped them."""
+    body: bytes = b""
+    """The body bytes: gunzipped when they were gzip, rebuilt with ``json.dumps`` from ``parsed_body``."""
+    json: Any | None = None
+    """The body parsed as one JSON document, or None (SSE, NDJSON, empty or not JSON)."""
+    content_type: str | None = None
+    """The media type of ``content-type`` (lower-cased, parameters dropped), None when absent."""
+
+
+_NO_REQUEST = RecordedRequest(method="", uri="")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Interaction:
+    """One request/response pair of a cassette."""
+
+    index: int
+    """Position in the cassette's ``interactions`` list, from 0."""
+    request: RecordedRequest
+    response: RecordedResponse | None
+    """None when the interaction has no usable response (see ``problems``)."""
+    problems: tuple[str, ...] = ()
+    """What is malformed, one line each: file, interaction index, what is wrong, what to do."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cassette:
+    """A cassette file, read."""
+
+    path: str
+    interactions: tuple[Interaction, ...]
+    problems: tuple[str, ...] = ()
+    """File-level problems that did not stop the reading (e.g. an unknown ``version``)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Files
+# --------------------------------------------------------------------------------------------
+
+_SUFFIXES = (".yaml", ".yml")
+
+
+def iter_cassette_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """The cassette files under ``paths``: a directory gives its ``*.yaml``/``*.yml`` files,
+    recursively, sorted; any other path is given back as it is (a missing one included, so the
+    caller's ``load_cassette`` reports it)."""
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = [p for p in path.rglob("*") if p.suffix in _SUFFIXES and p.is_file()]
+            yield from sorted(found)
+        else:
+            yield path
+
+
+def load_cassette(path: str | os.PathLike[str]) -> Cassette:
+    """Read one cassette file.
+
+    Raises ``CassetteNotFoundError`` when the file does not exist, ``CassetteFormatError`` when it
+    is not YAML or not a cassette at all (the message names the file, line and column, and what to
+    do), ``CassetteError`` when it cannot be read. Problems of single interactions are recorded in
+    their ``problems`` and the others are still read.
+    """
+    name = os.fspath(path)
+    try:
+        data = Path(name).read_bytes()
+    except FileNotFoundError:
+        raise CassetteNotFoundError(
+            f"{name}: no such cassette file (check the path; `conformance record` writes cassettes)"
+        ) from None
+    except IsADirectoryError:
+        raise CassetteFormatError(
+            name, "is a directory", hint="pass a .yaml file, or expand with iter_cassette_files"
+        ) from None
+    except OSError as exc:
+        raise CassetteError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
+    document = _parse_yaml(name, data)
+    return _read_cassette(name, document)
+
+
+# --------------------------------------------------------------------------------------------
+# YAML: a safe loader, and a fast builder over libyaml's events
+# --------------------------------------------------------------------------------------------
+
+try:
+    from yaml import CSafeLoader as _BaseLoader
+except ImportError:  # PyYAML built without libyaml
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+_ISTR_TAG = "tag:yaml.org,2002:python/object/apply:multidict._multidict.istr"
+_STR_TAG = "tag:yaml.org,2002:str"
+_BINARY_TAG = "tag:yaml.org,2002:binary"
+_PLAIN_TAGS = frozenset({None, "!"})
+_MAP_TAGS = frozenset({None, "!", "tag:yaml.org,2002:map"})
+_SEQ_TAGS = frozenset({None, "!", "tag:yaml.org,2002:seq"})
+
+
+class _CassetteLoader(_BaseLoader):
+    """The safe loader plus the aiohttp ``istr`` header-key tag; ``python/`` tags are refused.
+
+    Timestamps are not resolved: a cassette's text stays text (``json.dumps`` of a
+    ``parsed_body`` holding a ``datetime`` would fail, and a header value is a string).
+    """
+
+
+def _construct_istr(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    # aiohttp records header names as multidict.istr (MANIFEST dialect 6): the node is
+    # ``!!python/object/apply:multidict._multidict.istr [Name]``. Only the wrapped string is read.
+    items = loader.construct_sequence(node) if isinstance(node, yaml.SequenceNode) else None
+    if not items or len(items) != 1 or not isinstance(items[0], str):
+        raise yaml.constructor.ConstructorError(
+            None, None, "an istr header key must wrap exactly one string", node.start_mark
+        )
+    return items[0]
+
+
+def _refuse_python_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    raise yaml.constructor.ConstructorError(
+        None,
+        None,
+        f"the tag !!python/{suffix} is refused: python tags can run code and cassettes are untrusted "
+        f"input; only !!python/object/apply:multidict._multidict.istr header keys are read",
+        node.start_mark,
+    )
+
+
+_CassetteLoader.add_constructor(_ISTR_TAG, _construct_istr)
+_CassetteLoader.add_multi_constructor("tag:yaml.org,2002:python/", _refuse_python_tag)
+_CassetteLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+
+# A plain scalar can resolve to something other than a string only if it is empty or starts
+# with one of these (YAML 1.1 null/bool/int/float and the merge/value keys, as PyYAML resolves).
+_MAYBE_NOT_STR = re.compile(r"[-+.0-9~nNtTfFyYoO<=]|\Z").match
+
+
+class _Fallback(Exception):
+    """The fast builder met something it leaves to the full safe loader."""
+
+
+def _parse_yaml(name: str, data: bytes) -> Any:
+    try:
+        try:
+            return _build_fast(data)
+        except _Fallback:
+            return yaml.load(data, Loader=_CassetteLoader)  # a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+        raise CassetteFormatError(
+            name,
+            f"not valid cassette YAML{where}: {problem}",
+            hint="fix the YAML there, or re-record the cassette",
+        ) from None
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
+        raise CassetteFormatError(
+            name, f"not valid cassette YAML: {exc}", hint="fix the file, or re-record the cassette"
+        ) from None
+
+
+def _build_fast(data: bytes) -> Any:
+    """One YAML document from libyaml's events, as ``yaml.load(data, _CassetteLoader)`` gives it.
+
+    Mappings are collected as flat key/value lists and made dicts at their end. Raises
+    ``_Fallback`` for whatever it does not handle itself.
+    """
+    loader = _CassetteLoader(data)
+    get_event: Callable[[], Any] = loader.get_event
+    anchors: dict[str, Any] = {}
+    plain: dict[str, Any] = {}
+    frames: list[list[Any]] = []
+    kinds: list[tuple[bool, str | None, str | None]] = []  # (is mapping, anchor, tag)
+    get_event()  # StreamStartEvent
+    if type(loader.peek_event()) is StreamEndEvent:
+        return None
+    get_event()  # DocumentStartEvent
+    root: Any = None
+    while True:
+        event = get_event()
+        cls = type(event)
+        if cls is ScalarEvent:
+            tag = event.tag
+            value: Any = event.value
+            if tag in _PLAIN_TAGS:
+                if event.implicit[0] and _MAYBE_NOT_STR(value):
+                    if value in plain:
+                        value = plain[value]
+                    else:
+                        value = plain[value] = _resolve_plain(loader, event)
+            elif tag == _BINARY_TAG:
+                try:
+                    value = base64.decodebytes(value.encode("ascii"))
+                except (binascii.Error, UnicodeEncodeError):
+                    raise _Fallback from None
+            elif tag != _STR_TAG:
+                raise _Fallback
+            if event.anchor is not None:
+                anchors[event.anchor] = value
+        elif cls is MappingStartEvent:
+            if event.tag not in _MAP_TAGS:
+                raise _Fallback
+            frames.append([])
+            kinds.append((True, event.anchor, None))
+            continue
+        elif cls is SequenceStartEvent:
+            frames.append([])
+            kinds.append((False, event.anchor, event.tag))
+            continue
+        elif cls is MappingEndEvent or cls is SequenceEndEvent:
+            items = frames.pop()
+            is_map, anchor, tag = kinds.pop()
+            if is_map:
+                pairs = iter(items)
+                try:
+                    value = dict(zip(pairs, pairs, strict=True))
+                except TypeError:  # an unhashable key: the safe loader says where
+                    raise _Fallback from None
+            elif tag in _SEQ_TAGS:
+                value = items
+            elif tag == _ISTR_TAG and len(items) == 1 and type(items[0]) is str:
+                value = items[0]
+            else:
+                raise _Fallback
+            if anchor is not None:
+                anchors[anchor] = value
+        elif cls is AliasEvent:
+            if event.anchor not in anchors:
+                raise _Fallback
+            value = anchors[event.anchor]
+        elif cls is DocumentEndEvent:
+            if type(get_event()) is not StreamEndEvent:
+                raise _Fallback  # several documents: the safe loader reports it
+            return root
+        else:  # pragma: no cover - libyaml gives no other event inside a document
+            raise _Fallback
+        if frames:
+            frames[-1].append(value)
+        else:
+            root = value
+
+
+def _resolve_plain(loader: _CassetteLoader, event: Any) -> Any:
+    resolve: Callable[..., str] = loader.resolve
+    tag = resolve(ScalarNode, event.value, (True, False))
+    if tag == _STR_TAG:
+        return event.value
+    if tag in ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"):
+        raise _Fallback
+    return loader.construct_object(ScalarNode(tag, event.value, event.start_mark, event.end_mark))
+
+
+# --------------------------------------------------------------------------------------------
+# From YAML data to values
+# --------------------------------------------------------------------------------------------
+
+_SHAPE_HINT = "a vcrpy cassette is a mapping with `version: 1` and an `interactions` list of {request, response}"
+
+
+def _read_cassette(name: str, document: Any) -> Cassette:
+    if document is None:
+        raise CassetteFormatError(name, "the file is empty", hint=_SHAPE_HINT)
+    if not isinstance(document, dict):
+        raise CassetteFormatError(name, f"the top level is a {_kind(document)}, not a mapping", hint=_SHAPE_HINT)
+    if "interactions" not in document:
+        raise CassetteFormatError(name, "there is no `interactions` key", hint=_SHAPE_HINT)
+    raw_interactions = document["interactions"]
+    if raw_interactions is None:
+        raw_interactions = []
+    if not isinstance(raw_interactions, list):
+        raise CassetteFormatError(name, f"`interactions` is a {_kind(raw_interactions)}, not a list", hint=_SHAPE_HINT)
+    version = document.get("version")
+    problems = [] if version == 1 else [_line(name, f"`version` is {version!r}, expected 1", "read as version 1")]
+    interactions = tuple(_read_interaction(name, i, raw) for i, raw in enumerate(raw_interactions))
+    return Cassette(path=name, interactions=interactions, problems=tuple(problems))
+
+
+def _line(name: str, problem: str, hint: str, index: int | None = None) -> str:
+    """A problem line, worded as ``CassetteFormatError`` words its message."""
+    return str(CassetteFormatError(name, problem, interaction=index, hint=hint))
+
+
+class _Problems:
+    """Collects the problems of one interaction."""
+
+    __slots__ = ("index", "lines", "name")
+
+    def __init__(self, name: str, index: int) -> None:
+        self.name, self.index = name, index
+        self.lines: list[str] = []
+
+    def add(self, problem: str, hint: str) -> None:
+        self.lines.append(_line(self.name, problem, hint, self.index))
+
+
+def _read_interaction(name: str, index: int, raw: Any) -> Interaction:
+    problems = _Problems(name, index)
+    if not isinstance(raw, dict):
+        problems.add(f"is a {_kind(raw)}, not a mapping with `request` and `response`", "fix or re-record it")
+        return Interaction(index=index, request=_NO_REQUEST, response=None, problems=tuple(problems.lines))
+    raw_request = raw.get("request")
+    if isinstance(raw_request, dict):
+        request = _read_request(raw_request, problems)
+    else:
+        what = "has no `request`" if raw_request is None else f"`request` is a {_kind(raw_request)}, not a mapping"
+        problems.add(what, "fix or re-record it")
+        request = _NO_REQUEST
+    raw_response = raw.get("response")
+    response: RecordedResponse | None = None
+    if isinstance(raw_response, dict):
+        response = _read_response(raw_response, problems)
+    else:
+        what = "has no `response`" if raw_response is None else f"`response` is a {_kind(raw_response)}, not a mapping"
+        problems.add(what, "re-record it; a cassette needs the response to replay")
+    return Interaction(index=index, request=request, response=response, problems=tuple(problems.lines))
+
+
+def _read_request(raw: dict[str, Any], problems: _Problems) -> RecordedRequest:
+    method = raw.get("method")
+    if not isinstance(method, str) or not method:
+        problems.add("the request has no `method`", "add it (e.g. `method: POST`) or re-record")
+        method = ""
+    uri = raw.get("uri")
+    if not isinstance(uri, str) or not uri:
+        problems.add("the request has no `uri`", "add the full URL or re-record")
+        uri = ""
+    headers = _read_headers(raw.get("headers"), "request", problems)
+    if "parsed_body" in raw:
+        body, parsed = _from_parsed_body(raw["parsed_body"], "request", problems)
+        return RecordedRequest(method=method, uri=uri, headers=headers, body=body, json=parsed)
+    value = raw.get("body")
+    if isinstance(value, dict):
+        value = value.get("string")
+    body = _to_bytes(value, "request", problems)
+    return RecordedRequest(method=method, uri=uri, headers=headers, body=body, json=_parse_json(body))
+
+
+def _read_response(raw: dict[str, Any], problems: _Problems) -> RecordedResponse | None:
+    status_value = raw.get("status")
+    if isinstance(status_value, dict):
+        status_value = status_value.get("code")
+    elif status_value is None:
+        status_value = raw.get("status_code")  # the legacy vcrpy httpx stub (dialect 5)
+    status = _to_status(status_value)
+    if status is None:
+        problems.add(
+            f"the response has no valid status code (found {status_value!r})",
+            "expected `status: {code: 200, message: OK}` or `status_code: 200`",
+        )
+        return None
+    headers = _read_headers(raw.get("headers"), "response", problems)
+    content_type = _media_type(headers.get("content-type"))
+    if "parsed_body" in raw:
+        body, parsed = _from_parsed_body(raw["parsed_body"], "response", problems)
+        return RecordedResponse(
+            status=status, headers=headers, body=body or b"", json=parsed, content_type=content_type
+        )
+    if "body" in raw:
+        value = raw["body"]
+        if isinstance(value, dict):
+            if "string" not in value:
+                problems.add("the response body has no `string`", "expected `body: {string: ...}`")
+            value = value.get("string")
+    elif "content" in raw:
+        value = raw["content"]  # the legacy vcrpy httpx stub (dialect 5)
+    else:
+        problems.add("the response has no body", "expected `body: {string: ...}`, `parsed_body:` or `content:`")
+        value = None
+    body = _to_bytes(value, "response", problems) or b""
+    parsed = None if content_type in _STREAM_TYPES else _parse_json(body)
+    return RecordedResponse(status=status, headers=headers, body=body, json=parsed, content_type=content_type)
+
+
+def _read_headers(raw: Any, side: str, problems: _Problems) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        problems.add(f"the {side} headers are a {_kind(raw)}, not a mapping", "expected name: [values]")
+        return {}
+    headers: dict[str, str] = {}
+    for key, value in raw.items():
+        name = str(key).lower()
+        text = ", ".join(map(_header_text, value)) if isinstance(value, list) else _header_text(value)
+        headers[name] = f"{headers[name]}, {text}" if name in headers else text
+    return headers
+
+
+def _media_type(value: str | None) -> str | None:
+    if value is None:
+        return None
+    media = value.split(";", 1)[0].strip().lower()
+    return media or None
+
+
+def _header_text(value: Any) -> str:
+    if isinstance(value, bool):  # an unquoted YAML 1.1 true/yes
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _to_status(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _to_bytes(value: Any, side: str, problems: _Problems) -> bytes | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, bytes):
+        if value[:2] == _GZIP_MAGIC:
+            try:
+                return gzip.decompress(value)
+            except (OSError, EOFError, zlib.error) as exc:
+                problems.add(
+                    f"the {side} body starts with the gzip magic but does not decompress: {exc}",
+                    "re-record it; the raw bytes are kept",
+                )
+        return value
+    problems.add(f"the {side} body is a {_kind(value)}, not text or bytes", "expected a string or !!binary")
+    return None
+
+
+def _from_parsed_body(value: Any, side: str, problems: _Problems) -> tuple[bytes | None, Any]:
+    # pydantic-ai stores JSON bodies as YAML structures (MANIFEST dialect 3); the MANIFEST says
+    # to rebuild the wire body with ``json.dumps`` (recent recordings set content-length to match).
+    try:
+        return json.dumps(value).encode(), value
+    except (TypeError, ValueError) as exc:
+        problems.add(f"the {side} parsed_body is not JSON data: {exc}", "re-record it")
+        return None, None
+
+
+_JSON_START = re.compile(rb"[ \t\r\n]*[\[{]").match
+
+
+def _parse_json(body: bytes | None) -> Any:
+    if not body or not _JSON_START(body):
+        return None
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+
+
+_KIND_NAMES: dict[type, str] = {type(None): "null", dict: "mapping", list: "list", str: "string", bytes: "bytes"}
+
+
+def _kind(value: Any) -> str:
+    return _KIND_NAMES.get(type(value), type(value).__name__)
+
+
+# --------------------------------------------------------------------------------------------
+# Streaming
+# --------------------------------------------------------------------------------------------
+
+_STREAM_TYPES = frozenset({"text/event-stream", "application/x-ndjson", "application/ndjson", "application/jsonl"})
+_STREAM_URI = re.compile(r":streamGenerateContent|[?&]alt=sse\b|#stream\b")
+_SSE_START = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*(?:data|event):").match
+
+
+def is_streaming(interaction: Interaction) -> bool:
+    """Whether the response is a stream (SSE, NDJSON or Gemini's streamed JSON array).
+
+    Any of these says so: the request JSON has ``stream: true``; the URI is Gemini's
+    ``:streamGenerateContent``, has ``alt=sse`` or Mistral's ``#stream`` fragment; the response
+    content type is ``text/event-stream`` or NDJSON; the body starts with an SSE ``data:`` or
+    ``event:`` field, or is several JSON objects one per line. Headers may have been stripped
+    (MANIFEST dialect 7), so the body decides when nothing else does.
+    """
+    request = interaction.request
+    if isinstance(request.json, dict) and request.json.get("stream") is True:
+        return True
+    if _STREAM_URI.search(request.uri):
+        return True
+    response = interaction.response
+    if response is None:
+        return False
+    if response.content_type in _STREAM_TYPES:
+        return True
+    if response.json is not None:
+        return False
+    body = response.body
+    if _SSE_START(body):
+        return True
+    return _looks_like_ndjson(body)
+
+
+def _looks_like_ndjson(body: bytes) -> bool:
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    return len(lines) >= 2 and all(line[:1] == b"{" and line[-1:] == b"}" for line in lines)
