@@ -7,19 +7,27 @@ the real recordings in ``shared/realworld`` (OpenAI, Azure, Mistral, Gemini's Op
 Quirks handled here:
 - arguments are a JSON *string*; fragments are keyed by ``tool_calls[].index`` (position when a
   server omits it, E25 Mistral); ``id``/``name`` are set once, later repeats, ``""`` or ``null``
-  are ignored, never concatenated (E4);
+  are ignored, never concatenated (E4); a *different* id at an index already in use starts a new
+  call (Ollama sends ``index: 0`` for every parallel call, ollama/ollama#15457, vercel/ai#14277);
 - a forced tool choice ends with ``stop`` while calls are present (E7) -> ``tool_calls``;
 - ``choices: []`` chunks carry usage (``include_usage``) or Azure filter results (E24);
 - an empty call ``id`` (E27) or none at all (legacy ``function_call``, E35) gets a synthetic id;
 - tool results have no error flag: ``is_error`` travels as an ``Error: `` prefix on the text
-  (and is read back from it); images cannot travel in tool results (UnsupportedContentError).
+  (and is read back from it); images cannot travel in tool results (UnsupportedContentError);
+- legacy requests (``functions``/``function_call``, ``role: "function"`` results, E35) round-trip.
 
-Reasoning parts in the history are not sent: Chat has no field to replay them.
+Round trips: ``request_to_wire(request_from_wire(body)).body == body`` (unknown fields ride in
+``provider_details``) but for one documented normalisation: a tool without ``parameters`` (or with
+``{}``) goes out with ``{"type": "object", "properties": {}}`` ("Omitting `parameters` defines a
+function with an empty parameter list", SDK ``function_definition.py``; reported as a
+``SchemaChange``). Unified -> wire -> unified loses reasoning parts (no Chat field replays them),
+tool ``title``/``output_schema``/``annotations``, and ``is_error=False`` on a text starting ``Error: ``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -45,7 +53,6 @@ from conformance.assembly import fold
 from conformance.errors import ProviderError, UnsupportedContentError, WireFormatError
 from conformance.framing import SSEDecoder
 from conformance.model import (
-    ContentItem,
     ErrorEvent,
     ErrorInfo,
     ErrorKind,
@@ -149,11 +156,7 @@ def _tool_from_wire(item: Mapping[str, Any], legacy: bool) -> Tool:
     function = item if legacy else item.get("function", {})
     extra_fn = {k: v for k, v in function.items() if k not in ("name", "description", "parameters")}
     extra_tool = {} if legacy else {k: v for k, v in item.items() if k not in ("type", "function")}
-    details: JSONObject = {}
-    if extra_fn:
-        details["function"] = extra_fn
-    if extra_tool:
-        details["tool"] = extra_tool
+    details = {key: extra for key, extra in (("function", extra_fn), ("tool", extra_tool)) if extra}
     return Tool(
         name=str(function.get("name", "")),
         description=function.get("description"),
@@ -186,7 +189,9 @@ def request_to_wire(request: Request) -> WireRequest:
             body["tools"] = wire_tools.tools
     if request.tool_choice is not None:
         choice = request.tool_choice
-        if legacy:
+        if legacy:  # E35: function_call is "none" | "auto" | {"name"}; there is no "required"
+            if choice == "required":
+                raise UnsupportedContentError("the legacy functions API has no 'required' function_call")
             body["function_call"] = choice if choice in ("auto", "none") else {"name": names.wire(choice)}
         elif choice in ("auto", "none", "required"):
             body["tool_choice"] = details.get("tool_choice_raw", choice)
@@ -205,18 +210,15 @@ def request_to_wire(request: Request) -> WireRequest:
 def _message_to_wire(message: Message, names: NameMap) -> list[JSONObject]:
     extra = dict(message.provider_details.get("extra", {}))
     if message.role == "tool":
-        out = []
+        out: list[JSONObject] = []
         for part in message.parts:
             if not isinstance(part, ToolResult):
                 raise UnsupportedContentError(f"a tool message holds only tool results, not {part.kind}")
-            out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": part.call_id,
-                    "content": _result_content(part),
-                    **part.provider_details.get("extra", {}),
-                }
-            )
+            if part.provider_details.get("role") == "function":  # E35: legacy result, keyed by name
+                head: JSONObject = {"role": "function", "name": names.wire(part.name or "")}
+            else:
+                head = {"role": "tool", "tool_call_id": part.call_id}
+            out.append({**head, "content": _result_content(part), **part.provider_details.get("extra", {})})
         return out
     if message.role == "user":
         role = message.provider_details.get("role", "user")
@@ -227,6 +229,8 @@ def _message_to_wire(message: Message, names: NameMap) -> list[JSONObject]:
         else:
             content = [_user_part(p) for p in message.parts]
         return [{"role": role, "content": content, **extra}]
+    if any(isinstance(p, (Image, ToolResult)) for p in message.parts):
+        raise UnsupportedContentError("OpenAI Chat assistant messages carry only text and tool calls")
     text = "".join(p.text for p in message.parts if isinstance(p, Text))
     calls = [p for p in message.parts if isinstance(p, ToolCall)]
     wire: JSONObject = {"role": "assistant", "content": text if text or not calls else None}
@@ -234,26 +238,19 @@ def _message_to_wire(message: Message, names: NameMap) -> list[JSONObject]:
         del wire["content"]
     if calls:
         if message.provider_details.get("legacy_function_call"):
-            call = calls[0]
-            wire["function_call"] = {"name": names.wire(call.name), "arguments": _arguments_text(call)}
+            if len(calls) > 1:
+                raise UnsupportedContentError("a legacy function_call message holds one call (E35)")
+            wire["function_call"] = _function(calls[0], names)
         else:
-            wire["tool_calls"] = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": names.wire(c.name), "arguments": _arguments_text(c)},
-                }
-                for c in calls
-            ]
+            wire["tool_calls"] = [{"id": c.id, "type": "function", "function": _function(c, names)} for c in calls]
     wire.update(extra)
     return [wire]
 
 
-def _arguments_text(call: ToolCall) -> str:
-    # replay what the model sent, byte for byte, when we have it
-    if call.arguments_raw:
-        return call.arguments_raw
-    return dumps_compact(call.arguments if call.arguments is not None else {})
+def _function(call: ToolCall, names: NameMap) -> JSONObject:
+    # replay the argument text the model sent, byte for byte, when we have it
+    arguments = call.arguments_raw or dumps_compact(call.arguments if call.arguments is not None else {})
+    return {"name": names.wire(call.name), "arguments": arguments}
 
 
 def _user_part(part: Part) -> JSONObject:
@@ -275,12 +272,11 @@ def _result_content(result: ToolResult) -> str | list[JSONObject]:
         else:
             # §1b: tool messages take text parts only
             raise UnsupportedContentError(f"OpenAI Chat tool results cannot carry {item.kind} content")
-    if result.provider_details.get("content_list"):
+    if result.is_error:  # always prefixed, so a text that already starts with it survives the trip
+        texts[:1] = [_ERROR_PREFIX + (texts[0] if texts else "")]
+    if len(texts) > 1 or result.provider_details.get("content_list"):  # several items: text parts (§1b)
         return [{"type": "text", "text": t} for t in texts]
-    text = "".join(texts)
-    if result.is_error and not text.startswith(_ERROR_PREFIX):
-        text = _ERROR_PREFIX + text
-    return text
+    return texts[0] if texts else ""
 
 
 def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:
@@ -296,39 +292,43 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
         extra["stream"] = False
     if "tools" in body and not body["tools"]:
         extra["tools"] = body["tools"]
-    if extra:
-        details["extra"] = extra
     if legacy:
         details["legacy_functions"] = True
     if "max_completion_tokens" in body:
         details["max_tokens_key"] = "max_completion_tokens"
+        if "max_tokens" in body:
+            extra["max_tokens"] = body["max_tokens"]
     system: str | None = None
     messages: list[Message] = []
     raw_messages = list(body.get("messages") or [])
-    if (
-        raw_messages
-        and raw_messages[0].get("role") in ("system", "developer")
-        and isinstance(raw_messages[0].get("content"), str)
-    ):
-        system = raw_messages[0]["content"]
-        if raw_messages[0]["role"] == "developer":
+    first = raw_messages[0] if raw_messages else {}
+    if first.get("role") in ("system", "developer") and isinstance(first.get("content"), str):
+        system, raw_messages = first["content"], raw_messages[1:]
+        if first["role"] == "developer":
             details["system_role"] = "developer"
-        raw_messages = raw_messages[1:]
+    legacy_id = ""  # E35: a role "function" result answers the latest function_call
     for index, raw in enumerate(raw_messages):
-        message = _message_from_wire(raw, index, names)
+        message = _message_from_wire(raw, index, names, legacy_id)
+        if message.provider_details.get("legacy_function_call"):
+            legacy_id = next(p.id for p in message.parts if isinstance(p, ToolCall))
         if message.role == "tool" and messages and messages[-1].role == "tool":
             messages[-1] = Message(role="tool", parts=messages[-1].parts + message.parts)
         else:
             messages.append(message)
-    raw_choice = body.get("function_call" if legacy else "tool_choice")
+    choice_key = "function_call" if legacy else "tool_choice"
+    raw_choice = body.get(choice_key)
     if raw_choice == "any":  # E25: Mistral's spelling of "required"
         details["tool_choice_raw"], raw_choice = raw_choice, "required"
     tool_choice = _tool_choice_from_wire(raw_choice, names)
+    if tool_choice is None and raw_choice is not None:  # allowed_tools, custom, ...: kept as sent
+        extra[choice_key] = raw_choice
+    if extra:
+        details["extra"] = extra
     return Request(
         model=str(body.get("model", "")),
         system=system,
         messages=tuple(messages),
-        tools=tuple(Tool(**{**_tool_kwargs(t), "name": names.original(t.name)}) for t in wire_tools),
+        tools=tuple(replace(t, name=names.original(t.name)) for t in wire_tools),
         tool_choice=tool_choice,
         parallel_tool_calls=body.get("parallel_tool_calls"),
         stream=bool(body.get("stream", False)),
@@ -337,52 +337,53 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
     )
 
 
-def _tool_kwargs(tool: Tool) -> dict[str, Any]:
-    return {
-        "description": tool.description,
-        "input_schema": tool.input_schema,
-        "provider_details": tool.provider_details,
-    }
-
-
 def _tool_choice_from_wire(choice: Any, names: NameMap) -> str | None:
-    if choice is None or choice in ("auto", "none", "required"):
+    """``auto``/``none``/``required`` or a tool name; None for shapes the model has no word for."""
+    if choice in ("auto", "none", "required"):
         return choice  # type: ignore[no-any-return]
-    if isinstance(choice, Mapping):
+    if isinstance(choice, Mapping) and choice.get("type", "function") == "function":
         name = (choice.get("function") or {}).get("name") or choice.get("name")
         if name:
             return names.original(str(name))
-    raise WireFormatError(f"unsupported tool_choice {choice!r}")
+    return None
 
 
-def _message_from_wire(raw: Mapping[str, Any], index: int, names: NameMap) -> Message:
+def _message_from_wire(raw: Mapping[str, Any], index: int, names: NameMap, legacy_id: str) -> Message:
     role = raw.get("role")
     content = raw.get("content")
-    if role == "tool":
-        extra = {k: v for k, v in raw.items() if k not in ("role", "tool_call_id", "content")}
-        items: tuple[ContentItem, ...]
-        is_error = False
+    if role in ("tool", "function"):
+        key = "tool_call_id" if role == "tool" else "name"
+        extra = {k: v for k, v in raw.items() if k not in ("role", key, "content")}
         result_details: JSONObject = {"extra": extra} if extra else {}
+        if role == "function":
+            result_details["role"] = "function"
+        texts: list[str]
         if isinstance(content, list):
-            items = tuple(Text(text=str(p.get("text", ""))) for p in content)
+            if any(p.get("type") != "text" for p in content):
+                raise UnsupportedContentError(f"messages[{index}]: a tool message takes text parts only")
+            texts = [str(p.get("text", "")) for p in content]
             result_details["content_list"] = True
         else:
-            text = "" if content is None else str(content)
-            if text.startswith(_ERROR_PREFIX):
-                is_error, text = True, text[len(_ERROR_PREFIX) :]
-            items = (Text(text=text),)
+            texts = [str(content)] if content else []
+        is_error = bool(texts) and texts[0].startswith(_ERROR_PREFIX)
+        if is_error:
+            texts[0] = texts[0][len(_ERROR_PREFIX) :]
+            if texts == [""] and "content_list" not in result_details:
+                texts = []  # "Error: " alone: an error result without content
         result = ToolResult(
-            call_id=str(raw.get("tool_call_id", "")), content=items, is_error=is_error, provider_details=result_details
+            call_id=str(raw.get("tool_call_id", "")) if role == "tool" else legacy_id,
+            content=tuple(Text(text=t) for t in texts),
+            is_error=is_error,
+            name=names.original(str(raw["name"])) if role == "function" and raw.get("name") else None,
+            provider_details=result_details,
         )
         return Message(role="tool", parts=(result,))
     if role == "assistant":
         return _assistant_from_wire(raw, index, names)
     if role not in ("user", "system", "developer"):
         raise WireFormatError(f"messages[{index}]: unknown role {role!r}")
-    details: JSONObject = {}
     extra = {k: v for k, v in raw.items() if k not in ("role", "content")}
-    if extra:
-        details["extra"] = extra
+    details: JSONObject = {"extra": extra} if extra else {}
     if role != "user":
         details["role"] = role
     if isinstance(content, str):
@@ -413,40 +414,31 @@ def _assistant_from_wire(raw: Mapping[str, Any], index: int, names: NameMap) -> 
     content = raw.get("content")
     if isinstance(content, str) and content:
         parts.append(Text(text=content))
-    elif content is not None and not isinstance(content, str):
-        extra["content"] = content
-    elif content == "" and raw.get("tool_calls"):
-        extra["content"] = ""
     elif "content" not in raw:
         details["no_content_key"] = True
-    for position, call in enumerate(raw.get("tool_calls") or []):
-        function = call.get("function") or {}
-        parts.append(
-            _call(
-                call.get("id") or synthetic_call_id("openai_chat", "history", index, position),
-                names.original(str(function.get("name", ""))),
-                function.get("arguments"),
-            )
-        )
-    if raw.get("function_call"):
-        function = raw["function_call"]
+    elif content is not None or not (raw.get("tool_calls") or raw.get("function_call")):
+        extra["content"] = content  # "", content parts, or null without calls: kept as sent
+    calls = list(raw.get("tool_calls") or [])
+    if raw.get("function_call"):  # E35: legacy, one call without an id
         details["legacy_function_call"] = True
-        parts.append(
-            _call(
-                synthetic_call_id("openai_chat", "history", index, 0),
-                names.original(str(function.get("name", ""))),
-                function.get("arguments"),
-            )
-        )
+        calls.append({"function": raw["function_call"]})
+    for position, call in enumerate(calls):
+        function = call.get("function") or {}
+        arguments = _text(function.get("arguments"))
+        parsed, error = parse_arguments(arguments)
+        call_id = call.get("id") or synthetic_call_id("openai_chat", "history", index, position)
+        name = names.original(str(function.get("name", "")))
+        parts.append(ToolCall(id=call_id, name=name, arguments=parsed, arguments_raw=arguments, arguments_error=error))
     if extra:
         details["extra"] = extra
     return Message(role="assistant", parts=tuple(parts), provider_details=details)
 
 
-def _call(call_id: str, name: str, arguments: Any) -> ToolCall:
-    raw = arguments if isinstance(arguments, str) else dumps_compact(arguments) if arguments is not None else ""
-    parsed, error = parse_arguments(raw)
-    return ToolCall(id=call_id, name=name, arguments=parsed, arguments_raw=raw, arguments_error=error)
+def _text(arguments: Any) -> str:
+    """Argument text as sent; an object (some compatible servers) as compact JSON; absent -> ``""``."""
+    if isinstance(arguments, str):
+        return arguments
+    return "" if arguments is None else dumps_compact(arguments)
 
 
 # --------------------------------------------------------------------------------------------
@@ -480,33 +472,16 @@ def _finish(raw_reason: str, tracker: CallTracker, produced_calls: bool) -> list
 
 
 def _events_from_body(body: Mapping[str, Any], names: NameMap) -> Iterator[StreamEvent]:
-    """A non-streamed ``chat.completion`` as the events its stream would give."""
-    tracker = CallTracker(names)
-    choices = body.get("choices") or []
-    if not choices:
+    """A non-streamed ``chat.completion`` as the events its stream would give: its message is
+    fed to the stream state as one delta, so both modes share every rule."""
+    choices = body.get("choices")
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], Mapping):
         raise WireFormatError("a chat.completion body without choices")
     choice = choices[0]
-    message = choice.get("message") or {}
-    for key in ("reasoning_content", "reasoning"):  # compatible servers (vLLM, DeepSeek)
-        if isinstance(message.get(key), str) and message[key]:
-            yield ReasoningDelta(message[key])
-    if isinstance(message.get("content"), str) and message["content"]:
-        yield TextDelta(message["content"])
-    calls = list(message.get("tool_calls") or [])
-    if message.get("function_call"):
-        calls.append({"function": message["function_call"]})
-    response_id = str(body.get("id", ""))
-    for position, call in enumerate(calls):
-        function = call.get("function") or {}
-        call_id = call.get("id") or synthetic_call_id("openai_chat", response_id, position)
-        yield tracker.start(position, call_id, str(function.get("name", "")))
-        arguments = function.get("arguments")
-        text = arguments if isinstance(arguments, str) else dumps_compact(arguments) if arguments is not None else ""
-        if (chunk := tracker.chunk(position, text)) is not None:
-            yield chunk
-    if isinstance(body.get("usage"), Mapping):
-        yield UsageEvent(_usage(body["usage"]))
-    yield from _finish(str(choice.get("finish_reason") or "stop"), tracker, bool(calls))
+    state = _Stream(names)
+    delta = {"delta": choice.get("message") or {}, "finish_reason": choice.get("finish_reason") or "stop"}
+    yield from state.chunk({"id": body.get("id"), "choices": [delta], "usage": body.get("usage")})
+    yield from state.close()
 
 
 def response_from_wire(body: Mapping[str, Any], *, tools: Sequence[Tool] = ()) -> Response:
@@ -523,7 +498,7 @@ def response_from_wire(body: Mapping[str, Any], *, tools: Sequence[Tool] = ()) -
 class _Stream:
     """State of one ``chat.completion.chunk`` stream (§1d, §9 rule 2)."""
 
-    __slots__ = ("done", "finish_reason", "pending", "produced_calls", "response_id", "tracker")
+    __slots__ = ("done", "finish_reason", "ids", "keys", "pending", "produced_calls", "response_id", "tracker")
 
     def __init__(self, names: NameMap) -> None:
         self.tracker = CallTracker(names)
@@ -533,91 +508,105 @@ class _Stream:
         self.done = False
         # calls whose name has not arrived yet: key -> (id, buffered argument text)
         self.pending: dict[Any, tuple[str | None, list[str]]] = {}
+        self.keys: dict[Any, Any] = {}  # wire index -> tracker key, when an index was reused
+        self.ids: dict[str, Any] = {}  # call ids the wire sent -> tracker key
 
     def feed(self, data: str) -> list[StreamEvent]:
-        if data == "[DONE]":
-            self.done = True
+        """One SSE ``data`` payload."""
+        if data.startswith("[DONE]"):  # as openai-python's _streaming.py tests it
             return self.close()
         try:
             chunk = orjson.loads(data)
         except orjson.JSONDecodeError:
-            self.done = True
-            return stream_broken(self.tracker, "malformed_response", f"invalid JSON in a stream event: {data[:80]!r}")
+            return self._broken("malformed_response", f"invalid JSON in a stream event: {data[:80]!r}")
         if not isinstance(chunk, dict):
-            return []
+            return self._broken("malformed_response", f"a stream event that is not a JSON object: {data[:80]!r}")
+        return self.chunk(chunk)
+
+    def chunk(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
+        """One parsed ``chat.completion.chunk``."""
+        events: list[StreamEvent] = []
         if chunk.get("error"):  # §1d: an error payload inside a 200 stream
-            self.done = True
             info = _error_info(chunk["error"], None, {})
-            return [
-                *self.tracker.end_all(error=f"the stream failed: {info.message}"),
-                ErrorEvent(info),
-                Finish("error"),
-            ]
+            self.done = True
+            ends = self.tracker.end_all(error=f"the stream failed: {info.message}")
+            return [*self._flush_pending(), *ends, ErrorEvent(info), Finish("error")]
+        try:
+            self._chunk(chunk, events)
+        except (AttributeError, TypeError) as exc:  # a field of the wrong JSON type
+            events.extend(self._broken("malformed_response", f"unexpected chunk shape: {exc}"))
+        return events
+
+    def _chunk(self, chunk: Mapping[str, Any], events: list[StreamEvent]) -> None:
         if not self.response_id and chunk.get("id"):
             self.response_id = str(chunk["id"])
-        events: list[StreamEvent] = []
         choices = chunk.get("choices")
-        if choices:
+        if choices:  # E24: [] on the usage chunk and on Azure's prompt-filter chunk
             choice = choices[0]
             delta = choice.get("delta")
             if delta:
-                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # vLLM, DeepSeek
                 if reasoning and isinstance(reasoning, str):
                     events.append(ReasoningDelta(reasoning))
-                content = delta.get("content")
-                if content:
+                content = delta.get("content")  # refusal and obfuscation are not content
+                if content and isinstance(content, str):
                     events.append(TextDelta(content))
-                tool_calls = delta.get("tool_calls")
-                if tool_calls:
-                    for position, fragment in enumerate(tool_calls):
-                        self._fragment(fragment, position, events)
-                if delta.get("function_call"):
+                for position, fragment in enumerate(delta.get("tool_calls") or ()):
+                    self._fragment(fragment, position, events)
+                if delta.get("function_call"):  # E35
                     self._fragment({"index": 0, "function": delta["function_call"]}, 0, events)
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
-                self._flush_pending(events)
+                events.extend(self._flush_pending())
                 finish = _finish(self.finish_reason, self.tracker, self.produced_calls)
                 events.extend(finish[:-1])  # the Finish itself waits for usage and [DONE]
         usage = chunk.get("usage")
         if usage:
             events.append(UsageEvent(_usage(usage)))
-        return events
 
     def _fragment(self, fragment: Mapping[str, Any], position: int, events: list[StreamEvent]) -> None:
-        key = fragment.get("index", position)  # E25: no index -> position in the list
-        function = fragment.get("function") or {}
-        arguments = function.get("arguments")
-        text = arguments if isinstance(arguments, str) else dumps_compact(arguments) if arguments is not None else ""
-        tracker = self.tracker
-        if tracker.is_open(key):
-            if text and (chunk := tracker.chunk(key, text)) is not None:
-                events.append(chunk)
-            return  # E4: repeated id/name are ignored, never concatenated
+        index = fragment.get("index")
+        wire_key = position if index is None else index  # E25: no index -> position in the list
+        key = self.keys.get(wire_key, wire_key)
+        function = fragment.get("function") or fragment.get("custom") or {}  # custom: {name, input}
+        text = _text(function.get("arguments", function.get("input")))
         call_id = fragment.get("id") or None
+        tracker = self.tracker
+        owner = self.ids.get(call_id) if call_id else None
+        if owner is not None and tracker.is_open(owner):
+            key = owner  # one call's id under another index continues it (mudler/LocalAI#9722)
+        if tracker.is_open(key):
+            if call_id is None or call_id == tracker.call_id(key) or tracker.call_id(key) not in self.ids:
+                if (chunk := tracker.chunk(key, text)) is not None:
+                    events.append(chunk)
+                return  # E4: repeated id/name are ignored, never concatenated
+            # another id at an index in use: a new call (ollama/ollama#15457)
+            if (end := tracker.end(key)) is not None:
+                events.append(end)
+            key = self.keys[wire_key] = (wire_key, tracker.count)
         name = function.get("name") or None
+        buffered = [text]
         if key in self.pending:
-            pending_id, buffered = self.pending[key]
-            call_id = pending_id or call_id
+            pending_id, buffered = self.pending.pop(key)
             buffered.append(text)
-            if name is None:
-                self.pending[key] = (call_id, buffered)
-                return
-            del self.pending[key]
-            text = "".join(buffered)
-        elif name is None:  # the name comes in a later chunk: hold the call until it does
-            self.pending[key] = (call_id, [text])
+            call_id = pending_id or call_id
+        if name is None:  # the name comes in a later chunk: hold the call until it does
+            self.pending[key] = (call_id, buffered)
             return
+        text = "".join(buffered)
         if call_id is None:
             call_id = synthetic_call_id("openai_chat", self.response_id, key)
+        else:
+            self.ids[call_id] = key
         self.produced_calls = True
         events.append(tracker.start(key, call_id, name))
-        if text and (chunk := tracker.chunk(key, text)) is not None:
+        if (chunk := tracker.chunk(key, text)) is not None:
             events.append(chunk)
 
-    def _flush_pending(self, events: list[StreamEvent]) -> None:
-        # calls that never got a name end as unusable calls named ""
-        for key, (call_id, buffered) in list(self.pending.items()):
-            del self.pending[key]
+    def _flush_pending(self) -> list[StreamEvent]:
+        """Calls that never got a name end as unusable calls named ``""``."""
+        events: list[StreamEvent] = []
+        for key, (call_id, buffered) in self.pending.items():
             events.append(
                 self.tracker.start(key, call_id or synthetic_call_id("openai_chat", self.response_id, key), "")
             )
@@ -625,13 +614,21 @@ class _Stream:
                 events.append(chunk)
             if (end := self.tracker.end(key, error="the call never received a tool name")) is not None:
                 events.append(end)
+        self.pending.clear()
+        return events
+
+    def _broken(self, kind: ErrorKind, message: str) -> list[StreamEvent]:
+        self.done = True
+        return self._flush_pending() + stream_broken(self.tracker, kind, message)
 
     def close(self) -> list[StreamEvent]:
         """End of stream (``[DONE]`` or end of input)."""
+        if self.done:
+            return []
+        if self.finish_reason is None:  # E8
+            return self._broken("stream_incomplete", "the stream ended without a finish reason")
         self.done = True
-        if self.finish_reason is None:
-            return stream_broken(self.tracker, "stream_incomplete", "the stream ended without a finish reason")
-        return [_finish(self.finish_reason, self.tracker, self.produced_calls)[-1]]
+        return self._flush_pending() + _finish(self.finish_reason, self.tracker, self.produced_calls)
 
 
 def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> Iterator[StreamEvent]:
