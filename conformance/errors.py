@@ -9,8 +9,15 @@ it is closest to, so callers that already catch ``ValueError`` or ``LookupError`
     │   └── UnsupportedContentError(WireFormatError)        content this wire format cannot carry
     ├── CassetteError(ConformanceError)                     a cassette that cannot be read
     │   ├── CassetteNotFoundError(CassetteError, FileNotFoundError)
-    │   └── CassetteFormatError(CassetteError, ValueError)  names the file, the interaction and what to do
+    │   ├── CassetteFormatError(CassetteError, ValueError)  names the file, the interaction and what to do
+    │   ├── CassetteWriteError(CassetteError)               a recorded cassette that could not be written/verified
+    │   └── ReplayMissError(CassetteError, LookupError)     no recorded interaction matches a request
     ├── AdapterNotFoundError(ConformanceError, LookupError) unknown adapter name (lists the valid ones)
+    ├── TransportError(ConformanceError)                    an HTTP exchange that failed below the wire format
+    │   ├── TransportConnectError(TransportError, ConnectionError)  nothing listens / refused / unreachable
+    │   ├── TransportTimeoutError(TransportError, TimeoutError)     connect, read, write or pool timeout
+    │   ├── StreamInterruptedError(TransportError)          the peer closed or broke the body mid-way
+    │   └── NetworkBlockedError(TransportError)             a non-loopback connect while tests run
     └── ProviderError(ConformanceError)                     an error the provider answered with:
                                                             kind, status, message, retry_after
 """
@@ -26,8 +33,15 @@ __all__ = [
     "CassetteError",
     "CassetteFormatError",
     "CassetteNotFoundError",
+    "CassetteWriteError",
     "ConformanceError",
+    "NetworkBlockedError",
     "ProviderError",
+    "ReplayMissError",
+    "StreamInterruptedError",
+    "TransportConnectError",
+    "TransportError",
+    "TransportTimeoutError",
     "UnsupportedContentError",
     "UsageError",
     "WireFormatError",
@@ -73,6 +87,26 @@ class CassetteFormatError(CassetteError, ValueError):
         super().__init__(f"{where}: {problem}" + (f" ({hint})" if hint else ""))
 
 
+class CassetteWriteError(CassetteError):
+    """A cassette could not be written, or the written file did not read back as what was recorded.
+
+    The previous file at the path is left as it was."""
+
+
+class ReplayMissError(CassetteError, LookupError):
+    """A request that no (unplayed) interaction of the cassette matches.
+
+    The message names the cassette, the request (method, path, stream mode) and the command that
+    records it."""
+
+    def __init__(self, cassette: str, request: str, *, command: str = "") -> None:
+        self.cassette = cassette
+        self.request = request
+        self.command = command
+        hint = f"; record it with `{command}`" if command else "; re-record the cassette with `conformance record`"
+        super().__init__(f"{cassette}: no recorded interaction matches {request}{hint}")
+
+
 class AdapterNotFoundError(ConformanceError, LookupError):
     """No adapter has this name; the message lists the valid names."""
 
@@ -80,6 +114,34 @@ class AdapterNotFoundError(ConformanceError, LookupError):
         self.name = name
         self.valid = sorted(valid)
         super().__init__(f"unknown adapter {name!r}; valid adapters: {', '.join(self.valid)}")
+
+
+class TransportError(ConformanceError):
+    """An HTTP exchange failed below the wire format (no HTTP response, or a broken body).
+
+    ``url`` is the request URL (secrets never included)."""
+
+    def __init__(self, message: str, *, url: str = "") -> None:
+        self.url = url
+        super().__init__(f"{message} ({url})" if url else message)
+
+
+class TransportConnectError(TransportError, ConnectionError):
+    """The connection could not be made (nothing listens, refused, unreachable, DNS failure)."""
+
+
+class TransportTimeoutError(TransportError, TimeoutError):
+    """A connect, read, write or pool timeout."""
+
+
+class StreamInterruptedError(TransportError):
+    """The peer closed the connection or sent a broken body before the response was complete."""
+
+
+class NetworkBlockedError(TransportError):
+    """A socket connect to a non-loopback address while the test network guard is on.
+
+    Not an ``OSError``, so HTTP clients do not mistake it for a network failure and retry."""
 
 
 class ProviderError(ConformanceError):
