@@ -1,0 +1,381 @@
+"""The report as pure data: a ``RunResult`` becomes one JSON-ready mapping (pure, deterministic).
+
+Every renderer reads this mapping, never the ``RunResult``, so the JSON, Markdown, HTML and JUnit
+forms cannot disagree. Key order is fixed by construction; cases are ordered like the matrix
+(scenario rows, adapter columns, non-stream before stream), adapters and scenarios keep the run's
+order (ones only named by a case follow, sorted). Values become JSON values (tuples -> lists,
+bytes -> text, non-finite floats -> strings, anything else -> ``repr``), then every string goes
+through ``conformance._scrub``: key-shaped strings and the caller's named secrets become
+``REDACTED``, and so does the value of every secret header and key query parameter in an exchange.
+The published contract is ``conformance/schemas/report.schema.json``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal, TypeAlias, TypedDict, cast
+
+from conformance._scrub import Scrubber
+from conformance.verdicts import STATUS_ORDER, CaseResult, CheckVerdict, Finding, RunResult, Status, worst
+
+__all__ = [
+    "MODES",
+    "REPORT_FORMAT",
+    "AdapterData",
+    "CaseData",
+    "CheckData",
+    "FindingData",
+    "MatrixCell",
+    "MatrixData",
+    "MatrixRow",
+    "ModeCell",
+    "ProvenanceEntry",
+    "Report",
+    "ScenarioData",
+    "Summary",
+    "Tally",
+    "as_report",
+    "build_report",
+    "check_family",
+]
+
+REPORT_FORMAT = 1
+"""The version of the report's shape (``report_format`` in the JSON; bumped on incompatible change)."""
+
+Mode: TypeAlias = Literal["non_stream", "stream"]
+MODES: tuple[Mode, ...] = ("non_stream", "stream")
+
+_HEADER_KEYS = frozenset({"headers", "request_headers", "response_headers"})
+_URL_KEYS = frozenset({"url", "uri"})
+
+
+class FindingData(TypedDict):
+    check: str
+    message: str
+    path: str
+    expected: Any
+    actual: Any
+    turn: int | None
+
+
+class CheckData(TypedDict):
+    check: str
+    family: str
+    status: Status
+    message: str
+    findings: list[FindingData]
+
+
+class CaseData(TypedDict):
+    id: str
+    adapter: str
+    scenario: str
+    mode: Mode
+    status: Status
+    message: str
+    traceback: str | None
+    duration: float
+    cassette: str | None
+    checks: list[CheckData]
+    exchanges: list[dict[str, Any]]
+
+
+class AdapterData(TypedDict):
+    name: str
+    wire_format: str
+    capabilities: list[str]
+    known_gaps: dict[str, str]
+
+
+class ScenarioData(TypedDict):
+    id: str
+    behavior: str
+    source: str
+    requires: list[str]
+
+
+class Tally(TypedDict):
+    total: int
+    statuses: dict[str, int]
+
+
+class Summary(TypedDict):
+    verdict: Status
+    cases: int
+    statuses: dict[str, int]
+    duration: float
+    problems: int
+    by_adapter: dict[str, Tally]
+    by_mode: dict[str, Tally]
+    by_check_family: dict[str, Tally]
+
+
+class ModeCell(TypedDict):
+    status: Status
+    case: str
+
+
+class MatrixCell(TypedDict):
+    adapter: str
+    status: Status | None
+    modes: dict[str, ModeCell | None]
+
+
+class MatrixRow(TypedDict):
+    scenario: str
+    cells: list[MatrixCell]
+
+
+class MatrixData(TypedDict):
+    adapters: list[str]
+    modes: list[str]
+    rows: list[MatrixRow]
+
+
+class ProvenanceEntry(TypedDict):
+    cassette: str
+    cases: list[str]
+    provenance: dict[str, Any] | None
+
+
+class Report(TypedDict):
+    report_format: int
+    suite_version: str
+    summary: Summary
+    adapters: list[AdapterData]
+    scenarios: list[ScenarioData]
+    matrix: MatrixData
+    cases: list[CaseData]
+    provenance: list[ProvenanceEntry]
+    problems: list[str]
+
+
+def check_family(check: str) -> str:
+    """The family of a check id: its first dotted part (``translation.tool_names`` -> ``translation``)."""
+    return check.split(".", 1)[0] or check
+
+
+def build_report(run: RunResult, *, secrets: Iterable[str] = ()) -> Report:
+    """The whole report of ``run`` as JSON-ready data, scrubbed of key-shaped strings and ``secrets``."""
+    adapters = _ordered([a.name for a in run.adapters], (c.adapter for c in run.cases))
+    scenarios = _ordered([s.id for s in run.scenarios], (c.scenario for c in run.cases))
+    rank_a = {name: i for i, name in enumerate(adapters)}
+    rank_s = {name: i for i, name in enumerate(scenarios)}
+    ordered = sorted(run.cases, key=lambda c: (rank_s[c.scenario], rank_a[c.adapter], MODES.index(c.mode)))
+    ids = _case_ids(ordered)
+    cases = [_case(case, ids[i]) for i, case in enumerate(ordered)]
+    report: Report = {
+        "report_format": REPORT_FORMAT,
+        "suite_version": run.suite_version,
+        "summary": _summary(run, cases, adapters),
+        "adapters": [_adapter(run, name) for name in adapters],
+        "scenarios": [_scenario(run, name) for name in scenarios],
+        "matrix": _matrix(cases, adapters, scenarios),
+        "cases": cases,
+        "provenance": _provenance(run, cases),
+        "problems": [str(p) for p in run.problems],
+    }
+    return cast(Report, _scrub(report, Scrubber(secrets)))
+
+
+def as_report(value: RunResult | Report | Mapping[str, Any]) -> Report:
+    """A built report as is; a ``RunResult`` built with ``build_report`` (renderers accept both)."""
+    if isinstance(value, RunResult):
+        return build_report(value)
+    return cast(Report, value)
+
+
+# -- pieces ----------------------------------------------------------------------------------------------
+
+
+def _ordered(declared: list[str], seen: Iterable[str]) -> list[str]:
+    names = list(dict.fromkeys(declared))
+    known = set(names)
+    return names + sorted({name for name in seen if name not in known})
+
+
+def _case_ids(cases: list[CaseResult]) -> list[str]:
+    """``adapter/scenario/mode``; a repeated case gets ``#2``, ``#3`` (never two cases with one id)."""
+    ids: list[str] = []
+    used: dict[str, int] = {}
+    for case in cases:
+        base = f"{case.adapter}/{case.scenario}/{case.mode}"
+        used[base] = used.get(base, 0) + 1
+        ids.append(base if used[base] == 1 else f"{base}#{used[base]}")
+    return ids
+
+
+def _finding(finding: Finding) -> FindingData:
+    return {
+        "check": finding.check,
+        "message": finding.message,
+        "path": finding.path,
+        "expected": _jsonable(finding.expected),
+        "actual": _jsonable(finding.actual),
+        "turn": finding.turn,
+    }
+
+
+def _check(verdict: CheckVerdict) -> CheckData:
+    return {
+        "check": verdict.check,
+        "family": check_family(verdict.check),
+        "status": verdict.status,
+        "message": verdict.message,
+        "findings": [_finding(f) for f in verdict.findings],
+    }
+
+
+def _case(case: CaseResult, case_id: str) -> CaseData:
+    return {
+        "id": case_id,
+        "adapter": case.adapter,
+        "scenario": case.scenario,
+        "mode": case.mode,
+        "status": case.status,
+        "message": case.message,
+        "traceback": case.traceback,
+        "duration": _seconds(case.duration),
+        "cassette": case.cassette,
+        "checks": [_check(v) for v in case.checks],
+        "exchanges": [cast(dict[str, Any], _jsonable(e)) for e in case.exchanges],
+    }
+
+
+def _counts(statuses: Iterable[Status]) -> Tally:
+    counts: dict[str, int] = dict.fromkeys(STATUS_ORDER, 0)
+    for status in statuses:
+        counts[status] += 1
+    return {"total": sum(counts.values()), "statuses": dict(counts)}
+
+
+def _summary(run: RunResult, cases: list[CaseData], adapters: list[str]) -> Summary:
+    overall = _counts(c["status"] for c in cases)
+    families: dict[str, list[Status]] = {}
+    for case in cases:
+        for check in case["checks"]:
+            families.setdefault(check["family"], []).append(check["status"])
+    verdict = worst([c["status"] for c in cases])
+    if run.problems:  # a scenario that did not load is a run that did not do what was asked
+        verdict = "error"
+    return {
+        "verdict": verdict,
+        "cases": overall["total"],
+        "statuses": overall["statuses"],
+        "duration": _seconds(sum(c["duration"] for c in cases)),
+        "problems": len(run.problems),
+        "by_adapter": {a: _counts(c["status"] for c in cases if c["adapter"] == a) for a in adapters},
+        "by_mode": {m: _counts(c["status"] for c in cases if c["mode"] == m) for m in MODES},
+        "by_check_family": {f: _counts(families[f]) for f in sorted(families)},
+    }
+
+
+def _adapter(run: RunResult, name: str) -> AdapterData:
+    for info in run.adapters:
+        if info.name == name:
+            return {
+                "name": info.name,
+                "wire_format": info.wire_format,
+                "capabilities": sorted(info.capabilities),
+                "known_gaps": {str(k): str(info.known_gaps[k]) for k in sorted(info.known_gaps)},
+            }
+    return {"name": name, "wire_format": "", "capabilities": [], "known_gaps": {}}
+
+
+def _scenario(run: RunResult, scenario_id: str) -> ScenarioData:
+    for info in run.scenarios:
+        if info.id == scenario_id:
+            return {"id": info.id, "behavior": info.behavior, "source": info.source, "requires": list(info.requires)}
+    return {"id": scenario_id, "behavior": "", "source": "", "requires": []}
+
+
+def _matrix(cases: list[CaseData], adapters: list[str], scenarios: list[str]) -> MatrixData:
+    by_key: dict[tuple[str, str, str], list[CaseData]] = {}
+    for case in cases:
+        by_key.setdefault((case["scenario"], case["adapter"], case["mode"]), []).append(case)
+    rows: list[MatrixRow] = []
+    for scenario in scenarios:
+        cells: list[MatrixCell] = []
+        for adapter in adapters:
+            modes: dict[str, ModeCell | None] = {}
+            for mode in MODES:
+                found = by_key.get((scenario, adapter, mode), [])
+                # a repeated case shows its worst run (STATUS_ORDER ranks best to worst)
+                pick = max(found, key=lambda c: STATUS_ORDER.index(c["status"]), default=None)
+                modes[mode] = None if pick is None else {"status": pick["status"], "case": pick["id"]}
+            present = [cell["status"] for cell in modes.values() if cell is not None]
+            cells.append({"adapter": adapter, "status": worst(present) if present else None, "modes": modes})
+        rows.append({"scenario": scenario, "cells": cells})
+    return {"adapters": list(adapters), "modes": list(MODES), "rows": rows}
+
+
+def _provenance(run: RunResult, cases: list[CaseData]) -> list[ProvenanceEntry]:
+    users: dict[str, list[str]] = {str(path): [] for path in run.provenance}
+    for case in cases:
+        if case["cassette"] is not None:
+            users.setdefault(case["cassette"], []).append(case["id"])
+    blocks = {str(path): block for path, block in run.provenance.items()}
+    return [
+        {
+            "cassette": path,
+            "cases": users[path],
+            "provenance": cast(dict[str, Any], _jsonable(blocks[path])) if path in blocks else None,
+        }
+        for path in sorted(users)
+    ]
+
+
+def _seconds(value: float) -> float:
+    return round(value, 3) if math.isfinite(value) else 0.0
+
+
+# -- JSON values and scrubbing ---------------------------------------------------------------------------
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as a JSON value (every run result can be reported, whatever a check put in it)."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", errors="replace")
+    if isinstance(value, Mapping):
+        return {k if isinstance(k, str) else repr(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((_jsonable(v) for v in value), key=repr)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    return repr(value)
+
+
+def _scrub(value: Any, scrubber: Scrubber, key: str | None = None) -> Any:
+    if isinstance(value, str):
+        return scrubber.url(value) if key in _URL_KEYS else scrubber.text(value)
+    if isinstance(value, dict):
+        if key in _HEADER_KEYS:
+            return {scrubber.text(k): _scrub_header(k, v, scrubber) for k, v in value.items()}
+        return {scrubber.text(k): _scrub(v, scrubber, k) for k, v in value.items()}
+    if isinstance(value, list):
+        if key in _HEADER_KEYS:  # headers as [name, value] pairs
+            return [_scrub_pair(v, scrubber) for v in value]
+        return [_scrub(v, scrubber) for v in value]
+    return value
+
+
+def _scrub_pair(pair: Any, scrubber: Scrubber) -> Any:
+    if isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str):
+        return [scrubber.text(pair[0]), _scrub_header(pair[0], pair[1], scrubber)]
+    return _scrub(pair, scrubber)
+
+
+def _scrub_header(name: str, value: Any, scrubber: Scrubber) -> Any:
+    if isinstance(value, str):
+        return scrubber.header(name, value)
+    if isinstance(value, list):
+        return [_scrub_header(name, v, scrubber) for v in value]
+    return _scrub(value, scrubber)

@@ -1,0 +1,108 @@
+"""The JUnit XML report (pure), in the shape CI servers read (Jenkins' ``junit-10.xsd``, GitLab, GitHub).
+
+``<testsuites>`` holds one ``<testsuite name="<adapter>">`` per adapter and one
+``<testcase classname="<adapter>.<mode>" name="<scenario>">`` per case. A case that fails gets a
+``<failure message=... type="<check id>">`` whose text lists every check that did not pass with its
+findings; a stale known gap is a failure too (the declaration must go, like pytest's strict xpass);
+an error gets ``<error>`` with the traceback; unsupported and xfail get ``<skipped message=...>``.
+The ``tests``/``failures``/``errors``/``skipped`` counts follow. ``<testsuites>`` carries no
+``skipped`` attribute, which that XSD does not allow there.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.reporting._data import CaseData, Report, as_report
+from conformance.reporting._format import case_findings_text, failing_checks, printable
+from conformance.verdicts import RunResult
+
+__all__ = ["render_junit"]
+
+_SKIPPED = frozenset({"unsupported", "xfail"})
+_FAILED = frozenset({"fail", "stale"})
+_MESSAGE_LIMIT = 500
+
+
+def render_junit(report: RunResult | Report | Mapping[str, Any]) -> str:
+    """The report as JUnit XML (``junit.xml``)."""
+    data = as_report(report)
+    by_adapter: dict[str, list[CaseData]] = {name: [] for name in data["matrix"]["adapters"]}
+    for case in data["cases"]:
+        by_adapter.setdefault(case["adapter"], []).append(case)
+    root = ET.Element("testsuites", {"name": _a(f"conformance {data['suite_version']}")})
+    totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+    time = 0.0
+    for adapter, cases in by_adapter.items():
+        suite = ET.SubElement(root, "testsuite", {"name": _a(adapter)})
+        counts = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+        suite_time = 0.0
+        for case in cases:
+            _testcase(suite, case)
+            counts["tests"] += 1
+            counts["failures"] += case["status"] in _FAILED
+            counts["errors"] += case["status"] == "error"
+            counts["skipped"] += case["status"] in _SKIPPED
+            suite_time += case["duration"]
+        suite.attrib.update({k: str(v) for k, v in counts.items()})
+        suite.set("time", _seconds(suite_time))
+        for key, value in counts.items():
+            totals[key] += value
+        time += suite_time
+    root.attrib.update({k: str(totals[k]) for k in ("tests", "failures", "errors")})
+    root.set("time", _seconds(time))
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _testcase(suite: ET.Element, case: CaseData) -> None:
+    element = ET.SubElement(
+        suite,
+        "testcase",
+        {
+            "classname": _a(f"{case['adapter']}.{case['mode']}"),
+            "name": _a(case["scenario"]),
+            "time": _seconds(case["duration"]),
+        },
+    )
+    status = case["status"]
+    if status == "pass":
+        return
+    if status in _FAILED:
+        checks = failing_checks(case)
+        message = _message(case) if status == "fail" else f"stale known gap: {_message(case)}"
+        child = ET.SubElement(element, "failure", {"message": _a(message), "type": _a(checks[0] if checks else status)})
+        child.text = case_findings_text(case)
+    elif status == "error":
+        child = ET.SubElement(element, "error", {"message": _a(_message(case)), "type": "error"})
+        text = case_findings_text(case)
+        if case["traceback"]:
+            text = f"{text}\n\n{printable(case['traceback'])}" if text else printable(case["traceback"])
+        child.text = text
+    elif status in _SKIPPED:
+        ET.SubElement(element, "skipped", {"message": _a(f"{status}: {_message(case)}")})
+    else:  # pragma: no cover - STATUS_ORDER is closed; a new status must be placed above
+        raise AssertionError(f"unhandled status {status!r}")
+
+
+def _message(case: CaseData) -> str:
+    """One line for the ``message`` attribute: the case's message, else the first reason or finding."""
+    candidates = [case["message"]]
+    for check in case["checks"]:
+        if check["status"] == case["status"]:
+            candidates.append(check["message"])
+            candidates.extend(f["message"] for f in check["findings"])
+    first = next((c for c in candidates if c), case["status"])
+    line = printable(" ".join(first.split()))
+    return line if len(line) <= _MESSAGE_LIMIT else line[: _MESSAGE_LIMIT - 1] + "…"
+
+
+def _a(value: str) -> str:
+    """An attribute value: no characters XML 1.0 forbids (ElementTree escapes the rest)."""
+    return printable(value)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3f}"

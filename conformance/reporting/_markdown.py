@@ -1,0 +1,185 @@
+"""The Markdown report (pure): summary, the scenario x adapter matrix, then every case that did not pass.
+
+Ids and values go in code spans (their text is literal, so ``<script>`` in a value stays text);
+prose is escaped. Table cells never hold a raw ``|`` or a line break. GitHub-flavoured tables.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.reporting._data import CaseData, ModeCell, Report, as_report
+from conformance.reporting._format import MODE_LABELS, compact_json, printable
+from conformance.verdicts import STATUS_ORDER, RunResult
+
+__all__ = ["render_markdown"]
+
+_SPECIAL = re.compile(r"([\\`*\[\]<>|#!~&])")  # no _: tool_use stays readable (at worst a word is emphasised)
+_NOT_RUN = "—"
+
+
+def render_markdown(report: RunResult | Report | Mapping[str, Any]) -> str:
+    """The report as GitHub-flavoured Markdown (``report.md``)."""
+    data = as_report(report)
+    out: list[str] = []
+    _summary(data, out)
+    _matrix(data, out)
+    if data["problems"]:
+        out += ["## Problems", ""]
+        out += [f"- {_text(problem)}" for problem in data["problems"]]
+        out.append("")
+    _cases(data, out)
+    _provenance(data, out)
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+# -- escaping ----------------------------------------------------------------------------------------------
+
+
+def _text(value: str) -> str:
+    """Prose for a paragraph or a table cell: Markdown and HTML characters escaped, one line."""
+    return _SPECIAL.sub(r"\\\1", _one_line(value))
+
+
+def _code(value: str) -> str:
+    """A code span holding ``value`` literally (fence longer than any backtick run inside)."""
+    value = _one_line(value).replace("|", "\\|")  # GFM reads \| in a table cell as |, also in code
+    longest = max((len(run) for run in re.findall("`+", value)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") or not value.strip() else ""
+    return f"{fence}{pad}{value}{pad}{fence}"
+
+
+def _one_line(value: str) -> str:
+    return printable(" ".join(value.splitlines()) if "\n" in value or "\r" in value else value)
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _status(status: str) -> str:
+    return status if status == "pass" else f"**{status}**"
+
+
+# -- sections ----------------------------------------------------------------------------------------------
+
+
+def _summary(data: Report, out: list[str]) -> None:
+    summary = data["summary"]
+    out += [
+        "# Conformance report",
+        "",
+        f"Suite {_code(data['suite_version'])} · verdict {_status(summary['verdict'])} · "
+        f"{summary['cases']} cases · {len(data['adapters'])} adapters · {len(data['scenarios'])} scenarios",
+        "",
+        "## Summary",
+        "",
+        _row(["status", "cases"]),
+        _row(["---", "---:"]),
+    ]
+    out += [_row([status, str(summary["statuses"][status])]) for status in STATUS_ORDER]
+    out.append("")
+    heads = ["adapter", "cases", *STATUS_ORDER]
+    out += ["### By adapter", "", _row(heads), _row(["---"] + ["---:"] * (len(heads) - 1))]
+    for adapter, tally in summary["by_adapter"].items():
+        out.append(_row([_code(adapter), str(tally["total"])] + [str(tally["statuses"][s]) for s in STATUS_ORDER]))
+    out.append("")
+    if summary["by_check_family"]:
+        heads = ["check family", "checks", *STATUS_ORDER]
+        out += ["### By check family", "", _row(heads), _row(["---"] + ["---:"] * (len(heads) - 1))]
+        for family, tally in summary["by_check_family"].items():
+            out.append(_row([_code(family), str(tally["total"])] + [str(tally["statuses"][s]) for s in STATUS_ORDER]))
+        out.append("")
+
+
+def _mode_cell(cell: ModeCell | None) -> str:
+    return _NOT_RUN if cell is None else _status(cell["status"])
+
+
+def _matrix(data: Report, out: list[str]) -> None:
+    matrix = data["matrix"]
+    out += [
+        "## Matrix",
+        "",
+        f"Each cell: {' / '.join(MODE_LABELS[m] for m in matrix['modes'])}; {_NOT_RUN} = not run.",
+        "",
+    ]
+    if not matrix["rows"] or not matrix["adapters"]:
+        out += ["No cases were run.", ""]
+        return
+    out.append(_row(["scenario", *(_code(a) for a in matrix["adapters"])]))
+    out.append(_row(["---"] * (len(matrix["adapters"]) + 1)))
+    for row in matrix["rows"]:
+        cells = [" / ".join(_mode_cell(cell["modes"][m]) for m in matrix["modes"]) for cell in row["cells"]]
+        out.append(_row([_code(row["scenario"]), *cells]))
+    out.append("")
+
+
+def _cases(data: Report, out: list[str]) -> None:
+    failing = [case for case in data["cases"] if case["status"] != "pass"]
+    out += ["## Cases that did not pass", ""]
+    if not failing:
+        out += ["None: every case passed.", ""]
+        return
+    for case in failing:
+        _case(case, out)
+
+
+def _case(case: CaseData, out: list[str]) -> None:
+    out += [f"### {_code(case['id'])}: {case['status']}", ""]
+    facts = [
+        f"adapter {_code(case['adapter'])}",
+        f"scenario {_code(case['scenario'])}",
+        f"mode {MODE_LABELS[case['mode']]}",
+    ]
+    if case["cassette"]:
+        facts.append(f"cassette {_code(case['cassette'])}")
+    out += [" · ".join(facts), ""]
+    if case["message"]:
+        out += [_text(case["message"]), ""]
+    checks = [check for check in case["checks"] if check["status"] != "pass"]
+    if checks:
+        out += [_row(["check", "status", "reason"]), _row(["---", "---", "---"])]
+        out += [_row([_code(c["check"]), c["status"], _text(c["message"])]) for c in checks]
+        out.append("")
+    findings = [finding for check in checks for finding in check["findings"]]
+    if findings:
+        out += [_row(["check id", "path", "expected", "actual", "message"]), _row(["---"] * 5)]
+        for finding in findings:
+            path = _code(finding["path"]) if finding["path"] else ""
+            if finding["turn"] is not None:
+                path = f"{path} (turn {finding['turn']})".lstrip()
+            out.append(
+                _row(
+                    [
+                        _code(finding["check"]),
+                        path,
+                        _code(compact_json(finding["expected"])),
+                        _code(compact_json(finding["actual"])),
+                        _text(finding["message"]),
+                    ]
+                )
+            )
+        out.append("")
+    if case["traceback"]:
+        body = printable(case["traceback"].rstrip("\n"))
+        fence = "`" * max(3, max((len(run) + 1 for run in re.findall("`+", body)), default=0))
+        out += ["<details><summary>Traceback</summary>", "", fence + "text", body, fence, "", "</details>", ""]
+
+
+def _provenance(data: Report, out: list[str]) -> None:
+    if not data["provenance"]:
+        return
+    out += ["## Provenance", "", _row(["cassette", "provenance", "cases"]), _row(["---", "---", "---"])]
+    for entry in data["provenance"]:
+        block = entry["provenance"]
+        facts = "unknown" if block is None else "; ".join(_fact(k, v) for k, v in block.items())
+        out.append(_row([_code(entry["cassette"]), facts, ", ".join(_code(c) for c in entry["cases"])]))
+    out.append("")
+
+
+def _fact(key: str, value: Any) -> str:
+    return f"{_text(key)}: {_code(value if isinstance(value, str) else compact_json(value))}"

@@ -1,0 +1,114 @@
+"""Verdicts: what a run found, per (adapter, scenario, mode, check), as frozen values.
+
+A *case* is one (adapter, scenario, mode) conversation; each check run on it gives a
+``CheckVerdict`` with a stable check id (``translation.tool_names``, ``streaming.lifecycle``, ...)
+and its findings. The case's verdict is the worst of its checks (``STATUS_ORDER``). A
+``RunResult`` holds every case plus what the report needs to show where they came from.
+
+Statuses: ``pass``; ``fail`` (findings with a JSON path, expected and actual); ``unsupported``
+(the scenario requires a capability the adapter does not declare); ``xfail`` (the adapter declares
+a known gap, with a reason); ``stale`` (declared a known gap, but the check now passes); ``error``
+(the adapter crashed or hung, the cassette is missing: ``message`` and ``traceback`` say which).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "STATUS_ORDER",
+    "AdapterInfo",
+    "CaseResult",
+    "CheckVerdict",
+    "Finding",
+    "RunResult",
+    "ScenarioInfo",
+    "Status",
+    "worst",
+]
+
+Status: TypeAlias = Literal["pass", "xfail", "unsupported", "stale", "fail", "error"]
+STATUS_ORDER: tuple[Status, ...] = ("pass", "xfail", "unsupported", "stale", "fail", "error")
+"""From best to worst; a case shows its worst check."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """One difference a check found."""
+
+    check: str
+    """The stable check id."""
+    message: str
+    path: str = ""
+    """Where: a JSON path into the wire body or the unified value (``$.tools[0].name``), or a turn."""
+    expected: Any = None
+    actual: Any = None
+    turn: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckVerdict:
+    check: str
+    status: Status
+    findings: tuple[Finding, ...] = ()
+    message: str = ""
+    """Why (an UNSUPPORTED's missing capability, an XFAIL's declared reason, an ERROR's cause)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaseResult:
+    """One (adapter, scenario, mode) conversation and the verdicts of the checks run on it."""
+
+    adapter: str
+    scenario: str
+    mode: Literal["non_stream", "stream"]
+    status: Status
+    checks: tuple[CheckVerdict, ...] = ()
+    message: str = ""
+    traceback: str | None = None
+    duration: float = 0.0
+    """Seconds (shown in reports; never asserted on)."""
+    cassette: str | None = None
+    """The cassette replayed (path relative to the run's root where possible)."""
+    exchanges: tuple[Mapping[str, Any], ...] = ()
+    """The wire requests and responses of the case (``{"request": {...}, "status": 200, "response": "..."}``),
+    kept for failing and erroring cases so the report can show them."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdapterInfo:
+    name: str
+    wire_format: str
+    capabilities: tuple[str, ...] = ()
+    known_gaps: Mapping[str, str] = field(default_factory=dict)
+    """Check id (or ``check@scenario``) -> reason, declared by the adapter."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScenarioInfo:
+    id: str
+    behavior: str
+    source: str
+    requires: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunResult:
+    suite_version: str
+    adapters: tuple[AdapterInfo, ...]
+    scenarios: tuple[ScenarioInfo, ...]
+    cases: tuple[CaseResult, ...]
+    provenance: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Cassette path -> its provenance block."""
+    problems: tuple[str, ...] = ()
+    """Run-level problems (scenario files that did not load, ...), each a full message."""
+
+    def counts(self) -> dict[Status, int]:
+        return {status: sum(case.status == status for case in self.cases) for status in STATUS_ORDER}
+
+
+def worst(statuses: list[Status] | tuple[Status, ...]) -> Status:
+    """The worst status of ``statuses`` (``pass`` when empty)."""
+    return max(statuses, key=STATUS_ORDER.index, default="pass")
