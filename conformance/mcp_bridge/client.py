@@ -1,0 +1,398 @@
+"""A synchronous MCP client session over stdio: the I/O edge of the MCP bridge.
+
+``McpSession`` runs the SDK's async ``stdio_client`` + ``ClientSession`` on a private event loop in
+a daemon thread (an anyio blocking portal), so a synchronous runner can use it::
+
+    spec = McpServerSpec(command=[sys.executable, "-m", "conformance", "mcp-server"])
+    with McpSession(spec, timeout=120.0) as session:
+        tools = session.list_tools()                      # every page, following nextCursor
+        result = session.call_tool("getTime", {"offset_ms": 0}, call_id="call_1")
+
+Failures are typed (``conformance.errors``): a server that cannot start, exits, or answers outside
+the protocol raises ``McpServerError`` with the last lines of its stderr; a request without an
+answer in time raises ``McpTimeoutError`` (the request is cancelled on the server with
+``notifications/cancelled`` and the session stays usable). A tool's own failure (``isError``)
+and a JSON-RPC error answering ``tools/call`` (unknown tool ...) are *results*, kept apart by
+``conformance.mcp_bridge._convert.error_channel``.
+
+Lifetime: closing the session (or leaving the ``with`` block, by return, exception or
+KeyboardInterrupt) closes the server's stdin, waits, then terminates its process group (the SDK's
+shutdown). If our process is killed, the server dies with it (``_spawn``: PR_SET_PDEATHSIG on
+Linux). Sessions still open at interpreter exit are closed by an ``atexit`` hook.
+"""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import contextlib
+import shlex
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal, TextIO, TypeVar, cast
+
+import anyio
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
+from mcp import types as mcp_types
+from pydantic import ValidationError
+
+from conformance import __version__
+from conformance.errors import McpServerError, McpTimeoutError, UsageError, WireFormatError
+from conformance.mcp_bridge import _convert
+from conformance.mcp_bridge._spawn import StderrLog, guarded_argv
+from conformance.model import JSONObject, Tool, ToolResult
+
+__all__ = ["DEFAULT_TIMEOUT", "McpServerSpec", "McpSession"]
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds to wait for the server's answer to one request (and for start-up)."""
+
+_STDERR_LINES = 20
+_MAX_PAGES = 1000
+_JUNK_KEPT = 3
+# Extra seconds the calling thread waits beyond the request timeout before giving up on the
+# event-loop thread itself (a backstop: the timeout proper is enforced inside the loop).
+_WATCHDOG_GRACE = 15.0
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpServerSpec:
+    """How to start an MCP server over stdio: ``command + args``, with ``env`` and ``cwd``.
+
+    The server's environment is the SDK's safe subset of ours (``HOME``, ``LOGNAME``, ``PATH``,
+    ``SHELL``, ``TERM``, ``USER``) plus ``env``; nothing else leaks to it.
+    """
+
+    command: Sequence[str]
+    """The program and its leading arguments (a string is one program name)."""
+    args: Sequence[str] = ()
+    """More arguments, appended to ``command``."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables added to the server's environment."""
+    cwd: str | None = None
+    """Working directory of the server (default: ours)."""
+
+    def __post_init__(self) -> None:
+        command = (self.command,) if isinstance(self.command, str) else tuple(self.command)
+        args = (self.args,) if isinstance(self.args, str) else tuple(self.args)
+        if not command or not command[0]:
+            raise UsageError("an MCP server needs a command, e.g. command: [npx, -y, some-mcp-server]")
+        for value in (*command, *args, *self.env.keys(), *self.env.values()):
+            if not isinstance(value, str):
+                raise UsageError(f"MCP server command, args and env must be strings, got {value!r}")
+        object.__setattr__(self, "command", command)
+        object.__setattr__(self, "args", args)
+        object.__setattr__(self, "env", dict(self.env))
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        """The full command line."""
+        return (*self.command, *self.args)
+
+    def describe(self) -> str:
+        """The command line as a shell would show it."""
+        return shlex.join(self.argv)
+
+
+_Outcome = tuple[Literal["result"], JSONObject] | tuple[Literal["protocol"], MCPError] | tuple[Literal["client"], str]
+
+
+class McpSession(AbstractContextManager["McpSession"]):
+    """One running MCP server and an initialized client session to it (synchronous facade)."""
+
+    def __init__(self, spec: McpServerSpec, *, timeout: float = DEFAULT_TIMEOUT, stderr_lines: int = _STDERR_LINES):
+        if timeout <= 0:
+            raise UsageError(f"the MCP timeout must be positive, got {timeout}")
+        self.spec = spec
+        self.timeout = timeout
+        self.stderr_lines = stderr_lines
+        self.server_info: Mapping[str, Any] = {}
+        """The server's ``serverInfo`` (name, version ...) from ``initialize``."""
+        self.protocol_version: str | None = None
+        self.instructions: str | None = None
+        self.list_changed_count = 0
+        """How many ``notifications/tools/list_changed`` arrived."""
+        self._stderr: StderrLog | None = None
+        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._portal: BlockingPortal | None = None
+        self._connection: AbstractContextManager[ClientSession] | None = None
+        self._session: ClientSession | None = None
+        self._tools: tuple[Tool, ...] | None = None
+        self._tools_stale = True
+        self._closed = False
+        self._stdout_junk: list[str] = []
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def __enter__(self) -> McpSession:
+        self.open()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def open(self) -> None:
+        """Start the server and initialize the session (``McpServerError`` when it cannot)."""
+        if self._session is not None or self._closed:
+            raise UsageError("an McpSession opens once; make a new one")
+        self._stderr = StderrLog()
+        try:
+            self._portal_cm = start_blocking_portal(name=f"mcp-session:{self.spec.command[0]}")
+            self._portal = self._portal_cm.__enter__()
+            self._connection = self._portal.wrap_async_context_manager(self._connect())
+            self._session = self._connection.__enter__()
+        except BaseException:
+            self._connection = None
+            self.close()
+            raise
+        _OPEN.add(self)
+
+    def close(self) -> None:
+        """Stop the server (stdin closed, then its process group terminated) and the loop thread."""
+        if self._closed:
+            return
+        self._closed = True
+        _OPEN.discard(self)
+        try:
+            if self._connection is not None:
+                connection, self._connection = self._connection, None
+                with contextlib.suppress(Exception):  # a server that already died has nothing left to stop
+                    connection.__exit__(None, None, None)
+        finally:
+            self._session = None
+            if self._portal is not None:
+                # Cancel what is left: a call whose future we never got (Ctrl-C inside start_task_soon)
+                # would otherwise keep the loop thread, and this close, waiting.
+                with contextlib.suppress(RuntimeError):  # the portal already stopped
+                    self._portal.call(self._portal.stop, True)
+            if self._portal_cm is not None:
+                portal_cm, self._portal_cm = self._portal_cm, None
+                portal_cm.__exit__(None, None, None)
+            if self._stderr is not None:
+                self._stderr.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def stderr_tail(self, lines: int | None = None) -> str:
+        """The last lines the server wrote to stderr."""
+        return self._stderr.tail(self.stderr_lines if lines is None else lines) if self._stderr else ""
+
+    # ---------------------------------------------------------------- tools
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The server's tools; listed again after ``notifications/tools/list_changed``."""
+        if self._tools is None or self._tools_stale:
+            return self.list_tools()
+        return self._tools
+
+    def list_tools(self) -> tuple[Tool, ...]:
+        """Every tool, following ``nextCursor`` through every page."""
+        pages = self._run(self._list_pages, timeout=self.timeout, what="tools/list")
+        tools: list[Tool] = []
+        seen: set[str] = set()
+        for number, page in enumerate(pages):
+            try:
+                page_tools, _ = _convert.tools_page_from_wire(page, page=number)
+            except WireFormatError as exc:
+                raise self._error(f"the MCP server sent an invalid tools/list page: {exc}") from exc
+            for tool in page_tools:
+                if tool.name in seen:
+                    raise self._error(f"the MCP server listed the tool {tool.name!r} twice (tools/list page {number})")
+                seen.add(tool.name)
+                tools.append(tool)
+        self._tools = tuple(tools)
+        return self._tools
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        call_id: str = "",
+        timeout: float | None = None,
+    ) -> ToolResult:
+        """Call a tool; its result, a tool error (``isError``) or a protocol error, as a ``ToolResult``.
+
+        Raises ``McpTimeoutError`` after ``timeout`` seconds (default: the session's) and
+        ``McpServerError`` when the server is gone.
+        """
+        limit = self.timeout if timeout is None else timeout
+        outcome = self._run(self._call, name, dict(arguments or {}), limit, timeout=limit, what=f"tools/call {name}")
+        if outcome[0] == "protocol":
+            error = outcome[1]
+            return _convert.protocol_error_result(
+                code=error.code, message=error.message, data=error.data, call_id=call_id, name=name
+            )
+        if outcome[0] == "client":
+            return _convert.client_error_result(reason=outcome[1], call_id=call_id, name=name)
+        try:
+            return _convert.tool_result_from_wire(outcome[1], call_id=call_id, name=name)
+        except WireFormatError as exc:
+            raise self._error(f"the MCP server sent an invalid tools/call result: {exc}") from exc
+
+    # ---------------------------------------------------------------- the async side (event-loop thread)
+
+    @asynccontextmanager
+    async def _connect(self) -> AsyncIterator[ClientSession]:
+        assert self._stderr is not None
+        argv = guarded_argv(self.spec.argv)
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(self.spec.env), cwd=self.spec.cwd)
+        try:
+            async with (
+                stdio_client(params, errlog=cast(TextIO, self._stderr.file)) as (read, write),
+                ClientSession(
+                    read,
+                    write,
+                    message_handler=self._on_message,
+                    client_info=mcp_types.Implementation(name="conformance", version=__version__),
+                ) as session,
+            ):
+                with anyio.fail_after(self.timeout):
+                    init = await session.initialize()
+                self.protocol_version = init.protocol_version
+                self.server_info = init.server_info.model_dump(mode="json", exclude_none=True)
+                self.instructions = init.instructions
+                yield session
+        except McpServerError:
+            raise
+        except BaseException as exc:
+            mapped = self._map(exc, "start-up (spawn and initialize)")
+            if mapped is None:
+                raise
+            raise mapped from exc
+
+    async def _list_pages(self) -> list[JSONObject]:
+        session = self._require()
+        pages: list[JSONObject] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        self._tools_stale = False  # a list_changed arriving from here on marks the new list stale again
+        try:
+            with anyio.fail_after(self.timeout):
+                while True:
+                    params = mcp_types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+                    result = await session.list_tools(params=params)
+                    pages.append(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+                    cursor = result.next_cursor
+                    if cursor is None:
+                        return pages
+                    if cursor in seen or len(pages) >= _MAX_PAGES:
+                        raise self._error(f"tools/list pagination does not end: the cursor {cursor!r} came back")
+                    seen.add(cursor)
+        except McpServerError:
+            raise
+        except BaseException as exc:
+            mapped = self._map(exc, "tools/list")
+            if mapped is None:
+                raise
+            raise mapped from exc
+
+    async def _call(self, name: str, arguments: JSONObject, limit: float) -> _Outcome:
+        session = self._require()
+        try:
+            with anyio.fail_after(limit):
+                result = await session.call_tool(name, arguments)
+        except MCPError as exc:
+            if exc.code not in (mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT):
+                return ("protocol", exc)
+            raise self._map(exc, f"tools/call {name}", limit) or exc from exc
+        except RuntimeError as exc:
+            # The SDK refused the result: structuredContent failing the tool's outputSchema, or a
+            # result shape it cannot use (mcp.client.session.ClientSession.validate_tool_result).
+            return ("client", str(exc))
+        except BaseException as exc:
+            mapped = self._map(exc, f"tools/call {name}", limit)
+            if mapped is None:
+                raise
+            raise mapped from exc
+        return ("result", result.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self._tools_stale = True
+            self.list_changed_count += 1
+        elif isinstance(message, Exception) and len(self._stdout_junk) < _JUNK_KEPT:
+            # The transport could not parse a stdout line (the SDK also logs it). The usual cause
+            # is a server that logs to stdout, which MCP stdio reserves for JSON-RPC.
+            errors = message.errors() if isinstance(message, ValidationError) else []
+            line = errors[0].get("input") if errors else None
+            self._stdout_junk.append(repr(line)[:200] if isinstance(line, str) else str(message).split("\n")[0][:200])
+
+    # ---------------------------------------------------------------- plumbing
+
+    def _require(self) -> ClientSession:
+        if self._session is None:
+            raise UsageError("the MCP session is not open (use `with McpSession(spec) as session:`)")
+        return self._session
+
+    def _run(self, fn: Callable[..., Awaitable[_T]], *args: Any, timeout: float, what: str) -> _T:
+        """Run ``fn(*args)`` on the event-loop thread and wait for it (KeyboardInterrupt cancels it)."""
+        if self._closed:
+            raise UsageError("the MCP session is closed; open a new McpSession")
+        if self._portal is None:
+            raise UsageError("the MCP session is not open (use `with McpSession(spec) as session:`)")
+        future: concurrent.futures.Future[_T] = self._portal.start_task_soon(fn, *args)
+        try:
+            return future.result(timeout=timeout + _WATCHDOG_GRACE)
+        except concurrent.futures.TimeoutError:
+            if future.done():  # the task's own (McpTimeoutError is a TimeoutError too)
+                raise
+            future.cancel()
+            raise self._error(
+                f"{what}: the MCP client's event loop did not answer within {timeout + _WATCHDOG_GRACE:g} s",
+                McpTimeoutError,
+            ) from None
+        except BaseException:
+            future.cancel()
+            raise
+
+    def _error(self, message: str, error: type[McpServerError] = McpServerError) -> McpServerError:
+        if self._stdout_junk:
+            message += (
+                "; the server wrote lines to stdout that are not JSON-RPC (an MCP stdio server must log to "
+                f"stderr): {', '.join(self._stdout_junk)}"
+            )
+        return error(message, command=self.spec.describe(), stderr_tail=self.stderr_tail())
+
+    def _map(self, exc: BaseException, what: str, limit: float | None = None) -> McpServerError | None:
+        """The ``McpServerError`` for an SDK/transport failure during ``what``; None to re-raise as is."""
+        exc = _single(exc)
+        if isinstance(exc, McpServerError):
+            return exc
+        seconds = self.timeout if limit is None else limit
+        if isinstance(exc, TimeoutError) or (isinstance(exc, MCPError) and exc.code == mcp_types.REQUEST_TIMEOUT):
+            return self._error(f"{what}: no answer from the MCP server within {seconds:g} s", McpTimeoutError)
+        if isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:
+            return self._error(f"{what}: the MCP server closed the connection (did it exit?)")
+        if isinstance(exc, MCPError):
+            return self._error(f"{what}: the MCP server answered with JSON-RPC error {exc.code}: {exc.message}")
+        if isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream):
+            return self._error(f"{what}: the connection to the MCP server is closed (did it exit?)")
+        if isinstance(exc, OSError):
+            return self._error(f"{what}: could not start the MCP server: {exc}")
+        if isinstance(exc, ValidationError):
+            return self._error(f"{what}: the MCP server answered outside the protocol: {exc}")
+        return None
+
+
+def _single(exc: BaseException) -> BaseException:
+    """The one exception inside (nested) single-member exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+_OPEN: weakref.WeakSet[McpSession] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_sessions() -> None:
+    for session in list(_OPEN):
+        session.close()
