@@ -12,21 +12,29 @@ it is closest to, so callers that already catch ``ValueError`` or ``LookupError`
     │   ├── CassetteFormatError(CassetteError, ValueError)  names the file, the interaction and what to do
     │   ├── CassetteWriteError(CassetteError)               a recorded cassette that could not be written/verified
     │   └── ReplayMissError(CassetteError, LookupError)     no recorded interaction matches a request
+    ├── ScenarioError(ConformanceError, ValueError)         scenario files that are not valid; carries the problems
     ├── AdapterNotFoundError(ConformanceError, LookupError) unknown adapter name (lists the valid ones)
     ├── TransportError(ConformanceError)                    an HTTP exchange that failed below the wire format
     │   ├── TransportConnectError(TransportError, ConnectionError)  nothing listens / refused / unreachable
     │   ├── TransportTimeoutError(TransportError, TimeoutError)     connect, read, write or pool timeout
     │   ├── StreamInterruptedError(TransportError)          the peer closed or broke the body mid-way
     │   └── NetworkBlockedError(TransportError)             a non-loopback connect while tests run
-    └── ProviderError(ConformanceError)                     an error the provider answered with:
-                                                            kind, status, message, retry_after
+    ├── ProviderError(ConformanceError)                     an error the provider answered with:
+    │                                                       kind, status, message, retry_after
+    └── McpServerError(ConformanceError)                    an MCP server that failed to start, died or broke
+        │                                                   the protocol; carries the tail of its stderr
+        └── McpTimeoutError(McpServerError, TimeoutError)   no answer within the per-call timeout
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from conformance.model import ErrorInfo, ErrorKind
+
+if TYPE_CHECKING:
+    from conformance._loader_problem import ScenarioProblem
 
 __all__ = [
     "AdapterNotFoundError",
@@ -35,9 +43,12 @@ __all__ = [
     "CassetteNotFoundError",
     "CassetteWriteError",
     "ConformanceError",
+    "McpServerError",
+    "McpTimeoutError",
     "NetworkBlockedError",
     "ProviderError",
     "ReplayMissError",
+    "ScenarioError",
     "StreamInterruptedError",
     "TransportConnectError",
     "TransportError",
@@ -107,6 +118,18 @@ class ReplayMissError(CassetteError, LookupError):
         super().__init__(f"{cassette}: no recorded interaction matches {request}{hint}")
 
 
+class ScenarioError(ConformanceError, ValueError):
+    """One or more scenario files are not valid.
+
+    ``problems`` are ``conformance.loader.ScenarioProblem`` values (file, line, column, JSON
+    pointer, what is wrong, what was expected and a hint); the message lists them all."""
+
+    def __init__(self, problems: Sequence[ScenarioProblem]) -> None:
+        self.problems: tuple[ScenarioProblem, ...] = tuple(problems)
+        lines = [str(p) for p in self.problems] or ["invalid scenario"]
+        super().__init__("\n".join(lines))
+
+
 class AdapterNotFoundError(ConformanceError, LookupError):
     """No adapter has this name; the message lists the valid names."""
 
@@ -168,3 +191,22 @@ class ProviderError(ConformanceError):
     @property
     def retry_after(self) -> float | None:
         return self.info.retry_after
+
+
+class McpServerError(ConformanceError):
+    """An MCP server could not be started, died, or answered outside the protocol.
+
+    ``command`` is the server's command line; ``stderr_tail`` the last lines it wrote to stderr
+    (often the reason), also shown in the message."""
+
+    def __init__(self, message: str, *, command: str = "", stderr_tail: str = "") -> None:
+        self.command = command
+        self.stderr_tail = stderr_tail
+        text = f"{message} (server: {command})" if command else message
+        if stderr_tail:
+            text += "\n--- last lines of the server's stderr ---\n" + stderr_tail
+        super().__init__(text)
+
+
+class McpTimeoutError(McpServerError, TimeoutError):
+    """The MCP server did not answer a request within the timeout."""

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from conformance.adapters.base import Adapter
 from conformance.errors import AdapterNotFoundError
 
-__all__ = ["BUILTIN", "Adapter", "adapter_names", "detect_adapter", "get_adapter"]
+__all__ = ["BUILTIN", "NATIVE", "Adapter", "adapter_names", "detect_adapter", "get_adapter"]
 
 BUILTIN: Mapping[str, str] = {
     "openai_chat": "conformance.adapters.openai_chat",
@@ -22,8 +22,14 @@ BUILTIN: Mapping[str, str] = {
     "anthropic": "conformance.adapters.anthropic",
     "gemini": "conformance.adapters.gemini",
     "ollama": "conformance.adapters.ollama",
+    "qwen": "conformance.adapters.qwen",
+    "hermes": "conformance.adapters.hermes",
+    "function_call": "conformance.adapters.function_call",
 }
 """Adapter name -> module holding its ``ADAPTER`` value."""
+
+NATIVE: tuple[str, ...] = ("anthropic", "gemini", "ollama", "openai_chat", "openai_responses")
+"""The adapters of providers' native tool APIs (the others are prompt-based, riding ``openai_chat``)."""
 
 
 def adapter_names() -> list[str]:

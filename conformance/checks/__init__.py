@@ -1,0 +1,45 @@
+"""The four check families run on every case; each gives verdicts with stable check ids and never raises.
+
+``translation`` (``conformance.checks.translation``), ``roundtrip``, ``streaming`` and ``recovery``:
+see each module's docstring for its check ids. ``run_checks`` runs the chosen families and turns
+a family that raised into an ERROR verdict (``<family>.internal``) with the traceback, so one broken
+check never hides the others.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable, Mapping
+
+from conformance.checks._common import CaseContext, Check, diff_findings, verdict
+from conformance.checks.recovery import check_recovery
+from conformance.checks.roundtrip import check_roundtrip
+from conformance.checks.streaming import check_streaming
+from conformance.checks.translation import check_translation
+from conformance.verdicts import CheckVerdict
+
+__all__ = ["FAMILIES", "CaseContext", "Check", "diff_findings", "run_checks", "verdict"]
+
+FAMILIES: Mapping[str, Check] = {
+    "translation": check_translation,
+    "roundtrip": check_roundtrip,
+    "streaming": check_streaming,
+    "recovery": check_recovery,
+}
+"""Family name -> check function, in report order."""
+
+
+def run_checks(ctx: CaseContext, families: Iterable[str] = tuple(FAMILIES)) -> tuple[CheckVerdict, ...]:
+    verdicts: list[CheckVerdict] = []
+    for family in families:
+        try:
+            verdicts.extend(FAMILIES[family](ctx))
+        except Exception as exc:  # an adapter function the check called raised
+            verdicts.append(
+                CheckVerdict(
+                    check=f"{family}.internal",
+                    status="error",
+                    message=f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}",
+                )
+            )
+    return tuple(verdicts)

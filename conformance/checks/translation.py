@@ -1,0 +1,233 @@
+"""Translation checks: tools and messages reach the wire as the scenario expects.
+
+``translation.wire_paths``      the scenario's present/absent/equal JSON paths, on every request they name;
+``translation.tool_names``      wire tool names valid for the wire (OpenAI/Anthropic ``^[a-zA-Z0-9_-]{1,64}$``,
+                                Gemini: letter or ``_`` first, then ``[a-zA-Z0-9_.:-]``, 128 at most since
+                                python-genai 29103464, wire-formats.md §4a; E14) and
+                                mapped back to the original MCP names without collisions;
+``translation.tool_definitions`` every tool reaches the wire with its name, description and input schema
+                                (a schema the adapter reports as changed, Gemini E15, is compared only by name);
+``translation.tool_choice``     ``tool_choice`` and ``parallel_tool_calls`` read back from the body as set;
+``translation.request_shape``   the body validates against the wire format's request schema
+                                (``conformance/schemas/requests/<wire>.schema.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from conformance.checks._common import CaseContext, diff_findings, verdict
+from conformance.scenario import json_path_get
+from conformance.verdicts import CheckVerdict, Finding
+
+__all__ = ["NAME_RULES", "check_translation", "request_schema"]
+
+_OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+NAME_RULES: Mapping[str, re.Pattern[str]] = {
+    "openai_chat": _OPENAI_NAME,
+    "openai_responses": _OPENAI_NAME,
+    "anthropic": _OPENAI_NAME,
+    "ollama": _OPENAI_NAME,
+    "gemini": re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$"),
+}
+
+
+@cache
+def request_schema(wire_format: str) -> Draft202012Validator | None:
+    """The request-body validator of a wire format (None when the suite has no schema for it)."""
+    try:
+        text = resources.files("conformance").joinpath(f"schemas/requests/{wire_format}.schema.json").read_text()
+    except (FileNotFoundError, OSError):
+        return None
+    return Draft202012Validator(json.loads(text))
+
+
+def check_translation(ctx: CaseContext) -> Sequence[CheckVerdict]:
+    turns = ctx.outcome.turns
+    if not turns:
+        return ()
+    verdicts = [_wire_paths(ctx), _tool_names(ctx), _tool_definitions(ctx), _tool_choice(ctx), _request_shape(ctx)]
+    return [v for v in verdicts if v is not None]
+
+
+def _wire_paths(ctx: CaseContext) -> CheckVerdict | None:
+    check = "translation.wire_paths"
+    wanted = [w for w in ctx.scenario.wire if w.adapter in (ctx.adapter.name, ctx.adapter.wire_format)]
+    if not wanted:
+        return None
+    findings: list[Finding] = []
+    for expectation in wanted:
+        for turn in ctx.outcome.turns:
+            if expectation.turn is not None and expectation.turn != turn.turn:
+                continue
+            body = turn.wire.body
+            for path in expectation.present:
+                if not json_path_get(body, path)[0]:
+                    findings.append(Finding(check=check, message="must be present", path=path, turn=turn.turn))
+            for path in expectation.absent:
+                found, value = json_path_get(body, path)
+                if found:
+                    findings.append(
+                        Finding(check=check, message="must be absent", path=path, actual=value, turn=turn.turn)
+                    )
+            for path, expected in expectation.equal.items():
+                found, value = json_path_get(body, path)
+                if not found:
+                    findings.append(
+                        Finding(check=check, message="missing", path=path, expected=expected, turn=turn.turn)
+                    )
+                elif value != expected:
+                    findings.append(
+                        Finding(
+                            check=check, message="differs", path=path, expected=expected, actual=value, turn=turn.turn
+                        )
+                    )
+    return verdict(check, findings)
+
+
+def _tool_names(ctx: CaseContext) -> CheckVerdict | None:
+    check = "translation.tool_names"
+    if not ctx.scenario.tools:
+        return None
+    wire_tools = ctx.adapter.tools_to_wire(ctx.scenario.tools)
+    rule = NAME_RULES.get(ctx.adapter.wire_format)
+    findings: list[Finding] = []
+    seen: dict[str, str] = {}
+    for tool in ctx.scenario.tools:
+        wire_name = wire_tools.names.wire(tool.name)
+        if rule is not None and not rule.match(wire_name):
+            findings.append(
+                Finding(
+                    check=check,
+                    message=f"wire name is not valid for {ctx.adapter.wire_format} ({rule.pattern})",
+                    path=f"tools[{tool.name!r}]",
+                    expected=rule.pattern,
+                    actual=wire_name,
+                )
+            )
+        if wire_name in seen:
+            findings.append(
+                Finding(
+                    check=check,
+                    message=f"two tools share the wire name {wire_name!r}",
+                    path=f"tools[{tool.name!r}]",
+                    expected=seen[wire_name],
+                    actual=tool.name,
+                )
+            )
+        seen[wire_name] = tool.name
+        back = wire_tools.names.original(wire_name)
+        if back != tool.name:
+            findings.append(
+                Finding(
+                    check=check,
+                    message="the wire name does not map back to the MCP name",
+                    path=f"tools[{tool.name!r}]",
+                    expected=tool.name,
+                    actual=back,
+                )
+            )
+    return verdict(check, findings)
+
+
+def _read_back(ctx: CaseContext, turn_index: int = 0) -> Any:
+    wire = ctx.outcome.turns[turn_index].wire
+    return ctx.adapter.request_from_wire(wire.body, path=wire.path, tools=ctx.scenario.tools)
+
+
+def _tool_definitions(ctx: CaseContext) -> CheckVerdict | None:
+    check = "translation.tool_definitions"
+    if not ctx.scenario.tools or ctx.scenario.tool_choice == "none":
+        return None  # with tool_choice none an adapter may leave the tools out (Ollama has no tool_choice)
+    read = _read_back(ctx)
+    changed = {change.tool for change in ctx.outcome.turns[0].wire.schema_changes}
+    expected = [
+        {
+            "name": t.name,
+            "description": t.description or "",
+            **({} if t.name in changed else {"input_schema": _schema(t.input_schema)}),
+        }
+        for t in ctx.scenario.tools
+    ]
+    actual = [
+        {
+            "name": t.name,
+            "description": t.description or "",
+            **({} if t.name in changed else {"input_schema": _schema(t.input_schema)}),
+        }
+        for t in read.tools
+    ]
+    return verdict(check, diff_findings(check, expected, actual, prefix="$.tools", turn=0))
+
+
+def _schema(schema: Mapping[str, Any] | None) -> Any:
+    """An empty schema and ``{"type": "object"}`` mean the same for a tool's input (MCP default)."""
+    if not schema or dict(schema) == {"type": "object", "properties": {}}:
+        return {"type": "object"}
+    return schema
+
+
+def _tool_choice(ctx: CaseContext) -> CheckVerdict | None:
+    check = "translation.tool_choice"
+    scenario = ctx.scenario
+    if scenario.tool_choice is None and scenario.parallel_tool_calls is None:
+        return None
+    read = _read_back(ctx)
+    findings: list[Finding] = []
+    read_choice = read.tool_choice
+    if read_choice is None and scenario.tool_choice == "auto":
+        read_choice = "auto"  # every wire's default when tools are offered
+    if read_choice is None and scenario.tool_choice == "none" and not read.tools:
+        read_choice = "none"  # no tools on the wire: nothing can be called (Ollama has no tool_choice field)
+    if scenario.tool_choice is not None and read_choice != scenario.tool_choice:
+        findings.append(
+            Finding(
+                check=check,
+                message="tool_choice read back from the wire differs",
+                path="$.tool_choice",
+                expected=scenario.tool_choice,
+                actual=read.tool_choice,
+                turn=0,
+            )
+        )
+    if scenario.parallel_tool_calls is not None and read.parallel_tool_calls != scenario.parallel_tool_calls:
+        findings.append(
+            Finding(
+                check=check,
+                message="parallel_tool_calls read back from the wire differs",
+                path="$.parallel_tool_calls",
+                expected=scenario.parallel_tool_calls,
+                actual=read.parallel_tool_calls,
+                turn=0,
+            )
+        )
+    return verdict(check, findings)
+
+
+def _request_shape(ctx: CaseContext) -> CheckVerdict | None:
+    check = "translation.request_shape"
+    validator = request_schema(ctx.adapter.wire_format)
+    if validator is None:
+        return None
+    findings: list[Finding] = []
+    for turn in ctx.outcome.turns:
+        for error in validator.iter_errors(turn.wire.body):
+            path = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+            findings.append(
+                Finding(
+                    check=check,
+                    message=error.message[:300],
+                    path=path,
+                    expected=str(error.validator),
+                    actual=error.instance if not isinstance(error.instance, dict | list) else None,
+                    turn=turn.turn,
+                )
+            )
+    return verdict(check, findings)

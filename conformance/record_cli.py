@@ -1,0 +1,212 @@
+"""``conformance record``: (re)record the cassettes of scenarios x adapters.
+
+For each chosen (adapter, scenario) pair, one cassette ``CASSETTE_DIR/<adapter>/<scenario-id>.yaml``
+holds the conversation run non-streaming, then streaming (the scenario's ``modes``), as
+consecutive interactions; replay matches each request by method, path and stream mode, in order.
+``--emulator`` starts the loopback emulator and scripts it with the scenario's replies;
+``--live`` sends the same requests, through the same code (``conformance.conversation``), to
+``--base-url`` with the key read from ``--api-key-env``.
+
+A pair whose scenario requires a capability the adapter does not declare is skipped (the runner
+reports it UNSUPPORTED without a cassette). One pair that fails never stops the others; the exit
+code is 1 when any failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from conformance.adapters import BUILTIN, NATIVE, get_adapter
+from conformance.adapters.base import Adapter
+from conformance.conversation import DEFAULT_MODELS, ConversationOutcome, run_conversation
+from conformance.errors import ConformanceError
+from conformance.recorder import Provenance, RecordResult, record_cassette
+from conformance.scenario import Scenario
+from conformance.transport import Transport
+
+__all__ = ["PairResult", "cassette_path", "record_command_main", "record_pairs", "select_scenarios"]
+
+_USAGE = 2
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairResult:
+    adapter: str
+    scenario: str
+    status: str
+    """``written``, ``unchanged``, ``unsupported`` or ``failed``."""
+    detail: str = ""
+
+
+def cassette_path(cassette_dir: Path, adapter: str, scenario_id: str) -> Path:
+    return cassette_dir / adapter / f"{scenario_id}.yaml"
+
+
+def select_scenarios(scenarios: Sequence[Scenario], patterns: Sequence[str] | None) -> list[Scenario]:
+    """The scenarios whose id equals or matches (``fnmatch``) one of ``patterns`` (all when none)."""
+    if not patterns:
+        return list(scenarios)
+    return [s for s in scenarios if any(s.id == p or fnmatch.fnmatchcase(s.id, p) for p in patterns)]
+
+
+def record_pairs(
+    scenarios: Sequence[Scenario],
+    adapters: Sequence[Adapter],
+    *,
+    cassette_dir: Path,
+    base_url: str,
+    mode: str,
+    set_script: Callable[[Scenario | None], None] | None = None,
+    api_key: str | None = None,
+    model: str | None = None,
+    progress: TextIO | None = None,
+) -> list[PairResult]:
+    """Record every (adapter, scenario) pair; ``set_script`` scripts the emulator per scenario."""
+    pairs = [(adapter, scenario) for adapter in adapters for scenario in scenarios]
+    results: list[PairResult] = []
+    for number, (adapter, scenario) in enumerate(pairs, 1):
+        result = _record_one(
+            adapter,
+            scenario,
+            cassette_dir=cassette_dir,
+            base_url=base_url,
+            mode=mode,
+            set_script=set_script,
+            api_key=api_key,
+            model=model,
+        )
+        results.append(result)
+        if progress is not None:
+            detail = f" ({result.detail})" if result.detail else ""
+            print(f"[{number}/{len(pairs)}] {adapter.name} {scenario.id}: {result.status}{detail}", file=progress)
+    return results
+
+
+def _record_one(
+    adapter: Adapter,
+    scenario: Scenario,
+    *,
+    cassette_dir: Path,
+    base_url: str,
+    mode: str,
+    set_script: Callable[[Scenario | None], None] | None,
+    api_key: str | None,
+    model: str | None,
+) -> PairResult:
+    missing = sorted(scenario.requires - adapter.capabilities)
+    if missing:
+        return PairResult(
+            adapter=adapter.name, scenario=scenario.id, status="unsupported", detail="requires " + ", ".join(missing)
+        )
+    chosen_model = model or DEFAULT_MODELS.get(adapter.wire_format, "model")
+    outcomes: list[ConversationOutcome] = []
+
+    def run(transport: Transport) -> None:
+        for run_mode in scenario.modes:
+            outcomes.append(run_conversation(scenario, adapter, transport, mode=run_mode, model=chosen_model))
+
+    if set_script is not None:
+        set_script(scenario)
+    try:
+        result: RecordResult = record_cassette(
+            cassette_path(cassette_dir, adapter.name, scenario.id),
+            run,
+            adapter=adapter.wire_format,
+            base_url=base_url,
+            provenance=Provenance(
+                mode="live" if mode == "live" else "emulator", model=chosen_model, scenario=scenario.id
+            ),
+            api_key=api_key,
+        )
+    except ConformanceError as exc:
+        return PairResult(adapter=adapter.name, scenario=scenario.id, status="failed", detail=str(exc))
+    except Exception as exc:  # an adapter that raises costs this pair only
+        return PairResult(
+            adapter=adapter.name, scenario=scenario.id, status="failed", detail=f"{type(exc).__name__}: {exc}"
+        )
+    finally:
+        if set_script is not None:
+            set_script(None)
+    notes = [f"{result.interactions} interactions"]
+    notes += [f"{o.mode}: {o.stopped}" for o in outcomes if o.stopped]
+    return PairResult(adapter=adapter.name, scenario=scenario.id, status=result.status, detail="; ".join(notes))
+
+
+def record_command_main(args: argparse.Namespace) -> int:
+    """The ``conformance record`` command (arguments parsed by ``conformance.cli``)."""
+    from conformance.loader import load_scenarios
+
+    names = [n.strip() for value in (args.adapter or []) for n in value.split(",") if n.strip()] or list(NATIVE)
+    unknown = [n for n in names if n not in BUILTIN]
+    if unknown:
+        return _usage(f"unknown adapter {', '.join(unknown)} (known: {', '.join(sorted(BUILTIN))})")
+    if args.live and not args.base_url:
+        return _usage("--live needs --base-url URL (and usually --api-key-env VAR)")
+    if args.emulator and (args.base_url or args.api_key_env):
+        return _usage("--base-url and --api-key-env go with --live; --emulator starts its own server")
+    api_key = None
+    if args.api_key_env:
+        api_key = os.environ.get(args.api_key_env)
+        if not api_key:
+            return _usage(f"environment variable {args.api_key_env} is not set or empty")
+    loaded = load_scenarios([args.scenarios_dir] if args.scenarios_dir else [])
+    for problem in loaded.problems:
+        print(problem, file=sys.stderr)
+    chosen = select_scenarios(loaded.scenarios, args.scenario)
+    if not chosen:
+        return _usage(f"no scenario matches {', '.join(args.scenario or ['(all)'])}")
+    adapters = [get_adapter(n) for n in names]
+    cassette_dir = Path(args.cassette_dir)
+    if args.live:
+        results = record_pairs(
+            chosen,
+            adapters,
+            cassette_dir=cassette_dir,
+            base_url=args.base_url,
+            mode="live",
+            api_key=api_key,
+            model=args.model,
+            progress=sys.stderr,
+        )
+    else:
+        from conformance.emulator import Emulator, EmulatorScript
+
+        with Emulator() as emulator:
+
+            def set_script(scenario: Scenario | None) -> None:
+                emulator.set_script(
+                    None
+                    if scenario is None
+                    else EmulatorScript(scenario_id=scenario.id, replies=tuple(t.reply for t in scenario.turns))
+                )
+
+            results = record_pairs(
+                chosen,
+                adapters,
+                cassette_dir=cassette_dir,
+                base_url=emulator.base_url,
+                mode="emulator",
+                set_script=set_script,
+                model=args.model,
+                progress=sys.stderr,
+            )
+    counts = {
+        status: sum(r.status == status for r in results) for status in ("written", "unchanged", "unsupported", "failed")
+    }
+    print(", ".join(f"{n} {status}" for status, n in counts.items()), file=sys.stderr)
+    for result in results:
+        if result.status == "failed":
+            print(f"FAILED {result.adapter} {result.scenario}: {result.detail}", file=sys.stderr)
+    return 1 if counts["failed"] or loaded.problems else 0
+
+
+def _usage(message: str) -> int:
+    print(f"conformance record: error: {message}", file=sys.stderr)
+    return _USAGE
