@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.adapters import BUILTIN
 from conformance.cli import main
 from conformance.errors import ScenarioError, UsageError
 from conformance.loader import (
@@ -123,7 +124,7 @@ CASES = [
         "open_ai_chat:",
         None,
         "unknown adapter 'open_ai_chat'",
-        expected="anthropic, gemini, ollama, openai_chat, openai_responses",
+        expected=", ".join(sorted(BUILTIN)),
         hint="did you mean 'openai_chat'?",
     ),
     Case(
