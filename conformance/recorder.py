@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+import orjson
 import yaml
 
 from conformance._atomic import write_atomic
@@ -72,6 +74,8 @@ DROPPED_RESPONSE_HEADERS = frozenset(
 """Response headers not written: the wall clock, the server's software version, and framing that
 no longer fits the stored body (httpx has decoded gzip, the body is stored whole)."""
 
+_LOOPBACK_PORT = re.compile(r"(https?://(?:127\.\d+\.\d+\.\d+|localhost|\[::1\])):\d+")
+"""A loopback URL's port inside a message (it changes on every run)."""
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 
@@ -243,9 +247,12 @@ def _interaction(exchange: Exchange, scrubber: Scrubber) -> dict[str, Any]:
     status = exchange.status or 0
     response: dict[str, Any] = {"status": {"code": status, "message": _reason(status)}}
     response["headers"] = _headers(exchange.response_headers, DROPPED_RESPONSE_HEADERS, scrubber)
-    response.update(_body(exchange.response_body, scrubber, allow_json=not exchange.stream))
+    if exchange.stream and exchange.chunks and (pieces := _text_chunks(exchange.chunks, scrubber)) is not None:
+        response["body"] = {"chunks": pieces}
+    else:
+        response.update(_body(exchange.response_body, scrubber, allow_json=not exchange.stream))
     if exchange.error is not None:
-        response["interrupted"] = scrubber.text(exchange.error)
+        response["interrupted"] = _LOOPBACK_PORT.sub(r"\1", scrubber.text(exchange.error))
     return {"request": request, "response": response}
 
 
@@ -273,6 +280,15 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     if len(out) != len(pairs):
         raise _DuplicateKey
     return out
+
+
+def _text_chunks(chunks: Iterable[bytes], scrubber: Scrubber) -> list[str] | None:
+    """A stream's pieces as they arrived, as text (one SSE event or NDJSON line each when the server
+    flushed them so); None when a piece is not UTF-8 on its own (then the body is stored whole)."""
+    try:
+        return [scrubber.text(chunk.decode("utf-8")) for chunk in chunks]
+    except UnicodeDecodeError:
+        return None
 
 
 def _body(body: bytes, scrubber: Scrubber, *, allow_json: bool) -> dict[str, Any]:
@@ -314,14 +330,50 @@ except ImportError:  # pragma: no cover - PyYAML without libyaml
 
 
 def render_cassette(provenance: Mapping[str, Any], interactions: list[dict[str, Any]]) -> str:
-    """The cassette text: provenance first, then the interactions, then ``version: 1``."""
+    """The cassette text: provenance first, then the interactions, then ``version: 1``.
+
+    Written as pretty JSON (JSON is YAML: vcrpy and any YAML loader read it, and
+    ``conformance.cassettes`` reads it at orjson's speed), with the characters YAML would read
+    differently escaped. A cassette holding bytes that are not UTF-8 is written as YAML instead
+    (``!!binary``).
+    """
     document = {"provenance": dict(provenance), "interactions": interactions, "version": 1}
-    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+    if _holds_bytes(document):
+        return yaml.dump(
+            document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100
+        )
+    text = json.dumps(document, indent=2, ensure_ascii=False)
+    return _YAML_SPECIAL.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
+
+
+_YAML_SPECIAL = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+"""Characters YAML reads differently inside a double-quoted scalar (NEL and the Unicode line and
+paragraph separators are line breaks; C1 controls, BOM and non-characters are not printable)."""
+
+
+def _holds_bytes(value: Any) -> bool:
+    if isinstance(value, bytes):
+        return True
+    if isinstance(value, dict):
+        return any(_holds_bytes(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_bytes(v) for v in value)
+    return False
+
+
+def _reload(data: bytes | str) -> Any:
+    """A cassette text read back the way ``conformance.cassettes`` reads it (JSON first, else YAML)."""
+    if (data.lstrip()[:1] if isinstance(data, bytes) else data.lstrip()[:1].encode()) == b"{":
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return yaml.load(data, Loader=_Loader)
 
 
 def _previous(target: Path) -> Any:
     try:
-        return yaml.load(target.read_bytes(), Loader=_Loader)
+        return _reload(target.read_bytes())
     except (OSError, yaml.YAMLError):
         return None
 
@@ -335,7 +387,7 @@ def _same_traffic(previous: Any, block: Mapping[str, Any], interactions: list[di
     old_block = previous.get("provenance")
     if not isinstance(old_block, dict) or "recorded" not in old_block:
         return False
-    new = yaml.load(render_cassette(block, interactions), Loader=_Loader)
+    new = _reload(render_cassette(block, interactions))
     untracked = {k: v for k, v in old_block.items() if k not in _UNTRACKED}
     tracked = {k: v for k, v in new["provenance"].items() if k not in _UNTRACKED}
     return bool(untracked == tracked and previous.get("interactions") == new["interactions"])
@@ -368,6 +420,8 @@ def _verify(temp: Path, target: Path, interactions: list[dict[str, Any]], comman
 def _expected_body(side: Mapping[str, Any]) -> tuple[bytes, Any]:
     if "parsed_body" in side:
         return json.dumps(side["parsed_body"]).encode(), side["parsed_body"]
+    if isinstance(side.get("body"), dict) and "chunks" in side["body"]:
+        return "".join(side["body"]["chunks"]).encode("utf-8"), None
     value = side["body"]["string"] if isinstance(side["body"], dict) else side["body"]
     return (value.encode("utf-8") if isinstance(value, str) else value), None
 
@@ -406,6 +460,10 @@ def _replay_problems(cassette: Cassette, interactions: list[dict[str, Any]], com
             except CassetteError as exc:
                 out.append(f"interaction {index} does not replay: {exc}")
                 continue
+            except httpx.HTTPError as exc:
+                if "interrupted" not in written["response"]:
+                    out.append(f"interaction {index} does not replay: {exc}")
+                continue  # a stream that broke while recording breaks again on replay, as it should
             expected, _ = _expected_body(written["response"])
             if response.status_code != written["response"]["status"]["code"] or served != expected:
                 out.append(f"interaction {index}: replay serves a different response")

@@ -21,7 +21,6 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,7 +28,7 @@ import httpx
 import yaml
 
 from conformance.cassettes import Cassette, Interaction, is_streaming, load_cassette
-from conformance.errors import ReplayMissError
+from conformance.errors import CassetteError, ReplayMissError
 from conformance.transport import STREAM_EXTENSION, Transport
 
 __all__ = ["ReplayBackend", "VcrSerializer", "interrupted_interactions", "replay_transport", "split_stream_body"]
@@ -93,24 +92,26 @@ def _response(interaction: Interaction, *, stream: bool, interrupted: str | None
     response = interaction.response
     assert response is not None
     headers = [(k, v) for k, v in response.headers.items() if k not in _DROP_ON_REPLAY]
-    pieces = split_stream_body(response.body) if stream and response.body else [response.body]
+    if stream and response.chunks:
+        pieces = list(response.chunks)  # the pieces as they arrived when recorded
+    else:
+        pieces = split_stream_body(response.body) if stream and response.body else [response.body]
+    interrupted = interrupted or response.interrupted
     return httpx.Response(response.status, headers=headers, stream=_Pieces(pieces, interrupted))
 
 
-def interrupted_interactions(path: str | os.PathLike[str]) -> dict[int, str]:
+def interrupted_interactions(path: str | os.PathLike[str] | Cassette) -> dict[int, str]:
     """Interaction index -> ``response.interrupted`` of a cassette the recorder wrote (a stream
-    that broke while recording); empty for other cassettes or a file that does not parse."""
+    that broke while recording); empty for other cassettes or a file that does not read."""
     try:
-        data: Any = yaml.load(Path(path).read_bytes(), Loader=_YAML_LOADER)
-    except (OSError, yaml.YAMLError):
+        cassette = path if isinstance(path, Cassette) else load_cassette(path)
+    except CassetteError:
         return {}
-    found: dict[int, str] = {}
-    items = data.get("interactions") if isinstance(data, dict) else None
-    for index, item in enumerate(items if isinstance(items, list) else []):
-        response = item.get("response") if isinstance(item, dict) else None
-        if isinstance(response, dict) and isinstance(response.get("interrupted"), str):
-            found[index] = response["interrupted"]
-    return found
+    return {
+        i.index: i.response.interrupted
+        for i in cassette.interactions
+        if i.response is not None and i.response.interrupted is not None
+    }
 
 
 def replay_transport(
@@ -120,11 +121,8 @@ def replay_transport(
 
     ``base_url`` only shapes the logged URLs: matching looks at method, path and stream mode.
     """
-    if isinstance(cassette, Cassette):
-        loaded, interrupted = cassette, interrupted_interactions(cassette.path)
-    else:
-        loaded, interrupted = load_cassette(cassette), interrupted_interactions(cassette)
-    return Transport(base_url, wire=wire, backend=ReplayBackend(loaded, command=command, interrupted=interrupted))
+    loaded = cassette if isinstance(cassette, Cassette) else load_cassette(cassette)
+    return Transport(base_url, wire=wire, backend=ReplayBackend(loaded, command=command))
 
 
 class VcrSerializer:
@@ -141,6 +139,9 @@ class VcrSerializer:
                 request["body"] = json.dumps(request.pop("parsed_body"))
             if "parsed_body" in response:
                 response["body"] = {"string": json.dumps(response.pop("parsed_body"))}
+            body = response.get("body")
+            if isinstance(body, dict) and "string" not in body and isinstance(body.get("chunks"), list):
+                response["body"] = {"string": "".join(body["chunks"])}
             response.pop("interrupted", None)
         return {"interactions": data.get("interactions") or [], "version": data.get("version", 1)}
 

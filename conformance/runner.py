@@ -147,10 +147,8 @@ def run_pair(
     if cassette.problems:
         message = f"cassette {path}: {'; '.join(cassette.problems)}; re-record it with `{command}`"
         return [_case(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
-    if provenance is not None:
-        block = _provenance(path)
-        if block:
-            provenance[str(path)] = block
+    if provenance is not None and cassette.provenance:
+        provenance[str(path)] = cassette.provenance
     results: list[CaseResult] = []
     non_stream: ConversationOutcome | None = None
     for mode in modes:
@@ -294,18 +292,3 @@ def _exchange_view(exchange: Exchange) -> Mapping[str, Any]:
         "response": text if len(text) <= 20_000 else text[:20_000] + f"... ({len(text)} characters)",
         "error": exchange.error,
     }
-
-
-def _provenance(path: Path) -> Mapping[str, Any]:
-    """The provenance block the recorder writes at the top of a cassette (empty for others)."""
-    import yaml
-
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(4096).decode("utf-8", "replace")
-        top = head.split("\ninteractions:", 1)[0]
-        data = yaml.safe_load(top)
-    except (OSError, yaml.YAMLError):
-        return {}
-    block = data.get("provenance") if isinstance(data, dict) else None
-    return block if isinstance(block, dict) else {}

@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from _loopback import LoopbackServer, Reply
 from _traffic import ANTHROPIC_BODY, ASK, CHAT_BODY, CHAT_STREAM, GEMINI_CHUNK, JSON, SSE, big_exchange, record_chat
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conformance import cli
 from conformance.adapters import get_adapter
@@ -50,11 +52,42 @@ def test_recorded_cassette_loads_and_holds_what_was_sent(tmp_path: Path) -> None
     assert first.response is not None and first.response.json == CHAT_BODY
     assert second.response is not None and second.response.body == b"".join(CHAT_STREAM)
     assert not is_streaming(first) and is_streaming(second)
+    assert second.response.chunks == tuple(CHAT_STREAM)  # the pieces as they arrived
     text = path.read_text(encoding="utf-8")
-    assert text.startswith("provenance:\n")
+    assert text.startswith('{\n  "provenance": {\n')  # pretty JSON, provenance first
     assert "请告诉我昨天的日期是什么时候?" in text  # Unicode kept readable, not \u-escaped
-    assert "    parsed_body:\n" in text  # JSON bodies as YAML mappings (the pydantic-ai dialect)
-    assert "      string: |+\n        data: {" in text  # SSE as a literal block
+    assert '        "parsed_body": {\n' in text  # JSON bodies as structure (the pydantic-ai dialect)
+    assert '          "chunks": [\n            "data: {' in text  # one stream piece per line
+
+
+def test_a_recorded_cassette_is_yaml_too(tmp_path: Path) -> None:
+    """JSON is YAML: vcrpy's own loader (libyaml's safe loader) reads the file to the same data."""
+    import json
+
+    from vcr.serializers import yamlserializer
+
+    path = tmp_path / "c.yaml"
+    record_chat(path)
+    text = path.read_text(encoding="utf-8")
+    assert yamlserializer.deserialize(text) == json.loads(text)
+
+
+@given(st.text())
+@settings(max_examples=300, deadline=None)
+def test_any_text_renders_to_json_that_yaml_reads_the_same(value: str) -> None:
+    import json
+
+    import yaml
+
+    from conformance.recorder import render_cassette
+
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return  # lone surrogates never come out of a decoded body
+    text = render_cassette({"scenario": value}, [{"request": {"body": value}}])
+    assert json.loads(text)["provenance"]["scenario"] == value
+    assert yaml.safe_load(text)["interactions"][0]["request"]["body"] == value
 
 
 def test_provenance_block(tmp_path: Path) -> None:
