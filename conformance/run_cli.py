@@ -137,7 +137,8 @@ def _scenarios(specs: list[str]) -> tuple[list[Scenario], list[str]]:
     return scenarios, [str(p) for p in loaded.problems]
 
 
-def run_command(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
     from conformance.runner import RunOptions, run_suite
 
     try:
@@ -250,7 +251,8 @@ def _case_text(case: CaseResult) -> str:
     return "\n".join(lines)
 
 
-def list_command(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+def list_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
     from conformance.loader import load_scenarios
 
     loaded = load_scenarios([])

@@ -1,0 +1,291 @@
+"""Anthropic Messages as the emulator sends it (``POST /v1/messages``).
+
+Sources: wire-formats.md §3 (anthropic-sdk-python ``types``, ``lib/streaming/_messages.py``; the
+API errors page), the recorded bodies and streams in ``shared/realworld/cassettes/anthropic``
+(crewai 2026, openllmetry 2025, pydantic-ai): field order, ``caller`` on tool_use blocks, usage
+fields, the space-padded event JSON.
+
+Body: ``content`` blocks (``thinking`` with a ``signature``, ``text``, ``tool_use`` with an
+``input`` object), ``stop_reason`` (``end_turn``/``tool_use``/``max_tokens``/``refusal``).
+
+Stream (``event:`` + ``data:``): ``message_start``; per block ``content_block_start``, deltas,
+``content_block_stop``; a ``ping`` right after the first block starts (as recorded); a tool_use
+block starts with ``input: {}`` and its first ``input_json_delta`` is ``""``, then fragments of the
+argument text; ``message_delta`` (stop reason, cumulative usage) and ``message_stop``. Event JSON
+is padded with spaces before its closing brace like real traffic; ``ping`` is ``{"type": "ping"}``.
+
+Quirks: ``ping`` (a ping after every argument fragment too, E9), ``empty_args_string`` (a call
+without arguments streams only the empty ``partial_json``, E3).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.emulator._deterministic import (
+    base62,
+    call_object,
+    fragments,
+    input_tokens,
+    output_tokens,
+    pad,
+    text_fragments,
+)
+from conformance.emulator._wire import (
+    ErrorAnswer,
+    Headers,
+    WireContext,
+    dumps_compact,
+    retry_after,
+    retry_after_header,
+    sse,
+)
+from conformance.scenario import Fault, Reply
+
+__all__ = [
+    "KNOWN_QUIRKS",
+    "WIRE",
+    "dump_body",
+    "error_response",
+    "invalid_request",
+    "malformed_event",
+    "response_body",
+    "response_headers",
+    "stream_error_event",
+    "stream_error_tail",
+    "stream_events",
+    "terminal_event_count",
+]
+
+WIRE = "anthropic"
+KNOWN_QUIRKS = frozenset({"ping", "empty_args_string"})
+
+_STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
+
+
+def _message_id(ctx: WireContext) -> str:
+    return "msg_01" + base62(22, *ctx.key("msg"))
+
+
+def _tool_use_id(ctx: WireContext, index: int) -> str:
+    return "toolu_01" + base62(22, *ctx.key("toolu", index))
+
+
+def _request_id(ctx: WireContext) -> str:
+    return "req_011C" + base62(20, *ctx.key("request"))
+
+
+def _signature(ctx: WireContext) -> str:
+    return "Eq" + base62(86, *ctx.key("signature"))
+
+
+def _stop_reason(reply: Reply) -> str:
+    return _STOP_REASONS.get(reply.finish, "end_turn")
+
+
+def _usage(reply: Reply, ctx: WireContext, *, output: int | None = None) -> dict[str, Any]:
+    return {
+        "input_tokens": input_tokens(ctx.turn),
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+        "output_tokens": output_tokens(reply) if output is None else output,
+        "service_tier": "standard",
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Whole responses
+# --------------------------------------------------------------------------------------------
+
+
+def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
+    """A ``message`` object (key order as recorded in 2026)."""
+    content: list[dict[str, Any]] = []
+    if reply.reasoning:
+        content.append({"type": "thinking", "thinking": reply.reasoning, "signature": _signature(ctx)})
+    if reply.text:
+        content.append({"type": "text", "text": reply.text})
+    for index, call in enumerate(reply.tool_calls):
+        content.append(
+            {
+                "type": "tool_use",
+                "id": _tool_use_id(ctx, index),
+                "name": call.name,
+                "input": call_object(call),
+                "caller": {"type": "direct"},
+            }
+        )
+    return {
+        "model": ctx.model,
+        "id": _message_id(ctx),
+        "type": "message",
+        "role": "assistant",
+        "content": content,
+        "stop_reason": _stop_reason(reply),
+        "stop_sequence": None,
+        "usage": {**_usage(reply, ctx), "inference_geo": "global"},
+    }
+
+
+def dump_body(body: Mapping[str, Any]) -> bytes:
+    return dumps_compact(body).encode()
+
+
+def _headers(ctx: WireContext, content_type: str) -> Headers:
+    return [
+        ("content-type", content_type),
+        ("request-id", _request_id(ctx)),
+        ("anthropic-ratelimit-requests-limit", "4000"),
+        ("anthropic-ratelimit-requests-remaining", "3999"),
+        ("anthropic-ratelimit-requests-reset", "2025-01-01T00:00:01Z"),
+    ]
+
+
+def response_headers(ctx: WireContext) -> Headers:
+    if ctx.stream:
+        return [*_headers(ctx, "text/event-stream; charset=utf-8"), ("cache-control", "no-cache")]
+    return _headers(ctx, "application/json")
+
+
+# --------------------------------------------------------------------------------------------
+# Streams
+# --------------------------------------------------------------------------------------------
+
+
+class _Events:
+    def __init__(self, ctx: WireContext) -> None:
+        self.ctx = ctx
+        self.events: list[bytes] = []
+
+    def add(self, kind: str, **fields: Any) -> None:
+        """An event whose JSON is padded before its last brace, as Anthropic's often is."""
+        data = dumps_compact({"type": kind, **fields})
+        spaces = " " * pad(15, *self.ctx.key("padding", len(self.events)))
+        self.events.append(sse(data[:-1] + spaces + "}", kind))
+
+    def ping(self) -> None:
+        self.events.append(sse(json.dumps({"type": "ping"}), "ping"))
+
+
+def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
+    """The SSE events of a streamed reply, ending with ``message_stop``."""
+    out = _Events(ctx)
+    message = {**response_body(reply, ctx), "content": [], "stop_reason": None}
+    message["usage"] = _usage(reply, ctx, output=1)
+    out.add("message_start", message=message)
+    index = 0
+    pinged = False
+
+    def start(block: dict[str, Any]) -> None:
+        nonlocal pinged
+        out.add("content_block_start", index=index, content_block=block)
+        if not pinged:
+            out.ping()
+            pinged = True
+
+    def delta(payload: dict[str, Any]) -> None:
+        out.add("content_block_delta", index=index, delta=payload)
+
+    if reply.reasoning:
+        start({"type": "thinking", "thinking": "", "signature": ""})
+        for piece in text_fragments(reply.reasoning, per=3):
+            delta({"type": "thinking_delta", "thinking": piece})
+        delta({"type": "signature_delta", "signature": _signature(ctx)})
+        out.add("content_block_stop", index=index)
+        index += 1
+    if reply.text:
+        start({"type": "text", "text": ""})
+        for piece in text_fragments(reply.text, per=3):
+            delta({"type": "text_delta", "text": piece})
+        out.add("content_block_stop", index=index)
+        index += 1
+    for number, call in enumerate(reply.tool_calls):
+        start({"type": "tool_use", "id": _tool_use_id(ctx, number), "name": call.name, "input": {}})
+        delta({"type": "input_json_delta", "partial_json": ""})
+        empty = "empty_args_string" in reply.quirks and call.arguments == {}
+        for piece in [] if empty else fragments(call.arguments_raw, per=3):
+            delta({"type": "input_json_delta", "partial_json": piece})
+            if "ping" in reply.quirks:
+                out.ping()
+        out.add("content_block_stop", index=index)
+        index += 1
+    if not pinged:
+        out.ping()
+    usage = {key: value for key, value in _usage(reply, ctx).items() if key not in ("cache_creation", "service_tier")}
+    out.add("message_delta", delta={"stop_reason": _stop_reason(reply), "stop_sequence": None}, usage=usage)
+    out.add("message_stop")
+    return out.events
+
+
+def terminal_event_count(reply: Reply, ctx: WireContext) -> int:
+    """``message_stop`` ends the stream."""
+    return 1
+
+
+# --------------------------------------------------------------------------------------------
+# Errors (§3e: {"type": "error", "error": {type, message}, "request_id"})
+# --------------------------------------------------------------------------------------------
+
+
+def _error(ctx: WireContext, status: int, etype: str, message: str, headers: Headers | None = None) -> ErrorAnswer:
+    body = {"type": "error", "error": {"type": etype, "message": message}, "request_id": _request_id(ctx)}
+    retry = "true" if status == 429 or status >= 500 else "false"
+    head = [("content-type", "application/json"), ("request-id", _request_id(ctx)), ("x-should-retry", retry)]
+    return status, head + (headers or []), dumps_compact(body).encode()
+
+
+def error_response(fault: Fault, ctx: WireContext) -> ErrorAnswer:
+    """The HTTP error answering a fault: 429 ``rate_limit_error``, 500 ``api_error``, 503 and 529
+    ``overloaded_error``, 400 ``invalid_request_error`` naming the tool's schema."""
+    extra: Headers = []
+    seconds = retry_after(fault)
+    if seconds is not None:
+        extra.append(("retry-after", retry_after_header(seconds)))
+    kind = fault.kind
+    if kind == "rate_limit":
+        extra += [
+            ("anthropic-ratelimit-requests-limit", "50"),
+            ("anthropic-ratelimit-requests-remaining", "0"),
+            ("anthropic-ratelimit-requests-reset", "2025-01-01T00:01:00Z"),
+        ]
+        message = (
+            "This request would exceed the rate limit for your organization of 50 requests per minute. "
+            "For details, refer to: https://docs.claude.com/en/api/rate-limits."
+        )
+        return _error(ctx, 429, "rate_limit_error", message, extra)
+    if kind == "server_error":
+        return _error(ctx, 500, "api_error", "Internal server error", extra)
+    if kind == "unavailable":  # UNVERIFIED: Anthropic documents 529 for overload, not 503
+        return _error(ctx, 503, "overloaded_error", "Service unavailable", extra)
+    if kind == "overloaded":
+        return _error(ctx, 529, "overloaded_error", "Overloaded", extra)
+    if kind == "invalid_tool_schema":
+        message = (
+            "tools.0.custom.input_schema: JSON schema is invalid. It must match JSON Schema draft 2020-12 "
+            "(https://json-schema.org/draft/2020-12). Learn more about tool use at https://docs.claude.com/en/docs/tool-use."
+        )
+        return _error(ctx, 400, "invalid_request_error", message, extra)
+    raise ValueError(f"fault {kind!r} is not answered with an HTTP error")
+
+
+def invalid_request(message: str, ctx: WireContext) -> ErrorAnswer:
+    return _error(ctx, 400, "invalid_request_error", message)
+
+
+def stream_error_event(ctx: WireContext, *, position: int = 0) -> bytes:
+    """``event: error`` inside a 200 stream (§3d); ``api_error`` is a server error."""
+    payload = {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
+    return sse(dumps_compact(payload), "error")
+
+
+def stream_error_tail(ctx: WireContext, *, position: int = 0) -> list[bytes]:
+    return []
+
+
+def malformed_event(ctx: WireContext, *, position: int = 0) -> bytes:
+    return sse(
+        '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel', "content_block_delta"
+    )

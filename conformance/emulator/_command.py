@@ -1,0 +1,114 @@
+"""``conformance emulator``: serve the emulator on 127.0.0.1 until interrupted (an I/O edge)."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+import threading
+from pathlib import Path
+from typing import TextIO
+
+from conformance.emulator._server import ENCODERS, Emulator, EmulatorScript
+
+__all__ = ["serve_command"]
+
+_USAGE = 2
+_PROBLEMS = 1
+_PATHS = {
+    "openai_chat": "/v1/chat/completions",
+    "openai_responses": "/v1/responses",
+    "anthropic": "/v1/messages",
+    "gemini": "/v1beta/models/{model}:generateContent (:streamGenerateContent?alt=sse)",
+    "ollama": "/api/chat",
+}
+
+
+def serve_command(
+    port: int = 0,
+    scenario: str | None = None,
+    scenarios_dir: str | None = None,
+    *,
+    stop: threading.Event | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Serve the emulator (playing ``scenario`` when given) until Ctrl-C, or until ``stop`` is set.
+
+    Prints the base URL and the paths first. Exit codes: 0 after a clean stop, 1 when the scenario
+    has problems or the port cannot be bound, 2 for an unknown scenario id or a bad port.
+    """
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if not 0 <= port <= 65535:
+        print(f"conformance emulator: error: --port {port} is not a TCP port (0-65535; 0 picks a free one)", file=err)
+        return _USAGE
+    script: EmulatorScript | None = None
+    if scenario is not None:
+        script, code = _load_script(scenario, scenarios_dir, err)
+        if script is None:
+            return code
+    try:
+        emulator = Emulator(port, script=script)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        print(
+            f"conformance emulator: error: cannot listen on 127.0.0.1:{port}: {reason}; "
+            "choose another --port (0 picks a free one)",
+            file=err,
+        )
+        return _PROBLEMS
+    with emulator:
+        print(f"conformance emulator listening on {emulator.base_url}", file=out)
+        for wire in ENCODERS:
+            print(f"  {wire:<17} POST {emulator.base_url}{_PATHS[wire]}", file=out)
+        if script is not None:
+            print(f"playing scenario {script.scenario_id} ({len(script.replies)} turn(s))", file=out)
+        else:
+            print("no scenario: every request gets the default reply", file=out)
+        print("press Ctrl-C to stop", file=out, flush=True)
+        waiter = stop or threading.Event()
+        try:
+            while not waiter.wait(0.25):
+                pass
+        except KeyboardInterrupt:
+            pass
+    print("conformance emulator stopped", file=out, flush=True)
+    return 0
+
+
+def _load_script(scenario: str, scenarios_dir: str | None, err: TextIO) -> tuple[EmulatorScript | None, int]:
+    """The script of scenario ``scenario``, or None and the exit code after printing why not."""
+    from conformance.errors import UsageError
+    from conformance.loader import load_scenarios
+
+    try:
+        result = load_scenarios([scenarios_dir] if scenarios_dir else [])
+    except UsageError as exc:
+        print(f"conformance emulator: error: {exc}", file=err)
+        return None, _USAGE
+    for candidate in result.scenarios:
+        if candidate.id == scenario:
+            return EmulatorScript.from_scenario(candidate), 0
+    own = [p for p in result.problems if _names(Path(p.path), scenario)]
+    if own:
+        print(f"conformance emulator: error: scenario {scenario!r} has problems:", file=err)
+        for problem in own:
+            print(f"  {problem}", file=err)
+        print(f"fix them (check with `conformance validate {own[0].path}`), then start the emulator again", file=err)
+        return None, _PROBLEMS
+    ids = [s.id for s in result.scenarios]
+    near = difflib.get_close_matches(scenario, ids, n=3)
+    hint = f"; did you mean {', '.join(near)}?" if near else ""
+    where = scenarios_dir or "the bundled scenarios"
+    print(f"conformance emulator: error: no scenario {scenario!r} in {where}{hint}", file=err)
+    print("list the valid ids with `conformance validate --format json`", file=err)
+    return None, _USAGE
+
+
+def _names(path: Path, scenario: str) -> bool:
+    """Whether ``path`` is the file of scenario id ``scenario`` (``.../basic/get_time.yaml``)."""
+    text = path.as_posix()
+    return any(
+        text.endswith(f"{scenario}{suffix}") and text[: -len(scenario + suffix)][-1:] in ("", "/")
+        for suffix in (".yaml", ".yml")
+    )

@@ -1,0 +1,315 @@
+"""Gemini (v1beta ``generateContent``) as the emulator sends it.
+
+Paths: ``POST /v1beta/models/{model}:generateContent`` (one body) and
+``:streamGenerateContent?alt=sse`` (SSE, CRLF line ends, no terminator, no ``event:`` names);
+without ``alt=sse`` the stream is one JSON array of pretty-printed responses (``[{...}\\n,\\r\\n{...}\\n]``,
+as llm-gemini records it).
+
+Sources: wire-formats.md §4 (google-genai ``types.py``, ``_api_client.py``, ``errors.py``), the
+recorded bodies and streams in ``shared/realworld/cassettes/gemini`` (crewai, openinference,
+logfire, pydantic-ai, llm-gemini): ``candidates[].content.parts[]``, ``role: "model"``,
+``finishReason``, ``usageMetadata`` on every chunk, ``modelVersion``, ``responseId``; SSE JSON with
+``": "`` after keys.
+
+A call is a whole ``functionCall`` part (``name``, ``args`` object); parallel calls are several
+parts of one chunk (the last, with ``finishReason: "STOP"``, as gemini-2.0-flash streams them);
+there is no tool-call finish reason (§4c). Reasoning is a ``thought: true`` text part.
+
+Quirks: ``call_ids`` (``functionCall.id``, 8 characters, as gemini-3.5-flash sends, E31),
+``thought_signature`` (a ``thoughtSignature`` on the first call part, E10), ``trailing_empty_text``
+(the finish reason in a last chunk of its own holding ``{"text": ""}``, gemini-3 style),
+``empty_args_string`` (no ``args`` at all for a call without arguments, E3).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.emulator._deterministic import (
+    base62,
+    call_object,
+    count_tokens,
+    input_tokens,
+    lower_alnum,
+    output_tokens,
+    pad,
+    reasoning_tokens,
+    text_fragments,
+)
+from conformance.emulator._wire import (
+    ErrorAnswer,
+    Headers,
+    WireContext,
+    dumps_spaced,
+    retry_after,
+    retry_after_header,
+    sse,
+)
+from conformance.scenario import Fault, Reply
+
+__all__ = [
+    "KNOWN_QUIRKS",
+    "WIRE",
+    "dump_body",
+    "error_response",
+    "invalid_request",
+    "malformed_event",
+    "response_body",
+    "response_headers",
+    "stream_error_event",
+    "stream_error_tail",
+    "stream_events",
+    "terminal_event_count",
+]
+
+WIRE = "gemini"
+KNOWN_QUIRKS = frozenset({"call_ids", "thought_signature", "trailing_empty_text", "empty_args_string"})
+
+_FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
+_ARRAY_SEPARATOR = b"\n,\r\n"
+
+
+def _response_id(ctx: WireContext) -> str:
+    return base62(23, *ctx.key("responseId"))
+
+
+def _call_parts(reply: Reply, ctx: WireContext) -> list[dict[str, Any]]:
+    parts = []
+    for index, call in enumerate(reply.tool_calls):
+        function: dict[str, Any] = {"name": call.name}
+        if not ("empty_args_string" in reply.quirks and call.arguments == {}):
+            function["args"] = call_object(call)
+        if "call_ids" in reply.quirks:
+            function["id"] = lower_alnum(8, *ctx.key("functionCall.id", index))
+        part: dict[str, Any] = {"functionCall": function}
+        if index == 0 and "thought_signature" in reply.quirks:
+            part["thoughtSignature"] = base62(120, *ctx.key("thoughtSignature")) + "="
+        parts.append(part)
+    return parts
+
+
+def _candidates(reply: Reply) -> int:
+    return max(1, output_tokens(reply) - reasoning_tokens(reply))
+
+
+def _usage(reply: Reply, ctx: WireContext, candidates: int | None, *, whole: bool = False) -> dict[str, Any]:
+    """``usageMetadata``; a chunk holding only a thought has no candidate count yet (recorded), and
+    only whole bodies break the candidates down by modality."""
+    prompt = input_tokens(ctx.turn)
+    thoughts = reasoning_tokens(reply)
+    usage: dict[str, Any] = {"promptTokenCount": prompt}
+    if candidates is not None:
+        usage["candidatesTokenCount"] = candidates
+    usage["totalTokenCount"] = prompt + (candidates or 0) + thoughts
+    usage["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": prompt}]
+    if whole and candidates is not None:
+        usage["candidatesTokensDetails"] = [{"modality": "TEXT", "tokenCount": candidates}]
+    if thoughts:
+        usage["thoughtsTokenCount"] = thoughts
+    usage["serviceTier"] = "standard"
+    return usage
+
+
+def _chunk(
+    reply: Reply, ctx: WireContext, parts: list[dict[str, Any]], finish: str | None, candidates: int | None
+) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    candidate["index"] = 0
+    if finish is not None and any("functionCall" in part for part in parts):
+        candidate["finishMessage"] = "Model generated function call(s)."  # gemini-2.5 (recorded)
+    return {
+        "candidates": [candidate],
+        "usageMetadata": _usage(reply, ctx, candidates),
+        "modelVersion": ctx.model,
+        "responseId": _response_id(ctx),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Whole responses
+# --------------------------------------------------------------------------------------------
+
+
+def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
+    """A ``GenerateContentResponse`` (gemini-2.0 shape: ``avgLogprobs``, no candidate ``index``)."""
+    parts: list[dict[str, Any]] = []
+    if reply.reasoning:
+        parts.append({"text": reply.reasoning, "thought": True})
+    if reply.text:
+        parts.append({"text": reply.text})
+    parts.extend(_call_parts(reply, ctx))
+    candidate = {
+        "content": {"parts": parts, "role": "model"},
+        "finishReason": _FINISH.get(reply.finish, "STOP"),
+        "avgLogprobs": -(1 + pad(250, *ctx.key("avgLogprobs"))) / 10000,
+    }
+    return {
+        "candidates": [candidate],
+        "usageMetadata": _usage(reply, ctx, _candidates(reply), whole=True),
+        "modelVersion": ctx.model,
+        "responseId": _response_id(ctx),
+    }
+
+
+def dump_body(body: Mapping[str, Any]) -> bytes:
+    """Pretty-printed with two spaces and a final newline, as Google sends whole bodies."""
+    return json.dumps(body, ensure_ascii=False, indent=2).encode() + b"\n"
+
+
+def _google_headers(content_type: str, ctx: WireContext) -> Headers:
+    return [
+        ("content-type", content_type),
+        ("vary", "Origin, X-Origin, Referer"),
+        ("server", "scaffolding on HTTPServer2"),
+        ("server-timing", f"gfet4t7; dur={200 + pad(800, *ctx.key('server-timing'))}"),
+    ]
+
+
+def response_headers(ctx: WireContext) -> Headers:
+    if ctx.stream and ctx.sse:
+        return [*_google_headers("text/event-stream", ctx), ("content-disposition", "attachment")]
+    return _google_headers("application/json; charset=UTF-8", ctx)
+
+
+# --------------------------------------------------------------------------------------------
+# Streams
+# --------------------------------------------------------------------------------------------
+
+
+def _frame(payload: Mapping[str, Any], ctx: WireContext, *, position: int, last: bool = False) -> bytes:
+    """One chunk: an SSE event (CRLF), or an element of the JSON array stream."""
+    if ctx.sse:
+        return sse(dumps_spaced(payload), crlf=True)
+    head = b"[" if position == 0 else _ARRAY_SEPARATOR
+    return head + json.dumps(payload, ensure_ascii=False, indent=2).encode() + (b"\n]" if last else b"")
+
+
+def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
+    """The chunks of a streamed reply; the last one holds the finish reason."""
+    finish = _FINISH.get(reply.finish, "STOP")
+    total = _candidates(reply)
+    payloads: list[tuple[list[dict[str, Any]], str | None, int | None]] = []
+    if reply.reasoning:
+        payloads.append(([{"text": reply.reasoning, "thought": True}], None, None))
+    spoken = 0
+    for piece in text_fragments(reply.text or "", per=4):
+        spoken += count_tokens(piece)
+        payloads.append(([{"text": piece}], None, min(total, max(1, spoken))))
+    calls = _call_parts(reply, ctx)
+    if calls:
+        payloads.append((calls, None, total))
+    if "trailing_empty_text" in reply.quirks or not payloads or (reply.reasoning and len(payloads) == 1):
+        payloads.append(([{"text": ""}], finish, total))
+    else:
+        parts, _, _ = payloads[-1]
+        payloads[-1] = (parts, finish, total)
+    return [
+        _frame(_chunk(reply, ctx, parts, reason, count), ctx, position=n, last=n == len(payloads) - 1)
+        for n, (parts, reason, count) in enumerate(payloads)
+    ]
+
+
+def terminal_event_count(reply: Reply, ctx: WireContext) -> int:
+    """The chunk with ``finishReason`` ends the stream (there is no other terminator)."""
+    return 1
+
+
+# --------------------------------------------------------------------------------------------
+# Errors (§4e: {"error": {code, message, status, details?}})
+# --------------------------------------------------------------------------------------------
+
+
+def _error_payload(status: int, code: str, message: str, details: list[Any] | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": status, "message": message, "status": code}
+    if details is not None:
+        error["details"] = details
+    return {"error": error}
+
+
+def _error(ctx: WireContext, status: int, payload: dict[str, Any], extra: Headers | None = None) -> ErrorAnswer:
+    # a stream without alt=sse answers errors as a one-element array (google-gemini/gemini-cli#6678)
+    value: Any = [payload] if ctx.stream and not ctx.sse else payload
+    body = json.dumps(value, ensure_ascii=False, indent=2).encode() + b"\n"
+    return status, _google_headers("application/json; charset=UTF-8", ctx) + (extra or []), body
+
+
+def error_response(fault: Fault, ctx: WireContext) -> ErrorAnswer:
+    """The HTTP error answering a fault: 429 ``RESOURCE_EXHAUSTED`` (with ``RetryInfo``), 500
+    ``INTERNAL``, 503 ``UNAVAILABLE`` (unavailable and overloaded), 400 ``INVALID_ARGUMENT`` naming
+    the function declaration's parameters."""
+    extra: Headers = []
+    seconds = retry_after(fault)
+    if seconds is not None:
+        extra.append(("retry-after", retry_after_header(seconds)))
+    kind = fault.kind
+    if kind == "rate_limit":
+        details = [
+            {
+                "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                "violations": [
+                    {
+                        "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                        "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+                        "quotaDimensions": {"location": "global", "model": ctx.model},
+                        "quotaValue": "10",
+                    }
+                ],
+            },
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_after_header(seconds or 1)}s"},
+        ]
+        message = (
+            "You exceeded your current quota, please check your plan and billing details. For more information "
+            "on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits."
+        )
+        return _error(ctx, 429, _error_payload(429, "RESOURCE_EXHAUSTED", message, details), extra)
+    if kind == "server_error":
+        message = (
+            "An internal error has occurred. Please retry or report in "
+            "https://developers.generativeai.google/guide/troubleshooting"
+        )
+        return _error(ctx, 500, _error_payload(500, "INTERNAL", message), extra)
+    if kind == "unavailable":
+        return _error(ctx, 503, _error_payload(503, "UNAVAILABLE", "The service is currently unavailable."), extra)
+    if kind == "overloaded":
+        message = "The model is overloaded. Please try again later."
+        return _error(ctx, 503, _error_payload(503, "UNAVAILABLE", message), extra)
+    if kind == "invalid_tool_schema":
+        field = "tools[0].function_declarations[0].parameters"
+        message = (
+            f"Invalid JSON payload received. Unknown name \"additionalProperties\" at '{field}': Cannot find field."
+        )
+        details = [
+            {
+                "@type": "type.googleapis.com/google.rpc.BadRequest",
+                "fieldViolations": [{"field": field, "description": message}],
+            }
+        ]
+        return _error(ctx, 400, _error_payload(400, "INVALID_ARGUMENT", message, details), extra)
+    raise ValueError(f"fault {kind!r} is not answered with an HTTP error")
+
+
+def invalid_request(message: str, ctx: WireContext) -> ErrorAnswer:
+    return _error(ctx, 400, _error_payload(400, "INVALID_ARGUMENT", message))
+
+
+def stream_error_event(ctx: WireContext, *, position: int = 0) -> bytes:
+    """``{"error": {...}}`` as a stream chunk (§4d: the SDK raises on it); ``INTERNAL`` is a server error."""
+    message = "An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting"
+    return _frame(_error_payload(500, "INTERNAL", message), ctx, position=position, last=True)
+
+
+def stream_error_tail(ctx: WireContext, *, position: int = 0) -> list[bytes]:
+    return []
+
+
+def malformed_event(ctx: WireContext, *, position: int = 0) -> bytes:
+    """SSE: a chunk cut in the middle of its JSON. JSON array: an element whose brackets and quotes
+    balance (so a reader can tell where it ends) but which is not JSON."""
+    if ctx.sse:
+        return sse('{"candidates": [{"content": {"parts": [{"text": "Hel', crlf=True)
+    element = b'{"candidates": [{"content": {"parts": [{"text": Hel}], "role": "model"}}]}'
+    return (b"[" if position == 0 else _ARRAY_SEPARATOR) + element

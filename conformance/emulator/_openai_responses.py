@@ -1,0 +1,321 @@
+"""The OpenAI Responses API as the emulator sends it (``POST /v1/responses``).
+
+Sources: wire-formats.md §2 (openai-python ``types/responses``; OAI-SPEC), the recorded streams
+and bodies in ``shared/realworld/cassettes/openai_responses`` (pydantic-ai, logfire, crewai) and
+vercel/ai ``packages/openai/src/responses/__fixtures__/openai-error.1.chunks.txt`` (the mid-stream
+``error`` event, nested, then ``response.failed``).
+
+A response object echoes the request's settings (``instructions``, ``tools``, ``tool_choice``,
+``parallel_tool_calls``, ``max_output_tokens``). Output items: a ``reasoning`` item (its text as a
+``summary_text`` part; ``encrypted_content`` only when the request's ``include`` asks for it), a
+``message`` item with one ``output_text`` part, then one ``function_call`` item per call with two
+ids: item ``id`` (``fc_``) and ``call_id`` (``call_``) (E12).
+
+Stream: named SSE events (``event:`` = the data's ``type``), each with a ``sequence_number`` from 0:
+``response.created``, ``response.in_progress``, per item ``response.output_item.added`` ... (text:
+``content_part.added``, ``output_text.delta`` a token each, ``output_text.done``,
+``content_part.done``; call: ``function_call_arguments.delta`` cut mid-token, then ``.done``)
+``response.output_item.done``, and the terminal ``response.completed`` (or
+``response.incomplete`` for ``length``/``content_filter``). No ``[DONE]`` (§2d).
+
+Quirks: ``args_in_first_chunk`` (the whole argument text already in ``output_item.added``, no
+deltas), ``empty_args_string`` (``""`` for a call without arguments, E3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from conformance.emulator._deterministic import (
+    CREATED,
+    base62,
+    fragments,
+    hex_id,
+    input_tokens,
+    output_tokens,
+    pad,
+    reasoning_tokens,
+    text_fragments,
+)
+from conformance.emulator._openai_chat import dump_body, openai_error, openai_fault_answer, openai_headers
+from conformance.emulator._wire import ErrorAnswer, Headers, WireContext, dumps_compact, sse
+from conformance.scenario import Fault, Reply, ScriptedCall
+
+__all__ = [
+    "KNOWN_QUIRKS",
+    "WIRE",
+    "dump_body",
+    "error_response",
+    "invalid_request",
+    "malformed_event",
+    "response_body",
+    "response_headers",
+    "response_id",
+    "stream_error_event",
+    "stream_error_tail",
+    "stream_events",
+    "terminal_event_count",
+]
+
+WIRE = "openai_responses"
+KNOWN_QUIRKS = frozenset({"args_in_first_chunk", "empty_args_string"})
+
+_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+_SERVER_ERROR = "The server had an error processing your request. Sorry about that! You can retry your request."
+
+
+def response_id(ctx: WireContext) -> str:
+    """The ``resp_`` id of the response answering ``ctx`` (the server maps it back to its turn)."""
+    return "resp_" + hex_id(50, *ctx.key("resp"))
+
+
+def _item_id(ctx: WireContext, prefix: str, index: int = 0) -> str:
+    return f"{prefix}_" + hex_id(50, *ctx.key(prefix, index))
+
+
+def _call_id(ctx: WireContext, index: int) -> str:
+    return "call_" + base62(24, *ctx.key("call", index))
+
+
+def _arguments(call: ScriptedCall, reply: Reply) -> str:
+    if "empty_args_string" in reply.quirks and call.arguments == {}:
+        return ""
+    return call.arguments_raw
+
+
+def _usage(reply: Reply, ctx: WireContext) -> dict[str, Any]:
+    prompt, completion = input_tokens(ctx.turn), output_tokens(reply)
+    return {
+        "input_tokens": prompt,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": completion,
+        "output_tokens_details": {"reasoning_tokens": reasoning_tokens(reply)},
+        "total_tokens": prompt + completion,
+    }
+
+
+def _response(
+    ctx: WireContext, status: str, output: list[dict[str, Any]], usage: dict[str, Any] | None, reply: Reply | None
+) -> dict[str, Any]:
+    """The response object (field order as recorded in 2026)."""
+    request = ctx.request
+
+    def echo(key: str, kind: type) -> Any:
+        value = request.get(key)
+        return None if isinstance(value, bool) or not isinstance(value, kind) else value
+
+    incomplete = _INCOMPLETE.get(reply.finish) if reply is not None and status == "incomplete" else None
+    parallel = request.get("parallel_tool_calls")
+    asked = request.get("reasoning")
+    effort = {k: v for k, v in asked.items() if isinstance(v, str)} if isinstance(asked, Mapping) else {}
+    return {
+        "id": response_id(ctx),
+        "object": "response",
+        "created_at": CREATED,
+        "status": status,
+        "background": False,
+        "completed_at": CREATED + 1 if status in ("completed", "incomplete") else None,
+        "error": {"code": "server_error", "message": _SERVER_ERROR} if status == "failed" else None,
+        "frequency_penalty": 0.0,
+        "incomplete_details": {"reason": incomplete} if incomplete else None,
+        "instructions": echo("instructions", str),
+        "max_output_tokens": echo("max_output_tokens", int),
+        "max_tool_calls": None,
+        "model": ctx.model,
+        "output": output,
+        "parallel_tool_calls": parallel if isinstance(parallel, bool) else True,
+        "presence_penalty": 0.0,
+        "previous_response_id": echo("previous_response_id", str),
+        "prompt_cache_key": None,
+        "reasoning": {"effort": effort.get("effort"), "summary": effort.get("summary")},
+        "safety_identifier": None,
+        "service_tier": "default",
+        "store": True,
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}, "verbosity": "medium"},
+        "tool_choice": request.get("tool_choice", "auto"),
+        "tools": echo("tools", list) or [],
+        "top_logprobs": 0,
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": usage,
+        "user": None,
+        "metadata": {},
+    }
+
+
+def _status(reply: Reply) -> str:
+    return "incomplete" if reply.finish in _INCOMPLETE else "completed"
+
+
+def _wants_encrypted_reasoning(ctx: WireContext) -> bool:
+    include = ctx.request.get("include")
+    return isinstance(include, list) and "reasoning.encrypted_content" in include
+
+
+def _reasoning_item(reply: Reply, ctx: WireContext, *, done: bool) -> dict[str, Any]:
+    item: dict[str, Any] = {"id": _item_id(ctx, "rs"), "type": "reasoning"}
+    if _wants_encrypted_reasoning(ctx):
+        item["encrypted_content"] = "gAAAAAB" + base62(96, *ctx.key("encrypted_content"))
+    item["summary"] = [{"type": "summary_text", "text": reply.reasoning}] if done else []
+    return item
+
+
+def _text_part(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+
+
+def _message_item(reply: Reply, ctx: WireContext, *, done: bool) -> dict[str, Any]:
+    return {
+        "id": _item_id(ctx, "msg"),
+        "type": "message",
+        "status": "completed" if done else "in_progress",
+        "content": [_text_part(reply.text or "")] if done else [],
+        "role": "assistant",
+    }
+
+
+def _call_item(reply: Reply, ctx: WireContext, index: int, *, done: bool) -> dict[str, Any]:
+    call = reply.tool_calls[index]
+    arguments = _arguments(call, reply)
+    early = done or "args_in_first_chunk" in reply.quirks
+    return {
+        "id": _item_id(ctx, "fc", index),
+        "type": "function_call",
+        "status": "completed" if done else "in_progress",
+        "arguments": arguments if early else "",
+        "call_id": _call_id(ctx, index),
+        "name": call.name,
+    }
+
+
+def _output(reply: Reply, ctx: WireContext) -> list[dict[str, Any]]:
+    output = []
+    if reply.reasoning:
+        output.append(_reasoning_item(reply, ctx, done=True))
+    if reply.text:
+        output.append(_message_item(reply, ctx, done=True))
+    output.extend(_call_item(reply, ctx, i, done=True) for i in range(len(reply.tool_calls)))
+    return output
+
+
+def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
+    """A ``response`` object (status ``completed``, or ``incomplete`` when cut)."""
+    return _response(ctx, _status(reply), _output(reply, ctx), _usage(reply, ctx), reply)
+
+
+def response_headers(ctx: WireContext) -> Headers:
+    return openai_headers(ctx, "text/event-stream; charset=utf-8" if ctx.stream else "application/json")
+
+
+# --------------------------------------------------------------------------------------------
+# Streams
+# --------------------------------------------------------------------------------------------
+
+
+class _Events:
+    """Numbers the events (``sequence_number``) as they are added."""
+
+    def __init__(self, ctx: WireContext) -> None:
+        self.ctx = ctx
+        self.events: list[bytes] = []
+
+    def add(self, kind: str, **fields: Any) -> None:
+        payload = {"type": kind, **fields, "sequence_number": len(self.events)}
+        self.events.append(sse(dumps_compact(payload), kind))
+
+    def obfuscation(self) -> str:
+        n = len(self.events)
+        return base62(3 + pad(12, *self.ctx.key("obfuscation-length", n)), *self.ctx.key("obfuscation", n))
+
+
+def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
+    """The named SSE events of a streamed reply, ending with ``response.completed``/``.incomplete``."""
+    out = _Events(ctx)
+    out.add("response.created", response=_response(ctx, "in_progress", [], None, None))
+    out.add("response.in_progress", response=_response(ctx, "in_progress", [], None, None))
+    position = 0
+    if reply.reasoning:
+        out.add("response.output_item.added", item=_reasoning_item(reply, ctx, done=False), output_index=position)
+        out.add("response.output_item.done", item=_reasoning_item(reply, ctx, done=True), output_index=position)
+        position += 1
+    if reply.text:
+        item_id = _item_id(ctx, "msg")
+        part = {"content_index": 0, "item_id": item_id, "output_index": position}
+        out.add("response.output_item.added", item=_message_item(reply, ctx, done=False), output_index=position)
+        out.add("response.content_part.added", **part, part=_text_part(""))
+        for piece in text_fragments(reply.text):
+            out.add(
+                "response.output_text.delta",
+                content_index=0,
+                delta=piece,
+                item_id=item_id,
+                logprobs=[],
+                obfuscation=out.obfuscation(),
+                output_index=position,
+            )
+        out.add("response.output_text.done", **part, logprobs=[], text=reply.text)
+        out.add("response.content_part.done", **part, part=_text_part(reply.text))
+        out.add("response.output_item.done", item=_message_item(reply, ctx, done=True), output_index=position)
+        position += 1
+    for index, call in enumerate(reply.tool_calls):
+        item_id = _item_id(ctx, "fc", index)
+        arguments = _arguments(call, reply)
+        out.add("response.output_item.added", item=_call_item(reply, ctx, index, done=False), output_index=position)
+        if "args_in_first_chunk" not in reply.quirks:
+            for piece in fragments(arguments):
+                out.add(
+                    "response.function_call_arguments.delta",
+                    delta=piece,
+                    item_id=item_id,
+                    obfuscation=out.obfuscation(),
+                    output_index=position,
+                )
+        out.add("response.function_call_arguments.done", arguments=arguments, item_id=item_id, output_index=position)
+        out.add("response.output_item.done", item=_call_item(reply, ctx, index, done=True), output_index=position)
+        position += 1
+    status = _status(reply)
+    out.add(f"response.{status}", response=response_body(reply, ctx))
+    return out.events
+
+
+def terminal_event_count(reply: Reply, ctx: WireContext) -> int:
+    """``response.completed`` (or ``response.incomplete``) ends the stream."""
+    return 1
+
+
+# --------------------------------------------------------------------------------------------
+# Errors
+# --------------------------------------------------------------------------------------------
+
+
+def error_response(fault: Fault, ctx: WireContext) -> ErrorAnswer:
+    """The HTTP error answering a fault (the Chat envelope, §2e; a stream request gets JSON, E23)."""
+    return openai_fault_answer(fault, ctx, "tools[0].parameters")
+
+
+def invalid_request(message: str, ctx: WireContext) -> ErrorAnswer:
+    headers = openai_headers(ctx, "application/json; charset=utf-8")
+    return 400, headers, openai_error(message, "invalid_request_error")
+
+
+def stream_error_event(ctx: WireContext, *, position: int = 0) -> bytes:
+    """The ``error`` event as recorded (nested ``error`` object; the spec's flat form also exists, E11)."""
+    error = {"type": "server_error", "code": "server_error", "message": _SERVER_ERROR, "param": None}
+    return sse(dumps_compact({"type": "error", "sequence_number": position, "error": error}), "error")
+
+
+def stream_error_tail(ctx: WireContext, *, position: int = 0) -> list[bytes]:
+    """``response.failed`` follows the error event (recorded)."""
+    payload = {
+        "type": "response.failed",
+        "sequence_number": position + 1,
+        "response": _response(ctx, "failed", [], None, None),
+    }
+    return [sse(dumps_compact(payload), "response.failed")]
+
+
+def malformed_event(ctx: WireContext, *, position: int = 0) -> bytes:
+    data = '{"type":"response.output_text.delta","content_index":0,"delta":"Hel'
+    return sse(data, "response.output_text.delta")

@@ -1,0 +1,482 @@
+"""The emulator's HTTP server: the I/O edge of ``conformance.emulator``.
+
+A stdlib ``ThreadingHTTPServer`` bound to 127.0.0.1 only, speaking HTTP/1.1: a whole body goes
+out with ``Content-Length``, a stream with ``Transfer-Encoding: chunked``, one HTTP chunk per SSE
+event or NDJSON line, each written with its own ``send`` (Nagle off) so clients see real chunk
+boundaries. No ``Date`` header and no clock anywhere: the same script answers the same request
+with the same bytes.
+
+A request is routed by its path (``conformance.adapters.detect_adapter``), decoded with that
+adapter's ``request_from_wire`` only to count its assistant messages (the turn index) and read
+the model, then answered from the script's reply for that turn by the wire's encoder module
+(``_openai_chat`` ...), with the reply's fault applied (docs/emulator.md has the table). Whatever
+goes wrong with one request (an unreadable body, an exception in an encoder, a client that hangs
+up) is answered or logged; the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import socket
+import socketserver
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, cast
+from urllib.parse import parse_qs, urlsplit
+
+from conformance.adapters import detect_adapter, get_adapter
+from conformance.emulator import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses
+from conformance.emulator._wire import DEFAULT_AFTER, ErrorAnswer, Headers, WireContext, WireEncoder
+from conformance.scenario import HTTP_FAULTS, STREAM_FAULTS, Reply, Scenario
+
+__all__ = ["DEFAULT_REPLY", "ENCODERS", "Emulator", "EmulatorScript", "ReceivedRequest"]
+
+logger = logging.getLogger("conformance.emulator")
+
+ENCODERS: Mapping[str, WireEncoder] = {
+    "openai_chat": _openai_chat,
+    "openai_responses": _openai_responses,
+    "anthropic": _anthropic,
+    "gemini": _gemini,
+    "ollama": _ollama,
+}
+"""Wire format -> its encoder module."""
+
+DEFAULT_REPLY = Reply(text="Hello from the conformance emulator.")
+"""What every turn gets when no script is set (so any client can be pointed at the emulator)."""
+
+_ENDPOINTS = {
+    "openai_chat": "POST /v1/chat/completions",
+    "openai_responses": "POST /v1/responses",
+    "anthropic": "POST /v1/messages",
+    "gemini": "POST /v1beta/models/{model}:generateContent | :streamGenerateContent?alt=sse",
+    "ollama": "POST /api/chat",
+}
+_MAX_BODY = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmulatorScript:
+    """The replies the emulator plays, one per turn (turn = assistant messages in the request)."""
+
+    scenario_id: str
+    """Names the script in errors and seeds every id (sha256 of scenario id, turn, index)."""
+    replies: tuple[Reply, ...]
+
+    @classmethod
+    def from_scenario(cls, scenario: Scenario) -> EmulatorScript:
+        """The script playing ``scenario``'s turns."""
+        return cls(scenario_id=scenario.id, replies=tuple(turn.reply for turn in scenario.turns))
+
+
+_DEFAULT_SCRIPT = EmulatorScript(scenario_id="default", replies=(DEFAULT_REPLY,))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReceivedRequest:
+    """A request the emulator received (for tests)."""
+
+    method: str
+    path: str
+    """Path and query as sent."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Lower-cased names."""
+    body: bytes = b""
+
+
+class _BadRequest(Exception):
+    """A request the emulator answers with a 400 in the wire's error shape."""
+
+
+class Emulator:
+    """The loopback provider emulator: a real HTTP/1.1 server on 127.0.0.1 in a daemon thread.
+
+    Use it as a context manager (``with Emulator(port=0) as emu: emu.base_url``), or call
+    ``start()`` and ``close()``. Every wire is served from ``base_url`` by path.
+    """
+
+    def __init__(self, port: int = 0, *, script: EmulatorScript | None = None) -> None:
+        self._lock = threading.Lock()
+        self._script = script
+        self._requests: list[ReceivedRequest] = []
+        self._log: list[str] = []
+        self._responses: dict[str, tuple[str, int]] = {}  # Responses ids -> (scenario id, turn)
+        self._server = _Server(port, self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="conformance-emulator", daemon=True
+        )
+        self._started = False
+        self._closed = False
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT``: every wire is served from this root."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Emulator:
+        if not self._started:
+            self._started = True
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving, drop open connections and free the port."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._started:
+            self._server.shutdown()
+        self._server.drop_connections()
+        self._server.server_close()
+        if self._started:
+            self._thread.join(timeout=10)
+
+    def __enter__(self) -> Emulator:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # ---- script and records ----------------------------------------------------------------
+
+    def set_script(self, script: EmulatorScript | None) -> None:
+        """Play ``script`` from now on; ``None`` goes back to the default reply."""
+        with self._lock:
+            self._script = script
+
+    @property
+    def script(self) -> EmulatorScript | None:
+        with self._lock:
+            return self._script
+
+    @property
+    def requests(self) -> list[ReceivedRequest]:
+        """The requests received so far, oldest first (a copy)."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def log(self) -> list[str]:
+        """Notes about what was asked and not done (unknown quirks, stream faults on whole bodies)."""
+        with self._lock:
+            return list(self._log)
+
+    def _note(self, message: str) -> None:
+        logger.info("%s", message)
+        with self._lock:
+            self._log.append(message)
+
+    # ---- answering -------------------------------------------------------------------------
+
+    def _handle(self, handler: _Handler) -> None:
+        raw_path = handler.path
+        try:
+            body = _read_body(handler)
+        except _BadRequest as exc:
+            handler.close_connection = True
+            _send_whole(handler, *_generic_error(400, str(exc)))
+            return
+        headers = {name.lower(): value for name, value in handler.headers.items()}
+        with self._lock:
+            self._requests.append(ReceivedRequest(method=handler.command, path=raw_path, headers=headers, body=body))
+        url = urlsplit(raw_path)
+        wire = detect_adapter(url.path)
+        if wire is None or wire not in ENCODERS:
+            served = "; ".join(_ENDPOINTS.values())
+            _send_whole(handler, *_generic_error(404, f"no emulated endpoint at POST {url.path} (served: {served})"))
+            return
+        encoder = ENCODERS[wire]
+        try:
+            ctx, reply = self._plan(wire, raw_path, body)
+        except _BadRequest as exc:
+            _send_whole(handler, *encoder.invalid_request(str(exc), _bare_context(wire, raw_path)))
+            return
+        self._answer(handler, encoder, ctx, reply)
+
+    def _plan(self, wire: str, raw_path: str, body: bytes) -> tuple[WireContext, Reply]:
+        """The context and the reply for a request, or ``_BadRequest`` saying why there is none."""
+        try:
+            parsed = json.loads(body) if body else None
+        except ValueError as exc:
+            raise _BadRequest(f"the request body is not JSON ({exc}); send the {wire} request body as JSON") from exc
+        if not isinstance(parsed, dict):
+            raise _BadRequest(f"the request body must be a JSON object (a {wire} request)")
+        try:
+            request = get_adapter(wire).request_from_wire(parsed, path=raw_path)
+        except Exception as exc:  # any adapter complaint: the request is not that wire's shape
+            raise _BadRequest(f"cannot read the request as {wire}: {exc}") from exc
+        turn = sum(1 for message in request.messages if message.role == "assistant")
+        script = self.script or _DEFAULT_SCRIPT
+        previous = parsed.get("previous_response_id") if wire == "openai_responses" else None
+        if isinstance(previous, str):
+            with self._lock:
+                seen = self._responses.get(previous)
+            if seen is not None and seen[0] == script.scenario_id:
+                turn += seen[1] + 1  # a stateful Responses client sends only the new items
+        url = urlsplit(raw_path)
+        stream = _is_stream(wire, url.path, parsed)
+        sse = "sse" in parse_qs(url.query).get("alt", [])
+        tool_names = tuple(t.name for t in request.tools)
+        ctx = WireContext(
+            wire=wire,
+            scenario_id=script.scenario_id,
+            turn=turn,
+            model=request.model,
+            stream=stream,
+            request=parsed,
+            tool_names=tool_names,
+            sse=sse,
+        )
+        if script is _DEFAULT_SCRIPT:
+            return ctx, DEFAULT_REPLY
+        if turn >= len(script.replies):
+            raise _BadRequest(
+                f"scenario {script.scenario_id!r} has {len(script.replies)} turn(s) but this request is turn {turn} "
+                f"(it holds {turn} assistant message(s)); the conversation went past the script"
+            )
+        return ctx, script.replies[turn]
+
+    def _answer(self, handler: _Handler, encoder: WireEncoder, ctx: WireContext, reply: Reply) -> None:
+        unknown = sorted(set(reply.quirks) - encoder.KNOWN_QUIRKS)
+        if unknown:
+            self._note(
+                f"{ctx.scenario_id} turn {ctx.turn}: quirk(s) {', '.join(unknown)} unknown for {ctx.wire}, ignored "
+                f"(known: {', '.join(sorted(encoder.KNOWN_QUIRKS))})"
+            )
+        fault = reply.fault
+        if fault is not None and fault.kind in HTTP_FAULTS and fault.kind != "malformed_body":
+            _send_whole(handler, *encoder.error_response(fault, ctx))
+            return
+        if ctx.wire == "openai_responses":
+            with self._lock:
+                self._responses[_openai_responses.response_id(ctx)] = (ctx.scenario_id, ctx.turn)
+        headers = encoder.response_headers(ctx)
+        if not ctx.stream:
+            if fault is not None and fault.kind in STREAM_FAULTS:
+                self._note(f"{ctx.scenario_id} turn {ctx.turn}: fault {fault.kind} applies to streams; answered whole")
+            body = encoder.dump_body(encoder.response_body(reply, ctx))
+            if fault is not None and fault.kind == "malformed_body":
+                body = body[: len(body) // 2]  # a 200 whose body is not JSON: the document stops half-way
+            _send_whole(handler, 200, headers, body)
+            return
+        events, cut = _stream_plan(encoder, reply, ctx)
+        _send_stream(handler, headers, events, cut=cut)
+
+
+def _stream_plan(encoder: WireEncoder, reply: Reply, ctx: WireContext) -> tuple[list[bytes], bool]:
+    """The events to send for a streamed reply with its fault applied, and whether to drop the
+    connection after them. The wire's terminator is never sent by a breaking fault: ``after`` is
+    capped at the events before it."""
+    events = encoder.stream_events(reply, ctx)
+    fault = reply.fault
+    if fault is None or fault.kind not in (*STREAM_FAULTS, "malformed_body"):
+        return events, False
+    body = len(events) - encoder.terminal_event_count(reply, ctx)
+    after = fault.after if fault.after is not None else DEFAULT_AFTER.get(fault.kind, body)
+    n = max(0, min(after, body))
+    if fault.kind == "disconnect":
+        return events[:n], True
+    if fault.kind == "no_terminator":
+        return events[:n], False
+    if fault.kind == "error_event":
+        return [
+            *events[:n],
+            encoder.stream_error_event(ctx, position=n),
+            *encoder.stream_error_tail(ctx, position=n),
+        ], False
+    # malformed_body: an event whose data is not JSON, in the middle of an otherwise whole stream
+    return [*events[:n], encoder.malformed_event(ctx, position=n), *events[n:]], False
+
+
+def _is_stream(wire: str, path: str, body: Mapping[str, Any]) -> bool:
+    if wire == "gemini":
+        return path.endswith(":streamGenerateContent")
+    if wire == "ollama":
+        return body.get("stream") is not False  # Ollama streams by default (§5d)
+    return body.get("stream") is True
+
+
+def _bare_context(wire: str, raw_path: str) -> WireContext:
+    """The context of a request that could not be read (for its error answer)."""
+    url = urlsplit(raw_path)
+    stream = wire == "gemini" and url.path.endswith(":streamGenerateContent")
+    sse = "sse" in parse_qs(url.query).get("alt", [])
+    return WireContext(wire=wire, scenario_id="", turn=0, model="", stream=stream, sse=sse)
+
+
+def _generic_error(status: int, message: str) -> ErrorAnswer:
+    """An error for a request no wire claims (OpenAI's envelope, the most widely understood)."""
+    code = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed"}.get(status, "server_error")
+    error = {"message": message, "type": "invalid_request_error", "param": None, "code": code}
+    return status, [("content-type", "application/json")], json.dumps({"error": error}).encode()
+
+
+# --------------------------------------------------------------------------------------------
+# HTTP plumbing
+# --------------------------------------------------------------------------------------------
+
+
+def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
+    if "chunked" in handler.headers.get("transfer-encoding", "").lower():
+        return _read_chunked(handler)
+    try:
+        length = int(handler.headers.get("content-length") or 0)
+    except ValueError as exc:
+        raise _BadRequest("the Content-Length header is not a number") from exc
+    if length < 0 or length > _MAX_BODY:
+        raise _BadRequest(f"a request body of {length} bytes is not accepted")
+    return handler.rfile.read(length) if length else b""
+
+
+def _read_chunked(handler: BaseHTTPRequestHandler) -> bytes:
+    parts: list[bytes] = []
+    total = 0
+    while True:
+        line = handler.rfile.readline(1024)
+        try:
+            size = int(line.split(b";", 1)[0].strip() or b"x", 16)
+        except ValueError as exc:
+            raise _BadRequest("a malformed chunk in a chunked request body") from exc
+        if size == 0:
+            while handler.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                pass  # trailers
+            return b"".join(parts)
+        total += size
+        if total > _MAX_BODY:
+            raise _BadRequest("the chunked request body is too large")
+        parts.append(handler.rfile.read(size))
+        handler.rfile.readline(1024)
+
+
+def _send_whole(handler: BaseHTTPRequestHandler, status: int, headers: Headers, body: bytes) -> None:
+    handler.send_response_only(status)
+    for name, value in headers:
+        handler.send_header(name, value)
+    handler.send_header("content-length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+    logger.debug("%s %s -> %d (%d bytes)", handler.command, handler.path, status, len(body))
+
+
+def _send_stream(handler: BaseHTTPRequestHandler, headers: Headers, events: list[bytes], *, cut: bool) -> None:
+    """A 200 with a chunked body, one HTTP chunk per event; ``cut`` drops the connection without
+    the terminating ``0`` chunk (the client sees an incomplete chunked body)."""
+    handler.send_response_only(200)
+    for name, value in headers:
+        handler.send_header(name, value)
+    handler.send_header("transfer-encoding", "chunked")
+    handler.end_headers()
+    try:
+        for event in events:
+            if event:  # an empty chunk would end the body
+                handler.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+        if cut:
+            handler.close_connection = True
+            handler.connection.shutdown(socket.SHUT_RDWR)
+        else:
+            handler.wfile.write(b"0\r\n\r\n")
+    except OSError as exc:  # the client went away: nothing more to send
+        handler.close_connection = True
+        logger.debug("client left during a stream: %s", exc)
+    logger.debug(
+        "%s %s -> 200 stream (%d events%s)", handler.command, handler.path, len(events), ", cut" if cut else ""
+    )
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "conformance-emulator"
+    sys_version = ""
+    disable_nagle_algorithm = True
+    timeout = 120  # an idle keep-alive connection is dropped after this
+
+    @property
+    def owner(self) -> Emulator:
+        return cast("_Server", self.server).owner
+
+    def log_message(self, format: str, *args: Any) -> None:
+        logger.debug("%s - " + format, self.address_string(), *args)
+
+    def do_POST(self) -> None:
+        try:
+            self.owner._handle(self)
+        except OSError as exc:
+            self.close_connection = True
+            logger.debug("connection error while answering %s: %s", self.path, exc)
+        except Exception:  # a bug in an encoder must not take the server down
+            logger.exception("the emulator failed to answer %s %s", self.command, self.path)
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                _send_whole(self, *_generic_error(500, "the emulator failed to answer this request (see its log)"))
+
+    def do_GET(self) -> None:
+        path = urlsplit(self.path).path
+        if path not in ("", "/"):
+            _send_whole(self, *_generic_error(404, f"no emulated endpoint at GET {path}; POST to: {_ENDPOINTS}"))
+            return
+        script = self.owner.script
+        index = {
+            "emulator": "conformance",
+            "scenario": script.scenario_id if script is not None else None,
+            "turns": len(script.replies) if script is not None else None,
+            "endpoints": _ENDPOINTS,
+        }
+        _send_whole(self, 200, [("content-type", "application/json")], json.dumps(index, indent=2).encode())
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Protocol-level errors (a bad request line, an unsupported method) as JSON, not HTML."""
+        self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # an unreadable request line: answer with a status line anyway
+            self.request_version = "HTTP/1.1"
+        with contextlib.suppress(OSError):
+            _send_whole(self, *_generic_error(code, message or explain or f"HTTP {code}"))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, port: int, owner: Emulator) -> None:
+        self.owner = owner
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        super().__init__(("127.0.0.1", port), _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind asks DNS for the host's FQDN; the address is all we need
+        socketserver.TCPServer.server_bind(self)
+        self.server_name = "127.0.0.1"
+        self.server_port = int(self.server_address[1])
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._connections_lock:
+            self._connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._connections_lock:
+            self._connections.discard(request)
+        super().shutdown_request(request)
+
+    def drop_connections(self) -> None:
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        logger.debug("error on a connection from %s", client_address, exc_info=True)

@@ -1,0 +1,386 @@
+"""The emulator's HTTP server over real loopback HTTP: routing, framing (Content-Length for
+whole bodies, one HTTP chunk per event for streams), turn index, script errors, determinism,
+robustness and shutdown. Wire facts come from docs/emulator-contract and wire-formats.md."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+
+import httpx
+import pytest
+from _emulator_http import MODELS, TOOLS, WIRES, exchange, request_for, sse_blocks
+
+from conformance.adapters import get_adapter
+from conformance.emulator import DEFAULT_REPLY, Emulator, EmulatorScript
+from conformance.model import Message, Text, ToolCall, ToolResult
+from conformance.scenario import Fault, Reply, ScriptedCall
+
+WEATHER = ScriptedCall(name="get_weather", arguments={"city": "Paris"}, arguments_raw='{"city": "Paris"}')
+ANSWER = Reply(text="It is 18C and sunny in Paris.")
+CALL = Reply(text="Let me look.", tool_calls=(WEATHER,), finish="tool_calls")
+
+
+def _history(wire_turns: int) -> list[Message]:
+    """A conversation holding ``wire_turns`` assistant messages (call, then result)."""
+    messages = [Message(role="user", parts=(Text(text="What is the weather in Paris?"),))]
+    for n in range(wire_turns):
+        call = ToolCall(id=f"call_{n}", name="get_weather", arguments={"city": "Paris"}, arguments_raw="{}")
+        messages.append(Message(role="assistant", parts=(call,)))
+        messages.append(Message(role="tool", parts=(ToolResult(call_id=f"call_{n}", content=(Text(text="18C"),)),)))
+    return messages
+
+
+# --------------------------------------------------------------------------------------------
+# Default script, framing
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_without_a_script_every_wire_answers_the_default_reply(
+    emu: Emulator, client: httpx.Client, wire: str, stream: bool
+) -> None:
+    outcome = exchange(client, wire, request_for(wire, stream=stream))
+    assert outcome.status == 200
+    assert outcome.error is None
+    assert outcome.response is not None
+    assert outcome.response.text == "Hello from the conformance emulator." == DEFAULT_REPLY.text
+    assert outcome.response.finish_reason == "stop"
+
+
+def test_the_default_reply_answers_any_turn(emu: Emulator, client: httpx.Client) -> None:
+    outcome = exchange(client, "openai_chat", request_for("openai_chat", _history(5), stream=False))
+    assert outcome.response is not None and outcome.response.text == DEFAULT_REPLY.text
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_whole_body_has_a_content_length_and_no_chunking(emu: Emulator, client: httpx.Client, wire: str) -> None:
+    emu.set_script(EmulatorScript(scenario_id="framing/whole", replies=(CALL,)))
+    outcome = exchange(client, wire, request_for(wire, stream=False))
+    assert outcome.status == 200
+    assert int(outcome.headers["content-length"]) == len(outcome.body)
+    assert "transfer-encoding" not in outcome.headers
+    assert outcome.headers["content-type"].startswith("application/json")
+    assert "date" not in outcome.headers  # no clock: the bytes of an answer never change
+
+
+@pytest.mark.parametrize("wire", ["openai_chat", "openai_responses", "anthropic", "gemini"])
+def test_every_sse_event_is_its_own_http_chunk(emu: Emulator, client: httpx.Client, wire: str) -> None:
+    emu.set_script(EmulatorScript(scenario_id="framing/sse", replies=(CALL,)))
+    outcome = exchange(client, wire, request_for(wire, stream=True))
+    assert outcome.headers["transfer-encoding"] == "chunked"
+    assert "content-length" not in outcome.headers
+    assert outcome.headers["content-type"].startswith("text/event-stream")
+    blocks = sse_blocks(outcome.body)
+    assert len(blocks) >= 2
+    assert outcome.chunks == blocks  # chunk i is exactly event i: real boundaries, nothing merged or split
+
+
+def test_every_ndjson_line_is_its_own_http_chunk(emu: Emulator, client: httpx.Client) -> None:
+    emu.set_script(EmulatorScript(scenario_id="framing/ndjson", replies=(CALL,)))
+    outcome = exchange(client, "ollama", request_for("ollama", stream=True))
+    assert outcome.headers["content-type"] == "application/x-ndjson"
+    lines = outcome.body.splitlines(keepends=True)
+    assert len(lines) >= 3
+    assert outcome.chunks == lines
+    assert all(json.loads(line) for line in lines)
+
+
+def test_the_gemini_stream_without_alt_sse_is_one_json_array_an_element_per_chunk(
+    emu: Emulator, client: httpx.Client
+) -> None:
+    emu.set_script(EmulatorScript(scenario_id="framing/array", replies=(CALL,)))
+    body = get_adapter("gemini").request_to_wire(request_for("gemini", stream=True)).body
+    with client.stream("POST", "/v1beta/models/gemini-2.5-flash:streamGenerateContent", json=body) as answer:
+        chunks = list(answer.iter_raw())
+    assert answer.headers["content-type"].startswith("application/json")
+    elements = json.loads(b"".join(chunks))
+    assert isinstance(elements, list) and len(elements) == len(chunks) >= 2
+    assert elements[-1]["candidates"][0]["finishReason"] == "STOP"
+    events = list(get_adapter("gemini").stream_from_wire(chunks, tools=TOOLS))
+    assert [e.type for e in events if e.type == "finish"] == ["finish"]
+
+
+# --------------------------------------------------------------------------------------------
+# Turns
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_the_turn_is_the_number_of_assistant_messages(emu: Emulator, client: httpx.Client, wire: str) -> None:
+    replies = (CALL, Reply(text="second turn"), Reply(text="third turn"))
+    emu.set_script(EmulatorScript(scenario_id="turns/three", replies=replies))
+    for turn, expected in enumerate(["Let me look.", "second turn", "third turn"]):
+        outcome = exchange(client, wire, request_for(wire, _history(turn), stream=False))
+        assert outcome.response is not None, outcome.error
+        assert outcome.response.text == expected
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_turn_past_the_script_is_a_400_in_the_wire_shape_naming_scenario_and_turn(
+    emu: Emulator, client: httpx.Client, wire: str, stream: bool
+) -> None:
+    emu.set_script(EmulatorScript(scenario_id="turns/one", replies=(CALL,)))
+    outcome = exchange(client, wire, request_for(wire, _history(1), stream=stream))
+    assert outcome.status == 400
+    assert outcome.error is not None
+    assert outcome.error.kind == "invalid_request"
+    assert "turns/one" in outcome.error.message
+    assert "turn 1" in outcome.error.message
+
+
+def test_a_stateful_responses_client_continues_from_previous_response_id(emu: Emulator, client: httpx.Client) -> None:
+    emu.set_script(EmulatorScript(scenario_id="turns/stateful", replies=(CALL, ANSWER)))
+    first = client.post("/v1/responses", json={"model": "gpt-4.1-mini", "input": "Weather in Paris?"}).json()
+    call_id = first["output"][-1]["call_id"]
+    follow_up = {
+        "model": "gpt-4.1-mini",
+        "previous_response_id": first["id"],
+        "input": [{"type": "function_call_output", "call_id": call_id, "output": "18C"}],
+    }
+    second = client.post("/v1/responses", json=follow_up).json()
+    assert second["output"][0]["content"][0]["text"] == ANSWER.text
+    assert second["previous_response_id"] == first["id"]
+
+
+# --------------------------------------------------------------------------------------------
+# Requests the emulator cannot answer
+# --------------------------------------------------------------------------------------------
+
+_PATHS = {
+    "openai_chat": "/v1/chat/completions",
+    "openai_responses": "/v1/responses",
+    "anthropic": "/v1/messages",
+    "gemini": "/v1beta/models/gemini-2.5-flash:generateContent",
+    "ollama": "/api/chat",
+}
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("body", [b"{not json", b"[1, 2]", b""], ids=["not-json", "not-object", "empty"])
+def test_an_unreadable_body_is_a_400_in_the_wire_shape(
+    emu: Emulator, client: httpx.Client, wire: str, body: bytes
+) -> None:
+    answer = client.post(_PATHS[wire], content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == 400
+    error = get_adapter(wire).error_from_wire(answer.status_code, answer.headers, answer.content).info
+    assert error.kind == "invalid_request"
+    assert "JSON" in error.message
+    assert client.post(
+        _PATHS[wire], json=get_adapter(wire).request_to_wire(request_for(wire, stream=False)).body
+    ).is_success
+
+
+def test_a_body_that_is_not_the_wire_shape_is_a_400(emu: Emulator, client: httpx.Client) -> None:
+    answer = client.post("/v1/messages", json={"model": "claude", "messages": "not a list"})
+    assert answer.status_code == 400
+    body = answer.json()
+    assert body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
+    assert "anthropic" in body["error"]["message"]
+
+
+def test_an_unknown_path_is_a_404_listing_the_served_paths(emu: Emulator, client: httpx.Client) -> None:
+    answer = client.post("/v2/whatever", json={})
+    assert answer.status_code == 404
+    message = answer.json()["error"]["message"]
+    assert "/v2/whatever" in message and "/v1/chat/completions" in message and "/api/chat" in message
+
+
+def test_get_root_describes_the_emulator(emu: Emulator, client: httpx.Client) -> None:
+    emu.set_script(EmulatorScript(scenario_id="basic/get_time", replies=(CALL, ANSWER)))
+    index = client.get("/").json()
+    assert index["scenario"] == "basic/get_time" and index["turns"] == 2
+    assert set(index["endpoints"]) == set(WIRES)
+
+
+def test_a_garbage_request_line_gets_a_json_400_and_the_server_keeps_serving(emu: Emulator) -> None:
+    with socket.create_connection(("127.0.0.1", emu.port), timeout=5) as raw:
+        raw.sendall(b"THIS IS NOT HTTP\r\n\r\n")
+        data = b""
+        while piece := raw.recv(65536):  # the server closes the connection after the error
+            data += piece
+    assert data.startswith(b"HTTP/1.1 400") or data.startswith(b"HTTP/1.0 400")
+    assert b'"error"' in data
+    assert httpx.get(emu.base_url + "/").status_code == 200
+
+
+def test_a_chunked_request_body_is_read(emu: Emulator, client: httpx.Client) -> None:
+    body = json.dumps(get_adapter("ollama").request_to_wire(request_for("ollama", stream=False)).body).encode()
+    answer = client.post("/api/chat", content=iter([body[:10], body[10:]]))  # an iterator: sent chunked
+    assert answer.status_code == 200
+    assert emu.requests[-1].headers.get("transfer-encoding") == "chunked"
+    assert emu.requests[-1].body == body
+
+
+def test_a_client_leaving_mid_stream_does_not_stop_the_server(emu: Emulator, client: httpx.Client) -> None:
+    long_text = " ".join(f"word{n}" for n in range(3000))
+    emu.set_script(EmulatorScript(scenario_id="robust/leave", replies=(Reply(text=long_text),)))
+    body = get_adapter("openai_chat").request_to_wire(request_for("openai_chat", stream=True)).body
+    with client.stream("POST", "/v1/chat/completions", json=body) as answer:
+        next(answer.iter_raw())
+    emu.set_script(None)
+    assert exchange(client, "openai_chat", request_for("openai_chat", stream=False)).response is not None
+
+
+def test_requests_are_recorded(emu: Emulator, client: httpx.Client) -> None:
+    before = len(emu.requests)
+    sent = get_adapter("anthropic").request_to_wire(request_for("anthropic", stream=False))
+    client.post(sent.path, json=sent.body, headers={**sent.headers, "x-api-key": "test-key"})
+    seen = emu.requests[before:]
+    assert len(seen) == 1
+    assert (seen[0].method, seen[0].path) == ("POST", "/v1/messages")
+    assert seen[0].headers["anthropic-version"] == "2023-06-01"
+    assert json.loads(seen[0].body) == sent.body
+
+
+def test_concurrent_requests_are_served(emu: Emulator) -> None:
+    emu.set_script(EmulatorScript(scenario_id="robust/concurrent", replies=(ANSWER,)))
+    texts: list[str] = []
+
+    def one() -> None:
+        with httpx.Client(base_url=emu.base_url, timeout=10) as http:
+            outcome = exchange(http, "anthropic", request_for("anthropic", stream=True))
+            assert outcome.response is not None
+            texts.append(outcome.response.text)
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert texts == [ANSWER.text] * 8
+
+
+# --------------------------------------------------------------------------------------------
+# Quirks, determinism, lifecycle
+# --------------------------------------------------------------------------------------------
+
+
+def test_an_unknown_quirk_is_ignored_and_logged(emu: Emulator, client: httpx.Client) -> None:
+    reply = Reply(text="hello", quirks=("ping", "no_such_quirk"))
+    emu.set_script(EmulatorScript(scenario_id="quirks/unknown", replies=(reply,)))
+    outcome = exchange(client, "openai_chat", request_for("openai_chat", stream=True))
+    assert outcome.response is not None and outcome.response.text == "hello"
+    note = emu.log[-1]
+    assert "no_such_quirk" in note and "ping" in note and "openai_chat" in note and "quirks/unknown" in note
+
+
+def test_a_stream_fault_on_a_whole_body_request_answers_whole_and_logs(emu: Emulator, client: httpx.Client) -> None:
+    emu.set_script(
+        EmulatorScript(scenario_id="faults/whole", replies=(Reply(text="hi", fault=Fault(kind="disconnect")),))
+    )
+    outcome = exchange(client, "openai_chat", request_for("openai_chat", stream=False))
+    assert outcome.response is not None and outcome.response.text == "hi"
+    assert "disconnect" in emu.log[-1]
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_the_same_script_gives_byte_identical_answers_on_two_emulators(wire: str, stream: bool) -> None:
+    reply = Reply(reasoning="Think first.", text="Let me look.", tool_calls=(WEATHER, WEATHER), finish="tool_calls")
+    script = EmulatorScript(scenario_id="determinism", replies=(reply,))
+    answers = []
+    for _ in range(2):
+        with Emulator(port=0, script=script) as emu, httpx.Client(base_url=emu.base_url) as http:
+            outcome = exchange(http, wire, request_for(wire, stream=stream))
+            answers.append((outcome.status, sorted(outcome.headers.items()), outcome.body, outcome.chunks))
+    assert answers[0] == answers[1]
+    assert answers[0][0] == 200
+
+
+def test_different_scenarios_and_turns_get_different_ids(emu: Emulator, client: httpx.Client) -> None:
+    ids = set()
+    for scenario in ("a", "b"):
+        emu.set_script(EmulatorScript(scenario_id=scenario, replies=(CALL, CALL)))
+        for turn in range(2):
+            outcome = exchange(client, "openai_chat", request_for("openai_chat", _history(turn), stream=False))
+            assert outcome.response is not None
+            ids.add(outcome.response.tool_calls[0].id)
+            ids.add(json.loads(outcome.body)["id"])
+    assert len(ids) == 8
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_the_model_is_echoed(emu: Emulator, client: httpx.Client, wire: str) -> None:
+    outcome = exchange(client, wire, request_for(wire, stream=False))
+    body = json.loads(outcome.body)
+    echoed = body.get("model", body.get("modelVersion"))
+    assert echoed == MODELS[wire]
+
+
+# --------------------------------------------------------------------------------------------
+# Lifecycle
+# --------------------------------------------------------------------------------------------
+
+
+def test_it_binds_127_0_0_1_and_frees_the_port_on_close() -> None:
+    with Emulator(port=0) as emu:
+        port = emu.port
+        assert emu.base_url == f"http://127.0.0.1:{port}"
+        assert httpx.get(emu.base_url + "/").status_code == 200
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
+    with Emulator(port=port) as again:  # the port can be bound again at once
+        assert again.port == port
+
+
+def test_close_drops_idle_keep_alive_connections_and_is_idempotent() -> None:
+    emu = Emulator(port=0).start()
+    http = httpx.Client(base_url=emu.base_url)
+    assert http.get("/").status_code == 200  # the connection stays open (keep-alive)
+    emu.close()
+    emu.close()
+    with pytest.raises(httpx.TransportError):
+        http.get("/", timeout=2)
+    http.close()
+
+
+def test_the_script_can_be_set_and_cleared(emu: Emulator) -> None:
+    script = EmulatorScript(scenario_id="x", replies=(ANSWER,))
+    emu.set_script(script)
+    assert emu.script is script
+    emu.set_script(None)
+    assert emu.script is None
+
+
+def test_a_script_from_a_scenario_plays_its_turns() -> None:
+    from pathlib import Path
+
+    from conformance.scenario import Expectation, Scenario, Turn
+
+    turns = (
+        Turn(index=0, user=(Text(text="hi"),), reply=CALL, expect=Expectation()),
+        Turn(index=1, reply=ANSWER, expect=Expectation()),
+    )
+    scenario = Scenario(id="basic/x", path=Path("x.yaml"), behavior="b", source="s", turns=turns)
+    script = EmulatorScript.from_scenario(scenario)
+    assert script == EmulatorScript(scenario_id="basic/x", replies=(CALL, ANSWER))
+
+
+def test_a_failing_encoder_answers_500_and_the_server_keeps_serving(
+    emu: Emulator, client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.emulator import _openai_chat
+
+    def broken(*args: object) -> dict[str, object]:
+        raise RuntimeError("encoder bug")
+
+    monkeypatch.setattr(_openai_chat, "response_body", broken)
+    answer = client.post("/v1/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    assert answer.status_code == 500 and "failed to answer" in answer.json()["error"]["message"]
+    monkeypatch.undo()
+    assert exchange(client, "openai_chat", request_for("openai_chat", stream=False)).response is not None
+
+
+@pytest.mark.parametrize("kind", ["disconnect", "error_event", "no_terminator"])
+def test_a_large_after_never_sends_the_terminator(emu: Emulator, client: httpx.Client, kind: str) -> None:
+    reply = Reply(text="Some words here.", fault=Fault(kind=kind, after=1000))  # type: ignore[arg-type]
+    emu.set_script(EmulatorScript(scenario_id="faults/after", replies=(reply,)))
+    outcome = exchange(client, "anthropic", request_for("anthropic", stream=True))
+    assert b"message_stop" not in outcome.body
+    assert b"message_delta" in outcome.body  # everything before the terminator was sent
+    assert outcome.error is not None
+    assert outcome.error.kind == ("server" if kind == "error_event" else "stream_incomplete")
