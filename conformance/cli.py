@@ -106,6 +106,23 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="show the scenarios, adapters (with capabilities) and checks")
     listing.set_defaults(handler=_list)
 
+    selftest = commands.add_parser(
+        "selftest",
+        help="check the suite's sensitivity: mutant adapters with one real bug each must be caught",
+        description=(
+            "Run every mutant adapter (a reference adapter with one real-world bug injected) on the bundled "
+            "scenarios of its wire, replayed from cassettes, and the reference adapters themselves; print the table "
+            "mutant | base | bug | killed by (check @ scenario). Exit 0 when every mutant is killed (or a declared "
+            "gap) and the reference adapters have no false failure, 1 otherwise, 2 on usage errors."
+        ),
+    )
+    selftest.add_argument("--mutant", action="append", metavar="NAME|GLOB|BASE", help="mutants to run (repeat)")
+    selftest.add_argument("--cassette-dir", metavar="DIR", help="default: the bundled cassettes")
+    selftest.add_argument("--timeout", type=float, default=30.0, help="seconds per case (default: %(default)s)")
+    selftest.add_argument("--markdown", metavar="PATH", help="also write the table as Markdown to PATH")
+    selftest.add_argument("--quiet", action="store_true", help="only the summary line")
+    selftest.set_defaults(handler=_selftest)
+
     mcp_server = commands.add_parser(
         "mcp-server",
         help="run the bundled MCP server (stdio) holding the scenarios' tools",
@@ -196,3 +213,9 @@ def _list(args: argparse.Namespace) -> int:
     from conformance.run_cli import list_command
 
     return list_command(args)
+
+
+def _selftest(args: argparse.Namespace) -> int:
+    from conformance.selftest import selftest_command
+
+    return selftest_command(args)

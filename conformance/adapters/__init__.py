@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from conformance.adapters.base import Adapter
 from conformance.errors import AdapterNotFoundError
 
-__all__ = ["BUILTIN", "NATIVE", "Adapter", "adapter_names", "detect_adapter", "get_adapter"]
+__all__ = ["BUILTIN", "NATIVE", "PROMPT_BASED", "Adapter", "adapter_names", "detect_adapter", "get_adapter"]
 
 BUILTIN: Mapping[str, str] = {
     "openai_chat": "conformance.adapters.openai_chat",
@@ -30,6 +30,10 @@ BUILTIN: Mapping[str, str] = {
 
 NATIVE: tuple[str, ...] = ("anthropic", "gemini", "ollama", "openai_chat", "openai_responses")
 """The adapters of providers' native tool APIs (the others are prompt-based, riding ``openai_chat``)."""
+
+PROMPT_BASED: tuple[str, ...] = ("function_call", "hermes", "qwen")
+"""Adapters that write the tools into the prompt and parse calls out of the text (no tool fields on
+the wire). A user's adapter says the same with a true ``tools_in_prompt`` attribute."""
 
 
 def adapter_names() -> list[str]:

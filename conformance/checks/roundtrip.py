@@ -8,11 +8,16 @@
 ``roundtrip.request``        unified -> wire -> unified keeps tools, texts, calls (ids where the adapter
                              declares ``call_ids``), arguments, results and ``isError`` (where the adapter
                              declares ``is_error_in_tool_results``);
-``roundtrip.wire``           wire -> unified -> wire gives a JSON-equal request body.
+``roundtrip.wire``           wire -> unified -> wire gives a JSON-equal request body;
+``roundtrip.call_ids``       every call id a later request sends back (in the assistant's calls and the tool
+                             results) is one the provider sent in an earlier response, byte for byte
+                             (adapters declaring ``call_ids``; E12: the Responses item id ``fc_...`` is not
+                             the call id ``call_...``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -25,7 +30,7 @@ from conformance.model import Image, Request, Resource, Response, Text, ToolCall
 from conformance.scenario import ExpectedCall
 from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["check_roundtrip", "is_subset", "request_projection"]
+__all__ = ["CALL_ID_KEYS", "check_roundtrip", "is_subset", "request_projection"]
 
 
 def check_roundtrip(ctx: CaseContext) -> Sequence[CheckVerdict]:
@@ -78,6 +83,9 @@ def check_roundtrip(ctx: CaseContext) -> Sequence[CheckVerdict]:
         verdicts.append(verdict("roundtrip.finish_reason", finish))
     verdicts.append(_request_roundtrip(ctx))
     verdicts.append(_wire_roundtrip(ctx))
+    ids = _call_ids(ctx)
+    if ids is not None:
+        verdicts.append(ids)
     return verdicts
 
 
@@ -245,3 +253,39 @@ def _wire_roundtrip(ctx: CaseContext) -> CheckVerdict:
             check, turn.wire.body, again.body, prefix="$", turn=turn.turn, message="wire -> unified -> wire"
         )
     return verdict(check, findings)
+
+
+CALL_ID_KEYS: Mapping[str, str] = {"openai_responses": "call_id"}
+"""The JSON key that carries a call id in a wire format's responses (default ``id``: OpenAI Chat
+``tool_calls[].id``, Anthropic ``tool_use.id``); Responses items also have an ``id`` (``fc_...``)
+that is not the call id (E12)."""
+
+
+def _call_ids(ctx: CaseContext) -> CheckVerdict | None:
+    check = "roundtrip.call_ids"
+    if "call_ids" not in ctx.adapter.capabilities or len(ctx.outcome.turns) < 2:
+        return None
+    answered = [e for e in ctx.exchanges if e.status is not None and e.status < 400]
+    findings: list[Finding] = []
+    ran = False
+    for turn in ctx.outcome.turns[1:]:
+        earlier = b"".join(e.response_body for e in answered[: turn.turn])
+        back = ctx.adapter.request_from_wire(turn.wire.body, path=turn.wire.path, tools=ctx.scenario.tools)
+        for message in back.messages:
+            for part in message.parts:
+                sent = part.id if isinstance(part, ToolCall) else part.call_id if isinstance(part, ToolResult) else None
+                if sent is None:
+                    continue
+                ran = True
+                key = CALL_ID_KEYS.get(ctx.adapter.wire_format, "id")
+                if not re.search(rb'"%s"\s*:\s*"%s"' % (key.encode(), re.escape(sent.encode())), earlier):
+                    findings.append(
+                        Finding(
+                            check=check,
+                            message=f"{part.kind} id sent back was never sent by the provider as a call id (`{key}`)",
+                            path=f"$.messages[*].{'id' if isinstance(part, ToolCall) else 'call_id'}",
+                            actual=sent,
+                            turn=turn.turn,
+                        )
+                    )
+    return verdict(check, findings) if ran else None

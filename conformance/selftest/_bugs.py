@@ -1,0 +1,423 @@
+"""The bugs of the mutants (``_mutants``): each function is one real-world bug, as a rewrite for
+the ``_wrap`` helpers (a wire body, SSE/NDJSON data, decoded events, a typed error) or as the patch
+itself. Grouped by the wire whose reference adapter the bug is injected into."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from conformance.adapters.base import Adapter, parse_arguments
+from conformance.model import (
+    ErrorEvent,
+    ErrorInfo,
+    Finish,
+    JSONObject,
+    StreamEvent,
+    TextDelta,
+    Tool,
+    ToolCallEnd,
+    ToolCallStart,
+)
+from conformance.selftest._wrap import (
+    Patch,
+    decoded_events,
+    map_ndjson,
+    map_sse_data,
+    rename_calls,
+    request_body,
+    response_body,
+    salvage_partial_json,
+    stream_bytes,
+    typed_error,
+)
+
+__all__ = [
+    "args_in_first_chunk_dropped",
+    "arguments_as_json_string",
+    "bad_json_to_empty",
+    "broken_stream_calls_valid",
+    "chat_length_as_stop",
+    "concat_repeated_names",
+    "cumulative_args_as_deltas",
+    "drop_input_schema",
+    "drop_is_error",
+    "drop_parallel_false",
+    "drop_required_tool_choice",
+    "empty_args_error",
+    "is_error_as_result",
+    "item_id_as_call_id",
+    "lose_second_call_id",
+    "merge_parallel_by_index",
+    "names_not_mapped_back",
+    "no_retry_after",
+    "ollama_length_as_stop",
+    "on_error",
+    "on_events",
+    "on_request",
+    "overloaded_as_server",
+    "results_after_text",
+    "stop_with_calls_as_stop",
+    "text_dropped_with_calls",
+    "unavailable_as_server",
+    "unflushed",
+    "utf8_per_chunk",
+]
+
+# --------------------------------------------------------------------------------------------
+# Shared rewrites
+# --------------------------------------------------------------------------------------------
+
+
+def _chat_fragments(chunk: Any) -> list[dict[str, Any]]:
+    """The ``tool_calls`` fragments of a ``chat.completion.chunk``."""
+    if not isinstance(chunk, dict):
+        return []
+    fragments: list[dict[str, Any]] = []
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") if isinstance(choice, dict) else None
+        if isinstance(delta, dict):
+            fragments += [f for f in delta.get("tool_calls") or () if isinstance(f, dict)]
+    return fragments
+
+
+def _finish_reason(old: str, new: str) -> Callable[[Any], Any]:
+    """A Chat body or chunk whose ``finish_reason`` ``old`` reads ``new``."""
+
+    def rewrite(value: Any) -> Any:
+        for choice in value.get("choices") or () if isinstance(value, dict) else ():
+            if isinstance(choice, dict) and choice.get("finish_reason") == old:
+                choice["finish_reason"] = new
+        return value
+
+    return rewrite
+
+
+def on_events(rewrite: Callable[[list[StreamEvent], Sequence[Tool]], list[StreamEvent]]) -> Callable[[Adapter], Patch]:
+    """A decoding bug: both decoders' events go through ``rewrite``."""
+    return lambda adapter: decoded_events(adapter, rewrite)
+
+
+def on_error(rewrite: Callable[[ErrorInfo], ErrorInfo]) -> Callable[[Adapter], Patch]:
+    """An error-typing bug: the typed error goes through ``rewrite``."""
+    return lambda adapter: typed_error(adapter, rewrite)
+
+
+def on_request(rewrite: Callable[[JSONObject], JSONObject]) -> Callable[[Adapter], Patch]:
+    """A request bug: the wire body goes through ``rewrite``."""
+    return lambda adapter: request_body(adapter, rewrite)
+
+
+def names_not_mapped_back(adapter: Adapter) -> Patch:
+    """Calls keep the wire name the adapter sent (``files_read`` for ``files.read``), not the MCP name."""
+
+    def rewrite(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+        names = adapter.tools_to_wire(tools).names
+        return rename_calls(events, lambda start: (start.tool_call_id, names.wire(start.tool_call_name)))
+
+    return decoded_events(adapter, rewrite)
+
+
+# --------------------------------------------------------------------------------------------
+# OpenAI Chat
+# --------------------------------------------------------------------------------------------
+
+
+def merge_parallel_by_index(adapter: Adapter) -> Patch:
+    """Every fragment at index 0 (as Ollama's OpenAI endpoint sends them), read by an accumulator
+    keyed by index alone: a later fragment's id and name are taken for repeats of the first call."""
+
+    def rewrite(data: bytes) -> bytes:
+        seen = False
+
+        def chunk(value: Any) -> Any:
+            nonlocal seen
+            for fragment in _chat_fragments(value):
+                fragment["index"] = 0
+                if seen:
+                    fragment.pop("id", None)
+                    fragment.pop("type", None)
+                    if isinstance(fragment.get("function"), dict):
+                        fragment["function"].pop("name", None)
+                seen = True
+            return value
+
+        return map_sse_data(data, chunk)
+
+    return stream_bytes(adapter, rewrite)
+
+
+def concat_repeated_names(adapter: Adapter) -> Patch:
+    """``name += fragment.name`` per index: a name repeated on every fragment is concatenated."""
+
+    def rewrite(data: bytes) -> bytes:
+        joined: dict[Any, str] = {}
+
+        def collect(value: Any) -> Any:
+            for fragment in _chat_fragments(value):
+                name = (fragment.get("function") or {}).get("name")
+                if isinstance(name, str) and name:
+                    key = fragment.get("index")
+                    joined[key] = joined.get(key, "") + name
+            return value
+
+        map_sse_data(data, collect)
+        named: set[Any] = set()
+
+        def apply(value: Any) -> Any:
+            for fragment in _chat_fragments(value):
+                function = fragment.get("function")
+                key = fragment.get("index")
+                if isinstance(function, dict) and function.get("name") and key not in named:
+                    function["name"] = joined[key]
+                    named.add(key)
+            return value
+
+        return map_sse_data(data, apply)
+
+    return stream_bytes(adapter, rewrite)
+
+
+def args_in_first_chunk_dropped(adapter: Adapter) -> Patch:
+    """The fragment that opens a call (id, name) is read for its header only: its arguments are lost."""
+
+    def rewrite(data: bytes) -> bytes:
+        opened: set[Any] = set()
+
+        def chunk(value: Any) -> Any:
+            for fragment in _chat_fragments(value):
+                key = fragment.get("index")
+                if key in opened:
+                    continue
+                opened.add(key)
+                if isinstance(fragment.get("function"), dict) and "arguments" in fragment["function"]:
+                    fragment["function"]["arguments"] = ""
+            return value
+
+        return map_sse_data(data, chunk)
+
+    return stream_bytes(adapter, rewrite)
+
+
+def bad_json_to_empty(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """``try: json.loads(raw) except: {}``: unparseable arguments become a valid empty call."""
+    out: list[StreamEvent] = []
+    for event in events:
+        if (
+            isinstance(event, ToolCallEnd)
+            and event.arguments_error is not None
+            and parse_arguments(event.tool_call_arguments_complete)[0] is None
+        ):
+            event = ToolCallEnd(event.tool_call_id, event.tool_call_arguments_complete, {}, None)
+        out.append(event)
+    return out
+
+
+def lose_second_call_id(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """The second call of a reply comes out with an empty id."""
+    return rename_calls(events, lambda s: ("" if s.index == 1 else s.tool_call_id, s.tool_call_name))
+
+
+def utf8_per_chunk(chunk: bytes) -> bytes:
+    """Each network chunk decoded on its own (``errors="replace"``), not with a stateful decoder."""
+    return chunk.decode("utf-8", "replace").encode("utf-8")
+
+
+def chat_length_as_stop(adapter: Adapter) -> Patch:
+    rewrite = _finish_reason("length", "stop")
+    return {
+        **response_body(adapter, rewrite),
+        **stream_bytes(adapter, lambda data: map_sse_data(data, rewrite)),
+    }
+
+
+def drop_required_tool_choice(body: JSONObject) -> JSONObject:
+    if body.get("tool_choice") == "required":
+        del body["tool_choice"]
+    return body
+
+
+# --------------------------------------------------------------------------------------------
+# OpenAI Responses
+# --------------------------------------------------------------------------------------------
+
+
+def cumulative_args_as_deltas(adapter: Adapter) -> Patch:
+    """The complete arguments of ``function_call_arguments.done`` (a snapshot) are appended to the
+    buffer as one more delta, and the buffer is trusted over ``output_item.done``."""
+
+    def chunk(value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        if value.get("type") == "response.function_call_arguments.done":
+            delta = {k: v for k, v in value.items() if k != "arguments"}
+            delta["type"] = "response.function_call_arguments.delta"
+            delta["delta"] = value.get("arguments", "")
+            return delta
+        item = value.get("item")
+        if (
+            value.get("type") == "response.output_item.done"
+            and isinstance(item, dict)
+            and item.get("type") == "function_call"
+        ):
+            item.pop("arguments", None)
+        return value
+
+    return stream_bytes(adapter, lambda data: map_sse_data(data, chunk))
+
+
+def drop_parallel_false(body: JSONObject) -> JSONObject:
+    if body.get("parallel_tool_calls") is False:
+        del body["parallel_tool_calls"]
+    return body
+
+
+def text_dropped_with_calls(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """A reply that holds calls keeps only the calls: its text is dropped."""
+    if not any(isinstance(e, ToolCallStart) for e in events):
+        return events
+    return [e for e in events if not isinstance(e, TextDelta)]
+
+
+def item_id_as_call_id(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """The call's item id (``fc_…``) is taken for its ``call_id`` (E12)."""
+    return rename_calls(events, lambda s: (str(s.provider_details.get("item_id") or s.tool_call_id), s.tool_call_name))
+
+
+def no_retry_after(info: ErrorInfo) -> ErrorInfo:
+    return replace(info, retry_after=None)
+
+
+# --------------------------------------------------------------------------------------------
+# Anthropic
+# --------------------------------------------------------------------------------------------
+
+
+def _blocks(body: JSONObject, role: str = "user") -> Iterable[list[Any]]:
+    for message in body.get("messages") or ():
+        if isinstance(message, dict) and message.get("role") == role and isinstance(message.get("content"), list):
+            yield message["content"]
+
+
+def drop_is_error(body: JSONObject) -> JSONObject:
+    for content in _blocks(body):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                block.pop("is_error", None)
+    return body
+
+
+def results_after_text(body: JSONObject) -> JSONObject:
+    for content in _blocks(body):
+        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        others = [b for b in content if not (isinstance(b, dict) and b.get("type") == "tool_result")]
+        content[:] = others + results
+    return body
+
+
+def overloaded_as_server(info: ErrorInfo) -> ErrorInfo:
+    """Kinds from the HTTP status only, where 529 (Anthropic's overloaded) is just another 5xx."""
+    return replace(info, kind="server") if info.status == 529 else info
+
+
+def drop_input_schema(body: JSONObject) -> JSONObject:
+    for tool in body.get("tools") or ():
+        if isinstance(tool, dict):
+            tool.pop("input_schema", None)
+    return body
+
+
+def empty_args_error(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """``json.loads("")`` fails: a no-argument call whose argument text is empty is an error."""
+    out: list[StreamEvent] = []
+    for event in events:
+        if (
+            isinstance(event, ToolCallEnd)
+            and event.arguments_error is None
+            and not event.tool_call_arguments_complete.strip()
+        ):
+            why = "invalid JSON in arguments: Expecting value at position 0"
+            event = ToolCallEnd(event.tool_call_id, event.tool_call_arguments_complete, None, why)
+        out.append(event)
+    return out
+
+
+def broken_stream_calls_valid(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Calls cut off by a broken stream are finalized from their partial JSON (closed up) as valid."""
+    if not any(isinstance(e, ErrorEvent) for e in events):
+        return events
+    out: list[StreamEvent] = []
+    for event in events:
+        if isinstance(event, ToolCallEnd) and event.arguments_error is not None:
+            raw = event.tool_call_arguments_complete
+            event = ToolCallEnd(event.tool_call_id, raw, salvage_partial_json(raw), None)
+        out.append(event)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Gemini
+# --------------------------------------------------------------------------------------------
+
+
+def stop_with_calls_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """``STOP`` maps to ``stop`` even when the reply holds calls (Gemini has no tool-call reason)."""
+    return [
+        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "STOP" else e
+        for e in events
+    ]
+
+
+def is_error_as_result(body: JSONObject) -> JSONObject:
+    """A failed tool result goes out as ``response.result``, like a successful one."""
+    for content in body.get("contents") or ():
+        for part in content.get("parts") or () if isinstance(content, dict) else ():
+            response = (part.get("functionResponse") or {}).get("response") if isinstance(part, dict) else None
+            if isinstance(response, dict) and "error" in response and "result" not in response:
+                response["result"] = response.pop("error")
+    return body
+
+
+_EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+
+
+def unflushed(data: bytes) -> bytes:
+    """The decoder is never flushed at the end of the stream: a last event without its blank line
+    is lost."""
+    ends = list(_EVENT_END.finditer(data))
+    return data[: ends[-1].end()] if ends else b""
+
+
+# --------------------------------------------------------------------------------------------
+# Ollama
+# --------------------------------------------------------------------------------------------
+
+
+def arguments_as_json_string(body: JSONObject) -> JSONObject:
+    """A replayed call's ``arguments`` go out as JSON text, as on the OpenAI wire."""
+    for message in body.get("messages") or ():
+        for call in message.get("tool_calls") or () if isinstance(message, dict) else ():
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("arguments"), dict):
+                function["arguments"] = json.dumps(function["arguments"], ensure_ascii=False)
+    return body
+
+
+def ollama_length_as_stop(adapter: Adapter) -> Patch:
+    def rewrite(value: Any) -> Any:
+        if isinstance(value, dict) and value.get("done_reason") == "length":
+            value["done_reason"] = "stop"
+        return value
+
+    return {
+        **response_body(adapter, rewrite),
+        **stream_bytes(adapter, lambda data: map_ndjson(data, rewrite)),
+    }
+
+
+def unavailable_as_server(info: ErrorInfo) -> ErrorInfo:
+    """503 (Ollama's "server busy", queue full) taken for a plain server error."""
+    return replace(info, kind="server") if info.status == 503 else info

@@ -1,0 +1,302 @@
+"""The mutants: reference adapters, each with one real-world bug injected.
+
+A mutant is ``dataclasses.replace(<reference ADAPTER>, name="<base>~<bug>", <the wrapped function>)``
+(``Mutant.adapter``). Its ``patch`` (the bugs are in ``_bugs``) wraps one reference function with a
+``_wrap`` helper: it rewrites what the function reads (wire bytes, a body) or what it gives (events,
+a wire body, a typed error) so that the observable behaviour is exactly the bug and nothing else. A
+decoding bug patches both decoders with the same rewrite (one bug in a shared table or accumulator
+shows in both modes).
+
+Each mutant names its real-world source: an edge case of wire-formats.md §10 (E-ids) or §9, or the
+public issue where the bug was reported. ``gap`` marks a mutant that no bundled scenario can kill and
+names the scenario (or check) that would (the selftest reports it, it does not fail the run; a gap
+mutant that gets killed is STALE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from conformance.adapters import get_adapter
+from conformance.adapters.base import Adapter
+from conformance.selftest import _bugs as bugs
+from conformance.selftest._wrap import Patch, each_chunk, stream_bytes
+
+__all__ = ["MUTANTS", "Mutant", "harmless_copy", "mutant_registry"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Mutant:
+    """One reference adapter with one bug."""
+
+    base: str
+    """The reference adapter it copies (``openai_chat``, ``anthropic``, ...)."""
+    bug: str
+    """Short id of the bug (``merge_parallel_by_index``); the mutant is named ``<base>~<bug>``."""
+    description: str
+    """What the mutant does wrong, in one sentence."""
+    source: str
+    """Where the bug comes from: a wire-formats.md edge case (§10 E-id, §9 rule) or an issue URL."""
+    patch: Callable[[Adapter], Patch]
+    """The reference adapter -> the wrapped function(s) that carry the bug."""
+    gap: str | None = None
+    """Set when no bundled scenario can kill it: the scenario that would be needed."""
+
+    @property
+    def name(self) -> str:
+        return f"{self.base}~{self.bug}"
+
+    def adapter(self) -> Adapter:
+        """The mutant adapter: a copy of the reference with the patched function(s)."""
+        reference = get_adapter(self.base)
+        return replace(reference, name=self.name, **self.patch(reference))
+
+
+# --------------------------------------------------------------------------------------------
+# The registry
+# --------------------------------------------------------------------------------------------
+
+
+def mutant_registry(mutants: Iterable[Mutant]) -> Mapping[str, Mutant]:
+    """Name -> mutant; a duplicate name raises."""
+    registry: dict[str, Mutant] = {}
+    for mutant in mutants:
+        if mutant.name in registry:
+            raise ValueError(f"duplicate mutant {mutant.name!r}")
+        registry[mutant.name] = mutant
+    return registry
+
+
+def harmless_copy(base: str) -> Mutant:
+    """A "mutant" that changes nothing (its ``response_from_wire`` is the reference's): the harness
+    must report it as not killed."""
+    return Mutant(
+        base=base,
+        bug="identical_copy",
+        description="No bug: the reference function itself.",
+        source="(control)",
+        patch=lambda adapter: {"response_from_wire": adapter.response_from_wire},
+    )
+
+
+_ISSUE = "https://github.com/"
+
+MUTANTS: Mapping[str, Mutant] = mutant_registry(
+    [
+        # OpenAI Chat
+        Mutant(
+            base="openai_chat",
+            bug="merge_parallel_by_index",
+            description="Every tool_call fragment rewritten to index 0 and accumulated by index alone: "
+            "parallel calls merge into the first one.",
+            source=_ISSUE + "ollama/ollama/issues/15457; " + _ISSUE + "ag-ui-protocol/ag-ui/issues/1776",
+            patch=bugs.merge_parallel_by_index,
+        ),
+        Mutant(
+            base="openai_chat",
+            bug="concat_repeated_names",
+            description="A name repeated on every fragment is concatenated (get_weatherget_weather).",
+            source="E4; " + _ISSUE + "NousResearch/hermes-agent/issues/12230",
+            patch=bugs.concat_repeated_names,
+        ),
+        Mutant(
+            base="openai_chat",
+            bug="args_in_first_chunk_dropped",
+            description="The arguments on the fragment that opens a call (id, name) are ignored.",
+            source="E6/E25 (Mistral sends the whole call in one delta)",
+            patch=bugs.args_in_first_chunk_dropped,
+        ),
+        Mutant(
+            base="openai_chat",
+            bug="bad_json_to_empty",
+            description="Argument text that is not valid JSON becomes {} and the call looks valid.",
+            source=_ISSUE + "astrid-runtime/astrid/issues/169",
+            patch=bugs.on_events(bugs.bad_json_to_empty),
+        ),
+        Mutant(
+            base="openai_chat",
+            bug="second_call_id_lost",
+            description="The second call of a reply comes out without its id.",
+            source=_ISSUE + "sgl-project/sglang/issues/7048; " + _ISSUE + "BerriAI/litellm/issues/11407",
+            patch=bugs.on_events(bugs.lose_second_call_id),
+        ),
+        Mutant(
+            base="openai_chat",
+            bug="utf8_per_chunk",
+            description="Each network chunk is decoded on its own with errors='replace' (no stateful decoder).",
+            source="E1; " + _ISSUE + "braintrustdata/braintrust-sdk-javascript/issues/2091",
+            patch=lambda adapter: each_chunk(adapter, bugs.utf8_per_chunk),
+        ),
+        Mutant(
+            base="openai_chat",
+            bug="length_as_stop",
+            description="finish_reason length is mapped to stop: a truncated reply (and its cut call) looks complete.",
+            source="§9 rule 7; " + _ISSUE + "UKGovernmentBEIS/inspect_ai/issues/5143",
+            patch=bugs.chat_length_as_stop,
+        ),
+        Mutant(
+            base="openai_chat",
+            bug="tool_choice_required_dropped",
+            description="tool_choice required is not sent (the provider default auto applies).",
+            source=_ISSUE + "lidge-jun/opencodex/issues/5211",
+            patch=bugs.on_request(bugs.drop_required_tool_choice),
+        ),
+        # OpenAI Responses
+        Mutant(
+            base="openai_responses",
+            bug="cumulative_args_as_deltas",
+            description="The complete arguments of function_call_arguments.done are appended as one more delta.",
+            source=_ISSUE + "microsoft/agent-framework/pull/4200; " + _ISSUE + "NousResearch/hermes-agent/pull/35718",
+            patch=bugs.cumulative_args_as_deltas,
+        ),
+        Mutant(
+            base="openai_responses",
+            bug="parallel_false_dropped",
+            description="parallel_tool_calls false is not sent (the API default true applies).",
+            source=_ISSUE + "openai/openai-agents-python/pull/333",
+            patch=bugs.on_request(bugs.drop_parallel_false),
+        ),
+        Mutant(
+            base="openai_responses",
+            bug="text_before_call_dropped",
+            description="A reply holding calls keeps only the calls: the text before them is lost.",
+            source=_ISSUE + "JetBrains/koog/issues/1589; " + _ISSUE + "BerriAI/litellm/pull/25208",
+            patch=bugs.on_events(bugs.text_dropped_with_calls),
+        ),
+        Mutant(
+            base="openai_responses",
+            bug="item_id_as_call_id",
+            description="The item id (fc_…) is taken for the call id, so results answer the wrong id.",
+            source="E12",
+            patch=bugs.on_events(bugs.item_id_as_call_id),
+        ),
+        Mutant(
+            base="openai_responses",
+            bug="retry_after_ignored",
+            description="The retry-after header of a 429 is not read.",
+            source=_ISSUE + "cyanheads/mcp-ts-core/issues/285",
+            patch=bugs.on_error(bugs.no_retry_after),
+        ),
+        # Anthropic
+        Mutant(
+            base="anthropic",
+            bug="is_error_dropped",
+            description="A failed tool result is sent without is_error: true.",
+            source="§3b, E20; " + _ISSUE + "openclaw/openclaw/pull/717",
+            patch=bugs.on_request(bugs.drop_is_error),
+        ),
+        Mutant(
+            base="anthropic",
+            bug="results_after_text",
+            description="In a user message holding tool results and text, the text goes first.",
+            source="§3b, E17; " + _ISSUE + "anthropics/claude-code/issues/37",
+            patch=bugs.on_request(bugs.results_after_text),
+        ),
+        Mutant(
+            base="anthropic",
+            bug="overloaded_529_as_server",
+            description="Kinds come from the status alone: 529 overloaded_error becomes a generic server error.",
+            source="§3e; " + _ISSUE + "anthropics/claude-code/issues/3633",
+            patch=bugs.on_error(bugs.overloaded_as_server),
+        ),
+        Mutant(
+            base="anthropic",
+            bug="input_schema_dropped",
+            description="Tools go out without their input_schema.",
+            source=_ISSUE + "mnfst/llm-gateway/issues/2754; " + _ISSUE + "latitude-dev/latitude-llm/issues/1522",
+            patch=bugs.on_request(bugs.drop_input_schema),
+        ),
+        Mutant(
+            base="anthropic",
+            bug="empty_args_error",
+            description="An empty argument text (a no-argument call) is parsed as JSON and reported as an error.",
+            source="E3; " + _ISSUE + "sigoden/aichat/pull/1217",
+            patch=bugs.on_events(bugs.empty_args_error),
+        ),
+        Mutant(
+            base="anthropic",
+            bug="broken_stream_calls_valid",
+            description="A call cut off by a broken stream is closed up from its partial JSON and reported valid.",
+            source="E8; "
+            + _ISSUE
+            + "earendil-works/pi/issues/6284; "
+            + _ISSUE
+            + "NousResearch/hermes-agent/pull/65843",
+            patch=bugs.on_events(bugs.broken_stream_calls_valid),
+        ),
+        # Gemini
+        Mutant(
+            base="gemini",
+            bug="stop_with_calls_as_stop",
+            description="finishReason STOP maps to stop although the reply holds function calls.",
+            source="§4c; " + _ISSUE + "BerriAI/litellm/pull/10485",
+            patch=bugs.on_events(bugs.stop_with_calls_as_stop),
+        ),
+        Mutant(
+            base="gemini",
+            bug="names_not_mapped_back",
+            description="Calls come back under the sanitized wire name, not the original MCP name.",
+            source="E14; " + _ISSUE + "Hmbown/Codewhale/issues/5158",
+            patch=bugs.names_not_mapped_back,
+        ),
+        Mutant(
+            base="gemini",
+            bug="retry_delay_ignored",
+            description="The retry delay of a 429 (RetryInfo.retryDelay, retry-after) is not read.",
+            source="§4e; " + _ISSUE + "DouglasdeMoura/chroncal/issues/105",
+            patch=bugs.on_error(bugs.no_retry_after),
+        ),
+        Mutant(
+            base="gemini",
+            bug="is_error_as_result",
+            description="A failed tool result goes out as functionResponse.response.result, not .error.",
+            source="§4b, E16, E20",
+            patch=bugs.on_request(bugs.is_error_as_result),
+        ),
+        Mutant(
+            base="gemini",
+            bug="last_event_not_flushed",
+            description="The SSE decoder is not flushed at the end: a last event without its blank line is lost.",
+            source="§9 rule 1; "
+            + _ISSUE
+            + "google-gemini/gemini-cli/issues/29059; "
+            + _ISSUE
+            + "openai/openai-node/issues/2725",
+            patch=lambda adapter: stream_bytes(adapter, bugs.unflushed),
+            gap="a stream whose last event (Gemini: the finishReason chunk) ends without its blank line, e.g. "
+            "an emulator quirk `unterminated_last_event` and a scenario streaming/unterminated_last_event; every "
+            "bundled stream ends with a complete event",
+        ),
+        # Ollama
+        Mutant(
+            base="ollama",
+            bug="arguments_as_json_string",
+            description="A replayed call's arguments are sent as a JSON string instead of an object.",
+            source=_ISSUE + "neuron-core/neuron-ai/issues/219; " + _ISSUE + "aliasrobotics/cai/issues/76",
+            patch=bugs.on_request(bugs.arguments_as_json_string),
+        ),
+        Mutant(
+            base="ollama",
+            bug="length_as_stop",
+            description="done_reason length is mapped to stop: a truncated reply looks complete.",
+            source=_ISSUE + "BerriAI/litellm/issues/25825",
+            patch=bugs.ollama_length_as_stop,
+        ),
+        Mutant(
+            base="ollama",
+            bug="names_not_mapped_back",
+            description="Calls come back under the sanitized wire name, not the original MCP name.",
+            source="E14; " + _ISSUE + "NousResearch/hermes-agent/issues/82876",
+            patch=bugs.names_not_mapped_back,
+        ),
+        Mutant(
+            base="ollama",
+            bug="busy_503_as_server",
+            description="503 (server busy, queue full) is taken for a generic server error, not overloaded.",
+            source="§5e (docs/api/errors.mdx)",
+            patch=bugs.on_error(bugs.unavailable_as_server),
+        ),
+    ]
+)
+"""Every bundled mutant by name (``<base>~<bug>``)."""

@@ -1,0 +1,133 @@
+"""Tests for ``conformance.selftest._mutants``: every bundled mutant is caught by the bundled
+scenario written for its behaviour, the reference adapters give no false failure, and the registry
+holds its rules (names, one bug per mutant, spread over the five native adapters)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import pytest
+
+from conformance.adapters import get_adapter
+from conformance.runner import RunOptions
+from conformance.scenario import Scenario
+from conformance.selftest import MUTANTS, Mutant, harmless_copy, mutant_registry, run_mutant
+from tests.selftest._support import NATIVE, References
+
+# The scenario written for each bug's behaviour (scenarios/README.md "covers" column, wire-formats.md
+# §10), and the check family that judges that behaviour. The kill must include this one.
+EXPECTED_KILL: dict[str, tuple[str, str]] = {
+    "openai_chat~merge_parallel_by_index": ("roundtrip.calls", "streaming/parallel_calls_stream"),
+    "openai_chat~concat_repeated_names": ("roundtrip.calls", "streaming/name_repeated"),
+    "openai_chat~args_in_first_chunk_dropped": ("roundtrip.calls", "streaming/args_in_first_chunk"),
+    "openai_chat~bad_json_to_empty": ("recovery.arguments_error", "arguments/malformed_json"),
+    "openai_chat~second_call_id_lost": ("roundtrip.calls", "basic/parallel_calls"),
+    "openai_chat~utf8_per_chunk": ("streaming.chunk_invariance", "streaming/multibyte_text"),
+    "openai_chat~length_as_stop": ("roundtrip.finish_reason", "basic/max_tokens_length"),
+    "openai_chat~tool_choice_required_dropped": ("translation.tool_choice", "tool_choice/required"),
+    "openai_responses~cumulative_args_as_deltas": ("roundtrip.calls", "basic/single_call"),
+    "openai_responses~parallel_false_dropped": ("translation.tool_choice", "tool_choice/parallel_disabled"),
+    "openai_responses~text_before_call_dropped": ("roundtrip.text", "basic/text_before_call"),
+    "openai_responses~retry_after_ignored": ("recovery.provider_error", "errors/rate_limit"),
+    "openai_responses~item_id_as_call_id": ("roundtrip.call_ids", "basic/get_time"),
+    "anthropic~is_error_dropped": ("roundtrip.request", "tool_results/is_error"),
+    "anthropic~results_after_text": ("translation.wire_paths", "multi_turn/results_then_user_text"),
+    "anthropic~overloaded_529_as_server": ("recovery.provider_error", "errors/overloaded"),
+    "anthropic~input_schema_dropped": ("translation.tool_definitions", "basic/single_call"),
+    "anthropic~empty_args_error": ("roundtrip.calls", "streaming/empty_args_string"),
+    "anthropic~broken_stream_calls_valid": ("recovery.broken_stream", "errors/stream_error_event"),
+    "gemini~stop_with_calls_as_stop": ("roundtrip.finish_reason", "basic/single_call"),
+    "gemini~names_not_mapped_back": ("roundtrip.calls", "names/slash"),
+    "gemini~retry_delay_ignored": ("recovery.provider_error", "errors/rate_limit"),
+    "gemini~is_error_as_result": ("translation.wire_paths", "tool_results/is_error"),
+    "ollama~arguments_as_json_string": ("translation.request_shape", "multi_turn/call_result_answer"),
+    "ollama~length_as_stop": ("roundtrip.finish_reason", "basic/max_tokens_length"),
+    "ollama~names_not_mapped_back": ("roundtrip.calls", "names/dotted"),
+    "ollama~busy_503_as_server": ("recovery.provider_error", "errors/unavailable"),
+}
+
+
+@pytest.mark.parametrize("base", NATIVE)
+def test_the_reference_adapters_have_no_false_failures(base: str, references: References) -> None:
+    cases, failed = references(base)
+    assert cases
+    assert [(c.scenario, c.mode, c.status, c.message) for c in failed] == []
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_every_mutant_is_killed_by_the_bundled_scenarios(
+    name: str, scenarios: Sequence[Scenario], options: RunOptions, references: References
+) -> None:
+    mutant = MUTANTS[name]
+    reference, _ = references(mutant.base)
+    result = run_mutant(mutant, scenarios, options, reference)
+    if mutant.gap is not None:
+        assert result.status == "gap", f"{name} is killed now: remove its declared gap ({result.kills[:3]})"
+        return
+    assert result.status == "killed"
+    caught = {(k.check, k.scenario) for k in result.kills}
+    assert EXPECTED_KILL[name] in caught, sorted(caught)
+    assert all(k.check != "case.error" for k in result.kills), "a bug must be caught by a check, not a crash"
+
+
+def test_every_killable_mutant_names_the_scenario_that_must_catch_it() -> None:
+    assert set(EXPECTED_KILL) == {name for name, m in MUTANTS.items() if m.gap is None}
+
+
+def test_at_least_22_killable_mutants_spread_over_the_five_native_adapters() -> None:
+    killable = [m for m in MUTANTS.values() if m.gap is None]
+    assert len(killable) >= 22
+    per_base = Counter(m.base for m in killable)
+    assert set(per_base) == set(NATIVE)
+    assert min(per_base.values()) >= 4
+
+
+def test_gaps_name_the_scenario_or_check_that_would_be_needed() -> None:
+    for mutant in MUTANTS.values():
+        if mutant.gap is not None:
+            assert len(mutant.gap) > 40
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_a_mutant_is_its_reference_with_one_bug(name: str) -> None:
+    mutant = MUTANTS[name]
+    reference = get_adapter(mutant.base)
+    adapter = mutant.adapter()
+    assert adapter.name == f"{mutant.base}~{mutant.bug}" == name
+    assert adapter.wire_format == reference.wire_format
+    assert adapter.capabilities == reference.capabilities
+    changed = {
+        f
+        for f in (
+            "tools_to_wire",
+            "request_to_wire",
+            "request_from_wire",
+            "response_from_wire",
+            "stream_from_wire",
+            "error_from_wire",
+        )
+        if getattr(adapter, f) is not getattr(reference, f)
+    }
+    # one function, or both decoders for a decoding bug (a shared table or accumulator)
+    assert len(changed) == 1 or changed == {"response_from_wire", "stream_from_wire"}, changed
+    assert mutant.source and mutant.description
+
+
+def test_every_mutant_names_a_real_world_source() -> None:
+    for mutant in MUTANTS.values():
+        assert "github.com/" in mutant.source or mutant.source.startswith(("E", "§")), mutant.source
+
+
+def test_the_registry_refuses_a_duplicate_name() -> None:
+    copy = harmless_copy("gemini")
+    with pytest.raises(ValueError, match="duplicate mutant 'gemini~identical_copy'"):
+        mutant_registry([copy, copy])
+
+
+def test_a_harmless_copy_changes_no_behaviour() -> None:
+    mutant: Mutant = harmless_copy("ollama")
+    adapter = mutant.adapter()
+    reference = get_adapter("ollama")
+    assert adapter.name == "ollama~identical_copy"
+    assert adapter.response_from_wire is reference.response_from_wire
