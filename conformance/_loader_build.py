@@ -9,6 +9,9 @@ absent ``expect`` key defaults from the reply (``docs/scenarios.md``, "Defaults 
 - ``finish_reason``: ``reply.finish``, or none when a call has malformed arguments;
 - ``events`` and ``error``: none.
 
+``tools: {mcp: ...}`` becomes ``Scenario.mcp`` (with ``Scenario.tools`` empty until the server runs)
+and ``tool_results: mcp`` becomes ``Turn.mcp_results``.
+
 A turn whose reply is a fault has no response to compare, so its ``tool_calls``, ``text`` and
 ``finish_reason`` are only checked when ``expect`` states them.
 """
@@ -22,11 +25,13 @@ from typing import Any, cast
 from conformance.adapters.base import dumps_compact, parse_arguments
 from conformance.model import Audio, ContentItem, FinishReason, Image, Part, Resource, Text, Tool, ToolChoice
 from conformance.scenario import (
+    DEFAULT_MCP_TIMEOUT,
     MODES,
     Expectation,
     ExpectedCall,
     ExpectedError,
     Fault,
+    McpTools,
     Reply,
     Scenario,
     ScriptedCall,
@@ -42,6 +47,7 @@ __all__ = ["build_scenario"]
 def build_scenario(data: Mapping[str, Any], *, scenario_id: str, path: Path) -> Scenario:
     """The ``Scenario`` that valid ``data`` describes."""
     modes = data.get("modes")
+    tools = data["tools"]
     return Scenario(
         id=scenario_id,
         path=path,
@@ -54,13 +60,26 @@ def build_scenario(data: Mapping[str, Any], *, scenario_id: str, path: Path) -> 
         tool_choice=_tool_choice(data.get("tool_choice")),
         parallel_tool_calls=data.get("parallel_tool_calls"),
         max_tokens=data.get("max_tokens"),
-        tools=tuple(_tool(tool) for tool in data["tools"]),
+        tools=() if isinstance(tools, Mapping) else tuple(_tool(tool) for tool in tools),
         turns=tuple(_turn(i, turn) for i, turn in enumerate(data["turns"])),
         wire=tuple(
             _wire(adapter, expectation)
             for adapter, expectations in data.get("wire", {}).items()
             for expectation in expectations
         ),
+        mcp=_mcp(tools["mcp"]) if isinstance(tools, Mapping) else None,
+    )
+
+
+def _mcp(data: Mapping[str, Any]) -> McpTools:
+    select = data.get("select")
+    return McpTools(
+        command=tuple(data["command"]),
+        args=tuple(data.get("args", ())),
+        env=dict(data.get("env", {})),
+        cwd=data.get("cwd"),
+        timeout=float(data.get("timeout", DEFAULT_MCP_TIMEOUT)),
+        select=None if select is None else tuple(select),
     )
 
 
@@ -83,6 +102,8 @@ def _tool(data: Mapping[str, Any]) -> Tool:
 
 def _turn(index: int, data: Mapping[str, Any]) -> Turn:
     reply = _reply(data["reply"])
+    results = data.get("tool_results", ())
+    mcp_results = results == "mcp"
     return Turn(
         index=index,
         user=_user(data.get("user")),
@@ -94,8 +115,9 @@ def _turn(index: int, data: Mapping[str, Any]) -> Turn:
                 content=_content(result["content"]),
                 is_error=result.get("isError", False),
             )
-            for position, result in enumerate(data.get("tool_results", ()))
+            for position, result in enumerate(() if mcp_results else results)
         ),
+        mcp_results=mcp_results,
     )
 
 

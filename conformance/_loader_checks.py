@@ -2,9 +2,11 @@
 
 Run on data that already satisfies the schema, so the shapes are known. Each rule returns its
 problems placed on the node at fault: unique tool names, tool results that answer the calls of
-their turn, turns that follow on from the previous one, known capability and adapter names, JSON
-path syntax, the fault rules (an expected error, stream faults in stream mode only), valid base64
-and valid JSON Schemas for ``match: schema``.
+their turn (``tool_results: mcp`` answers them all, and needs ``tools: {mcp: ...}``), turns that
+follow on from the previous one, known capability and adapter names, JSON path syntax, the fault
+rules (an expected error, stream faults in stream mode only), valid base64 and valid JSON Schemas
+for ``match: schema``. Tool names of an MCP server are known only at run time: ``tool_choice:
+{name: X}`` is not checked against them here.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ FAULT_ERROR_KINDS: Mapping[str, str] = {
 """The error kind an adapter reports for each emulator fault (the emulator contract's table)."""
 
 _RETRY_AFTER_FAULTS = frozenset({"rate_limit", "overloaded", "unavailable"})
+_MCP_RESULTS = "mcp"
+"""``tool_results: mcp``: the turn's calls are answered by the MCP server (every one of them)."""
 
 
 def semantic_problems(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> list[ScenarioProblem]:
@@ -76,6 +80,10 @@ def _identity(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> It
 
 
 def _tools(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
+    if isinstance(data["tools"], Mapping):
+        # tools: {mcp: ...}: the names are known only once the server runs, so tool_choice
+        # {name: X} (like reply tool names) is checked then, not here.
+        return
     first: dict[str, int] = {}
     for i, tool in enumerate(data["tools"]):
         name = tool["name"]
@@ -99,6 +107,7 @@ def _tools(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Itera
 
 def _turns(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
     turns = data["turns"]
+    from_mcp = isinstance(data["tools"], Mapping)
     for t, turn in enumerate(turns):
         calls = turn["reply"].get("tool_calls", ())
         results = turn.get("tool_results", ())
@@ -109,6 +118,15 @@ def _turns(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Itera
                 expected="reply.tool_calls to answer",
                 hint="move the results to the turn whose reply calls the tools",
             )
+        if results == _MCP_RESULTS:
+            if not from_mcp:
+                yield locator.problem(
+                    ("turns", t, "tool_results"),
+                    "tool_results: mcp executes the calls through the scenario's MCP server, but tools is a list",
+                    expected="tools: {mcp: {command: [...]}}",
+                    hint="take the tools from an MCP server (docs/mcp.md), or list the results",
+                )
+            results = ()  # answers every call of the turn
         answered: dict[int, int] = {}
         for r, result in enumerate(results):
             call = result.get("call", r)
@@ -140,6 +158,8 @@ def _turns(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Itera
         previous_calls = previous["reply"].get("tool_calls", ())
         previous_results = previous.get("tool_results", ())
         if previous_calls:
+            if previous_results == _MCP_RESULTS:
+                continue  # the MCP server answers every call
             done = {result.get("call", r) for r, result in enumerate(previous_results)}
             missing = [str(c) for c in range(len(previous_calls)) if c not in done]
             if missing:
@@ -245,7 +265,8 @@ def _content(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Ite
         if isinstance(user, list):
             for i, item in enumerate(user):
                 yield from _base64(item, ("turns", t, "user", i), locator)
-        for r, result in enumerate(turn.get("tool_results", ())):
+        results = turn.get("tool_results", ())
+        for r, result in enumerate(() if results == _MCP_RESULTS else results):
             content = result["content"]
             if isinstance(content, list):
                 for i, item in enumerate(content):

@@ -100,8 +100,10 @@ def _explain(error: ValidationError, locator: Locator) -> Iterator[ScenarioProbl
         yield locator.problem(
             at, message, expected=f"at least {count} item(s)" if what == "list" else "", hint=described
         )
-    elif validator in ("minimum", "maximum"):
-        bound = "at least" if validator == "minimum" else "at most"
+    elif validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        bound = {"minimum": "at least", "maximum": "at most", "exclusiveMinimum": "more than"}.get(
+            str(validator), "less than"
+        )
         yield locator.problem(at, f"{instance!r} is out of range", expected=f"{bound} {error.validator_value}")
     elif validator == "uniqueItems" and isinstance(instance, list):
         repeated = sorted({json.dumps(v, sort_keys=True) for i, v in enumerate(instance) if v in instance[:i]})

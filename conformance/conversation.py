@@ -6,22 +6,25 @@ history, tools, tool choice) goes through the adapter's ``request_to_wire``, the
 it, and the adapter decodes the answer (``response_from_wire``, or ``stream_from_wire`` folded by
 ``conformance.assembly.fold``; an HTTP error through ``error_from_wire``). The assistant message
 joins the history, then the scenario's tool results answering that turn's calls (by position,
-with the ids the adapter decoded), and the next turn follows.
+with the ids the adapter decoded), and the next turn follows. A turn with ``tool_results: mcp``
+is answered by an executor instead: each decoded call (its id, MCP name and arguments) goes to a
+real MCP server's ``tools/call`` and the real result is fed back (``conformance.mcp_tools``).
 
-A provider error, a broken transport or a turn whose calls cannot be answered ends the
-conversation early: ``ConversationOutcome.stopped`` says why. Exceptions from the adapter are not
-caught here (the runner turns them into an ERROR verdict).
+A provider error, a broken transport, a turn whose calls cannot be answered, or an MCP
+executor that is missing or fails ends the conversation early: ``ConversationOutcome.stopped``
+says why. Exceptions from the adapter are not caught here (the runner turns them into an ERROR
+verdict).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance.adapters.base import Adapter, WireRequest, load_json_body
 from conformance.assembly import fold
-from conformance.errors import ProviderError, StreamInterruptedError, TransportError
+from conformance.errors import ConformanceError, ProviderError, StreamInterruptedError, TransportError
 from conformance.model import ErrorEvent, ErrorInfo, Message, Part, Request, Response, StreamEvent, ToolCall, ToolResult
 from conformance.scenario import Mode, Scenario, Turn
 from conformance.transport import Transport
@@ -31,6 +34,7 @@ __all__ = [
     "ConversationOutcome",
     "TurnOutcome",
     "build_request",
+    "mcp_result_message",
     "run_conversation",
     "tool_result_message",
 ]
@@ -102,10 +106,46 @@ def tool_result_message(turn: Turn, calls: tuple[ToolCall, ...]) -> tuple[Messag
     return Message(role="tool", parts=tuple(results)), None
 
 
+def mcp_result_message(
+    turn: Turn, calls: tuple[ToolCall, ...], executor: Callable[[ToolCall], ToolResult] | None
+) -> tuple[Message | None, str | None]:
+    """The ``tool`` message answering ``calls`` with ``executor(call)`` each, or a reason it cannot.
+
+    Each result answers its call by the id and name the adapter decoded, whatever the executor
+    put there. An executor that raises a ``ConformanceError`` (the MCP server died) ends the
+    conversation; a tool that failed is a result (``is_error``), not a raise.
+    """
+    if executor is None:
+        return None, (
+            f"turn {turn.index}: the scenario feeds back MCP results (tool_results: mcp) but no MCP executor was "
+            "given (run it through conformance.mcp_tools.open_scenario_tools)"
+        )
+    if not calls:
+        return None, f"turn {turn.index}: the scenario feeds back MCP results, but the adapter decoded no tool call"
+    results: list[Part] = []
+    for number, call in enumerate(calls):
+        try:
+            result = executor(call)
+        except ConformanceError as exc:
+            return None, f"turn {turn.index}: MCP tools/call {call.name} (call #{number}) failed: {exc}"
+        results.append(replace(result, call_id=call.id, name=call.name))
+    return Message(role="tool", parts=tuple(results)), None
+
+
 def run_conversation(
-    scenario: Scenario, adapter: Adapter, transport: Transport, *, mode: Mode, model: str | None = None
+    scenario: Scenario,
+    adapter: Adapter,
+    transport: Transport,
+    *,
+    mode: Mode,
+    model: str | None = None,
+    executor: Callable[[ToolCall], ToolResult] | None = None,
 ) -> ConversationOutcome:
-    """Run every turn of ``scenario`` through ``adapter`` and ``transport`` in ``mode``."""
+    """Run every turn of ``scenario`` through ``adapter`` and ``transport`` in ``mode``.
+
+    ``executor`` answers the calls of a turn with ``tool_results: mcp`` (``Turn.mcp_results``):
+    one ``ToolResult`` per decoded call, in order (``conformance.mcp_tools`` makes one).
+    """
     model = model or DEFAULT_MODELS.get(adapter.wire_format, "model")
     history: list[Message] = []
     outcomes: list[TurnOutcome] = []
@@ -121,9 +161,12 @@ def run_conversation(
                 stopped = f"turn {turn.index}: {_why(outcome)}"
             break
         history.append(Message(role="assistant", parts=outcome.response.parts))
-        if turn.tool_results:
+        if turn.tool_results or turn.mcp_results:
             calls = tuple(part for part in outcome.response.parts if isinstance(part, ToolCall))
-            message, problem = tool_result_message(turn, calls)
+            if turn.mcp_results:
+                message, problem = mcp_result_message(turn, calls, executor)
+            else:
+                message, problem = tool_result_message(turn, calls)
             if message is None:
                 stopped = problem
                 break

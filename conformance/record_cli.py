@@ -9,7 +9,9 @@ consecutive interactions; replay matches each request by method, path and stream
 
 A pair whose scenario requires a capability the adapter does not declare is skipped (the runner
 reports it UNSUPPORTED without a cassette). One pair that fails never stops the others; the exit
-code is 1 when any failed.
+code is 1 when any failed. A scenario with ``tools: {mcp: ...}`` gets its tools from one MCP
+server per pair, and its ``tool_results: mcp`` turns are answered by that server's ``tools/call``
+(``conformance.mcp_tools``); a server that fails to start or dies fails the pair.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from typing import TextIO
 from conformance.adapters import BUILTIN, NATIVE, get_adapter
 from conformance.adapters.base import Adapter
 from conformance.conversation import DEFAULT_MODELS, ConversationOutcome, run_conversation
-from conformance.errors import ConformanceError
+from conformance.errors import ConformanceError, McpServerError, ScenarioError
+from conformance.mcp_tools import McpExecutor, open_scenario_tools
 from conformance.recorder import Provenance, RecordResult, record_cassette
 from conformance.scenario import Scenario
 from conformance.transport import Transport
@@ -105,12 +108,36 @@ def _record_one(
         return PairResult(
             adapter=adapter.name, scenario=scenario.id, status="unsupported", detail="requires " + ", ".join(missing)
         )
+    if scenario.mcp is None:
+        return _record_pair(adapter, scenario, None, cassette_dir, base_url, mode, set_script, api_key, model)
+    try:  # one MCP server for the pair, stopped after it
+        with open_scenario_tools(scenario) as (ready, executor):
+            return _record_pair(adapter, ready, executor, cassette_dir, base_url, mode, set_script, api_key, model)
+    except (McpServerError, ScenarioError) as exc:
+        return PairResult(adapter=adapter.name, scenario=scenario.id, status="failed", detail=f"MCP tools: {exc}")
+
+
+def _record_pair(
+    adapter: Adapter,
+    scenario: Scenario,
+    executor: McpExecutor | None,
+    cassette_dir: Path,
+    base_url: str,
+    mode: str,
+    set_script: Callable[[Scenario | None], None] | None,
+    api_key: str | None,
+    model: str | None,
+) -> PairResult:
     chosen_model = model or DEFAULT_MODELS.get(adapter.wire_format, "model")
     outcomes: list[ConversationOutcome] = []
 
     def run(transport: Transport) -> None:
         for run_mode in scenario.modes:
-            outcomes.append(run_conversation(scenario, adapter, transport, mode=run_mode, model=chosen_model))
+            outcomes.append(
+                run_conversation(scenario, adapter, transport, mode=run_mode, model=chosen_model, executor=executor)
+            )
+            if executor is not None and executor.failure is not None:
+                raise executor.failure  # the MCP server died: nothing is written
 
     if set_script is not None:
         set_script(scenario)

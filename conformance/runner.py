@@ -11,6 +11,9 @@ thread is abandoned, the run goes on). A missing or corrupt cassette is an ERROR
 and the ``conformance record`` line that makes it. A scenario requiring a capability the adapter
 does not declare is UNSUPPORTED. An adapter may declare known gaps (``known_gaps``: check id, or
 ``check@scenario-glob``, -> reason): a failing check there is XFAIL, a passing one STALE.
+A scenario taking its tools from an MCP server (``tools: {mcp: ...}``) uses the run's shared server
+for its launch spec (``conformance.mcp_tools.McpPool``), stopped when the run ends; a server that
+fails to start or dies is an ERROR naming its command and the tail of its stderr.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from conformance.adapters.base import Adapter
 from conformance.cassettes import Cassette, load_cassette
 from conformance.checks import FAMILIES, CaseContext, run_checks
 from conformance.conversation import ConversationOutcome, run_conversation
-from conformance.errors import CassetteError, ConformanceError
+from conformance.errors import CassetteError, ConformanceError, McpServerError, ScenarioError
+from conformance.mcp_tools import McpExecutor, McpPool, open_scenario_tools
 from conformance.recorder import record_command
 from conformance.replay import replay_transport
 from conformance.scenario import MODES, Mode, Scenario
@@ -94,19 +98,24 @@ def run_suite(
     cases: list[CaseResult] = []
     provenance: dict[str, Mapping[str, Any]] = {}
     stop = False
-    for adapter in adapters:
-        for scenario in scenarios:
-            for case in run_pair(scenario, adapter, options, provenance=provenance):
-                cases.append(case)
-                if progress is not None:
-                    progress(case)
-                if options.fail_fast and case.status in ("fail", "error", "stale"):
-                    stop = True
+    pool = McpPool(start_timeout=options.timeout)
+    try:
+        for adapter in adapters:
+            for scenario in scenarios:
+                cases_of_pair = run_pair(scenario, adapter, options, provenance=provenance, pool=pool)
+                for case in cases_of_pair:
+                    cases.append(case)
+                    if progress is not None:
+                        progress(case)
+                    if options.fail_fast and case.status in ("fail", "error", "stale"):
+                        stop = True
+                        break
+                if stop:
                     break
             if stop:
                 break
-        if stop:
-            break
+    finally:
+        pool.close()
     return RunResult(
         suite_version=suite_version(),
         adapters=tuple(adapter_info(a) for a in adapters),
@@ -121,7 +130,12 @@ def run_suite(
 
 
 def run_pair(
-    scenario: Scenario, adapter: Adapter, options: RunOptions, *, provenance: dict[str, Mapping[str, Any]] | None = None
+    scenario: Scenario,
+    adapter: Adapter,
+    options: RunOptions,
+    *,
+    provenance: dict[str, Mapping[str, Any]] | None = None,
+    pool: McpPool | None = None,
 ) -> list[CaseResult]:
     """The cases of one (adapter, scenario) pair: one per mode the scenario and the run allow."""
     modes = [m for m in scenario.modes if m in options.modes]
@@ -149,10 +163,34 @@ def run_pair(
         return [_case(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
     if provenance is not None and cassette.provenance:
         provenance[str(path)] = cassette.provenance
+    if scenario.mcp is not None:  # the run's shared server, or one for the pair's cases
+        try:
+            if pool is not None:
+                ready, executor = pool.open(scenario)
+                return _run_modes(ready, adapter, modes, cassette, path, command, options, executor)
+            with open_scenario_tools(scenario, start_timeout=options.timeout) as (ready, executor):
+                return _run_modes(ready, adapter, modes, cassette, path, command, options, executor)
+        except (McpServerError, ScenarioError) as exc:
+            what = "server failed" if isinstance(exc, McpServerError) else "tools cannot be offered"
+            message = f"the scenario's MCP {what}: {exc}"
+            return [_case(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
+    return _run_modes(scenario, adapter, modes, cassette, path, command, options, None)
+
+
+def _run_modes(
+    scenario: Scenario,
+    adapter: Adapter,
+    modes: Sequence[Mode],
+    cassette: Cassette,
+    path: Path,
+    command: str,
+    options: RunOptions,
+    executor: McpExecutor | None,
+) -> list[CaseResult]:
     results: list[CaseResult] = []
     non_stream: ConversationOutcome | None = None
     for mode in modes:
-        case, outcome = _run_case(scenario, adapter, mode, cassette, path, command, options, non_stream)
+        case, outcome = _run_case(scenario, adapter, mode, cassette, path, command, options, non_stream, executor)
         if mode == "non_stream":
             non_stream = outcome
         results.append(case)
@@ -168,6 +206,7 @@ def _run_case(
     command: str,
     options: RunOptions,
     non_stream: ConversationOutcome | None,
+    executor: McpExecutor | None = None,
 ) -> tuple[CaseResult, ConversationOutcome | None]:
     box: dict[str, Any] = {}
     exchanges: list[Exchange] = []
@@ -175,10 +214,12 @@ def _run_case(
     def work() -> None:
         transport = replay_transport(cassette, wire=adapter.wire_format, command=command)
         try:
-            outcome = run_conversation(scenario, adapter, transport, mode=mode)
+            outcome = run_conversation(scenario, adapter, transport, mode=mode, executor=executor)
         finally:
             exchanges.extend(transport.exchanges)
             transport.close()
+        if executor is not None and executor.failure is not None:
+            raise executor.failure  # the MCP server died: ERROR, not a conversation that merely stopped
         box["outcome"] = outcome
         ctx = CaseContext(
             scenario=scenario,
@@ -206,6 +247,8 @@ def _run_case(
     if error is not None:
         where = "replay" if isinstance(error, ConformanceError) else "the adapter"
         message = f"{where} raised {type(error).__name__}: {error}"
+        if isinstance(error, McpServerError):  # raised again from the executor: the server died mid-run
+            message = f"the scenario's MCP server failed: {error}"
         case = _case(adapter, scenario, mode, "error", message=message, traceback=trace, exchanges=exchanges, **common)
         return case, outcome
     verdicts = _apply_gaps(box["verdicts"], adapter, scenario)

@@ -20,15 +20,18 @@ from typing import Any, Literal, TypeAlias
 from conformance.model import ContentItem, ErrorKind, FinishReason, JSONObject, Part, Tool, ToolChoice
 
 __all__ = [
+    "DEFAULT_MCP_TIMEOUT",
     "FAULT_KINDS",
     "HTTP_FAULTS",
     "MODES",
+    "PYTHON_PLACEHOLDER",
     "STREAM_FAULTS",
     "Expectation",
     "ExpectedCall",
     "ExpectedError",
     "Fault",
     "FaultKind",
+    "McpTools",
     "Mode",
     "Reply",
     "Scenario",
@@ -72,6 +75,11 @@ STREAM_FAULTS: frozenset[FaultKind] = frozenset({"disconnect", "no_terminator", 
 
 Mode: TypeAlias = Literal["non_stream", "stream"]
 MODES: tuple[Mode, ...] = ("non_stream", "stream")
+
+DEFAULT_MCP_TIMEOUT = 120.0
+"""Seconds an MCP ``tools/call`` may take before its result becomes a timeout error."""
+PYTHON_PLACEHOLDER = "{python}"
+"""In ``tools.mcp.command``/``args``: replaced by the running interpreter (``sys.executable``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,6 +171,31 @@ class Turn:
     reply: Reply
     expect: Expectation
     tool_results: tuple[ToolResultSpec, ...] = ()
+    mcp_results: bool = False
+    """``tool_results: mcp``: the reply's calls are executed through the scenario's MCP server and
+    its real results fed back (``tool_results`` is then empty)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpTools:
+    """``tools: {mcp: ...}``: the tools come from an MCP server over stdio (``docs/mcp.md``).
+
+    Kept as written: ``{python}`` in ``command``/``args`` and a relative ``cwd`` (relative to the
+    scenario file's folder) are resolved when the server starts (``conformance.mcp_tools``).
+    """
+
+    command: tuple[str, ...]
+    """The program and its leading arguments."""
+    args: tuple[str, ...] = ()
+    """More arguments, appended to ``command``."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables added to the server's environment (which is otherwise a safe subset of ours)."""
+    cwd: str | None = None
+    """The server's working directory (None: ours)."""
+    timeout: float = DEFAULT_MCP_TIMEOUT
+    """Seconds per ``tools/call``; a call that takes longer is fed back as an error result."""
+    select: tuple[str, ...] | None = None
+    """Offer only these tools, in this order (None: every tool the server lists, in its order)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,8 +223,11 @@ class Scenario:
     parallel_tool_calls: bool | None = None
     max_tokens: int | None = None
     tools: tuple[Tool, ...] = ()
+    """The tools offered. With ``mcp`` set: empty as loaded, filled from the server at run time."""
     turns: tuple[Turn, ...] = ()
     wire: tuple[WireExpectation, ...] = ()
+    mcp: McpTools | None = None
+    """Where the tools come from when they come from an MCP server (``tools: {mcp: ...}``)."""
 
 
 _STEP = re.compile(r"""\.([A-Za-z_$][A-Za-z0-9_$-]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*"|'[^']*')\]""")

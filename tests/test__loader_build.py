@@ -17,6 +17,7 @@ from conformance.scenario import (
     ExpectedCall,
     ExpectedError,
     Fault,
+    McpTools,
     Scenario,
     ScriptedCall,
     TextExpectation,
@@ -329,3 +330,93 @@ def test_recursive_and_exploding_aliases_are_refused(tmp_path: Path) -> None:
         levels.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 10) + "]")
     with pytest.raises(ScenarioError, match="expands to more than"):
         load(tmp_path, "\n".join(levels) + "\n")
+
+
+def test_tools_from_an_mcp_server(tmp_path: Path) -> None:
+    scenario = load(
+        tmp_path,
+        """\
+        tool_choice: {name: getTime}
+        tools:
+          mcp:
+            command: ["{python}", -m, conformance, mcp-server]
+            args: [--verbose]
+            env: {CONFORMANCE_FIXED_NOW_MS: "1684800000000"}
+            cwd: ../server
+            timeout: 2.5
+            select: [noop_24, getTime]
+        turns:
+          - user: "yesterday?"
+            reply:
+              tool_calls: [{name: getTime, arguments: {offset_ms: -86400000}}, {name: not_listed_yet, arguments: {}}]
+            tool_results: mcp
+          - reply: {text: "Monday."}
+        """,
+    )
+    # tool names are unknown until the server runs: tool_choice and the calls are not checked against tools
+    assert scenario.tools == ()
+    assert scenario.tool_choice == "getTime"
+    assert scenario.mcp == McpTools(
+        command=("{python}", "-m", "conformance", "mcp-server"),
+        args=("--verbose",),
+        env={"CONFORMANCE_FIXED_NOW_MS": "1684800000000"},
+        cwd="../server",
+        timeout=2.5,
+        select=("noop_24", "getTime"),
+    )
+    first, second = scenario.turns
+    assert first.mcp_results is True
+    assert first.tool_results == ()
+    assert second.mcp_results is False
+    assert [c.name for c in first.expect.tool_calls or ()] == ["getTime", "not_listed_yet"]
+
+
+def test_mcp_defaults_and_scripted_results_with_mcp_tools(tmp_path: Path) -> None:
+    scenario = load(
+        tmp_path,
+        """\
+        tools: {mcp: {command: [my-server]}}
+        turns:
+          - user: "go"
+            reply: {tool_calls: [{name: f, arguments: {}}]}
+            tool_results: [{content: "scripted"}]
+          - reply: {text: "ok"}
+        """,
+    )
+    assert scenario.mcp == McpTools(command=("my-server",), args=(), env={}, cwd=None, timeout=120.0, select=None)
+    assert scenario.turns[0].mcp_results is False
+    assert scenario.turns[0].tool_results == (ToolResultSpec(call=0, content=(Text(text="scripted"),)),)
+
+
+def test_tool_results_mcp_answers_every_call_of_its_turn(tmp_path: Path) -> None:
+    scenario = load(
+        tmp_path,
+        """\
+        tools: {mcp: {command: [my-server]}}
+        turns:
+          - user: "go"
+            reply: {tool_calls: [{name: f, arguments: {}}, {name: g, arguments: {}}, {name: h, arguments: {}}]}
+            tool_results: mcp
+          - reply: {text: "ok"}
+        """,
+    )
+    assert scenario.turns[0].mcp_results is True
+
+
+@pytest.mark.parametrize(
+    ("tools", "pointer", "phrase"),
+    [
+        ("{mcp: {command: []}}", "/tools/mcp/command", "the list is empty"),
+        ("{mcp: {command: [x], timeout: 0}}", "/tools/mcp/timeout", "0 is out of range"),
+        ("{mcp: {command: [x], select: []}}", "/tools/mcp/select", "the list is empty"),
+        ("{mcp: {command: [x], select: [a, a]}}", "/tools/mcp/select", 'the list repeats "a"'),
+        ("{mcp: {command: [x], env: {N: 1}}}", "/tools/mcp/env/N", "expected a string, got an integer"),
+        ("{mcp: {command: x}}", "/tools/mcp/command", "expected a list, got a string"),
+        ("{mpc: {command: [x]}}", "/tools/mpc", "unknown key 'mpc'"),
+        ("getTime", "/tools", "a string does not fit here"),
+    ],
+)
+def test_mcp_tools_value_problems(tmp_path: Path, tools: str, pointer: str, phrase: str) -> None:
+    with pytest.raises(ScenarioError) as caught:
+        load(tmp_path, f'tools: {tools}\nturns:\n  - user: "go"\n    reply: {{text: "ok"}}\n')
+    assert any(p.pointer == pointer and phrase in p.message for p in caught.value.problems), caught.value

@@ -10,11 +10,13 @@ Streams are ``data: {chunk}`` SSE events ending with ``data: [DONE]``.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from conformance.adapters import get_adapter
 from conformance.conversation import run_conversation
-from conformance.model import Text, Tool, ToolCall
+from conformance.errors import McpServerError
+from conformance.model import Text, Tool, ToolCall, ToolResult
 from conformance.scenario import Expectation, Reply, Scenario, ScriptedCall, ToolResultSpec, Turn
 from conformance.transport import Transport
 from tests._loopback import LoopbackServer
@@ -185,3 +187,73 @@ def test_a_stream_cut_mid_call_ends_with_an_error_and_no_valid_call() -> None:
     assert all(c.arguments is None and c.arguments_error for c in calls)
     assert [e.type for e in turn.events][:2] == ["tool_call_start", "tool_call_chunk"]
     assert json.loads(server.requests[0].body)["stream"] is True
+
+
+# ------------------------------------------------------------------------- tool_results: mcp
+
+
+def _mcp_scenario() -> Scenario:
+    scenario = _scenario()
+    first, second = scenario.turns
+    return replace(scenario, turns=(replace(first, tool_results=(), mcp_results=True), second))
+
+
+def test_an_mcp_turn_is_answered_by_the_executor_with_the_decoded_call() -> None:
+    seen: list[ToolCall] = []
+
+    def executor(call: ToolCall) -> ToolResult:
+        seen.append(call)
+        # the executor's own id and name are replaced by the decoded call's
+        return ToolResult(call_id="", name="whatever", content=(Text(text="unknown city"),), is_error=True)
+
+    routes = {PATH: [HttpReply(headers=JSON, body=CALL_BODY), HttpReply(headers=JSON, body=TEXT_BODY)]}
+    with LoopbackServer(routes) as server, Transport(server.base_url, wire="openai_chat") as transport:
+        outcome = run_conversation(
+            _mcp_scenario(), get_adapter("openai_chat"), transport, mode="non_stream", executor=executor
+        )
+    assert outcome.stopped is None
+    assert [(c.id, c.name, c.arguments) for c in seen] == [("call_abc", "getTime", {"offset_ms": -86400000})]
+    (result,) = outcome.history[2].parts
+    assert result == ToolResult(call_id="call_abc", name="getTime", content=(Text(text="unknown city"),), is_error=True)
+    second = json.loads(server.requests[1].body)
+    assert second["messages"][2]["role"] == "tool"
+    assert second["messages"][2]["tool_call_id"] == "call_abc"
+    assert "unknown city" in json.dumps(second["messages"][2]["content"])
+
+
+def test_an_mcp_turn_without_an_executor_stops_before_the_next_request() -> None:
+    routes = {PATH: [HttpReply(headers=JSON, body=CALL_BODY)]}
+    with LoopbackServer(routes) as server, Transport(server.base_url, wire="openai_chat") as transport:
+        outcome = run_conversation(_mcp_scenario(), get_adapter("openai_chat"), transport, mode="non_stream")
+    assert outcome.stopped is not None
+    assert outcome.stopped.startswith("turn 0: the scenario feeds back MCP results (tool_results: mcp)")
+    assert "no MCP executor" in outcome.stopped
+    assert len(server.requests) == 1
+
+
+def test_an_executor_that_fails_stops_the_conversation_with_its_error() -> None:
+    def executor(call: ToolCall) -> ToolResult:
+        raise McpServerError("tools/call getTime: the MCP server closed the connection", command="srv", stderr_tail="x")
+
+    routes = {PATH: [HttpReply(headers=JSON, body=CALL_BODY)]}
+    with LoopbackServer(routes) as server, Transport(server.base_url, wire="openai_chat") as transport:
+        outcome = run_conversation(
+            _mcp_scenario(), get_adapter("openai_chat"), transport, mode="non_stream", executor=executor
+        )
+    assert outcome.stopped is not None
+    assert outcome.stopped.startswith("turn 0: MCP tools/call getTime (call #0) failed: tools/call getTime: the MCP")
+    assert "(server: srv)" in outcome.stopped
+    assert len(server.requests) == 1 and len(outcome.turns) == 1
+
+
+def test_scripted_results_never_call_the_executor() -> None:
+    def executor(call: ToolCall) -> ToolResult:
+        raise AssertionError("a scripted turn must not reach the executor")
+
+    routes = {PATH: [HttpReply(headers=JSON, body=CALL_BODY), HttpReply(headers=JSON, body=TEXT_BODY)]}
+    with LoopbackServer(routes) as server, Transport(server.base_url, wire="openai_chat") as transport:
+        outcome = run_conversation(
+            _scenario(), get_adapter("openai_chat"), transport, mode="non_stream", executor=executor
+        )
+    assert outcome.stopped is None
+    assert "1684713600000" in json.dumps(json.loads(server.requests[1].body)["messages"][2]["content"])

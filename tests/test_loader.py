@@ -244,6 +244,34 @@ CASES = [
         "arguments is a JSON Schema, and this one is not valid",
     ),
     Case("events_without_stream_mode.yaml", "/modes", "modes:", "[non_stream]", "stream mode only"),
+    # tools: {mcp: ...} and tool_results: mcp (docs/mcp.md); a missing key points at the mapping's first key
+    Case("mcp_without_command.yaml", "/tools/mcp", "args:", None, "missing required key 'command'"),
+    Case(
+        "mcp_unknown_key.yaml",
+        "/tools/mcp/selcet",
+        "selcet:",
+        None,
+        "unknown key 'selcet'",
+        expected="args, command, cwd, env, select, timeout",
+        hint="did you mean 'select'?",
+    ),
+    Case(
+        "tool_results_mpc.yaml",
+        "/turns/0/tool_results",
+        "tool_results:",
+        "mpc",
+        "'mpc' is not allowed here",
+        expected="mcp",
+        hint="did you mean 'mcp'?",
+    ),
+    Case(
+        "tool_results_mcp_without_server.yaml",
+        "/turns/0/tool_results",
+        "tool_results:",
+        "mcp",
+        "tool_results: mcp executes the calls through the scenario's MCP server, but tools is a list",
+        expected="tools: {mcp:",
+    ),
 ]
 
 VALID_IN_BROKEN = {"dup_id.yaml"}  # valid by itself; its twin dup_id.yml is the broken one
