@@ -367,3 +367,66 @@ def test_a_server_dying_mid_run_is_an_error_and_fails_the_recording(tmp_path: Pa
     failed = _record(_scenario(tmp_path, BUNDLED, dying), tmp_path / "other")
     assert failed.startswith("failed: ") and "exit_server: exiting with status 3" in failed
     assert not (tmp_path / "other" / "openai_chat" / "mcp" / "case.yaml").exists()
+
+
+_KILL_SCENARIO = """\
+schema_version: 1
+behavior: "A run blocked in a real MCP tool call is killed."
+source: "issue 6: no orphan processes"
+tools:
+  mcp:
+    command: ["{{python}}", -m, conformance, mcp-server]
+    env: {{CONFORMANCE_TEST_MARKER: "{marker}"}}
+    timeout: {timeout}
+    select: [slow_tool]
+turns:
+  - user: "Call the slow tool."
+    reply:
+      tool_calls:
+        - name: slow_tool
+          arguments: {{seconds: 30}}
+    tool_results: mcp
+  - reply:
+      text: "done"
+"""
+
+
+@needs_proc
+def test_a_run_killed_mid_call_leaves_no_server(tmp_path: Path, marker: str) -> None:
+    """Start `conformance run` on a scenario whose MCP call blocks, SIGKILL the run while the call is
+    in flight, and find no server process left (the server dies with its parent)."""
+    import signal
+    import subprocess
+
+    from conformance.cli import main
+
+    scenario_file = tmp_path / "scenarios" / "mcp" / "kill.yaml"
+    scenario_file.parent.mkdir(parents=True)
+    cassettes = tmp_path / "cassettes"
+    # Record with a short timeout (the recording itself does not wait 30 s) ...
+    scenario_file.write_text(_KILL_SCENARIO.format(marker=marker, timeout=0.2), "utf-8")
+    argv = ["record", "--emulator", "--adapter", "openai_chat", "--scenarios-dir", str(tmp_path / "scenarios")]
+    assert main([*argv, "--cassette-dir", str(cassettes)]) == 0
+    assert _wait_gone(marker) == []
+    # ... then run with a long one: the replayed call blocks in the server.
+    scenario_file.write_text(_KILL_SCENARIO.format(marker=marker, timeout=60), "utf-8")
+    command = [sys.executable, "-m", "conformance", "run", "--scenarios", str(tmp_path / "scenarios")]
+    command += ["--adapters", "openai_chat", "--cassette-dir", str(cassettes), "--report-dir", str(tmp_path / "r")]
+    run = subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not _marked_servers(marker) and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.05)
+        assert _marked_servers(marker), "the run never started its MCP server"
+        time.sleep(1.0)  # the call is in flight: slow_tool sleeps 30 s
+        assert run.poll() is None
+        run.send_signal(signal.SIGKILL)
+        run.wait(10)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert _wait_gone(marker) == []
