@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from conformance.adapters import openai_chat
-from conformance.adapters._prompt_parse import ReplyParser, TagParser, json_text
+from conformance.adapters._prompt_parse import CALL_TEXT, ReplyParser, TagParser, json_text
 from conformance.adapters.base import WireRequest, synthetic_call_id
 from conformance.assembly import fold
 from conformance.errors import UnsupportedContentError
@@ -236,9 +236,13 @@ class TagFormat:
 
     def call_text(self, call: ToolCall) -> str:
         """A call as the format writes it: ``{"name": ..., "arguments": {...}}`` between the tags;
-        a call whose arguments could not be parsed is replayed as received."""
-        if call.arguments is None:
-            body = call.arguments_raw
+        a call whose arguments could not be parsed is replayed as received (``CALL_TEXT``), or
+        with its raw argument text in place of the object."""
+        text = call.provider_details.get(CALL_TEXT)
+        if call.arguments is None and isinstance(text, str):
+            body = text
+        elif call.arguments is None:
+            body = "{" + f'"name": {json_text(call.name)}, "arguments": {call.arguments_raw or json_text("")}' + "}"
         else:
             body = "{" + f'"name": {json_text(call.name)}, "arguments": {json_text(call.arguments)}' + "}"
         return f"{self.open_tag}{self.separator}{body}{self.separator}{self.close_tag}"

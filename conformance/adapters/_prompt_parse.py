@@ -13,7 +13,9 @@ unified stream events:
   derived from its content (``synthetic_call_id(adapter, ordinal, name, arguments)``): the same call
   replayed in a later request's history gets the same id back from ``request_from_wire``;
 - a call that is malformed or was never closed ends with an ``arguments_error`` and keeps its raw
-  text; a block whose tool name cannot be recovered stays text (nothing is dropped).
+  argument text (``arguments_text``: for a tag format the value after ``"arguments":``, the whole
+  block kept in ``provider_details["call_text"]`` for replay); a block whose tool name cannot be
+  recovered stays text (nothing is dropped).
 
 The machine's states: ``text`` (outside any marker), ``think`` (inside ``<think>``), and the
 capturing states of a format (``call`` between a tag pair; ``name`` and ``args`` after
@@ -34,6 +36,7 @@ from conformance.adapters.base import CallTracker, parse_arguments, synthetic_ca
 from conformance.model import JSONObject, StreamEvent, TextDelta
 
 __all__ = [
+    "CALL_TEXT",
     "FN_ARGS",
     "FN_EXIT",
     "FN_NAME",
@@ -44,10 +47,16 @@ __all__ = [
     "QwenParser",
     "ReplyParser",
     "TagParser",
+    "arguments_text",
     "json_text",
     "parse_call_body",
     "parse_lenient",
 ]
+
+CALL_TEXT = "call_text"
+"""``ToolCall.provider_details`` key of a tag-format call that is not usable (malformed, never
+closed): the text between its tags as the model wrote it, replayed verbatim in later requests
+(``arguments_raw`` holds only the arguments' text)."""
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -199,6 +208,52 @@ def parse_call_body(text: str) -> tuple[str, JSONObject | None, str | None]:
     return name, None, f"arguments are a JSON {kind}, not an object"
 
 
+_ARGUMENTS_KEY = re.compile(r"""["'](?:arguments|parameters)["']\s*:\s*""")
+
+
+def arguments_text(body: str) -> str:
+    """The argument text of a call body whose arguments could not be read: an arguments value
+    that is a string, as is; else the text after the ``"arguments":`` key without the call
+    object's own closing ``}`` (the one the arguments leave unmatched); else the whole body. So
+    ``{"name": "f", "arguments": {"unit": celsius}}`` keeps ``{"unit": celsius}`` and a body cut
+    mid-arguments keeps the arguments as cut, as a native wire would."""
+    text = body.strip()
+    parsed = _lenient_value(text) if text else None
+    if isinstance(parsed, dict):
+        value = parsed.get("arguments", parsed.get("parameters"))
+        if value is not None:
+            return value if isinstance(value, str) else json_text(value)
+        return text
+    match = _ARGUMENTS_KEY.search(text)
+    if match is None:
+        return text
+    rest = text[match.end() :]
+    if rest.endswith("}") and _unmatched_closes(rest) > 0:
+        rest = rest[:-1].rstrip()
+    return rest
+
+
+def _unmatched_closes(text: str) -> int:
+    """``}`` minus ``{`` outside JSON strings."""
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char == "{":
+            depth -= 1
+        elif char == "}":
+            depth += 1
+    return depth
+
+
 def json_text(value: Any) -> str:
     """JSON as chat templates write it (``tojson`` / ``json.dumps`` defaults, non-ASCII kept)."""
     return json.dumps(value, ensure_ascii=False)
@@ -323,11 +378,17 @@ class _Machine:
         return True
 
     def _emit_call(
-        self, events: list[StreamEvent], name: str, raw: str, arguments: JSONObject | None, why: str | None
+        self,
+        events: list[StreamEvent],
+        name: str,
+        raw: str,
+        arguments: JSONObject | None,
+        why: str | None,
+        details: JSONObject | None = None,
     ) -> None:
         ordinal = self._tracker.count
         call_id = synthetic_call_id(self._adapter, ordinal, name, raw)
-        events.append(self._tracker.start(ordinal, call_id, name))
+        events.append(self._tracker.start(ordinal, call_id, name, details))
         if (chunk := self._tracker.chunk(ordinal, raw)) is not None:
             events.append(chunk)
         end = (
@@ -382,10 +443,11 @@ class TagParser(_Machine):
             return False
         if error is None and not closed:
             error = f"the call was never closed (no {self._close})"
+        raw = json_text(arguments) if arguments is not None else arguments_text(body)
         if error is not None:
             arguments, why = None, error
-        raw = json_text(arguments) if arguments is not None else body.strip()
-        self._emit_call(events, name, raw, arguments, why)
+        details: JSONObject | None = {CALL_TEXT: body.strip()} if arguments is None else None
+        self._emit_call(events, name, raw, arguments, why, details)
         return True
 
 

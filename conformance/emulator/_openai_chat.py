@@ -13,6 +13,9 @@ usage chunk (``choices: []``) when ``stream_options.include_usage`` is true (eve
 then has ``usage: null``); ``data: [DONE]``. Chunks carry ``obfuscation`` unless
 ``stream_options.include_obfuscation`` is false (recorded 2026 traffic).
 
+A prompt adapter's request (``ctx.prompt_format``) gets a text-only reply already rendered in its
+format (``_prompt_formats``), streamed in token-like pieces that split the format's markers.
+
 Quirks (``Reply.quirks``): ``index_offset`` (tool-call indices start at 1), ``name_repeated``
 (``id``/``type``/``name`` repeated on every fragment, E4), ``args_in_first_chunk`` (the whole
 argument text in the header fragment, like Mistral, E6), ``empty_args_string`` (``""`` for a
@@ -37,6 +40,7 @@ from conformance.emulator._deterministic import (
     reasoning_tokens,
     text_fragments,
 )
+from conformance.emulator._prompt_formats import pieces as prompt_pieces
 from conformance.emulator._wire import (
     ErrorAnswer,
     Headers,
@@ -184,7 +188,8 @@ def _deltas(reply: Reply, ctx: WireContext) -> list[dict[str, Any]]:
     deltas: list[dict[str, Any]] = []
     if reply.reasoning and "reasoning_content" in quirks:
         deltas.extend({"reasoning_content": piece} for piece in fragments(reply.reasoning))
-    deltas.extend({"content": piece} for piece in text_fragments(reply.text or ""))
+    cut = prompt_pieces if ctx.prompt_format is not None else text_fragments
+    deltas.extend({"content": piece} for piece in cut(reply.text or ""))
     offset = 1 if "index_offset" in quirks else 0
     for i, call in enumerate(reply.tool_calls):
         header = {"index": i + offset, "id": _call_id(ctx, i), "type": "function"}

@@ -9,7 +9,9 @@ with the same bytes.
 A request is routed by its path (``conformance.adapters.detect_adapter``), decoded with that
 adapter's ``request_from_wire`` only to count its assistant messages (the turn index) and read
 the model, then answered from the script's reply for that turn by the wire's encoder module
-(``_openai_chat`` ...), with the reply's fault applied (docs/emulator.md has the table). Whatever
+(``_openai_chat`` ...), with the reply's fault applied (docs/emulator.md has the table). A chat
+request from a prompt adapter (``_prompt_formats.detect_format``: its system prompt describes the
+tools) is decoded with that adapter instead and answered as text in its format. Whatever
 goes wrong with one request (an unreadable body, an exception in an encoder, a client that hangs
 up) is answered or logged; the server keeps serving.
 """
@@ -30,7 +32,7 @@ from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
 from conformance.adapters import detect_adapter, get_adapter
-from conformance.emulator import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses
+from conformance.emulator import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses, _prompt_formats
 from conformance.emulator._wire import DEFAULT_AFTER, ErrorAnswer, Headers, WireContext, WireEncoder
 from conformance.scenario import HTTP_FAULTS, STREAM_FAULTS, Reply, Scenario
 
@@ -214,10 +216,12 @@ class Emulator:
             raise _BadRequest(f"the request body is not JSON ({exc}); send the {wire} request body as JSON") from exc
         if not isinstance(parsed, dict):
             raise _BadRequest(f"the request body must be a JSON object (a {wire} request)")
+        prompt = _prompt_formats.detect_format(parsed) if wire == "openai_chat" else None
+        reader = prompt or wire  # a prompt format's history holds its calls and results as text
         try:
-            request = get_adapter(wire).request_from_wire(parsed, path=raw_path)
+            request = get_adapter(reader).request_from_wire(parsed, path=raw_path)
         except Exception as exc:  # any adapter complaint: the request is not that wire's shape
-            raise _BadRequest(f"cannot read the request as {wire}: {exc}") from exc
+            raise _BadRequest(f"cannot read the request as {reader}: {exc}") from exc
         turn = sum(1 for message in request.messages if message.role == "assistant")
         script = self.script or _DEFAULT_SCRIPT
         previous = parsed.get("previous_response_id") if wire == "openai_responses" else None
@@ -239,15 +243,26 @@ class Emulator:
             request=parsed,
             tool_names=tool_names,
             sse=sse,
+            prompt_format=prompt,
         )
         if script is _DEFAULT_SCRIPT:
-            return ctx, DEFAULT_REPLY
-        if turn >= len(script.replies):
+            reply = DEFAULT_REPLY
+        elif turn >= len(script.replies):
             raise _BadRequest(
                 f"scenario {script.scenario_id!r} has {len(script.replies)} turn(s) but this request is turn {turn} "
                 f"(it holds {turn} assistant message(s)); the conversation went past the script"
             )
-        return ctx, script.replies[turn]
+        else:
+            reply = script.replies[turn]
+        if prompt is not None:
+            ignored = sorted(set(reply.quirks) - _prompt_formats.KNOWN_QUIRKS)
+            if ignored:
+                self._note(
+                    f"{ctx.scenario_id} turn {turn}: quirk(s) {', '.join(ignored)} have no effect on a {prompt} "
+                    "prompt-format reply (its calls are text), ignored"
+                )
+            reply = _prompt_formats.prompt_reply(prompt, reply, parsed)
+        return ctx, reply
 
     def _answer(self, handler: _Handler, encoder: WireEncoder, ctx: WireContext, reply: Reply) -> None:
         unknown = sorted(set(reply.quirks) - encoder.KNOWN_QUIRKS)
@@ -366,6 +381,8 @@ def _send_whole(handler: BaseHTTPRequestHandler, status: int, headers: Headers, 
     for name, value in headers:
         handler.send_header(name, value)
     handler.send_header("content-length", str(len(body)))
+    if handler.close_connection:  # tell the client, or it may reuse the connection being closed
+        handler.send_header("connection", "close")
     handler.end_headers()
     handler.wfile.write(body)
     logger.debug("%s %s -> %d (%d bytes)", handler.command, handler.path, status, len(body))

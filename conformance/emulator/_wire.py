@@ -58,6 +58,9 @@ class WireContext:
     """The wire names of the request's tools (errors name them)."""
     sse: bool = True
     """Gemini only: ``alt=sse`` (else the stream is one JSON array)."""
+    prompt_format: str | None = None
+    """OpenAI Chat only: the prompt format the request speaks (``qwen``, ``hermes``,
+    ``function_call``; ``_prompt_formats``), whose reply text streams in token-like pieces."""
 
     def key(self, *more: object) -> tuple[object, ...]:
         """The keys an id is derived from: scenario, turn, then ``more``."""

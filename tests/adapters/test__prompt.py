@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.adapters import _prompt
-from conformance.adapters._prompt_parse import QwenParser, TagParser, parse_call_body, parse_lenient
+from conformance.adapters._prompt_parse import QwenParser, TagParser, arguments_text, parse_call_body, parse_lenient
 from conformance.adapters.base import synthetic_call_id
 from conformance.assembly import lifecycle_problems
 from conformance.errors import UnsupportedContentError
@@ -50,10 +50,13 @@ def run(parser: TagParser | QwenParser, pieces: list[str], error: str | None = N
     return out + parser.close(error)
 
 
-def call_events(name: str, raw: str, arguments: dict | None, why: str | None = None, ordinal: int = 0) -> list:
+def call_events(
+    name: str, raw: str, arguments: dict | None, why: str | None = None, ordinal: int = 0, call_text: str | None = None
+) -> list:
     call_id = synthetic_call_id("t", ordinal, name, raw)
     chunk = [ToolCallChunk(call_id, raw)] if raw else []
-    return [ToolCallStart(call_id, name, ordinal), *chunk, ToolCallEnd(call_id, raw, arguments, why)]
+    details = {"call_text": call_text} if call_text is not None else {}
+    return [ToolCallStart(call_id, name, ordinal, details), *chunk, ToolCallEnd(call_id, raw, arguments, why)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -172,13 +175,29 @@ def test_a_call_after_think_is_parsed() -> None:
 def test_an_unclosed_call_ends_with_an_arguments_error_and_its_raw_text() -> None:
     body = '{"name": "f", "arguments": {"a": 1}}'
     assert run(tags(), [f"<tool_call>\n{body}\n"]) == call_events(
-        "f", body, None, "the call was never closed (no </tool_call>)"
+        "f", '{"a": 1}', None, "the call was never closed (no </tool_call>)", call_text=body
     )
 
 
 def test_the_caller_names_why_an_open_call_ended() -> None:
     out = run(tags(), ['<tool_call>{"name": "f", "arguments": {"a"'], error="cut by length")
-    assert out[-1] == ToolCallEnd(out[0].tool_call_id, '{"name": "f", "arguments": {"a"', None, "cut by length")
+    assert out[0].provider_details == {"call_text": '{"name": "f", "arguments": {"a"'}
+    assert out[-1] == ToolCallEnd(out[0].tool_call_id, '{"a"', None, "cut by length")
+
+
+@pytest.mark.parametrize(
+    ("body", "raw"),
+    [
+        ('{"name": "f", "arguments": {"unit": celsius}}', '{"unit": celsius}'),  # the call's own } dropped
+        ('{"name": "f", "arguments": {"path": "a}b", "startLi', '{"path": "a}b", "startLi'),  # cut: kept as cut
+        ('{"name": "f", "arguments": "{\\"a\\": 1"}', '{"a": 1'),  # a string value: the string itself
+        ('{"name": "f", "arguments": [1, 2]}', "[1, 2]"),
+        ("{'name': 'f', 'parameters': {'a': b}}", "{'a': b}"),
+        ('{"name": "f", "argu', '{"name": "f", "argu'),  # no arguments key: the whole body
+    ],
+)
+def test_the_raw_text_of_unreadable_arguments_is_the_arguments_value(body: str, raw: str) -> None:
+    assert arguments_text(body) == raw
 
 
 def test_a_block_without_a_tool_name_stays_text() -> None:

@@ -282,8 +282,9 @@ def test_calls_inside_think_are_text() -> None:
 
 def test_malformed_json_is_an_arguments_error_with_the_raw_text() -> None:
     (bad,) = check_reply(hermes, MALFORMED).tool_calls
-    raw = '{"name": "get_weather", "arguments": {"city": "Paris"'
+    raw = '{"city": "Paris"'  # the arguments' text; the whole block is kept for replay
     assert (bad.id, bad.name, bad.arguments, bad.arguments_raw) == (cid("get_weather", raw), "get_weather", None, raw)
+    assert bad.provider_details == {"call_text": '{"name": "get_weather", "arguments": {"city": "Paris"'}
     assert bad.arguments_error and bad.arguments_error.startswith("malformed call")
 
 
@@ -293,7 +294,7 @@ def test_incomplete_at_the_end_of_the_stream() -> None:
     assert text == Text(text="One moment.")
     assert isinstance(bad, ToolCall) and bad.arguments is None
     assert bad.arguments_error == "the call was never closed (no </tool_call>)"
-    assert bad.arguments_raw == '{"name": "get_weather", "arguments": {"ci'
+    assert bad.arguments_raw == '{"ci'
 
 
 def test_cut_by_length_says_so() -> None:
