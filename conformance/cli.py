@@ -94,8 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="certify adapters against the scenarios, offline from cassettes, and write reports",
         description=(
-            "Run every chosen scenario against every chosen adapter (default: all bundled scenarios and the five "
-            "native adapters), non-streaming and streaming, replayed from cassettes with no network; print the "
+            "Run every chosen scenario against every chosen adapter (default: all bundled scenarios and all eight "
+            "bundled adapters), non-streaming and streaming, replayed from cassettes with no network; print the "
             "progress and a scenario x adapter matrix, and write reports (JSON, Markdown, HTML, JUnit XML). "
             "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors."
         ),

@@ -23,8 +23,11 @@ from the scenario file's folder. The ``mcp`` SDK is imported only when a server 
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -174,45 +177,79 @@ def open_scenario_tools(
 
 class McpPool:
     """MCP servers shared across the pairs of one run: one server per distinct launch spec, started
-    on first use and stopped by ``close`` (a context manager). The bundled server is stateless for
-    the calls scenarios make, so sharing it changes no result; it saves a start (about 1.5 s) per
-    (adapter, scenario) pair. A server that failed is dropped and started again on next use."""
+    on first use (or ahead of time by ``prestart``, in the background) and stopped by ``close`` (a
+    context manager). The bundled server is stateless for the calls scenarios make, so sharing it
+    changes no result; it saves a start (about 1.5 s) per (adapter, scenario) pair. A server that
+    failed is dropped and started again on next use."""
 
     def __init__(self, *, start_timeout: float = DEFAULT_START_TIMEOUT) -> None:
         self.start_timeout = start_timeout
-        self._sessions: dict[object, McpSession] = {}
-        self._tools: dict[object, tuple[Tool, ...]] = {}
+        self._lock = threading.Lock()
+        self._starts: dict[object, Future[tuple[McpSession, tuple[Tool, ...]]]] = {}
+
+    def prestart(self, scenarios: Sequence[Scenario]) -> None:
+        """Start, in background threads, the servers ``scenarios`` will need."""
+        for scenario in scenarios:
+            if scenario.mcp is not None:
+                self._start(server_spec(scenario.mcp, base=scenario.path.parent))
+
+    def _start(self, spec: McpServerSpec) -> tuple[object, Future[tuple[McpSession, tuple[Tool, ...]]]]:
+        key = (spec.command, spec.args, tuple(sorted(spec.env.items())), spec.cwd)
+        with self._lock:
+            future = self._starts.get(key)
+            if future is None:
+                future = Future()
+                self._starts[key] = future
+                threading.Thread(target=self._launch, args=(spec, future), name="mcp-start", daemon=True).start()
+        return key, future
+
+    def _launch(self, spec: McpServerSpec, future: Future[tuple[McpSession, tuple[Tool, ...]]]) -> None:
+        from conformance.mcp_bridge.client import McpSession
+
+        try:
+            session = McpSession(spec, timeout=self.start_timeout)
+            session.__enter__()
+            try:
+                tools = tuple(session.list_tools())
+            except BaseException:
+                session.__exit__(None, None, None)
+                raise
+        except BaseException as exc:  # handed to whoever opens this server
+            future.set_exception(exc)
+        else:
+            future.set_result((session, tools))
 
     def open(self, scenario: Scenario) -> tuple[Scenario, McpExecutor]:
         """The scenario with its MCP tools, and an executor on the shared session."""
         if scenario.mcp is None:
             raise UsageError(f"scenario {scenario.id} takes no tools from an MCP server (no tools: {{mcp: ...}})")
-        from conformance.mcp_bridge.client import McpSession
-
-        spec = server_spec(scenario.mcp, base=scenario.path.parent)
-        key = (spec.command, spec.args, tuple(sorted(spec.env.items())), spec.cwd)
-        session = self._sessions.get(key)
-        if session is None:
-            session = McpSession(spec, timeout=self.start_timeout)
-            session.__enter__()
-            try:
-                self._tools[key] = tuple(session.list_tools())
-            except BaseException:
-                session.__exit__(None, None, None)
-                raise
-            self._sessions[key] = session
+        key, future = self._start(server_spec(scenario.mcp, base=scenario.path.parent))
+        try:
+            session, tools = future.result(timeout=self.start_timeout + 5)
+        except BaseException:
+            with self._lock:
+                if self._starts.get(key) is future:
+                    del self._starts[key]  # the next pair tries again
+            raise
         executor = McpExecutor(session, timeout=scenario.mcp.timeout)
         executor.on_failure = lambda: self._drop(key)
-        return replace(scenario, tools=select_tools(self._tools[key], scenario.mcp.select, scenario)), executor
+        return replace(scenario, tools=select_tools(tools, scenario.mcp.select, scenario)), executor
 
     def _drop(self, key: object) -> None:
-        session = self._sessions.pop(key, None)
-        self._tools.pop(key, None)
-        if session is not None:
-            session.__exit__(None, None, None)
+        with self._lock:
+            future = self._starts.pop(key, None)
+        if future is not None and future.done() and future.exception() is None:
+            future.result()[0].__exit__(None, None, None)
 
     def close(self) -> None:
-        for key in list(self._sessions):
+        with self._lock:
+            keys = list(self._starts)
+        for key in keys:
+            with self._lock:
+                future = self._starts.get(key)
+            if future is not None:
+                with contextlib.suppress(BaseException):  # a start in flight finishes first
+                    future.result(timeout=self.start_timeout + 5)
             self._drop(key)
 
     def __enter__(self) -> McpPool:

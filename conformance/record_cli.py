@@ -170,7 +170,9 @@ def record_command_main(args: argparse.Namespace) -> int:
     """The ``conformance record`` command (arguments parsed by ``conformance.cli``)."""
     from conformance.loader import load_scenarios
 
-    names = [n.strip() for value in (args.adapter or []) for n in value.split(",") if n.strip()] or list(NATIVE)
+    names = [n.strip() for value in (args.adapter or []) for n in value.split(",") if n.strip()] or (
+        sorted(BUILTIN) if args.emulator else list(NATIVE)
+    )
     unknown = [n for n in names if n not in BUILTIN]
     if unknown:
         return _usage(f"unknown adapter {', '.join(unknown)} (known: {', '.join(sorted(BUILTIN))})")

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from conformance.adapters import BUILTIN, NATIVE, get_adapter
+from conformance.adapters import BUILTIN, NATIVE, PROMPT_BASED, get_adapter
 from conformance.errors import UsageError
 from conformance.verdicts import STATUS_ORDER, CaseResult, RunResult
 
@@ -142,7 +142,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from conformance.runner import RunOptions, run_suite
 
     try:
-        names = [*(args.adapter or []), *_split([args.adapters] if args.adapters else [])] or list(NATIVE)
+        names = [*(args.adapter or []), *_split([args.adapters] if args.adapters else [])] or [*NATIVE, *PROMPT_BASED]
         adapters = [load_adapter(n) for n in names]
         families = tuple(_split([args.checks])) if args.checks else tuple(FAMILIES)
         unknown = [f for f in families if f not in FAMILIES]

@@ -19,6 +19,7 @@ fails to start or dies is an ERROR naming its command and the tail of its stderr
 from __future__ import annotations
 
 import fnmatch
+import queue
 import threading
 import time
 import traceback
@@ -28,6 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from conformance.adapters import BUILTIN
 from conformance.adapters.base import Adapter
 from conformance.cassettes import Cassette, load_cassette
 from conformance.checks import FAMILIES, CaseContext, run_checks
@@ -99,6 +101,7 @@ def run_suite(
     provenance: dict[str, Mapping[str, Any]] = {}
     stop = False
     pool = McpPool(start_timeout=options.timeout)
+    pool.prestart([s for s in scenarios if any(not (s.requires - a.capabilities) for a in adapters)])
     try:
         for adapter in adapters:
             for scenario in scenarios:
@@ -147,7 +150,7 @@ def run_pair(
     if missing:
         message = f"requires {', '.join(missing)}, which {adapter.name} does not declare"
         return [_case(adapter, scenario, mode, "unsupported", message=message) for mode in modes]
-    command = record_command(adapter.wire_format, scenario.id)
+    command = record_command(adapter.name if adapter.name in BUILTIN else adapter.wire_format, scenario.id)
     path = find_cassette(options.cassette_dir, adapter, scenario)
     if path is None:
         where = options.cassette_dir / adapter.name / f"{scenario.id}.yaml"
@@ -269,20 +272,47 @@ def _run_case(
     return case, outcome
 
 
+class _Worker:
+    """A daemon thread that runs cases one after the other (a thread per case costs a GIL hand-off
+    on every start). A case that overruns its timeout keeps the thread: it is abandoned, and the
+    next case gets a new worker."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[tuple[Callable[[], None], dict[str, Any], threading.Event] | None] = (
+            queue.SimpleQueue()
+        )
+        self.thread = threading.Thread(target=self._loop, name="conformance-case", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            work, box, done = job
+            try:
+                work()
+            except BaseException as exc:  # reported as the case's ERROR
+                box["error"] = exc
+                box["trace"] = traceback.format_exc()
+            finally:
+                done.set()
+
+
+_worker: _Worker | None = None
+_worker_lock = threading.Lock()
+
+
 def _with_timeout(work: Callable[[], None], timeout: float) -> tuple[BaseException | None, str | None, bool]:
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = _Worker()
+        worker = _worker
     box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            work()
-        except BaseException as exc:  # reported as the case's ERROR
-            box["error"] = exc
-            box["trace"] = traceback.format_exc()
-
-    thread = threading.Thread(target=target, name="conformance-case", daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
+    done = threading.Event()
+    worker.jobs.put((work, box, done))
+    if not done.wait(timeout):
+        with _worker_lock:
+            if _worker is worker:
+                _worker = None  # abandoned with its hung case; the next case starts a new worker
         return None, None, True
     return box.get("error"), box.get("trace"), False
 

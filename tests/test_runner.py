@@ -140,7 +140,7 @@ def test_run_command_writes_four_reports_and_exits_0(tmp_path: Path, capsys: pyt
     out = capsys.readouterr().out
     assert code == 0, out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["junit.xml", "report.html", "report.json", "report.md"]
-    assert "10 cases: 10 pass" in out
+    assert "16 cases: 16 pass" in out  # basic/get_time x the 8 bundled adapters x 2 modes
     assert "basic/get_time" in out  # the matrix
 
 

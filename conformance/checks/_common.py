@@ -63,6 +63,8 @@ def diff_findings(
     check: str, expected: Any, actual: Any, *, prefix: str = "$", turn: int | None = None, message: str = ""
 ) -> list[Finding]:
     """One finding per difference deepdiff sees between ``expected`` and ``actual``."""
+    if _same(expected, actual):
+        return []  # the common case, without deepdiff's cost
     diff = DeepDiff(expected, actual, ignore_order=False, verbose_level=2, view="tree")
     findings: list[Finding] = []
     for kind, items in diff.items():
@@ -82,3 +84,22 @@ def diff_findings(
                 )
             )
     return findings
+
+
+def _same(expected: Any, actual: Any) -> bool:
+    """Equal as JSON values: ``==`` with booleans kept apart from numbers (``True == 1`` in Python)."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return expected is actual
+    if isinstance(expected, dict):
+        return (
+            isinstance(actual, dict)
+            and expected.keys() == actual.keys()
+            and all(_same(v, actual[k]) for k, v in expected.items())
+        )
+    if isinstance(expected, list | tuple):
+        return (
+            isinstance(actual, list | tuple)
+            and len(expected) == len(actual)
+            and all(_same(a, b) for a, b in zip(expected, actual, strict=True))
+        )
+    return type(expected) is type(actual) and bool(expected == actual)
