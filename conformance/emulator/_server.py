@@ -265,7 +265,7 @@ class Emulator:
         return ctx, reply
 
     def _answer(self, handler: _Handler, encoder: WireEncoder, ctx: WireContext, reply: Reply) -> None:
-        unknown = sorted(set(reply.quirks) - encoder.KNOWN_QUIRKS)
+        unknown = sorted(set(reply.quirks) - encoder.KNOWN_QUIRKS - SERVER_QUIRKS)
         if unknown:
             self._note(
                 f"{ctx.scenario_id} turn {ctx.turn}: quirk(s) {', '.join(unknown)} unknown for {ctx.wire}, ignored "
@@ -288,7 +288,24 @@ class Emulator:
             _send_whole(handler, 200, headers, body)
             return
         events, cut = _stream_plan(encoder, reply, ctx)
+        if "unterminated_last_event" in reply.quirks and events and not cut:
+            events[-1] = _unterminated(events[-1])
         _send_stream(handler, headers, events, cut=cut)
+
+
+SERVER_QUIRKS = frozenset({"unterminated_last_event"})
+"""Quirks every wire knows: ``unterminated_last_event`` sends the stream's last event without the
+blank line that ends it (an NDJSON stream: its last line without the newline), as servers and
+proxies that close right after the final ``data:`` line do (openai/openai-node#2725,
+google-gemini/gemini-cli#29059): a client that never flushes its SSE decoder at the end of the
+body loses that event (for Gemini the one with ``finishReason``)."""
+
+
+def _unterminated(event: bytes) -> bytes:
+    for end in (b"\r\n\r\n", b"\n\n", b"\r\r"):
+        if event.endswith(end):
+            return event[: -len(end) // 2]  # one line end left: the event's blank line is missing
+    return event.rstrip(b"\r\n")  # an NDJSON line: no newline after it
 
 
 def _stream_plan(encoder: WireEncoder, reply: Reply, ctx: WireContext) -> tuple[list[bytes], bool]:

@@ -264,9 +264,6 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             + _ISSUE
             + "openai/openai-node/issues/2725",
             patch=lambda adapter: stream_bytes(adapter, bugs.unflushed),
-            gap="a stream whose last event (Gemini: the finishReason chunk) ends without its blank line, e.g. "
-            "an emulator quirk `unterminated_last_event` and a scenario streaming/unterminated_last_event; every "
-            "bundled stream ends with a complete event",
         ),
         # Ollama
         Mutant(

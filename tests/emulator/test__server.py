@@ -4,6 +4,7 @@ robustness and shutdown. Wire facts come from docs/emulator-contract and wire-fo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import threading
@@ -384,3 +385,22 @@ def test_a_large_after_never_sends_the_terminator(emu: Emulator, client: httpx.C
     assert b"message_delta" in outcome.body  # everything before the terminator was sent
     assert outcome.error is not None
     assert outcome.error.kind == ("server" if kind == "error_event" else "stream_incomplete")
+
+
+@pytest.mark.parametrize("wire", ["openai_chat", "openai_responses", "anthropic", "gemini", "ollama"])
+def test_the_unterminated_last_event_quirk_drops_only_the_final_blank_line(
+    emu: Emulator, client: httpx.Client, wire: str
+) -> None:
+    emu.set_script(EmulatorScript(scenario_id="framing/whole-last", replies=(CALL,)))
+    whole = exchange(client, wire, request_for(wire, stream=True))
+    quirked = dataclasses.replace(CALL, quirks=("unterminated_last_event",))
+    emu.set_script(EmulatorScript(scenario_id="framing/whole-last", replies=(quirked,)))
+    cut = exchange(client, wire, request_for(wire, stream=True))
+    assert cut.chunks[:-1] == whole.chunks[:-1]
+    last, complete = cut.chunks[-1], whole.chunks[-1]
+    if wire == "ollama":  # NDJSON: the last line without its newline
+        assert complete.endswith(b"\n") and last == complete[:-1]
+    else:  # SSE: one line end left, the blank line that ends the event missing
+        end = b"\r\n" if complete.endswith(b"\r\n\r\n") else b"\n"
+        assert last == complete[: -len(end)] and last.endswith(end)
+    assert not emu.log  # every wire knows this quirk
