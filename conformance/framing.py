@@ -17,11 +17,19 @@ adapter to judge).
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections.abc import Callable, Iterator
+from typing import NamedTuple, Protocol, TypeAlias, cast
 
-__all__ = ["JSONArrayDecoder", "NDJSONDecoder", "SSEDecoder", "SSEEvent"]
+__all__ = ["JSONArrayDecoder", "NDJSONDecoder", "RawEvent", "Run", "RunTemplate", "SSEDecoder", "SSEEvent"]
 
-_LINE_SPLIT = re.compile(r"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
+_LINE_SPLIT = re.compile(rb"\r\n|\r|\n")
+_WINDOW = 1 << 17
+"""Bytes ``decode_raw`` reads at once when a chunk is large (cut at a blank line), so that events
+leave early and the working set stays small."""
+
+RawEvent: TypeAlias = "tuple[str, bytes, str | None, int | None]"
+"""An event as ``SSEDecoder.decode_raw`` gives it: ``(event, data, id, retry)`` with ``data`` as bytes."""
 
 
 class SSEEvent(NamedTuple):
@@ -37,97 +45,304 @@ class SSEEvent(NamedTuple):
     """A ``retry:`` reconnection time in ms, when this event carried one."""
 
 
-class SSEDecoder:
-    """Incremental ``text/event-stream`` decoder: bytes in, ``SSEEvent`` out."""
+class RunTemplate(Protocol):
+    """The shape of a frequent event, given by an adapter (see ``SSEDecoder``)."""
 
-    __slots__ = ("_data", "_event", "_last_id", "_pending", "_retry", "_skip_lf", "_started")
+    @property
+    def prefix(self) -> bytes:
+        """``event: NAME\\n`` or nothing, then ``data: `` (with its space), then a payload head."""
+
+    @property
+    def suffix(self) -> bytes:
+        """The payload's fixed end (no line break), or ``b""``."""
+
+
+class Run(NamedTuple):
+    """Consecutive events ``template.prefix + piece + template.suffix`` then a blank line, each
+    ``piece`` free of line breaks: each is the event ``(NAME or "", payload head + piece + suffix)``."""
+
+    template: RunTemplate
+    pieces: list[bytes]
+
+
+class SSEDecoder:
+    """Incremental ``text/event-stream`` decoder: bytes in, ``SSEEvent`` out.
+
+    It works on bytes, one block (the lines between two blank lines) at a time: a block that is one
+    ``data:`` line, or an ``event:`` line then a ``data:`` line, is sliced without a per-line loop;
+    anything else (comments, ``id``/``retry``, multi-line data, lone CRs, an event still open at the
+    end of a chunk) goes line by line. CRLF becomes LF first. ``decode`` decodes the data to text;
+    ``decode_raw`` (for adapters) leaves it as bytes, e.g. for ``orjson.loads``.
+
+    ``template`` (adapters set it, ``decode_raw`` only): the shape of a frequent event, as a prefix
+    and a suffix (``RunTemplate``). ``decode_raw`` then splits the text at every ``suffix``, blank
+    line, ``prefix`` and hands over each run of consecutive events of that shape as one ``Run`` of
+    the pieces between, without looking at them one by one; the caller reads each piece or, when it
+    cannot vouch for one, rebuilds its payload. A template set while the items of a chunk are read
+    applies from the next run on.
+    """
+
+    __slots__ = ("_data", "_event", "_last_id", "_pending", "_retry", "_skip_lf", "_splitter", "_started", "template")
 
     def __init__(self) -> None:
         self._pending: list[bytes] = []
         self._skip_lf = False
         self._started = False
-        self._data: list[str] = []
+        self._data: list[bytes] = []
         self._event = ""
         self._last_id: str | None = None
         self._retry: int | None = None
+        self.template: RunTemplate | None = None
+        self._splitter: tuple[RunTemplate | None, Callable[[bytes], list[bytes]]] = (None, _unsplit)
 
     def decode(self, chunk: bytes) -> list[SSEEvent]:
         """Feed bytes; return the events completed by them."""
+        events = cast("Iterator[RawEvent]", self._decode(chunk, False))  # no runs without runs=True
+        return [SSEEvent(e, d.decode("utf-8", "replace"), i, r) for e, d, i, r in events]
+
+    def flush(self) -> list[SSEEvent]:
+        """End of stream: read a last unterminated line and dispatch a pending event."""
+        return [SSEEvent(e, d.decode("utf-8", "replace"), i, r) for e, d, i, r in self.flush_raw()]
+
+    def decode_raw(self, chunk: bytes) -> Iterator[RawEvent | Run]:
+        """``decode`` for adapters: lazy, ``data`` as bytes, runs of ``template`` events as ``Run``."""
+        return self._decode(chunk, True)
+
+    def flush_raw(self) -> list[RawEvent]:
+        """``flush`` with ``data`` as bytes."""
+        lines: list[bytes] = []
+        if self._pending:
+            rest = b"".join(self._pending)
+            self._pending.clear()
+            if not self._started and rest.startswith(_BOM):
+                rest = rest[3:]
+            self._started = True
+            lines.append(rest)
+        lines.append(b"")
+        return self._lines(lines)
+
+    def _decode(self, chunk: bytes, runs: bool) -> Iterator[RawEvent | Run]:
         if not chunk:
-            return []
+            return
         if self._skip_lf:
             self._skip_lf = False
             if chunk[:1] == b"\n":
                 chunk = chunk[1:]
                 if not chunk:
-                    return []
+                    return
         cut = max(chunk.rfind(b"\n"), chunk.rfind(b"\r"))
         if cut < 0:
             self._pending.append(chunk)
-            return []
+            return
         if self._pending:
             self._pending.append(chunk[: cut + 1])
-            complete = b"".join(self._pending)
+            text = b"".join(self._pending)
             self._pending.clear()
         else:
-            complete = chunk[: cut + 1]
+            text = chunk[: cut + 1]
         if cut + 1 < len(chunk):
             self._pending.append(chunk[cut + 1 :])
         elif chunk[cut] == 0x0D:  # a CR at the very end: a following LF belongs to it
             self._skip_lf = True
-        text = complete.decode("utf-8", errors="replace")
         if not self._started:
             self._started = True
-            if text.startswith("\ufeff"):
-                text = text[1:]
-        lines = _LINE_SPLIT.split(text) if "\r" in text else text.split("\n")
-        lines.pop()  # text ends with a terminator: the last item is always ""
-        return self._lines(lines)
+            if text.startswith(_BOM):
+                text = text[3:]
+        if b"\r" in text:
+            if not (self._data or self._event or self._retry is not None):
+                events = self._crlf_data_lines(text)
+                if events is not None:
+                    yield from events
+                    return
+            lf = text.replace(b"\r\n", b"\n")
+            if b"\r" in lf:  # lone CRs (or a CR whose LF is still to come): line by line
+                lines = _LINE_SPLIT.split(text)
+                lines.pop()  # text ends with a terminator: the last item is always b""
+                yield from self._lines(lines)
+                return
+            text = lf
+        if self._data or self._event or self._retry is not None:  # an event is open: finish it line by line
+            if text[0] == 0x0A:
+                end = 1
+            else:
+                end = text.find(b"\n\n") + 2
+                if end == 1:  # no blank line: every line belongs to the open event
+                    lines = text.split(b"\n")
+                    lines.pop()
+                    yield from self._lines(lines)
+                    return
+            lines = text[:end].split(b"\n")
+            lines.pop()
+            yield from self._lines(lines)
+            if end == len(text):
+                return
+            text = text[end:]
+        # text: LF line ends, no event open at its start, a line end at its end
+        size = len(text)
+        pos = 0
+        while size - pos > _WINDOW:
+            stop = text.find(b"\n\n", pos + _WINDOW) + 2
+            if stop == 1:
+                break
+            yield from self._blocks(text[pos:stop], runs)
+            pos = stop
+        yield from self._blocks(text[pos:] if pos else text, runs)
 
-    def flush(self) -> list[SSEEvent]:
-        """End of stream: read a last unterminated line and dispatch a pending event."""
-        lines: list[str] = []
-        if self._pending:
-            text = b"".join(self._pending).decode("utf-8", errors="replace")
-            self._pending.clear()
-            if not self._started and text.startswith("\ufeff"):
-                text = text[1:]
-            self._started = True
-            lines.append(text)
-        lines.append("")
-        return self._lines(lines)
+    def _blocks(self, text: bytes, runs: bool, current: RunTemplate | None = None) -> Iterator[RawEvent | Run]:
+        """``text``: LF line ends, starting where no event is open, ending with a line end. With
+        ``runs``, a template other than ``current`` (set before or while it is read) takes over."""
+        if runs and self.template is not None and self.template is not current:
+            yield from self._runs(text, self.template)
+            return
+        blocks = text.split(b"\n\n")
+        rest = blocks.pop()  # after the last blank line: lines of an event still open, or b""
+        pos = 0
+        for block in blocks:
+            if runs and self.template is not current:  # learned from an event of this text
+                if self.template is not None:
+                    yield from self._runs(text[pos:], self.template)
+                    return
+                current = None
+            pos += len(block) + 2
+            if block[:5] == b"data:" and b"\n" not in block:
+                yield ("", block[6:] if block[5:6] == b" " else block[5:], self._last_id, None)
+            elif block[:6] == b"event:" and _event_data(block):
+                nl = block.index(b"\n")
+                name = block[7:nl] if block[6:7] == b" " else block[6:nl]
+                data = block[nl + 7 :] if block[nl + 6 : nl + 7] == b" " else block[nl + 6 :]
+                yield (name.decode("utf-8", "replace"), data, self._last_id, None)
+            elif block:
+                lines = block.split(b"\n")
+                lines.append(b"")
+                yield from self._lines(lines)
+            # an empty block is a second blank line in a row: nothing to dispatch
+        if rest:
+            lines = rest.split(b"\n")
+            lines.pop()
+            yield from self._lines(lines)
 
-    def _lines(self, lines: list[str]) -> list[SSEEvent]:
-        events: list[SSEEvent] = []
+    def _runs(self, text: bytes, template: RunTemplate) -> Iterator[RawEvent | Run]:
+        """``_blocks`` with the events ``prefix + piece + suffix`` gathered into runs. When the
+        template changes meanwhile, the rest of ``text`` is split again with the new one."""
+        prefix, suffix = template.prefix, template.suffix
+        end = suffix + b"\n\n"
+        if self._splitter[0] is not template:
+            # A compiled literal: re searches with a table made once; bytes.split would prepare
+            # its (long) needle again for every piece.
+            self._splitter = (template, re.compile(re.escape(end + prefix)).split)
+        pieces = self._splitter[1](text)
+        seps = len(pieces) - 1
+        if not seps:
+            yield from self._blocks(text, True, template)
+            return
+        first, last = pieces[0], pieces[-1]
+        cursor = 0  # where the events not yet handed over start
+        if first.startswith(prefix):  # the text opens with such an event
+            pieces[0] = first[len(prefix) :]
+        else:
+            del pieces[0]
+            yield from self._blocks(first + end, True, template)
+            cursor = len(first) + len(end)
+            if self.template is not template:
+                yield from self._blocks(text[cursor:], True)
+                return
+        closes = last.endswith(end) and b"\n" not in last[: -len(end)]  # and closes with one
+        if closes:
+            pieces[-1] = last[: -len(end)]
+        else:
+            del pieces[-1]
+        fixed = len(prefix) + len(end)  # the bytes of an event besides its piece
+        if b"\n" not in b"".join(pieces):  # each piece is one event
+            if pieces:
+                yield Run(template, pieces)
+                cursor += sum(map(len, pieces)) + fixed * len(pieces)
+                if self.template is not template:
+                    yield from self._blocks(text[cursor:], True)
+                    return
+            pieces = []
+        run: list[bytes] = []
+        for piece in pieces:
+            if b"\n" not in piece:
+                run.append(piece)
+                cursor += len(piece) + fixed
+                continue
+            if run:
+                yield Run(template, run)
+                run = []
+                if self.template is not template:
+                    yield from self._blocks(text[cursor:], True)
+                    return
+            yield from self._blocks(prefix + piece + end, True, template)  # more than one event: the general way
+            cursor += len(piece) + fixed
+            if self.template is not template:
+                yield from self._blocks(text[cursor:], True)
+                return
+        if run:
+            yield Run(template, run)
+            if self.template is not template:
+                yield from self._blocks(text[cursor:], True)
+                return
+        if not closes:
+            yield from self._blocks(text[cursor:], True, template)
+
+    def _crlf_data_lines(self, text: bytes) -> list[RawEvent] | None:
+        """The events of a text made only of ``data:`` lines each followed by a blank line, every
+        line ended by CRLF (Gemini's framing, often one long line a chunk), read in place; None for
+        any other text."""
+        events: list[RawEvent] = []
+        pos, size = 0, len(text)
+        while pos < size:
+            cr = text.find(b"\r", pos)
+            if cr < 0 or text[cr : cr + 4] != b"\r\n\r\n" or text.find(b"\n", pos, cr) >= 0:
+                return None
+            if not text.startswith(b"data:", pos):
+                return None
+            start = pos + 6 if text[pos + 5 : pos + 6] == b" " else pos + 5
+            events.append(("", text[start:cr], self._last_id, None))
+            pos = cr + 4
+        return events
+
+    def _lines(self, lines: list[bytes]) -> list[RawEvent]:
+        events: list[RawEvent] = []
         data = self._data
         for line in lines:
             if not line:
                 if data:
-                    events.append(SSEEvent(self._event, "\n".join(data), self._last_id, self._retry))
+                    events.append((self._event, b"\n".join(data), self._last_id, self._retry))
                     data.clear()
                 self._event = ""
                 self._retry = None
                 continue
-            if line.startswith("data:"):
+            if line.startswith(b"data:"):
                 value = line[5:]
-                data.append(value[1:] if value.startswith(" ") else value)
+                data.append(value[1:] if value[:1] == b" " else value)
                 continue
-            if line[0] == ":":
+            if line[0] == 0x3A:  # ":" a comment
                 continue
-            name, sep, value = line.partition(":")
-            if sep and value.startswith(" "):
+            name, sep, value = line.partition(b":")
+            if sep and value[:1] == b" ":
                 value = value[1:]
-            if name == "event":
-                self._event = value
-            elif name == "data":  # "data" with no colon: an empty data line
+            if name == b"event":
+                self._event = value.decode("utf-8", "replace")
+            elif name == b"data":  # "data" with no colon: an empty data line
                 data.append(value)
-            elif name == "id":
-                if "\0" not in value:
-                    self._last_id = value
-            elif name == "retry" and value.isascii() and value.isdigit():
-                # ASCII digits only (WHATWG); str.isdigit alone accepts "²" (int() then raises) and "١٢".
+            elif name == b"id":
+                if b"\0" not in value:
+                    self._last_id = value.decode("utf-8", "replace")
+            elif name == b"retry" and value.isdigit():
+                # ASCII digits only (WHATWG); bytes.isdigit knows no other digits ("²", "١٢").
                 self._retry = int(value)
         return events
+
+
+def _unsplit(text: bytes) -> list[bytes]:
+    return [text]
+
+
+def _event_data(block: bytes) -> bool:
+    """``event:...`` then ``data:...``, nothing else."""
+    nl = block.find(b"\n")
+    return block[nl + 1 : nl + 6] == b"data:" and block.find(b"\n", nl + 1) < 0
 
 
 class NDJSONDecoder:

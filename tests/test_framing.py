@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import pytest
 import yaml
@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance import framing
-from conformance.framing import JSONArrayDecoder, NDJSONDecoder, SSEDecoder, SSEEvent
+from conformance.framing import JSONArrayDecoder, NDJSONDecoder, Run, SSEDecoder, SSEEvent
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REALWORLD = REPO_ROOT.parent / "shared" / "realworld"
@@ -440,6 +440,121 @@ def test_sse_split_inside_code_points_and_crlf() -> None:
     for i in range(len(stream)):
         for j in range(i, len(stream)):
             assert sse(stream, split_at(stream, [i, j])) == expected
+
+
+# --------------------------------------------------------------------------------------------
+# SSE: decode_raw and run templates (adapters read runs of one event shape without a per-event loop)
+# --------------------------------------------------------------------------------------------
+
+
+class _Template(NamedTuple):
+    prefix: bytes
+    suffix: bytes
+    event: str
+    head: bytes
+    """The payload head in ``prefix`` (after ``data: ``)."""
+
+
+def raw_events(stream: bytes, chunks: Iterable[bytes], templates: list[_Template | None]) -> list[tuple[str, str]]:
+    """(event, data) of ``decode_raw`` with runs expanded as ``SSEDecoder`` documents them: a piece
+    is the event ``(template event, head + piece + suffix)``. After each item the decoder is given
+    the next template of ``templates`` (cycling), as an adapter learning mid-chunk would."""
+    dec = SSEDecoder()
+    out: list[tuple[str, bytes]] = []
+    n = 0
+    for chunk in chunks:
+        for item in dec.decode_raw(chunk):
+            if isinstance(item, Run):
+                tpl = item.template
+                assert isinstance(tpl, _Template)
+                assert item.pieces and all(b"\n" not in p for p in item.pieces)
+                out += [(tpl.event, tpl.head + p + tpl.suffix) for p in item.pieces]
+            else:
+                out.append((item[0], item[1]))
+            dec.template = templates[n % len(templates)] if templates else None
+            n += 1
+    out += [(e[0], e[1]) for e in dec.flush_raw()]
+    return [(e, d.decode("utf-8", "replace")) for e, d in out]
+
+
+def _template(event: str, head: bytes, suffix: bytes) -> _Template:
+    prefix = (f"event: {event}\n".encode() if event else b"") + b"data: " + head
+    return _Template(prefix, suffix, event, head)
+
+
+_TEMPLATES = st.builds(
+    _template,
+    st.sampled_from(["", "x", "content_block_delta"]),
+    st.sampled_from([b"", b"{", b'{"a":', b" {"]),
+    st.sampled_from([b"", b"}", b"}}", b'"}', b"} }"]),
+)
+
+
+@st.composite
+def template_streams(draw: st.DrawFn) -> tuple[bytes, list[_Template | None]]:
+    """Streams where events of some templates' shape are frequent, among other SSE bytes."""
+    templates = draw(st.lists(_TEMPLATES, min_size=1, max_size=3))
+    parts: list[bytes] = []
+    for _ in range(draw(st.integers(0, 16))):
+        if draw(st.booleans()):
+            tpl = draw(st.sampled_from(templates))
+            body = draw(st.sampled_from([b"", b"a", b'"x"', b"{}", b" b ", b"\xff", b"\xe4\xb8", b":"]))
+            end = draw(st.sampled_from([b"\n\n", b"\n\n", b"\n", b"\r\n\r\n", b"\n\n\n", b"\r"]))
+            parts.append(tpl.prefix + body + draw(st.sampled_from([tpl.suffix, tpl.suffix, b"", b"}"])) + end)
+        else:
+            parts.append(draw(_BYTE_PIECES))
+    return b"".join(parts), [*templates, *draw(st.lists(st.none(), max_size=1))]
+
+
+@settings(max_examples=300, deadline=None)
+@given(template_streams(), st.lists(st.integers(0, 400), max_size=6))
+def test_sse_runs_expand_to_the_events_decode_gives(
+    case: tuple[bytes, list[_Template | None]], cuts: list[int]
+) -> None:
+    stream, templates = case
+    expected = [(e.event, e.data) for e in sse(stream)]
+    assert raw_events(stream, [stream], templates) == expected
+    assert raw_events(stream, split_at(stream, cuts), templates) == expected
+    assert raw_events(stream, split_at(stream, cuts), templates[:1]) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=template_streams(), cuts=st.lists(st.integers(0, 400), max_size=6))
+def test_sse_runs_are_read_in_small_windows_too(case: tuple[bytes, list[_Template | None]], cuts: list[int]) -> None:
+    stream, templates = case
+    window = framing._WINDOW
+    framing._WINDOW = 24  # many windows, cut at blank lines
+    try:
+        assert raw_events(stream, split_at(stream, cuts), templates) == [(e.event, e.data) for e in sse(stream)]
+    finally:
+        framing._WINDOW = window
+
+
+def test_sse_runs_of_a_template() -> None:
+    # The decoder splits at suffix + blank line + prefix: a run holds each event that is followed
+    # by another of the template; the last one of a run, followed by another event, reads alone.
+    tpl = _template("content_block_delta", b'{"i":', b"}")
+    one, two, three = (tpl.prefix + p + b"}\n\n" for p in (b"1", b"2", b"3"))
+    dec = SSEDecoder()
+    dec.template = tpl
+    items = list(dec.decode_raw(one + two + three + b"data: other\n\n" + one + two))
+    assert items == [
+        Run(tpl, [b"1", b"2"]),
+        ("content_block_delta", b'{"i":3}', None, None),
+        ("", b"other", None, None),
+        ("content_block_delta", b'{"i":1}', None, None),
+        Run(tpl, [b"2"]),
+    ]
+    assert list(dec.decode_raw(one + two)) == [Run(tpl, [b"1", b"2"])]  # a text that closes with one
+
+
+def test_sse_gemini_crlf_lines_are_read_in_place() -> None:
+    # wire-formats.md §8: alt=sse sends `data: {...}\r\n\r\n`; a long line needs no copy per line
+    payload = b'{"candidates": [{"content": {"parts": [{"text": "' + b"x" * 100_000 + b'"}]}}]}'
+    stream = b"data: " + payload + b"\r\n\r\ndata:" + b"{}" + b"\r\n\r\n"
+    dec = SSEDecoder()
+    assert list(dec.decode_raw(stream)) == [("", payload, None, None), ("", b"{}", None, None)]
+    assert dec.decode(b"data: a\r\nid: 1\r\n\r\n") == [SSEEvent("", "a", "1")]  # other fields: line by line
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""The ``messages`` list of the Anthropic Messages wire format to and from unified messages.
-Private helper of ``conformance.adapters.anthropic`` (see its docstring for sources, quirks and the
-documented normalisations).
+"""The ``messages`` list of the Anthropic Messages wire format to and from unified messages, and
+a request's tools, system text and tool choice. Private helper of ``conformance.adapters.anthropic``
+(see its docstring for sources, quirks and the documented normalisations).
 
 Tool results: a unified ``role="tool"`` message becomes a *user* message whose tool_result blocks
 come first, all results of a turn in one message, and a unified user message right after them
@@ -30,13 +30,26 @@ from conformance.model import (
     Message,
     Part,
     Reasoning,
+    Request,
     Resource,
     Text,
+    Tool,
     ToolCall,
     ToolResult,
 )
 
-__all__ = ["messages_from_wire", "messages_to_wire", "wire_id"]
+__all__ = [
+    "SYSTEM_JOIN",
+    "messages_from_wire",
+    "messages_to_wire",
+    "system_text",
+    "tool_choice_to_wire",
+    "tool_from_wire",
+    "wire_id",
+]
+
+SYSTEM_JOIN = "\n\n"
+"""How a system prompt given as text blocks reads as one text."""
 
 _ID_RULE = re.compile(r"[a-zA-Z0-9_-]+")  # §3b, E13
 _ID_INVALID = re.compile(r"[^a-zA-Z0-9_-]")
@@ -268,3 +281,45 @@ def _result_from_wire(block: Mapping[str, Any]) -> ToolResult:
         is_error=bool(block.get("is_error", False)),
         provider_details=details,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Tools, system text, tool choice
+# --------------------------------------------------------------------------------------------
+
+
+def tool_from_wire(item: Mapping[str, Any], names: NameMap) -> Tool:
+    if not isinstance(item, Mapping):
+        raise WireFormatError(f"a tool must be an object, not {item!r}")
+    extra = {k: v for k, v in item.items() if k not in ("name", "description", "input_schema")}
+    details: JSONObject = {"tool": extra} if extra else {}
+    if "input_schema" not in item:
+        details["no_input_schema"] = True
+    return Tool(
+        name=names.original(str(item.get("name", ""))),
+        description=item.get("description"),
+        input_schema=item.get("input_schema") or {},
+        provider_details=details,
+    )
+
+
+def system_text(blocks: Sequence[Any]) -> str:
+    return SYSTEM_JOIN.join(str(b.get("text", "")) for b in blocks if isinstance(b, Mapping))
+
+
+def tool_choice_to_wire(request: Request, names: NameMap) -> JSONObject | None:
+    choice, parallel = request.tool_choice, request.parallel_tool_calls
+    if choice is None and parallel is None:
+        return None
+    if choice is None or choice == "auto":
+        wire: JSONObject = {"type": "auto"}
+    elif choice == "required":
+        wire = {"type": "any"}
+    elif choice == "none":
+        return {"type": "none", **request.provider_details.get("tool_choice_extra", {})}
+    else:
+        wire = {"type": "tool", "name": names.wire(choice)}
+    if parallel is not None:
+        wire["disable_parallel_tool_use"] = not parallel
+    wire.update(request.provider_details.get("tool_choice_extra", {}))
+    return wire

@@ -3,8 +3,9 @@
 Sources: wire-formats.md §3 (anthropic-sdk-python ``types/*_param.py``, ``types/stop_reason.py``,
 ``types/raw_message_delta_event.py``, ``_streaming.py``, ``lib/streaming/_messages.py``,
 ``_client.py``; the API errors page), §8, §9 rule 4 and edge cases E9, E10, E13, E17, E19, E22, E23;
-the real recordings in ``shared/realworld/cassettes/anthropic``. The ``messages`` list is
-translated by the private helper ``_anthropic_messages`` (kept apart to keep modules small).
+the real recordings in ``shared/realworld/cassettes/anthropic``. The ``messages`` list, tools and
+tool choice are translated by the private helper ``_anthropic_messages``, streamed argument
+fragments read fast by ``_hot`` (both kept apart to keep modules small).
 
 Quirks handled here:
 - tool input is a JSON *object* (``tool_use.input``); streams send it as raw text fragments
@@ -55,12 +56,20 @@ A tool call whose arguments could not be parsed cannot be replayed (``input`` mu
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import chain
 from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
 
-from conformance.adapters._anthropic_messages import messages_from_wire, messages_to_wire
+from conformance.adapters import _hot
+from conformance.adapters._anthropic_messages import (
+    messages_from_wire,
+    messages_to_wire,
+    system_text,
+    tool_choice_to_wire,
+    tool_from_wire,
+)
 from conformance.adapters.base import (
     Adapter,
     CallTracker,
@@ -80,7 +89,7 @@ from conformance.adapters.base import (
 )
 from conformance.assembly import fold
 from conformance.errors import ProviderError, WireFormatError
-from conformance.framing import SSEDecoder
+from conformance.framing import Run, SSEDecoder
 from conformance.model import (
     ErrorEvent,
     ErrorInfo,
@@ -94,6 +103,7 @@ from conformance.model import (
     StreamEvent,
     TextDelta,
     Tool,
+    ToolCallChunk,
     ToolCallEnd,
     Usage,
     UsageEvent,
@@ -149,7 +159,6 @@ tokens > 200000 maximum", anthropics/claude-code#59696)."""
 _NAME_RULE = {"allowed": "a-zA-Z0-9_-", "max_len": 64}  # §3a, E14
 _DEFAULT_MAX_TOKENS = 1024
 _VERSION_HEADERS = {"anthropic-version": "2023-06-01"}  # ANT-SDK _client.py default_headers
-_SYSTEM_JOIN = "\n\n"
 _HANDLED_KEYS = frozenset("model system messages tools tool_choice stream max_tokens".split())
 
 
@@ -182,21 +191,6 @@ def tools_to_wire(tools: Sequence[Tool]) -> WireTools:
     return WireTools(tools=wire, changes=tuple(changes), names=names)
 
 
-def _tool_from_wire(item: Mapping[str, Any], names: NameMap) -> Tool:
-    if not isinstance(item, Mapping):
-        raise WireFormatError(f"a tool must be an object, not {item!r}")
-    extra = {k: v for k, v in item.items() if k not in ("name", "description", "input_schema")}
-    details: JSONObject = {"tool": extra} if extra else {}
-    if "input_schema" not in item:
-        details["no_input_schema"] = True
-    return Tool(
-        name=names.original(str(item.get("name", ""))),
-        description=item.get("description"),
-        input_schema=item.get("input_schema") or {},
-        provider_details=details,
-    )
-
-
 # --------------------------------------------------------------------------------------------
 # Requests
 # --------------------------------------------------------------------------------------------
@@ -212,11 +206,11 @@ def request_to_wire(request: Request) -> WireRequest:
         body["max_tokens"] = request.max_tokens if request.max_tokens is not None else _DEFAULT_MAX_TOKENS
     if request.system is not None:
         blocks = details.get("system_blocks")
-        body["system"] = blocks if blocks and _system_text(blocks) == request.system else request.system
+        body["system"] = blocks if blocks and system_text(blocks) == request.system else request.system
     body["messages"] = messages_to_wire(request.messages, names)
     if request.tools:
         body["tools"] = wire_tools.tools
-    choice = _tool_choice_to_wire(request, names)
+    choice = tool_choice_to_wire(request, names)
     if choice is not None:
         body["tool_choice"] = choice
     if request.stream:
@@ -230,28 +224,6 @@ def request_to_wire(request: Request) -> WireRequest:
         stream=request.stream,
         schema_changes=wire_tools.changes,
     )
-
-
-def _system_text(blocks: Sequence[Any]) -> str:
-    return _SYSTEM_JOIN.join(str(b.get("text", "")) for b in blocks if isinstance(b, Mapping))
-
-
-def _tool_choice_to_wire(request: Request, names: NameMap) -> JSONObject | None:
-    choice, parallel = request.tool_choice, request.parallel_tool_calls
-    if choice is None and parallel is None:
-        return None
-    if choice is None or choice == "auto":
-        wire: JSONObject = {"type": "auto"}
-    elif choice == "required":
-        wire = {"type": "any"}
-    elif choice == "none":
-        return {"type": "none", **request.provider_details.get("tool_choice_extra", {})}
-    else:
-        wire = {"type": "tool", "name": names.wire(choice)}
-    if parallel is not None:
-        wire["disable_parallel_tool_use"] = not parallel
-    wire.update(request.provider_details.get("tool_choice_extra", {}))
-    return wire
 
 
 def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:
@@ -274,7 +246,7 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
     system = body.get("system")
     if isinstance(system, list):
         details["system_blocks"] = system
-        system = _system_text(system)
+        system = system_text(system)
     messages = messages_from_wire(body.get("messages") or [], names)
     choice = body.get("tool_choice")
     tool_choice: str | None = None
@@ -297,7 +269,7 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
         model=str(body.get("model", "")),
         system=system,
         messages=tuple(messages),
-        tools=tuple(_tool_from_wire(t, names) for t in body.get("tools") or []),
+        tools=tuple(tool_from_wire(t, names) for t in body.get("tools") or []),
         tool_choice=tool_choice,
         parallel_tool_calls=parallel,
         stream=body.get("stream") is True,
@@ -396,12 +368,18 @@ def response_from_wire(body: Mapping[str, Any], *, tools: Sequence[Tool] = ()) -
 
 
 class _Stream:
-    """State of one Messages SSE stream (§3d, §9 rule 4)."""
+    """State of one Messages SSE stream (§3d, §9 rule 4).
+
+    Given its ``decoder``, it learns the stream's ``input_json_delta`` events and ``_hot`` reads
+    runs of them; every other event, and every piece ``_hot`` cannot vouch for, goes through
+    ``feed``: the general path."""
 
     __slots__ = (
         "completed",
+        "decoder",
         "done",
         "held",
+        "learner",
         "message_id",
         "signatures",
         "start_inputs",
@@ -410,7 +388,7 @@ class _Stream:
         "usage",
     )
 
-    def __init__(self, names: NameMap) -> None:
+    def __init__(self, names: NameMap, decoder: SSEDecoder | None = None) -> None:
         self.tracker = CallTracker(names)
         self.message_id = ""
         self.held: int | None = None  # tool_use block stopped, its End waiting for the next event
@@ -420,18 +398,35 @@ class _Stream:
         self.usage: JSONObject = {}
         self.completed = False
         self.done = False
+        self.decoder = decoder
+        self.learner = _hot.Learner(("index",), _TEXT_PATH, _KEYS, per_index=True) if decoder else None
 
-    def feed(self, name: str, data: str) -> list[StreamEvent]:
+    def feed(self, name: str, data: bytes) -> list[StreamEvent]:
         try:
             event = orjson.loads(data)
         except orjson.JSONDecodeError:
-            self.done = True
-            return stream_broken(self.tracker, "malformed_response", f"invalid JSON in a stream event: {data[:80]!r}")
+            try:  # invalid UTF-8: the text with replacement characters, as a text decoder gives it
+                event = orjson.loads(data.decode("utf-8", "replace"))
+            except orjson.JSONDecodeError:
+                self.done = True
+                text = data.decode("utf-8", "replace")
+                return stream_broken(
+                    self.tracker, "malformed_response", f"invalid JSON in a stream event: {text[:80]!r}"
+                )
         if not isinstance(event, dict):
             return []
         kind = event.get("type") or name  # the data JSON decides (§3d); the event line is a fallback
         if kind == "content_block_delta":  # the hot path
-            return self._delta(event.get("index", 0), event.get("delta") or {})
+            deltas = self._delta(event.get("index", 0), event.get("delta") or {})
+            if (
+                self.learner is not None
+                and len(deltas) == 1
+                and deltas[0].__class__ is ToolCallChunk
+                and event.get("type") == "content_block_delta"  # not the SSE name: the learner keeps it
+                and (split := self.learner.learn(name, data, event)) is not None
+            ):
+                self.decoder.template = split  # type: ignore[union-attr]  # a learner comes with a decoder
+            return deltas
         events: list[StreamEvent] = []
         if kind == "content_block_start":
             self._release(None, events)
@@ -532,6 +527,13 @@ class _Stream:
             self.usage.update((k, v) for k, v in raw.items() if v is not None)
             events.append(UsageEvent(_usage(self.usage)))
 
+    def hot_feed(self, data: bytes, event: str) -> list[StreamEvent]:
+        return self.feed(event, data)
+
+    def hot_entry(self, index: int) -> _hot.Entry | None:
+        """The open call of a content block, when a fragment for it is only a chunk (``_delta``)."""
+        return None if self.start_inputs else self.tracker.buffers.get(index)
+
     def close(self) -> list[StreamEvent]:
         """End of input without ``message_stop``."""
         self.done = True
@@ -540,8 +542,12 @@ class _Stream:
 
 def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> Iterator[StreamEvent]:
     """SSE bytes of a ``stream: true`` request -> normalized events, as the bytes arrive."""
+    return chain.from_iterable(_event_lists(chunks, tools))  # C-level iteration over each list
+
+
+def _event_lists(chunks: Iterable[bytes], tools: Sequence[Tool]) -> Iterator[list[StreamEvent]]:
     decoder = SSEDecoder()
-    state = _Stream(_names(tools))
+    state = _Stream(_names(tools), decoder if _hot.ENABLED else None)
     head: list[bytes] = []  # bytes before the first non-blank one, or a whole JSON body (E23)
     is_sse: bool | None = None
     for chunk in chunks:
@@ -556,18 +562,22 @@ def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> 
                 continue
             chunk = b"".join(head)
             head.clear()
-        for event in decoder.decode(chunk):
-            yield from state.feed(event.event, event.data)
+        for item in decoder.decode_raw(chunk):
+            yield _hot.read_run(state, item) if isinstance(item, Run) else state.feed(item[0], item[1])
             if state.done:
                 return
     if is_sse is False:
-        yield from _json_instead_of_stream(b"".join(head), state.tracker)
+        yield _json_instead_of_stream(b"".join(head), state.tracker)
         return
-    for event in decoder.decode(b"".join(head)) + decoder.flush():
-        yield from state.feed(event.event, event.data)
+    for item in [*decoder.decode_raw(b"".join(head)), *decoder.flush_raw()]:
+        yield _hot.read_run(state, item) if isinstance(item, Run) else state.feed(item[0], item[1])
         if state.done:
             return
-    yield from state.close()
+    yield state.close()
+
+
+_TEXT_PATH = ("delta", "partial_json")
+_KEYS = (b'"index":', b'"partial_json":')
 
 
 def _json_instead_of_stream(body: bytes, tracker: CallTracker) -> list[StreamEvent]:

@@ -54,6 +54,7 @@ __all__ = [
     "SchemaChange",
     "WireRequest",
     "WireTools",
+    "compact_text",
     "dumps_compact",
     "error_kind_from_status",
     "header",
@@ -257,8 +258,28 @@ def synthetic_call_id(*keys: object) -> str:
     return f"call_{digest[:24]}"
 
 
-def dumps_compact(value: Any) -> str:
-    """Compact JSON text (used as ``arguments_raw`` for wires that send argument objects)."""
+def dumps_compact(value: Any, *, parsed: bool = False) -> str:
+    """Compact JSON text (used as ``arguments_raw`` for wires that send argument objects).
+
+    ``parsed``: the value came from a JSON parser here (finite floats, string keys), so orjson may
+    write it (see ``compact_text``). Other values (NaN, tuples, non-string keys ...) take ``json``."""
+    if parsed:
+        try:
+            text = orjson.dumps(value)
+        except TypeError:  # orjson.JSONEncodeError: integers beyond 64 bits, lone surrogates
+            pass
+        else:
+            return compact_text(text, value)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def compact_text(text: bytes, value: Any) -> str:
+    """``dumps_compact(value, parsed=True)`` given ``text = orjson.dumps(value)``. orjson's text is
+    ``json.dumps``'s but for floats of magnitude 1e-9 to 1e-4 (orjson writes ``1e-7`` and
+    ``0.00001``, ``json`` ``1e-07`` and ``1e-05``): the stdlib writes any text holding ``e-`` or
+    ``0.0000``."""
+    if b"e-" not in text and b"0.0000" not in text:
+        return text.decode()
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -316,9 +337,24 @@ _LONG_DIGITS_BYTES = re.compile(rb"[0-9]{19}")
 
 
 def _loads(data: bytes | str) -> Any:
-    """orjson, except where a run of 19+ digits may be an integer beyond 64 bits: orjson turns
-    those into floats silently (``123456789012345678901234567890`` -> ``1.2345678901234568e+29``,
-    orjson 3.x); the stdlib keeps every digit. Raises ``ValueError`` on anything that is not JSON."""
+    """orjson, except where an integer may lie beyond 64 bits: orjson turns those into floats
+    silently (``123456789012345678901234567890`` -> ``1.2345678901234568e+29``, orjson 3.x) while
+    the stdlib keeps every digit. Raises ``ValueError`` on anything that is not JSON.
+
+    orjson parses first; only when that fails, or its result holds a float it would write with an
+    exponent ``e+`` (which every float from such an integer is), does the older rule decide: any
+    run of 19 digits sends the text to the stdlib. Elsewhere both parsers agree, so the result is
+    the same as that rule's, without its regex over the whole text."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _loads_by_digits(data)
+    if isinstance(value, (dict, list, float)) and b"+" in orjson.dumps(value):
+        return _loads_by_digits(data)
+    return value
+
+
+def _loads_by_digits(data: bytes | str) -> Any:
     if isinstance(data, str):
         if _LONG_DIGITS.search(data) is None:
             return orjson.loads(data)
@@ -361,6 +397,12 @@ class CallTracker:
     def count(self) -> int:
         """How many calls have started."""
         return self._count
+
+    @property
+    def buffers(self) -> dict[Hashable, tuple[str, list[str]]]:
+        """Open calls: key -> (call id, argument fragments so far). For hot loops only: appending a
+        non-empty fragment there together with a ``ToolCallChunk`` for it is what ``chunk`` does."""
+        return self._open
 
     def is_open(self, key: Hashable) -> bool:
         return key in self._open

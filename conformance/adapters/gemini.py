@@ -41,6 +41,7 @@ from typing import Any
 
 import orjson
 
+from conformance.adapters._gemini_json import args_texts, parse_chunk, read_usage, retry_delay
 from conformance.adapters._gemini_request import (
     PATH_PREFIX,
     contents_from_wire,
@@ -63,6 +64,7 @@ from conformance.adapters.base import (
     SchemaChange,
     WireRequest,
     WireTools,
+    compact_text,
     dumps_compact,
     error_kind_from_status,
     load_json_body,
@@ -73,7 +75,7 @@ from conformance.adapters.base import (
 )
 from conformance.assembly import fold
 from conformance.errors import ProviderError, UnsupportedContentError, WireFormatError
-from conformance.framing import JSONArrayDecoder, SSEDecoder, SSEEvent
+from conformance.framing import JSONArrayDecoder, Run, SSEDecoder
 from conformance.model import (
     ErrorEvent,
     ErrorInfo,
@@ -297,41 +299,6 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
 # --------------------------------------------------------------------------------------------
 
 
-_COUNT_TYPES = frozenset({int, type(None)})
-
-
-def _usage(raw: Mapping[str, Any]) -> Usage:
-    get = raw.get
-    counts: tuple[Any, ...] = (
-        get("promptTokenCount"),
-        get("candidatesTokenCount"),
-        get("totalTokenCount"),  # includes thoughts (E19)
-        get("cachedContentTokenCount"),
-        get("thoughtsTokenCount"),
-    )
-    if not {type(v) for v in counts} <= _COUNT_TYPES:  # not a count (a bool, a string): unknown
-        counts = tuple(v if type(v) is int else None for v in counts)
-    prompt, candidates, total, cached, thoughts = counts
-    return Usage(
-        input_tokens=prompt,
-        output_tokens=candidates,
-        total_tokens=total,
-        cache_read_tokens=cached,
-        reasoning_tokens=thoughts,
-    )
-
-
-def _parse(data: str | bytes) -> Any:
-    """A stream chunk as JSON, None when it is not. Only ``args`` can hold integers beyond 64 bits,
-    which orjson turns into floats: chunks with a call take the exact (slower) path of the base."""
-    if ("functionCall" in data) if isinstance(data, str) else (b"functionCall" in data):
-        return load_json_body(data)
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-
-
 def _events_from_body(body: Mapping[str, Any], names: NameMap) -> Iterator[StreamEvent]:
     """A non-streamed ``GenerateContentResponse`` as the events its stream would give."""
     state = _Stream(names)
@@ -360,9 +327,11 @@ class _Stream:
     """State of one ``GenerateContentResponse`` stream (§4d, §9 rule 5)."""
 
     __slots__ = (
+        "args_texts",
         "blocked",
         "done",
         "finish_reason",
+        "parsed",
         "produced_calls",
         "response_id",
         "thinking",
@@ -381,12 +350,32 @@ class _Stream:
         self.usage_raw: dict[str, Any] | None = None
         self.usage = Usage()
         self.done = False
+        self.parsed = False  # every value came from parsing stream bytes here (see dumps_compact)
+        self.args_texts: dict[int, bytes] = {}  # orjson texts of this chunk's call arguments, by id
+
+    def feed_sse(self, data: bytes, *, last: bool = False) -> list[StreamEvent]:
+        """One SSE ``data`` payload as bytes: read as ``feed_data`` reads its text (invalid UTF-8
+        replaced), parsing the bytes directly when that gives the same value (``base._loads``)."""
+        try:
+            chunk = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return self.feed_data(data.decode("utf-8", "replace"), last=last)
+        if b"functionCall" in data and isinstance(chunk, dict):
+            texts = args_texts(chunk)
+            if texts is None:  # maybe an integer beyond 64 bits, which orjson made a float
+                return self.feed_data(data.decode("utf-8", "replace"), last=last)
+            self.args_texts = texts
+            try:
+                return self.feed(chunk)
+            finally:
+                self.args_texts = {}
+        return self.feed(chunk)
 
     def feed_data(self, data: str | bytes, *, last: bool = False) -> list[StreamEvent]:
         """One SSE ``data`` payload or JSON-array element; ``last`` when it came from the decoder's flush."""
         if not data:
             return []
-        chunk = _parse(data)
+        chunk = parse_chunk(data)
         if chunk is None:
             self.done = True
             kind: ErrorKind = "stream_incomplete" if last else "malformed_response"
@@ -430,7 +419,7 @@ class _Stream:
         usage = chunk.get("usageMetadata")
         if isinstance(usage, dict) and usage:
             if usage != self.usage_raw:  # usually repeated on every chunk (E19): one Usage per new value
-                self.usage_raw, self.usage = usage, _usage(usage)
+                self.usage_raw, self.usage = usage, read_usage(usage)
             events.append(UsageEvent(self.usage))
         return events
 
@@ -467,7 +456,12 @@ class _Stream:
         key = tracker.count
         name = str(name)
         args = call.get("args")
-        raw = "" if args is None else args if isinstance(args, str) else dumps_compact(args)
+        if args is None or isinstance(args, str):
+            raw = args or ""
+        elif (text := self.args_texts.get(id(args))) is not None:
+            raw = compact_text(text, args)
+        else:
+            raw = dumps_compact(args, parsed=self.parsed)
         details: JSONObject = {}
         call_id = call.get("id")
         if not isinstance(call_id, str) or not call_id:
@@ -515,6 +509,7 @@ def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> 
     SSE (``alt=sse``, CRLF) or, when the first non-blank byte is ``[``, the JSON array sent without
     ``alt=sse`` (§4d); a plain ``{...}`` body (E23) is read as a one-element array."""
     state = _Stream(_names(tools))
+    state.parsed = True
     decoder: SSEDecoder | JSONArrayDecoder | None = None
     head = b""
     for chunk in chunks:
@@ -527,36 +522,34 @@ def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> 
             decoder = SSEDecoder() if first not in (b"[", b"{") else JSONArrayDecoder()
             if first == b"{":
                 decoder.decode(b"[")
-        for item in decoder.decode(chunk):
-            yield from state.feed_data(item.data if isinstance(item, SSEEvent) else item)
+        if isinstance(decoder, SSEDecoder):
+            for event in decoder.decode_raw(chunk):
+                assert not isinstance(event, Run)  # no template, no runs
+                yield from state.feed_sse(event[1])
+                if state.done:
+                    return
+        else:
+            for item in decoder.decode(chunk):
+                yield from state.feed_data(item)
+                if state.done:
+                    return
+    # SSE: a last event without its blank line; array: an element that never closed
+    if isinstance(decoder, SSEDecoder):
+        for event in decoder.flush_raw():
+            yield from state.feed_sse(event[1], last=True)
             if state.done:
                 return
-    for item in decoder.flush() if decoder is not None else ():
-        # SSE: a last event without its blank line; array: an element that never closed
-        yield from state.feed_data(item.data if isinstance(item, SSEEvent) else item, last=True)
-        if state.done:
-            return
+    elif decoder is not None:
+        for item in decoder.flush():
+            yield from state.feed_data(item, last=True)
+            if state.done:
+                return
     yield from state.close()
 
 
 # --------------------------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------------------------
-
-
-def _retry_delay(details: Any) -> float | None:
-    """``google.rpc.RetryInfo.retryDelay`` (a Duration: ``"34.4s"``) from ``error.details`` (§4e)."""
-    for detail in details if isinstance(details, list) else ():
-        if isinstance(detail, Mapping) and str(detail.get("@type", "")).endswith("google.rpc.RetryInfo"):
-            delay = detail.get("retryDelay")
-            if isinstance(delay, str) and delay.endswith("s"):
-                try:
-                    return float(delay[:-1])
-                except ValueError:
-                    return None
-            if isinstance(delay, Mapping):
-                return float(delay.get("seconds", 0)) + float(delay.get("nanos", 0)) / 1e9
-    return None
 
 
 def _error_info(error: Any, status: int | None, headers: Mapping[str, str]) -> ErrorInfo:
@@ -576,7 +569,7 @@ def _error_info(error: Any, status: int | None, headers: Mapping[str, str]) -> E
         kind = error_kind_from_status(http) if isinstance(http, int) and not isinstance(http, bool) else "unknown"
     retry_after = retry_after_from_headers(headers)
     if retry_after is None:
-        retry_after = _retry_delay(details)
+        retry_after = retry_delay(details)
     return ErrorInfo(
         kind=kind,
         message=message,

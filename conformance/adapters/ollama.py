@@ -4,7 +4,8 @@ Sources: wire-formats.md §5, §8, §9 rule 6 and edge cases E3, E6, E8, E15 (OL
 ``Message``/``ToolCall``/``ToolFunctionParameters``/``ToolProperty``, ``server/routes.go``
 ``ChatHandler``/``toolCallId``/``streamResponse``, ``llm/server.go`` ``DoneReason``, ``docs/api.md``,
 ``docs/api/errors.mdx``, ``docs/api/streaming.mdx``, ``docs/capabilities/tool-calling.mdx``); the real
-recordings in ``shared/realworld/cassettes/ollama``.
+recordings in ``shared/realworld/cassettes/ollama``. The ``messages`` list is translated by the
+private helper ``_ollama_messages`` (kept apart to keep modules small).
 
 Quirks handled here:
 - arguments are JSON *objects* (``arguments_raw`` is their compact JSON); a string is parsed as text;
@@ -55,6 +56,7 @@ from typing import Any
 
 import orjson
 
+from conformance.adapters._ollama_messages import message_from_wire, message_to_wire, result_from_wire, wire_call
 from conformance.adapters.base import (
     Adapter,
     CallTracker,
@@ -67,7 +69,6 @@ from conformance.adapters.base import (
     load_json_body,
     name_map,
     object_schema,
-    parse_arguments,
     retry_after_from_headers,
     stream_broken,
     synthetic_call_id,
@@ -81,21 +82,15 @@ from conformance.model import (
     ErrorKind,
     Finish,
     FinishReason,
-    Image,
     JSONObject,
     Message,
-    Part,
-    Reasoning,
     ReasoningDelta,
     Request,
-    Resource,
     Response,
     StreamEvent,
-    Text,
     TextDelta,
     Tool,
     ToolCall,
-    ToolResult,
     Usage,
     UsageEvent,
 )
@@ -133,8 +128,6 @@ _ERROR_KINDS: dict[str, ErrorKind] = {
     "server busy": "overloaded",
 }
 
-_ERROR_PREFIX = "Error: "
-"""Ollama has no is_error flag (§5b); a failed tool's text carries this prefix on the wire."""
 
 _NAME_RULE = {"allowed": "a-zA-Z0-9_-", "max_len": 64}  # no server rule (UNVERIFIED): OpenAI's, E14
 
@@ -253,7 +246,7 @@ def request_to_wire(request: Request) -> WireRequest:
     if request.system is not None:
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
-        messages.extend(_message_to_wire(message, names, history))
+        messages.extend(message_to_wire(message, names, history))
     body: JSONObject = {"model": request.model, "messages": messages} if request.model else {"messages": messages}
     if wire_tools.tools:
         body["tools"] = wire_tools.tools
@@ -267,84 +260,6 @@ def request_to_wire(request: Request) -> WireRequest:
         body["options"] = options
     body.update(extra)
     return WireRequest(path="/api/chat", body=body, stream=request.stream, schema_changes=wire_tools.changes)
-
-
-def _message_to_wire(message: Message, names: NameMap, history: Mapping[str, ToolCall]) -> list[JSONObject]:
-    details = message.provider_details
-    if message.role == "tool":
-        if bad := [p.kind for p in message.parts if not isinstance(p, ToolResult)]:
-            raise UnsupportedContentError(f"a tool message holds only tool results, not {bad[0]}")
-        return [_result_to_wire(p, names, history) for p in message.parts if isinstance(p, ToolResult)]
-    wire: JSONObject = {"role": details.get("role", message.role)}
-    text = "".join(p.text for p in message.parts if isinstance(p, Text))
-    if text or not details.get("no_content_key"):
-        wire["content"] = text
-    images: list[str] = []
-    thinking: list[str] = []
-    calls: list[JSONObject] = []
-    assistant = message.role == "assistant"
-    for part in message.parts:
-        if isinstance(part, Text):
-            continue
-        if isinstance(part, Image) and not assistant:
-            if part.data is None:  # api.Message.Images: base64 only
-                raise UnsupportedContentError("Ollama takes base64 images only, not image URLs")
-            images.append(part.data)
-        elif isinstance(part, Reasoning) and assistant:
-            if part.redacted is not None:
-                raise UnsupportedContentError("Ollama cannot replay redacted reasoning (only thinking text)")
-            thinking.append(part.text)  # signatures: no field (documented)
-        elif isinstance(part, ToolCall) and assistant:
-            calls.append(_call_to_wire(part, names))
-        else:
-            raise UnsupportedContentError(f"Ollama {message.role} messages cannot carry {part.kind} parts")
-    if images:
-        wire["images"] = images
-    if thinking:
-        wire["thinking"] = "".join(thinking)
-    if calls:
-        wire["tool_calls"] = calls
-    return [{**wire, **details.get("extra", {})}]
-
-
-def _call_to_wire(call: ToolCall, names: NameMap) -> JSONObject:
-    arguments = call.arguments
-    if arguments is None:
-        arguments, why = parse_arguments(call.arguments_raw)
-        if arguments is None:  # api.ToolCallFunctionArguments must be an object
-            raise UnsupportedContentError(f"call {call.id!r} has unusable arguments ({why}); Ollama needs an object")
-    details = call.provider_details
-    function: JSONObject = {"name": names.wire(call.name), "arguments": arguments, **details.get("function", {})}
-    wire: JSONObject = {} if details.get("synthetic_id") else {"id": call.id}
-    wire["function"] = function
-    wire.update(details.get("extra", {}))
-    return wire
-
-
-def _result_to_wire(result: ToolResult, names: NameMap, history: Mapping[str, ToolCall]) -> JSONObject:
-    texts: list[str] = []
-    for item in result.content:
-        if isinstance(item, Text):
-            texts.append(item.text)
-        elif isinstance(item, Resource) and item.text is not None:  # MCP embedded text resource
-            texts.append(item.text)
-        else:
-            # images on a tool message are template-dependent (UNVERIFIED, §5b): not sent
-            raise UnsupportedContentError(f"Ollama tool results cannot carry {item.kind} content")
-    text = "".join(texts)
-    if result.is_error and not text.startswith(_ERROR_PREFIX):
-        text = _ERROR_PREFIX + text
-    details = result.provider_details
-    wire: JSONObject = {"role": "tool", "content": text}
-    call = history.get(result.call_id)
-    name = result.name or (call.name if call is not None else None)
-    if name and not details.get("no_tool_name"):
-        wire["tool_name"] = names.wire(name)
-    synthetic = call is not None and bool(call.provider_details.get("synthetic_id"))
-    if not synthetic and not details.get("no_tool_call_id"):
-        wire["tool_call_id"] = result.call_id
-    wire.update(details.get("extra", {}))
-    return wire
 
 
 def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:
@@ -385,13 +300,13 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
         if not isinstance(raw, Mapping):
             raise WireFormatError(f"messages[{index}] is not a JSON object")
         if raw.get("role") == "tool":
-            result = _result_from_wire(raw, index, names, pending)
+            result = result_from_wire(raw, index, names, pending)
             if messages and messages[-1].role == "tool":
                 messages[-1] = Message(role="tool", parts=(*messages[-1].parts, result))
             else:
                 messages.append(Message(role="tool", parts=(result,)))
             continue
-        message = _message_from_wire(raw, index, names)
+        message = message_from_wire(raw, index, names)
         if message.role == "assistant":
             pending = [p for p in message.parts if isinstance(p, ToolCall)]
         messages.append(message)
@@ -404,112 +319,6 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
         max_tokens=max_tokens,
         provider_details=details,
     )
-
-
-def _result_from_wire(raw: Mapping[str, Any], index: int, names: NameMap, pending: list[ToolCall]) -> ToolResult:
-    """A ``role: tool`` message: paired by ``tool_call_id``, else by ``tool_name``, else by order (§5b)."""
-    details: JSONObject = {}
-    extra = {k: v for k, v in raw.items() if k not in ("role", "content", "tool_name", "tool_call_id")}
-    if extra:
-        details["extra"] = extra  # incl. images: not sent back as content (see module docstring)
-    wire_id, wire_name = raw.get("tool_call_id"), raw.get("tool_name")
-    if wire_id is None:
-        details["no_tool_call_id"] = True
-    if wire_name is None:
-        details["no_tool_name"] = True
-    name = names.original(str(wire_name)) if wire_name is not None else None
-    match = next((c for c in pending if c.id == wire_id), None) if wire_id is not None else None
-    if match is None and wire_id is None:
-        match = next((c for c in pending if name is None or c.name == name), None)
-    if match is not None:
-        pending.remove(match)
-    call_id = str(wire_id) if wire_id is not None else match.id if match else synthetic_call_id("ollama", index)
-    text = str(raw.get("content") or "")
-    is_error = text.startswith(_ERROR_PREFIX)
-    if is_error:
-        text = text[len(_ERROR_PREFIX) :]
-    return ToolResult(
-        call_id=call_id,
-        content=(Text(text=text),),
-        is_error=is_error,
-        name=name or (match.name if match else None),
-        provider_details=details,
-    )
-
-
-def _message_from_wire(raw: Mapping[str, Any], index: int, names: NameMap) -> Message:
-    role = str(raw.get("role", ""))
-    content = raw.get("content")
-    if content is not None and not isinstance(content, str):
-        raise WireFormatError(f"messages[{index}]: Ollama message content is a string, not {type(content).__name__}")
-    details: JSONObject = {}
-    if "content" not in raw:
-        details["no_content_key"] = True
-    parts: list[Part] = []
-    if role == "assistant":
-        handled: tuple[str, ...] = ("role", "content", "thinking", "tool_calls")
-        if isinstance(raw.get("thinking"), str):
-            parts.append(Reasoning(text=raw["thinking"]))
-        if content:
-            parts.append(Text(text=content))
-        for position, call in enumerate(raw.get("tool_calls") or []):
-            parts.append(_call_from_wire(call, index, position, names))
-    else:
-        handled = ("role", "content", "images")
-        if role != "user":
-            details["role"] = role  # "system" later in the conversation, or a template's own role
-        if content or "images" not in raw:
-            parts.append(Text(text=content or ""))
-        parts.extend(Image(data=str(data)) for data in raw.get("images") or [])
-    extra = {k: v for k, v in raw.items() if k not in handled}
-    if extra:
-        details["extra"] = extra
-    return Message(role="assistant" if role == "assistant" else "user", parts=tuple(parts), provider_details=details)
-
-
-def _call_from_wire(call: Mapping[str, Any], index: int, position: int, names: NameMap) -> ToolCall:
-    call_id, name, raw, parsed, error, details = _wire_call(call)
-    if call_id is None:
-        call_id = synthetic_call_id("ollama", "history", index, position)
-        details["synthetic_id"] = True
-    return ToolCall(
-        id=call_id,
-        name=names.original(name),
-        arguments=parsed,
-        arguments_raw=raw,
-        arguments_error=error,
-        provider_details=details,
-    )
-
-
-def _wire_call(call: Mapping[str, Any]) -> tuple[str | None, str, str, JSONObject | None, str | None, JSONObject]:
-    """One ``tool_calls`` item -> (id or None, wire name, raw arguments, parsed, error, details); keys
-    the model does not cover (``function.index``, ``type``) ride in the details for a faithful replay."""
-    function = call.get("function") or {}
-    raw, parsed, error = _arguments(function.get("arguments"))
-    details: JSONObject = {}
-    extra_fn = {k: v for k, v in function.items() if k not in ("name", "arguments")}
-    extra_call = {k: v for k, v in call.items() if k not in ("id", "function")}
-    if extra_fn:
-        details["function"] = extra_fn
-    if extra_call:
-        details["extra"] = extra_call
-    call_id = call.get("id")
-    return str(call_id) if call_id else None, str(function.get("name") or ""), raw, parsed, error, details
-
-
-def _arguments(value: Any) -> tuple[str, JSONObject | None, str | None]:
-    """Wire arguments -> (raw text, parsed object, error). Objects are the norm (§5c); a string is
-    parsed as JSON text; absent means no arguments (E3)."""
-    if value is None:
-        return "", {}, None
-    if isinstance(value, str):
-        parsed, error = parse_arguments(value)
-        return value, parsed, error
-    raw = dumps_compact(value)
-    if isinstance(value, dict):
-        return raw, value, None
-    return raw, None, f"arguments are a JSON {type(value).__name__}, not an object"
 
 
 # --------------------------------------------------------------------------------------------
@@ -602,7 +411,7 @@ class _Stream:
 
     def _call(self, call: Mapping[str, Any], created_at: Any, events: list[StreamEvent]) -> None:
         """A whole call (E6): start and its one chunk now; the end waits for ``done`` (E8)."""
-        call_id, name, raw, parsed, error, details = _wire_call(call)
+        call_id, name, raw, parsed, error, details = wire_call(call)
         if not name and error is None:
             parsed, error = None, "the call has no tool name"
         key = self.tracker.count

@@ -3,6 +3,8 @@
 Sources: wire-formats.md §1 (openai-python ``types/chat``, ``_streaming.py``,
 ``lib/streaming/_deltas.py``; openai-openapi), §9 rule 2 and edge cases E3-E8, E24, E25, E27, E35;
 the real recordings in ``shared/realworld`` (OpenAI, Azure, Mistral, Gemini's OpenAI endpoint).
+The ``messages`` list is translated by the private helper ``_openai_chat_messages``, streamed
+argument fragments are read fast by ``_hot`` (both kept apart to keep modules small).
 
 Quirks handled here:
 - arguments are a JSON *string*; fragments are keyed by ``tool_calls[].index`` (position when a
@@ -28,10 +30,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from itertools import chain
 from typing import Any
 
 import orjson
 
+from conformance.adapters import _hot
+from conformance.adapters._openai_chat_messages import arguments_text, message_from_wire, message_to_wire
 from conformance.adapters.base import (
     Adapter,
     CallTracker,
@@ -39,39 +44,33 @@ from conformance.adapters.base import (
     SchemaChange,
     WireRequest,
     WireTools,
-    dumps_compact,
     error_kind_from_status,
     load_json_body,
     name_map,
     object_schema,
-    parse_arguments,
     retry_after_from_headers,
     stream_broken,
     synthetic_call_id,
 )
 from conformance.assembly import fold
 from conformance.errors import ProviderError, UnsupportedContentError, WireFormatError
-from conformance.framing import SSEDecoder
+from conformance.framing import Run, SSEDecoder
 from conformance.model import (
     ErrorEvent,
     ErrorInfo,
     ErrorKind,
     Finish,
     FinishReason,
-    Image,
     JSONObject,
     Message,
-    Part,
     ReasoningDelta,
     Request,
-    Resource,
     Response,
     StreamEvent,
-    Text,
     TextDelta,
     Tool,
     ToolCall,
-    ToolResult,
+    ToolCallChunk,
     Usage,
     UsageEvent,
 )
@@ -113,9 +112,6 @@ _ERROR_KINDS: dict[str, ErrorKind] = {
     "overloaded": "overloaded",
     "invalid_request_error": "invalid_request",
 }
-
-_ERROR_PREFIX = "Error: "
-"""Chat has no is_error flag (§1b); a failed tool's text carries this prefix on the wire."""
 
 _NAME_RULE = {"allowed": "a-zA-Z0-9_-", "max_len": 64}  # §1a, E14
 
@@ -179,7 +175,7 @@ def request_to_wire(request: Request) -> WireRequest:
     if request.system is not None:
         messages.append({"role": details.get("system_role", "system"), "content": request.system})
     for message in request.messages:
-        messages.extend(_message_to_wire(message, names))
+        messages.extend(message_to_wire(message, names))
     body: JSONObject = {"model": request.model, "messages": messages} if request.model else {"messages": messages}
     legacy = bool(details.get("legacy_functions"))
     if request.tools:
@@ -205,78 +201,6 @@ def request_to_wire(request: Request) -> WireRequest:
         body[details.get("max_tokens_key", "max_tokens")] = request.max_tokens
     body.update(details.get("extra", {}))
     return WireRequest(path="/v1/chat/completions", body=body, stream=request.stream, schema_changes=wire_tools.changes)
-
-
-def _message_to_wire(message: Message, names: NameMap) -> list[JSONObject]:
-    extra = dict(message.provider_details.get("extra", {}))
-    if message.role == "tool":
-        out: list[JSONObject] = []
-        for part in message.parts:
-            if not isinstance(part, ToolResult):
-                raise UnsupportedContentError(f"a tool message holds only tool results, not {part.kind}")
-            if part.provider_details.get("role") == "function":  # E35: legacy result, keyed by name
-                head: JSONObject = {"role": "function", "name": names.wire(part.name or "")}
-            else:
-                head = {"role": "tool", "tool_call_id": part.call_id}
-            out.append({**head, "content": _result_content(part), **part.provider_details.get("extra", {})})
-        return out
-    if message.role == "user":
-        role = message.provider_details.get("role", "user")
-        texts = [p for p in message.parts if isinstance(p, Text)]
-        content: Any
-        if len(texts) == len(message.parts) == 1 and not message.provider_details.get("content_list"):
-            content = texts[0].text
-        else:
-            content = [_user_part(p) for p in message.parts]
-        return [{"role": role, "content": content, **extra}]
-    if any(isinstance(p, (Image, ToolResult)) for p in message.parts):
-        raise UnsupportedContentError("OpenAI Chat assistant messages carry only text and tool calls")
-    text = "".join(p.text for p in message.parts if isinstance(p, Text))
-    calls = [p for p in message.parts if isinstance(p, ToolCall)]
-    wire: JSONObject = {"role": "assistant", "content": text if text or not calls else None}
-    if message.provider_details.get("no_content_key") and not text:
-        del wire["content"]
-    if calls:
-        if message.provider_details.get("legacy_function_call"):
-            if len(calls) > 1:
-                raise UnsupportedContentError("a legacy function_call message holds one call (E35)")
-            wire["function_call"] = _function(calls[0], names)
-        else:
-            wire["tool_calls"] = [{"id": c.id, "type": "function", "function": _function(c, names)} for c in calls]
-    wire.update(extra)
-    return [wire]
-
-
-def _function(call: ToolCall, names: NameMap) -> JSONObject:
-    # replay the argument text the model sent, byte for byte, when we have it
-    arguments = call.arguments_raw or dumps_compact(call.arguments if call.arguments is not None else {})
-    return {"name": names.wire(call.name), "arguments": arguments}
-
-
-def _user_part(part: Part) -> JSONObject:
-    if isinstance(part, Text):
-        return {"type": "text", "text": part.text}
-    if isinstance(part, Image):
-        url = part.url or f"data:{part.media_type};base64,{part.data}"
-        return {"type": "image_url", "image_url": {"url": url}}
-    raise UnsupportedContentError(f"OpenAI Chat user messages cannot carry {part.kind} parts")
-
-
-def _result_content(result: ToolResult) -> str | list[JSONObject]:
-    texts: list[str] = []
-    for item in result.content:
-        if isinstance(item, Text):
-            texts.append(item.text)
-        elif isinstance(item, Resource) and item.text is not None:  # MCP embedded text resource
-            texts.append(item.text)
-        else:
-            # §1b: tool messages take text parts only
-            raise UnsupportedContentError(f"OpenAI Chat tool results cannot carry {item.kind} content")
-    if result.is_error:  # always prefixed, so a text that already starts with it survives the trip
-        texts[:1] = [_ERROR_PREFIX + (texts[0] if texts else "")]
-    if len(texts) > 1 or result.provider_details.get("content_list"):  # several items: text parts (§1b)
-        return [{"type": "text", "text": t} for t in texts]
-    return texts[0] if texts else ""
 
 
 def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:
@@ -308,7 +232,7 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
             details["system_role"] = "developer"
     legacy_id = ""  # E35: a role "function" result answers the latest function_call
     for index, raw in enumerate(raw_messages):
-        message = _message_from_wire(raw, index, names, legacy_id)
+        message = message_from_wire(raw, index, names, legacy_id)
         if message.provider_details.get("legacy_function_call"):
             legacy_id = next(p.id for p in message.parts if isinstance(p, ToolCall))
         if message.role == "tool" and messages and messages[-1].role == "tool":
@@ -346,99 +270,6 @@ def _tool_choice_from_wire(choice: Any, names: NameMap) -> str | None:
         if name:
             return names.original(str(name))
     return None
-
-
-def _message_from_wire(raw: Mapping[str, Any], index: int, names: NameMap, legacy_id: str) -> Message:
-    role = raw.get("role")
-    content = raw.get("content")
-    if role in ("tool", "function"):
-        key = "tool_call_id" if role == "tool" else "name"
-        extra = {k: v for k, v in raw.items() if k not in ("role", key, "content")}
-        result_details: JSONObject = {"extra": extra} if extra else {}
-        if role == "function":
-            result_details["role"] = "function"
-        texts: list[str]
-        if isinstance(content, list):
-            if any(p.get("type") != "text" for p in content):
-                raise UnsupportedContentError(f"messages[{index}]: a tool message takes text parts only")
-            texts = [str(p.get("text", "")) for p in content]
-            result_details["content_list"] = True
-        else:
-            texts = [str(content)] if content else []
-        is_error = bool(texts) and texts[0].startswith(_ERROR_PREFIX)
-        if is_error:
-            texts[0] = texts[0][len(_ERROR_PREFIX) :]
-            if texts == [""] and "content_list" not in result_details:
-                texts = []  # "Error: " alone: an error result without content
-        result = ToolResult(
-            call_id=str(raw.get("tool_call_id", "")) if role == "tool" else legacy_id,
-            content=tuple(Text(text=t) for t in texts),
-            is_error=is_error,
-            name=names.original(str(raw["name"])) if role == "function" and raw.get("name") else None,
-            provider_details=result_details,
-        )
-        return Message(role="tool", parts=(result,))
-    if role == "assistant":
-        return _assistant_from_wire(raw, index, names)
-    if role not in ("user", "system", "developer"):
-        raise WireFormatError(f"messages[{index}]: unknown role {role!r}")
-    extra = {k: v for k, v in raw.items() if k not in ("role", "content")}
-    details: JSONObject = {"extra": extra} if extra else {}
-    if role != "user":
-        details["role"] = role
-    if isinstance(content, str):
-        return Message(role="user", parts=(Text(text=content),), provider_details=details)
-    parts: list[Part] = []
-    for p in content or []:
-        if p.get("type") == "text":
-            parts.append(Text(text=str(p.get("text", ""))))
-        elif p.get("type") == "image_url":
-            parts.append(_image_from_url(str((p.get("image_url") or {}).get("url", ""))))
-        else:
-            raise UnsupportedContentError(f"messages[{index}]: unsupported content part {p.get('type')!r}")
-    details["content_list"] = True
-    return Message(role="user", parts=tuple(parts), provider_details=details)
-
-
-def _image_from_url(url: str) -> Image:
-    if url.startswith("data:") and ";base64," in url:
-        head, data = url[5:].split(";base64,", 1)
-        return Image(media_type=head, data=data)
-    return Image(url=url)
-
-
-def _assistant_from_wire(raw: Mapping[str, Any], index: int, names: NameMap) -> Message:
-    parts: list[Part] = []
-    details: JSONObject = {}
-    extra = {k: v for k, v in raw.items() if k not in ("role", "content", "tool_calls", "function_call")}
-    content = raw.get("content")
-    if isinstance(content, str) and content:
-        parts.append(Text(text=content))
-    elif "content" not in raw:
-        details["no_content_key"] = True
-    elif content is not None or not (raw.get("tool_calls") or raw.get("function_call")):
-        extra["content"] = content  # "", content parts, or null without calls: kept as sent
-    calls = list(raw.get("tool_calls") or [])
-    if raw.get("function_call"):  # E35: legacy, one call without an id
-        details["legacy_function_call"] = True
-        calls.append({"function": raw["function_call"]})
-    for position, call in enumerate(calls):
-        function = call.get("function") or {}
-        arguments = _text(function.get("arguments"))
-        parsed, error = parse_arguments(arguments)
-        call_id = call.get("id") or synthetic_call_id("openai_chat", "history", index, position)
-        name = names.original(str(function.get("name", "")))
-        parts.append(ToolCall(id=call_id, name=name, arguments=parsed, arguments_raw=arguments, arguments_error=error))
-    if extra:
-        details["extra"] = extra
-    return Message(role="assistant", parts=tuple(parts), provider_details=details)
-
-
-def _text(arguments: Any) -> str:
-    """Argument text as sent; an object (some compatible servers) as compact JSON; absent -> ``""``."""
-    if isinstance(arguments, str):
-        return arguments
-    return "" if arguments is None else dumps_compact(arguments)
 
 
 # --------------------------------------------------------------------------------------------
@@ -496,11 +327,26 @@ def response_from_wire(body: Mapping[str, Any], *, tools: Sequence[Tool] = ()) -
 
 
 class _Stream:
-    """State of one ``chat.completion.chunk`` stream (§1d, §9 rule 2)."""
+    """State of one ``chat.completion.chunk`` stream (§1d, §9 rule 2).
 
-    __slots__ = ("done", "finish_reason", "ids", "keys", "pending", "produced_calls", "response_id", "tracker")
+    Given its ``decoder``, it learns the stream's argument-fragment events and ``_hot`` reads runs
+    of them; every other event, and every piece ``_hot`` cannot vouch for, goes through ``feed``
+    and ``chunk``: the general path."""
 
-    def __init__(self, names: NameMap) -> None:
+    __slots__ = (
+        "decoder",
+        "done",
+        "finish_reason",
+        "ids",
+        "keys",
+        "learner",
+        "pending",
+        "produced_calls",
+        "response_id",
+        "tracker",
+    )
+
+    def __init__(self, names: NameMap, decoder: SSEDecoder | None = None) -> None:
         self.tracker = CallTracker(names)
         self.finish_reason: str | None = None
         self.produced_calls = False
@@ -510,18 +356,41 @@ class _Stream:
         self.pending: dict[Any, tuple[str | None, list[str]]] = {}
         self.keys: dict[Any, Any] = {}  # wire index -> tracker key, when an index was reused
         self.ids: dict[str, Any] = {}  # call ids the wire sent -> tracker key
+        self.decoder = decoder
+        self.learner = _hot.Learner(_INDEX_PATH, _TEXT_PATH, _KEYS, per_index=False) if decoder else None
 
-    def feed(self, data: str) -> list[StreamEvent]:
-        """One SSE ``data`` payload."""
-        if data.startswith("[DONE]"):  # as openai-python's _streaming.py tests it
+    def feed(self, data: bytes, event: str = "") -> list[StreamEvent]:
+        """One SSE ``data`` payload (``event``: its SSE event name, which only the learner keeps)."""
+        if data.startswith(b"[DONE]"):  # as openai-python's _streaming.py tests it
             return self.close()
         try:
             chunk = orjson.loads(data)
         except orjson.JSONDecodeError:
-            return self._broken("malformed_response", f"invalid JSON in a stream event: {data[:80]!r}")
+            try:  # invalid UTF-8: the text with replacement characters, as a text decoder gives it
+                chunk = orjson.loads(data.decode("utf-8", "replace"))
+            except orjson.JSONDecodeError:
+                text = data.decode("utf-8", "replace")
+                return self._broken("malformed_response", f"invalid JSON in a stream event: {text[:80]!r}")
         if not isinstance(chunk, dict):
-            return self._broken("malformed_response", f"a stream event that is not a JSON object: {data[:80]!r}")
-        return self.chunk(chunk)
+            text = data.decode("utf-8", "replace")
+            return self._broken("malformed_response", f"a stream event that is not a JSON object: {text[:80]!r}")
+        events = self.chunk(chunk)
+        if (
+            self.learner is not None
+            and len(events) == 1
+            and events[0].__class__ is ToolCallChunk
+            and _fragment_only(chunk)
+            and (split := self.learner.learn(event, data, chunk)) is not None
+        ):
+            self.decoder.template = split  # type: ignore[union-attr]  # a learner comes with a decoder
+        return events
+
+    def hot_feed(self, data: bytes, event: str) -> list[StreamEvent]:
+        return self.feed(data, event)
+
+    def hot_entry(self, wire: int) -> _hot.Entry | None:
+        """The open call at a wire index (``_fragment``: an index reused by a later call maps to it)."""
+        return self.tracker.buffers.get(self.keys.get(wire, wire))
 
     def chunk(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
         """One parsed ``chat.completion.chunk``."""
@@ -569,7 +438,7 @@ class _Stream:
         wire_key = position if index is None else index  # E25: no index -> position in the list
         key = self.keys.get(wire_key, wire_key)
         function = fragment.get("function") or fragment.get("custom") or {}  # custom: {name, input}
-        text = _text(function.get("arguments", function.get("input")))
+        text = arguments_text(function.get("arguments", function.get("input")))
         call_id = fragment.get("id") or None
         tracker = self.tracker
         owner = self.ids.get(call_id) if call_id else None
@@ -633,18 +502,47 @@ class _Stream:
 
 def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> Iterator[StreamEvent]:
     """SSE bytes of a ``stream: true`` request -> normalized events, as the bytes arrive."""
+    return chain.from_iterable(_event_lists(chunks, tools))  # C-level iteration over each list
+
+
+def _event_lists(chunks: Iterable[bytes], tools: Sequence[Tool]) -> Iterator[list[StreamEvent]]:
     decoder = SSEDecoder()
-    state = _Stream(_names(tools))
+    state = _Stream(_names(tools), decoder if _hot.ENABLED else None)
     for chunk in chunks:
-        for event in decoder.decode(chunk):
-            yield from state.feed(event.data)
+        for item in decoder.decode_raw(chunk):
+            yield _hot.read_run(state, item) if isinstance(item, Run) else state.feed(item[1], item[0])
             if state.done:
                 return
-    for event in decoder.flush():
-        yield from state.feed(event.data)
+    for event in decoder.flush_raw():
+        yield state.feed(event[1], event[0])
         if state.done:
             return
-    yield from state.close()
+    yield state.close()
+
+
+_INDEX_PATH = ("choices", 0, "delta", "tool_calls", 0, "index")
+_TEXT_PATH = ("choices", 0, "delta", "tool_calls", 0, "function", "arguments")
+_KEYS = (b'"index":', b'"arguments":')
+
+
+def _fragment_only(chunk: Mapping[str, Any]) -> bool:
+    """A chunk whose only effect is one argument fragment for the call at an integer wire index
+    (``_chunk`` reads nothing else from it): the shape ``_hot`` may learn."""
+    choices = chunk.get("choices")
+    if type(choices) is not list or not choices or chunk.get("usage"):
+        return False
+    choice = choices[0]
+    delta = choice.get("delta") if type(choice) is dict else None
+    if type(delta) is not dict or choice.get("finish_reason"):
+        return False
+    calls = delta.get("tool_calls")
+    if type(calls) is not list or len(calls) != 1 or any(v for k, v in delta.items() if k != "tool_calls"):
+        return False
+    fragment = calls[0]
+    if type(fragment) is not dict or type(fragment.get("index")) is not int or fragment.get("id"):
+        return False
+    function = fragment.get("function")
+    return type(function) is dict and type(function.get("arguments")) is str
 
 
 # --------------------------------------------------------------------------------------------

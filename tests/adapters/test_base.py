@@ -280,6 +280,50 @@ def test_any_dumped_object_parses_back(obj: dict[str, Any]) -> None:
 
 def test_dumps_compact() -> None:
     assert dumps_compact({"a": [1, 2], "é": "中"}) == '{"a":[1,2],"é":"中"}'
+    assert dumps_compact({"a": [1, 2], "é": "中"}, parsed=True) == '{"a":[1,2],"é":"中"}'
+
+
+def _stdlib_compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"f": 2.5e-07, "g": 1e-05, "h": -3.2e-09, "i": 0.0001, "j": 1e-10, "k": 1e16, "l": 1.5e300},  # exponents
+        {"n": 123456789012345678901234567890, "m": -(2**63) - 1},  # beyond orjson's 64 bits
+        {"s": "\ud83d lone", "t": '\u2028\x00\x1f\x7f"\\'},  # a lone surrogate (the stdlib parses one)
+        [0.1, -0.0, 100.0, 1e15, 123456789.123, True, None, {"": []}],
+    ],
+)
+def test_dumps_compact_of_parsed_values_is_the_stdlib_text(value: Any) -> None:
+    # orjson writes 2.5e-07 as 2.5e-7 and 1e-05 as 0.00001 (measured, orjson 3.x); the text must
+    # stay what json.dumps writes, which is what arguments_raw documents.
+    assert dumps_compact(value, parsed=True) == _stdlib_compact(value)
+
+
+_JSON_LEAVES = (
+    st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.builds(lambda m, e: m * 10.0**e, st.floats(1, 10), st.integers(-12, 20))
+    | st.text()
+    | st.booleans()
+    | st.none()
+)
+_JSON_VALUES = st.recursive(
+    _JSON_LEAVES, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), _JSON_VALUES, max_size=5))
+def test_parsed_arguments_keep_every_value_and_write_back_as_the_stdlib_does(obj: dict[str, Any]) -> None:
+    text = json.dumps(obj, ensure_ascii=False)  # integers of any size, floats of every exponent
+    value, why = parse_arguments(text)
+    assert why is None
+    assert value == obj
+    assert json.dumps(value) == json.dumps(obj)  # the same types too (int stays int, big ints exact)
+    assert dumps_compact(value, parsed=True) == _stdlib_compact(obj)
 
 
 # --------------------------------------------------------------------------------------------
@@ -471,6 +515,13 @@ def test_load_json_body() -> None:
     assert load_json_body(b"") is None
     assert load_json_body(b"not json") is None
     assert load_json_body(b'{"n": 123456789012345678901234567890}') == {"n": 123456789012345678901234567890}
+    # orjson would make these floats (1.2345678901234568e+29); the stdlib keeps them, at any depth
+    deep = b'[{"a": [1, {"b": -123456789012345678901234567890}]}, "12345678901234567890123"]'
+    assert load_json_body(deep) == [{"a": [1, {"b": -123456789012345678901234567890}]}, "12345678901234567890123"]
+    assert load_json_body(b"18446744073709551615") == 2**64 - 1  # u64: exact either way
+    # a lone surrogate escape: orjson refuses it, the stdlib reads it when a 19-digit run asks for it
+    assert load_json_body(b'["\\ud83d"]') is None
+    assert load_json_body(b'["\\ud83d", 1234567890123456789012]') == ["\ud83d", 1234567890123456789012]
 
 
 def test_object_schema() -> None:

@@ -351,3 +351,52 @@ def test_any_chunks_of_the_documented_shapes_give_a_valid_event_lifecycle(
     # never crash, never break the lifecycle: calls with unusable arguments end with an error
     events = _events(_array(*chunks) if as_array and chunks else _sse(*chunks))
     assert isinstance(events[-1], Finish)
+
+
+# --------------------------------------------------------------------------------------------
+# Exact numbers and raw text (the SSE bytes are parsed by orjson where that is exact)
+# --------------------------------------------------------------------------------------------
+
+
+def test_integers_beyond_64_bits_keep_every_digit_in_arguments_and_usage() -> None:
+    # JSON numbers have no size limit (RFC 8259 §6); orjson alone would give 1.2345678901234568e+29.
+    big = 123456789012345678901234567890
+    usage = {"promptTokenCount": 2**70, "totalTokenCount": 3}
+    body = _sse(
+        _chunk({"functionCall": {"name": "f", "args": {"n": big, "m": [-(2**64)]}}}, usageMetadata=usage),
+        _chunk({"text": ""}, finish="STOP"),
+    )
+    for chunks in ([body], [body[i : i + 5] for i in range(0, len(body), 5)]):
+        events = _events(body, chunks)
+        end = next(e for e in events if isinstance(e, ToolCallEnd))
+        assert end.arguments == {"n": big, "m": [-(2**64)]}
+        assert end.tool_call_arguments_complete == f'{{"n":{big},"m":[{-(2**64)}]}}'
+        counts = [e.usage for e in events if isinstance(e, UsageEvent)][-1]
+        assert counts.input_tokens == 2**70 and counts.total_tokens == 3
+
+
+def test_argument_text_is_the_compact_stdlib_text_of_the_arguments() -> None:
+    # tool_call_arguments_complete of an object-valued wire: its compact JSON (json.dumps spelling:
+    # 2.5e-07 and 1e-05, where orjson writes 2.5e-7 and 0.00001)
+    args = {"small": 2.5e-07, "tiny": 1e-05, "big": 1e16, "s": 'é"\\\n', "e": "e-mail", "z": []}
+    end = next(
+        e
+        for e in _events(_sse(_chunk({"functionCall": {"name": "f", "args": args}}, finish="STOP")))
+        if isinstance(e, ToolCallEnd)
+    )
+    assert end.arguments == args
+    assert end.tool_call_arguments_complete == json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_invalid_utf8_in_a_chunk_reads_as_replacement_characters() -> None:
+    # SSE is UTF-8 text: invalid bytes decode to U+FFFD (WHATWG), the JSON stays readable
+    body = _sse(_chunk({"text": "a"}, finish="STOP")).replace(b'"a"', b'"a\xffb"')
+    assert [e for e in _events(body) if isinstance(e, TextDelta)] == [TextDelta("a\ufffdb")]
+
+
+def test_a_long_crlf_chunk_in_pieces() -> None:
+    args = {"body": "x" * 200_000, "rows": list(range(1000))}
+    body = _sse(_chunk({"functionCall": {"name": "f", "args": args}}, finish="STOP"))
+    pieces = [body[i : i + 16384] for i in range(0, len(body), 16384)]
+    ends = [e for e in _events(body, pieces) if isinstance(e, ToolCallEnd)]
+    assert [e.arguments for e in ends] == [args]

@@ -1,0 +1,92 @@
+"""Reading the JSON of the Gemini ``generateContent`` wire: chunks parsed exactly, usage counts,
+RetryInfo delays. Private helper of ``conformance.adapters.gemini`` (see its docstring for the
+sources; kept apart to keep modules small).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from conformance.adapters.base import load_json_body
+from conformance.model import Usage
+
+__all__ = ["args_texts", "parse_chunk", "read_usage", "retry_delay"]
+
+_COUNT_TYPES = frozenset({int, type(None)})
+
+
+def read_usage(raw: Mapping[str, Any]) -> Usage:
+    get = raw.get
+    counts: tuple[Any, ...] = (
+        get("promptTokenCount"),
+        get("candidatesTokenCount"),
+        get("totalTokenCount"),  # includes thoughts (E19)
+        get("cachedContentTokenCount"),
+        get("thoughtsTokenCount"),
+    )
+    if not {type(v) for v in counts} <= _COUNT_TYPES:  # not a count (a bool, a string): unknown
+        counts = tuple(v if type(v) is int else None for v in counts)
+    prompt, candidates, total, cached, thoughts = counts
+    return Usage(
+        input_tokens=prompt,
+        output_tokens=candidates,
+        total_tokens=total,
+        cache_read_tokens=cached,
+        reasoning_tokens=thoughts,
+    )
+
+
+def parse_chunk(data: str | bytes) -> Any:
+    """A stream chunk as JSON, None when it is not. Only ``args`` can hold integers beyond 64 bits,
+    which orjson turns into floats: chunks with a call take the exact (slower) path of the base."""
+    if ("functionCall" in data) if isinstance(data, str) else (b"functionCall" in data):
+        return load_json_body(data)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def args_texts(chunk: dict[str, Any]) -> dict[int, bytes] | None:
+    """orjson's text of every ``functionCall.args`` container of a chunk orjson parsed (keyed by
+    ``id``, for ``_part``), or None when a float orjson writes with ``e+`` (magnitude 1e16 and more)
+    is anywhere in the chunk: an integer beyond 64 bits may have become one, so the exact parse
+    (``base._loads``) must read the chunk."""
+    texts: dict[int, bytes] = {}
+    stack: list[Any] = [chunk]
+    while stack:
+        value = stack.pop()
+        items = value.values() if type(value) is dict else value
+        if type(value) is dict and type(call := value.get("functionCall")) is dict:
+            args = call.get("args")
+            if type(args) is dict or type(args) is list:
+                text = orjson.dumps(args)
+                if b"+" in text:
+                    return None
+                texts[id(args)] = text
+        for item in items:
+            kind = type(item)
+            if kind is dict or kind is list:
+                if id(item) not in texts:
+                    stack.append(item)
+            elif kind is float and abs(item) >= 1e16:
+                return None
+    return texts
+
+
+def retry_delay(details: Any) -> float | None:
+    """``google.rpc.RetryInfo.retryDelay`` (a Duration: ``"34.4s"``) from ``error.details`` (§4e)."""
+    for detail in details if isinstance(details, list) else ():
+        if isinstance(detail, Mapping) and str(detail.get("@type", "")).endswith("google.rpc.RetryInfo"):
+            delay = detail.get("retryDelay")
+            if isinstance(delay, str) and delay.endswith("s"):
+                try:
+                    return float(delay[:-1])
+                except ValueError:
+                    return None
+            if isinstance(delay, Mapping):
+                return float(delay.get("seconds", 0)) + float(delay.get("nanos", 0)) / 1e9
+    return None

@@ -1,0 +1,377 @@
+"""Tests for ``conformance.adapters._hot``: the fast reading of argument-fragment events.
+
+The fast path must give exactly the events of the general path on the same bytes, whatever the
+bytes: both are run here on the real recordings in ``../shared/realworld`` (skipped when absent),
+on the bundled cassettes, on long generated streams shaped as the wires document them
+(wire-formats.md §1d ``chat.completion.chunk`` SSE, §3d Anthropic ``content_block_delta`` /
+``input_json_delta``; Anthropic pads its data JSON with spaces, the real cassettes show it), and on
+hypothesis-generated streams with escapes, unicode, padding, interleaved indexes, reused indexes,
+invalid UTF-8, CRLF and malformed JSON, cut at random places. The general path is what the rest of
+the adapter tests hold to wire facts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.adapters import _hot, anthropic, detect_adapter, openai_chat
+from conformance.adapters._hot import Learner
+from conformance.cassettes import is_streaming, load_cassette
+from conformance.model import StreamEvent, ToolCallChunk
+
+REPO = Path(__file__).resolve().parents[2]
+REALWORLD = REPO.parent / "shared" / "realworld" / "cassettes"
+BUNDLED = REPO / "cassettes"
+StreamFn = Callable[..., Iterator[StreamEvent]]
+ADAPTERS: dict[str, StreamFn] = {"openai_chat": openai_chat.stream_from_wire, "anthropic": anthropic.stream_from_wire}
+
+
+def events(stream_from_wire: StreamFn, chunks: Iterable[bytes], *, fast: bool) -> list[StreamEvent]:
+    enabled = _hot.ENABLED
+    _hot.ENABLED = fast
+    try:
+        return list(stream_from_wire(chunks))
+    finally:
+        _hot.ENABLED = enabled
+
+
+def cut(data: bytes, size: int) -> list[bytes]:
+    return [data[i : i + size] for i in range(0, len(data), size)] or [b""]
+
+
+def split_at(data: bytes, cuts: Iterable[int]) -> list[bytes]:
+    points = sorted({min(max(c, 0), len(data)) for c in cuts})
+    bounds = [0, *points, len(data)]
+    return [data[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def assert_same(stream_from_wire: StreamFn, data: bytes, chunkings: Iterable[list[bytes]]) -> None:
+    general = events(stream_from_wire, [data], fast=False)
+    for chunks in chunkings:
+        assert events(stream_from_wire, chunks, fast=True) == general, [len(c) for c in chunks][:10]
+
+
+def recorded_streams(root: Path) -> list[tuple[str, str, bytes]]:
+    """(adapter, file, body) of every streamed response of our two wires under ``root``."""
+    out = []
+    for path in sorted(root.rglob("*.yaml")):
+        for interaction in load_cassette(path).interactions:
+            response = interaction.response
+            if response is None or not is_streaming(interaction) or not response.body:
+                continue
+            name = detect_adapter(interaction.request.uri, interaction.request.json)
+            if name in ADAPTERS:
+                out.append((name, path.name, response.body))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Recorded traffic
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.realworld
+def test_fast_and_general_paths_agree_on_real_traffic() -> None:
+    if not REALWORLD.is_dir():
+        pytest.skip(f"the real cassettes ({REALWORLD}) are absent; they live in ../shared/realworld")
+    streams = recorded_streams(REALWORLD)
+    assert {name for name, _, _ in streams} == {"openai_chat", "anthropic"}
+    for name, _, body in streams:
+        assert_same(ADAPTERS[name], body, [[body], cut(body, 1), cut(body, 7), cut(body, 64)])
+
+
+def test_fast_and_general_paths_agree_on_the_bundled_cassettes() -> None:
+    streams = recorded_streams(BUNDLED)
+    assert len(streams) > 20
+    for name, _, body in streams:
+        assert_same(ADAPTERS[name], body, [[body], cut(body, 5), cut(body, 100)])
+
+
+# --------------------------------------------------------------------------------------------
+# Long streams as the wires send them: the fast path must be taken, and agree
+# --------------------------------------------------------------------------------------------
+
+_FRAGMENTS = ['{"', "city", '":"', "Paris", '","', "note", '":"', 'a \\"b\\" \\\\ c\\n', "中文", "😀", '"}', "", " "]
+
+
+def openai_stream(calls: int, n: int, *, interleave: bool = True, head: dict[str, Any] | None = None) -> bytes:
+    """A ``chat.completion.chunk`` stream (§1d) of ``calls`` parallel calls, ``n`` fragments each."""
+    env = head or {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        body = {**env, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+        return b"data: " + json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+
+    parts = [chunk({"role": "assistant", "content": None})]
+    order = (
+        [(j, i) for j in range(n) for i in range(calls)]
+        if interleave
+        else [(j, i) for i in range(calls) for j in range(n)]
+    )
+    for j, i in order:
+        if j == 0:
+            start = {"index": i, "id": f"call_{i}", "type": "function", "function": {"name": "f", "arguments": ""}}
+            parts.append(chunk({"tool_calls": [start]}))
+        fragment = _FRAGMENTS[(i + j) % len(_FRAGMENTS)]
+        parts.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": fragment}}]}))
+    parts += [chunk({}, "tool_calls"), b"data: [DONE]\n\n"]
+    return b"".join(parts)
+
+
+def anthropic_stream(calls: int, n: int, *, pad: Callable[[int], str] = lambda k: "") -> bytes:
+    """A Messages stream (§3d); ``pad(k)`` spaces go before the closing brace of event ``k``."""
+    parts: list[str] = []
+    k = 0
+
+    def event(name: str, data: dict[str, Any]) -> None:
+        nonlocal k
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        parts.append(f"event: {name}\ndata: {text[:-1]}{pad(k)}}}\n\n")
+        k += 1
+
+    event("message_start", {"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 3}}})
+    for i in range(calls):
+        block = {"type": "tool_use", "id": f"toolu_{i}", "name": "f", "input": {}}
+        event("content_block_start", {"type": "content_block_start", "index": i, "content_block": block})
+        event("ping", {"type": "ping"})
+        for j in range(n):
+            delta = {"type": "input_json_delta", "partial_json": _FRAGMENTS[(i + j) % len(_FRAGMENTS)]}
+            event("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta})
+        event("content_block_stop", {"type": "content_block_stop", "index": i})
+    event(
+        "message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}
+    )
+    event("message_stop", {"type": "message_stop"})
+    return "".join(parts).encode()
+
+
+def count_fast_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Pieces handed to ``_hot.read`` (counted as the run goes)."""
+    pieces: list[int] = []
+    real = _hot.read
+
+    def read(split: _hot.Split, run: list[bytes], start: int, *args: Any) -> int:
+        end = real(split, run, start, *args)
+        pieces.append(end - start)
+        return end
+
+    monkeypatch.setattr(_hot, "read", read)
+    return pieces
+
+
+@pytest.mark.parametrize("interleave", [True, False])
+@pytest.mark.parametrize("calls", [1, 4])
+def test_openai_fragments_take_the_fast_path(calls: int, interleave: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = openai_stream(calls, 300, interleave=interleave)
+    pieces = count_fast_reads(monkeypatch)
+    assert_same(openai_chat.stream_from_wire, data, [[data], cut(data, 16384), cut(data, 997)])
+    assert sum(pieces) > 0.9 * 3 * calls * 300  # most fragments read fast (3 chunkings)
+
+
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize("calls", [1, 4])
+def test_anthropic_fragments_take_the_fast_path(calls: int, padded: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    pad: Callable[[int], str] = (lambda k: " " * (k % 5)) if padded else (lambda k: "")
+    data = anthropic_stream(calls, 300, pad=pad)
+    pieces = count_fast_reads(monkeypatch)
+    assert_same(anthropic.stream_from_wire, data, [[data], cut(data, 16384), cut(data, 997)])
+    assert sum(pieces) > 0.6 * 3 * calls * 300  # reads of 997 bytes: the event cut by each read goes the general way
+
+
+def test_openai_stream_with_a_nonce_in_every_event_stays_general(monkeypatch: pytest.MonkeyPatch) -> None:
+    # OpenAI's "obfuscation" field (the real cassettes have it) differs in every event: no shape to
+    # learn past a few tries, and the general path reads it all the same.
+    chunks = openai_stream(1, 200).split(b"\n\n")
+    data = b"\n\n".join(
+        c[:-1] + b',"obfuscation":"' + str(i).encode() * 3 + b'"}' if c.endswith(b"}") else c
+        for i, c in enumerate(chunks)
+    )
+    pieces = count_fast_reads(monkeypatch)
+    assert_same(openai_chat.stream_from_wire, data, [[data], cut(data, 333)])
+    assert sum(pieces) < 50
+
+
+# --------------------------------------------------------------------------------------------
+# Generated streams: anything, cut anywhere
+# --------------------------------------------------------------------------------------------
+
+_TEXTS = st.text(
+    st.characters(codec="utf-8") | st.sampled_from(['"', "\\", "\n", "\x00", "\u2028", "😀", "é"]), max_size=6
+)
+_RAW = st.sampled_from(
+    [b"\xff", b"\xe4\xb8", b"\\ud83d", b"\r\n", b"\r", b"\n", b"}", b'"', b"\\", b" ", b"data: ", b""]
+)
+
+
+def _damage(draw: st.DrawFn, line: bytes) -> bytes:
+    if draw(st.integers(0, 14)):
+        return line
+    at = draw(st.integers(0, len(line)))  # invalid UTF-8, a broken escape, a line break, a cut ...
+    return line[:at] + draw(_RAW) + line[at:]
+
+
+@st.composite
+def openai_streams(draw: st.DrawFn) -> bytes:
+    """Calls opened as the wire opens them (id and name first), then fragments of random calls."""
+    calls = draw(st.integers(1, 3))
+    head = {"id": "chatcmpl-x", "object": "chat.completion.chunk", "model": "m"}
+    separators = draw(st.sampled_from([(",", ":"), (", ", ": ")]))
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+        body = {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        line = json.dumps(body, ensure_ascii=draw(st.booleans()), separators=separators).encode()
+        return b"data: " + _damage(draw, line) + draw(st.sampled_from([b"\n\n", b"\n\n", b"\n\n", b"\r\n\r\n"]))
+
+    parts = []
+    for i in range(calls):
+        start = {"index": i, "id": f"call_{i}", "type": "function", "function": {"name": "f", "arguments": ""}}
+        parts.append(chunk({"tool_calls": [start]}))
+    for _ in range(draw(st.integers(0, 8))):  # runs of fragments of one call (or round robin)
+        indexes = draw(st.lists(st.integers(0, calls), min_size=1, max_size=3))
+        for n in range(draw(st.integers(1, 12))):
+            fragment: dict[str, Any] = {"index": indexes[n % len(indexes)], "function": {"arguments": draw(_TEXTS)}}
+            if draw(st.integers(0, 14)) == 0:
+                fragment["id"] = draw(st.sampled_from([None, "", "call_0", "call_9"]))  # E4 repeats, a reused index
+            if draw(st.integers(0, 19)) == 0:
+                fragment["function"]["arguments"] = draw(st.sampled_from([None, 7, {"a": 1}]))
+            odd = draw(st.integers(0, 19)) == 0
+            extra = {"x": draw(st.sampled_from(["pad", None, 123456789012345678901234567890]))} if odd else {}
+            parts.append(chunk({"tool_calls": [fragment]}, **extra))
+    parts.append(chunk({}, "tool_calls") + b"data: [DONE]\n\n")
+    return b"".join(parts)
+
+
+@st.composite
+def anthropic_streams(draw: st.DrawFn) -> bytes:
+    """Tool-use blocks started as the wire starts them, fragments for random blocks, padded data."""
+    calls = draw(st.integers(1, 3))
+
+    def event(name: bytes, data: dict[str, Any]) -> bytes:
+        line = json.dumps(data, ensure_ascii=draw(st.booleans()), separators=(",", ":"))
+        raw = (line[:-1] + " " * draw(st.sampled_from([0, 0, 1, 3])) + "}").encode()
+        return (
+            b"event: "
+            + name
+            + b"\ndata: "
+            + _damage(draw, raw)
+            + draw(st.sampled_from([b"\n\n", b"\n\n", b"\r\n\r\n"]))
+        )
+
+    parts = [event(b"message_start", {"type": "message_start", "message": {"id": "msg_1"}})]
+    for i in range(calls):
+        block = {
+            "type": "tool_use",
+            "id": f"toolu_{i}",
+            "name": "f",
+            "input": draw(st.sampled_from([{}, {}, {"a": 1}])),
+        }
+        parts.append(event(b"content_block_start", {"type": "content_block_start", "index": i, "content_block": block}))
+    for _ in range(draw(st.integers(0, 8))):  # runs of fragments of one block
+        index = draw(st.integers(0, calls))
+        name = draw(st.sampled_from([b"content_block_delta", b"content_block_delta", b"other"]))
+        for _ in range(draw(st.integers(1, 12))):
+            delta: dict[str, Any] = {"type": "input_json_delta", "partial_json": draw(_TEXTS)}
+            if draw(st.integers(0, 19)) == 0:
+                delta = draw(st.sampled_from([{"type": "text_delta", "text": "x"}, {"type": "input_json_delta"}]))
+            if draw(st.integers(0, 29)) == 0:
+                parts.append(event(b"content_block_stop", {"type": "content_block_stop", "index": index}))
+            kind = draw(st.sampled_from(["content_block_delta"] * 5 + ["ping"]))
+            parts.append(event(name, {"type": kind, "index": index, "delta": delta}))
+    for i in range(calls):
+        parts.append(event(b"content_block_stop", {"type": "content_block_stop", "index": i}))
+    parts.append(event(b"message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}}))
+    parts.append(event(b"message_stop", {"type": "message_stop"}))
+    return b"".join(parts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(openai_streams(), st.lists(st.integers(0, 4000), max_size=8))
+def test_fast_and_general_paths_agree_on_generated_openai_streams(data: bytes, cuts: list[int]) -> None:
+    assert_same(openai_chat.stream_from_wire, data, [[data], split_at(data, cuts), cut(data, 61)])
+
+
+@settings(max_examples=150, deadline=None)
+@given(anthropic_streams(), st.lists(st.integers(0, 4000), max_size=8))
+def test_fast_and_general_paths_agree_on_generated_anthropic_streams(data: bytes, cuts: list[int]) -> None:
+    assert_same(anthropic.stream_from_wire, data, [[data], split_at(data, cuts), cut(data, 61)])
+
+
+# --------------------------------------------------------------------------------------------
+# Learner: what it accepts as a shape
+# --------------------------------------------------------------------------------------------
+
+_OPENAI_PATHS = (
+    ("choices", 0, "delta", "tool_calls", 0, "index"),
+    ("choices", 0, "delta", "tool_calls", 0, "function", "arguments"),
+)
+
+
+def learner() -> Learner:
+    return Learner(*_OPENAI_PATHS, (b'"index":', b'"arguments":'), per_index=False)
+
+
+def payload(fragment: str, index: int = 0, **extra: Any) -> bytes:
+    call = {"index": index, "function": {"arguments": fragment}}
+    body = {"id": "c", "choices": [{"index": 0, "delta": {"tool_calls": [call]}}], **extra}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def test_learner_splits_a_payload_around_index_and_string() -> None:
+    data = payload('a"b', 3)
+    split = learner().learn("", data, json.loads(data))
+    assert split is not None
+    assert (
+        split.prefix
+        == b'data: {"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":3,"function":{"arguments":'
+    )
+    assert split.suffix == b"}}]}}]}" and split.wire == 3
+    assert split.payload(b'"x"') == payload("x", 3)
+
+
+def test_learner_refuses_what_it_cannot_split_safely() -> None:
+    after = json.dumps(
+        {"id": "c", "choices": [{"delta": {"tool_calls": [{"function": {"arguments": "x"}, "index": 0}]}}]}
+    )
+    for data in (
+        payload("x").replace(b"}}]", b"}}\n]"),  # two lines
+        after.replace(" ", "").encode(),  # the index after the string: no HEAD | digits | MID | string split
+    ):
+        assert learner().learn("", data, json.loads(data)) is None, data
+    parsed = json.loads(payload("x"))
+    parsed["choices"][0]["delta"]["tool_calls"][0]["index"] = True  # not an int
+    assert learner().learn("", payload("x"), parsed) is None
+
+
+def test_learner_splits_spaced_json() -> None:
+    data = json.dumps(json.loads(payload("x", 2))).encode()  # separators ", " and ": "
+    split = learner().learn("", data, json.loads(data))
+    assert split is not None and split.payload(b'"y"') == json.dumps(json.loads(payload("y", 2))).encode()
+
+
+def test_learner_gives_a_new_split_only_for_something_new() -> None:
+    lrn = learner()
+    assert lrn.learn("", payload("a", 0), json.loads(payload("a", 0))) is not None
+    assert lrn.learn("", payload("b", 0), json.loads(payload("b", 0))) is None  # same shape
+    both = lrn.learn("", payload("c", 1), json.loads(payload("c", 1)))  # a second index: pieces carry it
+    assert both is not None and both.wire is None and both.indexes == {b"0": 0, b"1": 1}
+
+
+def test_fast_chunks_equal_constructed_ones() -> None:
+    data = anthropic_stream(1, 20)
+    fast = events(anthropic.stream_from_wire, [data], fast=True)
+    chunks = [e for e in fast if isinstance(e, ToolCallChunk)]
+    assert chunks and all(type(e) is ToolCallChunk for e in chunks)
+    assert [ToolCallChunk(e.tool_call_id, e.tool_call_arguments_chunk) for e in chunks] == chunks
+    assert {hash(e) for e in chunks} == {
+        hash(ToolCallChunk(e.tool_call_id, e.tool_call_arguments_chunk)) for e in chunks
+    }
+    with pytest.raises(AttributeError):
+        chunks[0].tool_call_id = "x"  # type: ignore[misc]  # still frozen
