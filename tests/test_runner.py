@@ -173,3 +173,34 @@ def test_a_malformed_scenario_is_reported_and_the_others_still_run(
 def test_usage_errors_exit_2(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert needle in capsys.readouterr().err
+
+
+def test_list_shows_scenarios_adapters_with_capabilities_and_check_ids(capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.adapters import BUILTIN
+    from conformance.run_cli import CHECK_IDS
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "basic/get_time:" in out
+    for name in BUILTIN:
+        assert f"  {name} (wire " in out
+    assert "tool_choice_required" in out  # capabilities are listed
+    for ids in CHECK_IDS.values():
+        assert all(i in out for i in ids)
+
+
+def test_fail_fast_stops_at_the_first_failing_case() -> None:
+    def broken(body: Any, **_: Any) -> Any:
+        raise ValueError("boom")
+
+    adapter = dataclasses.replace(get_adapter("anthropic"), response_from_wire=broken)
+    scenarios = _scenarios("basic/single_call", "basic/text_only_reply")
+    result = run_suite(scenarios, [adapter], RunOptions(cassette_dir=CASSETTES, fail_fast=True))
+    assert [(c.scenario, c.mode, c.status) for c in result.cases] == [("basic/single_call", "non_stream", "error")]
+
+
+def test_checks_selects_the_families_run() -> None:
+    options = RunOptions(cassette_dir=CASSETTES, families=("recovery",))
+    result = run_suite(_scenarios("errors/rate_limit"), [get_adapter("gemini")], options)
+    assert {v.check.split(".")[0] for c in result.cases for v in c.checks} == {"recovery"}
+    assert {c.status for c in result.cases} == {"pass"}
