@@ -53,8 +53,9 @@ def parse_chunk(data: str | bytes) -> Any:
 def args_texts(chunk: dict[str, Any]) -> dict[int, bytes] | None:
     """orjson's text of every ``functionCall.args`` container of a chunk orjson parsed (keyed by
     ``id``, for ``_part``), or None when a float orjson writes with ``e+`` (magnitude 1e16 and more)
-    is anywhere in the chunk: an integer beyond 64 bits may have become one, so the exact parse
-    (``base._loads``) must read the chunk."""
+    may be in the chunk: an integer beyond 64 bits may have become one, so the exact parse
+    (``base._loads``) must read the chunk. Arguments are judged on their text (any ``+``, strings
+    included: cautious), the rest of the chunk value by value."""
     texts: dict[int, bytes] = {}
     stack: list[Any] = [chunk]
     while stack:

@@ -56,7 +56,7 @@ class _Served:
 
     def __enter__(self) -> str:
         self._thread.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             match = re.search(r"listening on (http://127\.0\.0\.1:\d+)", self.out.getvalue())
             if match:
@@ -68,7 +68,7 @@ class _Served:
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
-        self._thread.join(10)
+        self._thread.join(60)
 
 
 @pytest.fixture
@@ -149,7 +149,7 @@ def cli() -> Iterator[subprocess.Popen[str]]:
     finally:
         if process.poll() is None:
             process.kill()
-        process.communicate(timeout=10)
+        process.communicate(timeout=60)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process is POSIX-only")
@@ -162,4 +162,4 @@ def test_the_cli_prints_its_url_serves_and_exits_0_on_ctrl_c(cli: subprocess.Pop
         outcome = exchange(http, "gemini", request_for("gemini", stream=True))
         assert outcome.response is not None and outcome.response.text == "Hello from the conformance emulator."
     cli.send_signal(signal.SIGINT)
-    assert cli.wait(timeout=10) == 0
+    assert cli.wait(timeout=60) == 0
