@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -28,10 +28,10 @@ import httpx
 import yaml
 
 from conformance.cassettes import Cassette, Interaction, is_streaming, load_cassette
-from conformance.errors import CassetteError, ReplayMissError
+from conformance.errors import ReplayMissError
 from conformance.transport import STREAM_EXTENSION, Transport
 
-__all__ = ["ReplayBackend", "VcrSerializer", "interrupted_interactions", "replay_transport", "split_stream_body"]
+__all__ = ["ReplayBackend", "VcrSerializer", "replay_transport", "split_stream_body"]
 
 _DROP_ON_REPLAY = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection"})
 _BLANK_LINE = re.compile(rb"\n\n|\r\n\r\n|\r\r")
@@ -60,11 +60,9 @@ class ReplayBackend(httpx.BaseTransport):
     """Answers requests from a cassette; ``command`` is the ``conformance record ...`` line named
     in the error for a request the cassette lacks."""
 
-    def __init__(self, cassette: Cassette, *, command: str = "", interrupted: Mapping[int, str] | None = None) -> None:
+    def __init__(self, cassette: Cassette, *, command: str = "") -> None:
         self.cassette = cassette
         self.command = command
-        self.interrupted = dict(interrupted or {})
-        """Interaction index -> what broke the body when it was recorded (served, then raised again)."""
         self.played: list[int] = []
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -76,7 +74,7 @@ class ReplayBackend(httpx.BaseTransport):
             if not _matches(interaction, request.method, path, stream):
                 continue
             self.played.append(interaction.index)
-            return _response(interaction, stream=bool(stream), interrupted=self.interrupted.get(interaction.index))
+            return _response(interaction, stream=bool(stream))
         mode = "" if stream is None else (" (streamed)" if stream else " (not streamed)")
         raise ReplayMissError(self.cassette.path, f"{request.method} {path}{mode}", command=self.command)
 
@@ -88,7 +86,8 @@ def _matches(interaction: Interaction, method: str, path: str, stream: object) -
     return stream is None or bool(stream) == is_streaming(interaction)
 
 
-def _response(interaction: Interaction, *, stream: bool, interrupted: str | None) -> httpx.Response:
+def _response(interaction: Interaction, *, stream: bool) -> httpx.Response:
+    """The recorded response; a body that broke while recording (``interrupted``) breaks again."""
     response = interaction.response
     assert response is not None
     headers = [(k, v) for k, v in response.headers.items() if k not in _DROP_ON_REPLAY]
@@ -96,22 +95,7 @@ def _response(interaction: Interaction, *, stream: bool, interrupted: str | None
         pieces = list(response.chunks)  # the pieces as they arrived when recorded
     else:
         pieces = split_stream_body(response.body) if stream and response.body else [response.body]
-    interrupted = interrupted or response.interrupted
-    return httpx.Response(response.status, headers=headers, stream=_Pieces(pieces, interrupted))
-
-
-def interrupted_interactions(path: str | os.PathLike[str] | Cassette) -> dict[int, str]:
-    """Interaction index -> ``response.interrupted`` of a cassette the recorder wrote (a stream
-    that broke while recording); empty for other cassettes or a file that does not read."""
-    try:
-        cassette = path if isinstance(path, Cassette) else load_cassette(path)
-    except CassetteError:
-        return {}
-    return {
-        i.index: i.response.interrupted
-        for i in cassette.interactions
-        if i.response is not None and i.response.interrupted is not None
-    }
+    return httpx.Response(response.status, headers=headers, stream=_Pieces(pieces, response.interrupted))
 
 
 def replay_transport(

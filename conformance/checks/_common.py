@@ -11,6 +11,7 @@ from deepdiff import DeepDiff
 
 from conformance.adapters.base import Adapter
 from conformance.conversation import ConversationOutcome
+from conformance.model import Request
 from conformance.scenario import Mode, Scenario
 from conformance.transport import Exchange
 from conformance.verdicts import CheckVerdict, Finding
@@ -34,6 +35,17 @@ class CaseContext:
     """Streaming: every 2-way cut of each stream, besides single bytes and seeded random cuts."""
     seed: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
+    _read_backs: dict[int, Request] = field(default_factory=dict, compare=False, repr=False)
+
+    def read_back(self, turn: int) -> Request:
+        """``request_from_wire`` of the body turn ``turn`` sent, decoded once per case (several
+        checks read it)."""
+        if turn not in self._read_backs:
+            wire = self.outcome.turns[turn].wire
+            self._read_backs[turn] = self.adapter.request_from_wire(
+                wire.body, path=wire.path, tools=self.scenario.tools
+            )
+        return self._read_backs[turn]
 
 
 Check = Callable[[CaseContext], Sequence[CheckVerdict]]

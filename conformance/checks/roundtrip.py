@@ -230,7 +230,7 @@ def _request_roundtrip(ctx: CaseContext) -> CheckVerdict:
     images = "images_in_tool_results" in ctx.adapter.capabilities
     findings: list[Finding] = []
     for turn in ctx.outcome.turns:
-        back = ctx.adapter.request_from_wire(turn.wire.body, path=turn.wire.path, tools=ctx.scenario.tools)
+        back = ctx.read_back(turn.turn)
         back = replace(back, tool_choice=turn.request.tool_choice if back.tool_choice is None else back.tool_choice)
         findings += diff_findings(
             check,
@@ -247,7 +247,7 @@ def _wire_roundtrip(ctx: CaseContext) -> CheckVerdict:
     check = "roundtrip.wire"
     findings: list[Finding] = []
     for turn in ctx.outcome.turns:
-        back = ctx.adapter.request_from_wire(turn.wire.body, path=turn.wire.path, tools=ctx.scenario.tools)
+        back = ctx.read_back(turn.turn)
         again = ctx.adapter.request_to_wire(back)
         findings += diff_findings(
             check, turn.wire.body, again.body, prefix="$", turn=turn.turn, message="wire -> unified -> wire"
@@ -270,7 +270,7 @@ def _call_ids(ctx: CaseContext) -> CheckVerdict | None:
     ran = False
     for turn in ctx.outcome.turns[1:]:
         earlier = b"".join(e.response_body for e in answered[: turn.turn])
-        back = ctx.adapter.request_from_wire(turn.wire.body, path=turn.wire.path, tools=ctx.scenario.tools)
+        back = ctx.read_back(turn.turn)
         for message in back.messages:
             for part in message.parts:
                 sent = part.id if isinstance(part, ToolCall) else part.call_id if isinstance(part, ToolResult) else None

@@ -146,16 +146,11 @@ def _tool_names(ctx: CaseContext) -> CheckVerdict | None:
     return verdict(check, findings)
 
 
-def _read_back(ctx: CaseContext, turn_index: int = 0) -> Any:
-    wire = ctx.outcome.turns[turn_index].wire
-    return ctx.adapter.request_from_wire(wire.body, path=wire.path, tools=ctx.scenario.tools)
-
-
 def _tool_definitions(ctx: CaseContext) -> CheckVerdict | None:
     check = "translation.tool_definitions"
     if not ctx.scenario.tools or ctx.scenario.tool_choice == "none":
         return None  # with tool_choice none an adapter may leave the tools out (Ollama has no tool_choice)
-    read = _read_back(ctx)
+    read = ctx.read_back(0)
     changed = {change.tool for change in ctx.outcome.turns[0].wire.schema_changes}
     expected = [
         {
@@ -188,7 +183,7 @@ def _tool_choice(ctx: CaseContext) -> CheckVerdict | None:
     scenario = ctx.scenario
     if scenario.tool_choice is None and scenario.parallel_tool_calls is None:
         return None
-    read = _read_back(ctx)
+    read = ctx.read_back(0)
     findings: list[Finding] = []
     read_choice = read.tool_choice
     if read_choice is None and scenario.tool_choice == "auto":
