@@ -134,10 +134,10 @@ def test_stream_bodies_survive_yaml_scalar_styles(
 def test_the_fast_builder_gives_what_the_safe_loader_gives(realworld_dir: Path, realworld_cassette: str) -> None:
     """The event-level builder is an optimisation: PyYAML's own safe constructor (plus the istr tag,
     minus timestamps) is the reference."""
-    from conformance import cassettes
+    from conformance import _cassette_yaml
 
     data = (realworld_dir / "cassettes" / realworld_cassette).read_bytes()
-    assert cassettes._build_fast(data) == yaml.load(data, Loader=cassettes._CassetteLoader)
+    assert _cassette_yaml.build_fast(data) == yaml.load(data, Loader=_cassette_yaml.CassetteLoader)
 
 
 # --------------------------------------------------------------------------------------------
