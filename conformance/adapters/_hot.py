@@ -34,7 +34,7 @@ import orjson
 from conformance.framing import Run
 from conformance.model import StreamEvent, ToolCallChunk
 
-__all__ = ["ENABLED", "MAX_LEARNED", "Entry", "Learner", "Reader", "Split", "read", "read_run"]
+__all__ = ["BATCH", "ENABLED", "MAX_LEARNED", "Entry", "Learner", "Reader", "Split", "read", "read_run"]
 
 ENABLED = True
 """Learn templates (the tests switch it off to compare with the general path alone)."""
@@ -106,9 +106,12 @@ class Learner:
     """What one stream learned about its argument-fragment events (see the module docstring).
 
     ``index_path``/``text_path`` locate the call's wire index and the fragment in a parsed payload;
-    ``keys`` are their JSON keys (``b'"index":'``, ``b'"arguments":'``); ``per_index`` puts the index
-    into the decoder's prefix even when the stream has several calls (their events do not
-    interleave, as on Anthropic's wire); otherwise that happens only while one index was seen.
+    ``keys`` are their JSON keys (``b'"index":'``, ``b'"arguments":'``). The index of the call being
+    streamed goes into the decoder's prefix (one template per call, relearned when the next call
+    starts) while the stream sends its calls one after another, as OpenAI does; once an index comes
+    back after another one (interleaved calls), pieces carry their index digits instead.
+    ``per_index`` keeps one template per call however the events come (on Anthropic's wire they
+    never interleave).
     """
 
     __slots__ = (
@@ -117,6 +120,7 @@ class Learner:
         "head",
         "index_path",
         "indexes",
+        "interleaved",
         "keys",
         "last",
         "mid",
@@ -147,6 +151,8 @@ class Learner:
         self.indexes: dict[bytes, int] = {}
         self.tails: list[bytes] = []
         self.last = b""
+        self.interleaved = False
+        """An index came back after another one: calls interleave, pieces carry their index."""
         self.split: Split | None = None
         """The decoder's template, once there is one."""
 
@@ -164,15 +170,17 @@ class Learner:
             self.head, self.mid, self.event = head, mid, event
             self.indexes.clear()
             self.tails.clear()
+            self.interleaved = False
             self.split = None
-        per_index = self.per_index or len(self.indexes) <= 1
         if (
             self.split is not None
             and digits in self.indexes
             and tail in self.tails
-            and (digits == self.last or not per_index)
+            and (digits == self.last or not self._per_call())
         ):
             return None  # nothing new: the decoder split that event apart for another reason
+        if digits != self.last and digits in self.indexes:
+            self.interleaved = True
         self.indexes[digits] = int(digits)
         if tail not in self.tails:
             if len(self.tails) >= _MAX_TAILS:
@@ -195,10 +203,14 @@ class Learner:
                 return False
         return rest.endswith(split.suffix) if split.suffix else split.tail_len(rest) >= 0
 
+    def _per_call(self) -> bool:
+        """One template per call (its index in the prefix), rather than index digits in every piece."""
+        return self.per_index or not self.interleaved
+
     def _make_split(self) -> Split:
         one_tail = len(self.tails) == 1
         suffix = self.tails[0] if one_tail else b""
-        if self.per_index or len(self.indexes) == 1:
+        if self._per_call():
             digits = self.last
             split = Split(self.event, self.head + digits + self.mid, suffix, self.indexes[digits], b"", {})
         else:
@@ -216,6 +228,7 @@ class Reader(Protocol):
     """A stream state ``read_run`` works for."""
 
     done: bool
+    learner: Learner | None
 
     def hot_entry(self, wire: int) -> Entry | None:
         """The open call at a wire index when a fragment for it is only a chunk; else None."""
@@ -237,6 +250,9 @@ def read_run(reader: Reader, run: Run) -> list[StreamEvent]:
         out += reader.hot_feed(split.payload(pieces[i]), split.event)
         if reader.done:
             break
+        learned = reader.learner.split if reader.learner is not None else None
+        if learned is not None and learned.prefix == split.prefix and learned.suffix == split.suffix:
+            split = learned  # learned from that piece (a new call's index): it reads the rest of the run
         i = read(split, pieces, i + 1, reader.hot_entry, out)
     return out
 
@@ -253,14 +269,33 @@ def read(
     piece's position (``len(pieces)`` when all were read). ``entry_for(wire index)`` gives the open
     call at that index, or None when the general path must decide.
 
-    A whole run is read with ``map`` (C loops, no Python code per piece) when every piece reads;
-    otherwise piece by piece up to the one that does not."""
+    Pieces are read ``BATCH`` at a time with ``map`` (C loops, no Python code per piece) when every
+    piece of the batch reads; otherwise piece by piece up to the one that does not (so a piece that
+    does not read costs at most one batch, however long the run)."""
     end = len(pieces)
-    batch = pieces[start:] if start else pieces
-    if not split.tails:
-        done = _read_batch(split, batch, entry_for, out)
-        if done:
-            return end
+    while start < end:
+        stop = min(end, start + BATCH)
+        if split.tails or not _read_batch(split, pieces[start:stop], entry_for, out):
+            i = _read_pieces(split, pieces, start, stop, entry_for, out)
+            if i < stop:
+                return i
+        start = stop
+    return end
+
+
+BATCH = 512
+"""Pieces ``read`` hands to one ``map`` pass."""
+
+
+def _read_pieces(
+    split: Split,
+    pieces: list[bytes],
+    start: int,
+    end: int,
+    entry_for: Callable[[int], Entry | None],
+    out: list[StreamEvent],
+) -> int:
+    """``read`` of ``pieces[start:end]`` one piece at a time."""
     loads = orjson.loads
     wire, mid, indexes, tails = split.wire, split.mid, split.indexes, split.tails
     entries: dict[bytes, Entry] = {}

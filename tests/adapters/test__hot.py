@@ -102,8 +102,16 @@ def test_fast_and_general_paths_agree_on_the_bundled_cassettes() -> None:
 _FRAGMENTS = ['{"', "city", '":"', "Paris", '","', "note", '":"', 'a \\"b\\" \\\\ c\\n', "中文", "😀", '"}', "", " "]
 
 
-def openai_stream(calls: int, n: int, *, interleave: bool = True, head: dict[str, Any] | None = None) -> bytes:
-    """A ``chat.completion.chunk`` stream (§1d) of ``calls`` parallel calls, ``n`` fragments each."""
+def openai_stream(
+    calls: int,
+    n: int,
+    *,
+    interleave: bool = True,
+    head: dict[str, Any] | None = None,
+    order: list[tuple[int, int]] | None = None,
+) -> bytes:
+    """A ``chat.completion.chunk`` stream (§1d) of ``calls`` parallel calls, ``n`` fragments each:
+    round robin (``interleave``), one call after another, or ``order`` ((fragment, call) pairs)."""
     env = head or {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -111,11 +119,12 @@ def openai_stream(calls: int, n: int, *, interleave: bool = True, head: dict[str
         return b"data: " + json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
 
     parts = [chunk({"role": "assistant", "content": None})]
-    order = (
-        [(j, i) for j in range(n) for i in range(calls)]
-        if interleave
-        else [(j, i) for i in range(calls) for j in range(n)]
-    )
+    if order is None:
+        order = (
+            [(j, i) for j in range(n) for i in range(calls)]
+            if interleave
+            else [(j, i) for i in range(calls) for j in range(n)]
+        )
     for j, i in order:
         if j == 0:
             start = {"index": i, "id": f"call_{i}", "type": "function", "function": {"name": "f", "arguments": ""}}
@@ -184,6 +193,36 @@ def test_anthropic_fragments_take_the_fast_path(calls: int, padded: bool, monkey
     pieces = count_fast_reads(monkeypatch)
     assert_same(anthropic.stream_from_wire, data, [[data], cut(data, 16384), cut(data, 997)])
     assert sum(pieces) > 0.6 * 3 * calls * 300  # reads of 997 bytes: the event cut by each read goes the general way
+
+
+def _late_joiners(n: int) -> list[tuple[int, int]]:
+    """Calls 0 and 1 interleaved for half the fragments, then calls 2 and 3 join the round robin."""
+    first = [(j, i) for j in range(n // 2) for i in (0, 1)]
+    return first + [(j if i < 2 else j - n // 2, i) for j in range(n // 2, n) for i in range(4)]
+
+
+@pytest.mark.parametrize("shape", ["one after another", "late joiners"])
+def test_a_new_call_does_not_send_the_rest_of_the_run_the_general_way(
+    shape: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # OpenAI streams parallel calls one after another. A new call's index is learned from its first
+    # fragment; the rest of the run it arrived in must take the fast path with what was learned
+    # (it once went the general way fragment by fragment, retrying the whole run each time).
+    n = 400
+    order = _late_joiners(n) if shape == "late joiners" else None
+    data = openai_stream(4, n, interleave=False, order=order)
+    fed: list[bytes] = []
+    general = openai_chat._Stream.hot_feed
+
+    def hot_feed(self: Any, payload: bytes, event: str) -> list[StreamEvent]:
+        fed.append(payload)
+        return general(self, payload, event)
+
+    monkeypatch.setattr(openai_chat._Stream, "hot_feed", hot_feed)
+    assert_same(openai_chat.stream_from_wire, data, [[data]])
+    fed.clear()
+    events(openai_chat.stream_from_wire, [data], fast=True)
+    assert len(fed) <= 4 * 2, len(fed)  # at most the first fragments of each call
 
 
 def test_openai_stream_with_a_nonce_in_every_event_stays_general(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -360,8 +399,12 @@ def test_learner_gives_a_new_split_only_for_something_new() -> None:
     lrn = learner()
     assert lrn.learn("", payload("a", 0), json.loads(payload("a", 0))) is not None
     assert lrn.learn("", payload("b", 0), json.loads(payload("b", 0))) is None  # same shape
-    both = lrn.learn("", payload("c", 1), json.loads(payload("c", 1)))  # a second index: pieces carry it
+    second = lrn.learn("", payload("c", 1), json.loads(payload("c", 1)))  # the next call, after the first
+    assert second is not None and second.wire == 1  # calls one after another: one template per call
+    assert lrn.learn("", payload("d", 1), json.loads(payload("d", 1))) is None
+    both = lrn.learn("", payload("e", 0), json.loads(payload("e", 0)))  # the first call again: interleaved
     assert both is not None and both.wire is None and both.indexes == {b"0": 0, b"1": 1}
+    assert lrn.learn("", payload("f", 1), json.loads(payload("f", 1))) is None  # pieces carry their index
 
 
 def test_fast_chunks_equal_constructed_ones() -> None:
