@@ -66,6 +66,8 @@ __all__ = [
     "stream_from_bytes",
     "tag_history_from_wire",
     "tag_history_to_wire",
+    "tag_request_from_wire",
+    "tag_request_to_wire",
     "tool_runs",
     "wire_request",
 ]
@@ -309,6 +311,36 @@ def tag_history_from_wire(messages: Sequence[Message], fmt: TagFormat) -> list[M
         else:
             out.append(message)
     return out
+
+
+def tag_request_to_wire(
+    request: Request, fmt: TagFormat, block: Callable[[Sequence[Tool]], str], *, stop: Sequence[str]
+) -> WireRequest:
+    """``request_to_wire`` of a tag format: the tools ``block`` in the system prompt, calls and
+    results as tagged text, the ``stop`` words."""
+    tools = block(request.tools) if check_request(request, fmt.adapter) else None
+    messages = tag_history_to_wire(request.messages, fmt)
+    return wire_request(request, system=merge_system(request.system, tools), messages=messages, stop=stop)
+
+
+def tag_request_from_wire(
+    body: Mapping[str, Any],
+    fmt: TagFormat,
+    header: str,
+    tools_from_block: Callable[[str], tuple[Tool, ...]],
+    *,
+    stop: Sequence[str],
+) -> Request:
+    """``tag_request_to_wire`` reversed: tools from the system prompt's block (it starts with
+    ``header``), calls and results from the text."""
+    base = read_request(body, stop=stop)
+    system, block = split_system(base.system, header)
+    return replace(
+        base,
+        system=system,
+        tools=(*base.tools, *(tools_from_block(block) if block is not None else ())),
+        messages=tuple(tag_history_from_wire(base.messages, fmt)),
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from conformance.adapters import _prompt, openai_chat
@@ -177,21 +176,12 @@ def _object(text: str) -> dict[str, Any]:
 
 def request_to_wire(request: Request) -> WireRequest:
     """Unified request -> chat body with the tools, calls and results in the text."""
-    block = _block(request.tools) if _prompt.check_request(request, NAME) else None
-    messages = _prompt.tag_history_to_wire(request.messages, _FORMAT)
-    return _prompt.wire_request(request, system=_prompt.merge_system(request.system, block), messages=messages, stop=())
+    return _prompt.tag_request_to_wire(request, _FORMAT, _block, stop=())
 
 
 def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:
     """Chat body -> unified request: tools from the system prompt, calls and results from the text."""
-    base = _prompt.read_request(body, stop=())
-    system, block = _prompt.split_system(base.system, _HEADER)
-    return replace(
-        base,
-        system=system,
-        tools=(*base.tools, *(_tools_from_block(block) if block is not None else ())),
-        messages=tuple(_prompt.tag_history_from_wire(base.messages, _FORMAT)),
-    )
+    return _prompt.tag_request_from_wire(body, _FORMAT, _HEADER, _tools_from_block, stop=())
 
 
 # --------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from conformance.emulator._wire import (
     dumps_compact,
     retry_after,
     retry_after_header,
+    sends_no_arguments,
     sse,
 )
 from conformance.scenario import Fault, Reply
@@ -205,8 +206,7 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     for number, call in enumerate(reply.tool_calls):
         start({"type": "tool_use", "id": _tool_use_id(ctx, number), "name": call.name, "input": {}})
         delta({"type": "input_json_delta", "partial_json": ""})
-        empty = "empty_args_string" in reply.quirks and call.arguments == {}
-        for piece in [] if empty else fragments(call.arguments_raw, per=3):
+        for piece in [] if sends_no_arguments(call, reply) else fragments(call.arguments_raw, per=3):
             delta({"type": "input_json_delta", "partial_json": piece})
             if "ping" in reply.quirks:
                 out.ping()

@@ -45,6 +45,7 @@ from conformance.emulator._wire import (
     dumps_spaced,
     retry_after,
     retry_after_header,
+    sends_no_arguments,
     sse,
 )
 from conformance.scenario import Fault, Reply
@@ -79,7 +80,7 @@ def _call_parts(reply: Reply, ctx: WireContext) -> list[dict[str, Any]]:
     parts = []
     for index, call in enumerate(reply.tool_calls):
         function: dict[str, Any] = {"name": call.name}
-        if not ("empty_args_string" in reply.quirks and call.arguments == {}):
+        if not sends_no_arguments(call, reply):
             function["args"] = call_object(call)
         if "call_ids" in reply.quirks:
             function["id"] = lower_alnum(8, *ctx.key("functionCall.id", index))

@@ -45,12 +45,13 @@ from conformance.emulator._wire import (
     ErrorAnswer,
     Headers,
     WireContext,
+    argument_text,
     dumps_compact,
     retry_after,
     retry_after_header,
     sse,
 )
-from conformance.scenario import Fault, Reply, ScriptedCall
+from conformance.scenario import Fault, Reply
 
 __all__ = [
     "KNOWN_QUIRKS",
@@ -90,12 +91,6 @@ def _fingerprint(ctx: WireContext) -> str:
     return "fp_" + hex_id(10, "fingerprint", ctx.model)
 
 
-def _arguments(call: ScriptedCall, reply: Reply) -> str:
-    if "empty_args_string" in reply.quirks and call.arguments == {}:
-        return ""
-    return call.arguments_raw
-
-
 def _usage(reply: Reply, ctx: WireContext) -> dict[str, Any]:
     prompt, completion = input_tokens(ctx.turn), output_tokens(reply)
     return {
@@ -127,7 +122,7 @@ def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
             {
                 "id": _call_id(ctx, i),
                 "type": "function",
-                "function": {"name": call.name, "arguments": _arguments(call, reply)},
+                "function": {"name": call.name, "arguments": argument_text(call, reply)},
             }
             for i, call in enumerate(reply.tool_calls)
         ]
@@ -193,7 +188,7 @@ def _deltas(reply: Reply, ctx: WireContext) -> list[dict[str, Any]]:
     offset = 1 if "index_offset" in quirks else 0
     for i, call in enumerate(reply.tool_calls):
         header = {"index": i + offset, "id": _call_id(ctx, i), "type": "function"}
-        arguments = _arguments(call, reply)
+        arguments = argument_text(call, reply)
         whole = "args_in_first_chunk" in quirks
         deltas.append(
             {"tool_calls": [{**header, "function": {"name": call.name, "arguments": arguments if whole else ""}}]}

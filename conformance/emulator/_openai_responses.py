@@ -39,8 +39,8 @@ from conformance.emulator._deterministic import (
     text_fragments,
 )
 from conformance.emulator._openai_chat import dump_body, openai_error, openai_fault_answer, openai_headers
-from conformance.emulator._wire import ErrorAnswer, Headers, WireContext, dumps_compact, sse
-from conformance.scenario import Fault, Reply, ScriptedCall
+from conformance.emulator._wire import ErrorAnswer, Headers, WireContext, argument_text, dumps_compact, sse
+from conformance.scenario import Fault, Reply
 
 __all__ = [
     "KNOWN_QUIRKS",
@@ -76,12 +76,6 @@ def _item_id(ctx: WireContext, prefix: str, index: int = 0) -> str:
 
 def _call_id(ctx: WireContext, index: int) -> str:
     return "call_" + base62(24, *ctx.key("call", index))
-
-
-def _arguments(call: ScriptedCall, reply: Reply) -> str:
-    if "empty_args_string" in reply.quirks and call.arguments == {}:
-        return ""
-    return call.arguments_raw
 
 
 def _usage(reply: Reply, ctx: WireContext) -> dict[str, Any]:
@@ -178,7 +172,7 @@ def _message_item(reply: Reply, ctx: WireContext, *, done: bool) -> dict[str, An
 
 def _call_item(reply: Reply, ctx: WireContext, index: int, *, done: bool) -> dict[str, Any]:
     call = reply.tool_calls[index]
-    arguments = _arguments(call, reply)
+    arguments = argument_text(call, reply)
     early = done or "args_in_first_chunk" in reply.quirks
     return {
         "id": _item_id(ctx, "fc", index),
@@ -261,7 +255,7 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
         position += 1
     for index, call in enumerate(reply.tool_calls):
         item_id = _item_id(ctx, "fc", index)
-        arguments = _arguments(call, reply)
+        arguments = argument_text(call, reply)
         out.add("response.output_item.added", item=_call_item(reply, ctx, index, done=False), output_index=position)
         if "args_in_first_chunk" not in reply.quirks:
             for piece in fragments(arguments):

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
-from conformance.scenario import Fault, Reply
+from conformance.scenario import Fault, Reply, ScriptedCall
 
 __all__ = [
     "DEFAULT_AFTER",
@@ -25,10 +25,12 @@ __all__ = [
     "Headers",
     "WireContext",
     "WireEncoder",
+    "argument_text",
     "dumps_compact",
     "dumps_spaced",
     "retry_after",
     "retry_after_header",
+    "sends_no_arguments",
     "sse",
 ]
 
@@ -122,3 +124,14 @@ def retry_after(fault: Fault) -> float | None:
 def retry_after_header(seconds: float) -> str:
     """``2`` for 2.0 seconds, ``2.5`` otherwise (the SDKs parse a float)."""
     return str(int(seconds)) if float(seconds).is_integer() else repr(float(seconds))
+
+
+def sends_no_arguments(call: ScriptedCall, reply: Reply) -> bool:
+    """The ``empty_args_string`` quirk applies to this call: it has no arguments and the wire sends
+    none (``""`` where arguments are text, no ``args`` or no fragments where they are an object; E3)."""
+    return "empty_args_string" in reply.quirks and call.arguments == {}
+
+
+def argument_text(call: ScriptedCall, reply: Reply) -> str:
+    """A call's argument text on wires that carry it as a string (OpenAI Chat and Responses)."""
+    return "" if sends_no_arguments(call, reply) else call.arguments_raw

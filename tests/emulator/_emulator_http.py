@@ -6,6 +6,7 @@ Imported as ``_emulator_http`` (pytest puts this folder on ``sys.path``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +30,7 @@ __all__ = [
     "exchange",
     "fault_cases",
     "json_paths",
+    "named_sse_events",
     "play_fault",
     "real_body_paths",
     "request_for",
@@ -126,6 +128,16 @@ def sse_blocks(body: bytes) -> list[bytes]:
         blocks.append(rest[: i + size])
         rest = rest[i + size :]
     return blocks
+
+
+def named_sse_events(body: bytes) -> list[tuple[str, dict[str, Any]]]:
+    """(event name, data) of each SSE event of a body whose events are ``event:`` then ``data:``."""
+    out = []
+    for block in sse_blocks(body):
+        lines = block.decode().strip("\n").split("\n")
+        assert lines[0].startswith("event: ") and lines[1].startswith("data: "), block
+        out.append((lines[0][7:], json.loads(lines[1][6:])))
+    return out
 
 
 # --------------------------------------------------------------------------------------------

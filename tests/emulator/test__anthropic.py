@@ -15,6 +15,7 @@ from _emulator_http import (
     exchange,
     fault_cases,
     json_paths,
+    named_sse_events,
     play_fault,
     real_body_paths,
     request_for,
@@ -38,15 +39,6 @@ def _play(emu: Emulator, client: httpx.Client, reply: Reply, *, stream: bool) ->
     return exchange(client, WIRE, request_for(WIRE, stream=stream))
 
 
-def _events(body: bytes) -> list[tuple[str, dict[str, Any]]]:
-    out = []
-    for block in sse_blocks(body):
-        lines = block.decode().strip("\n").split("\n")
-        assert lines[0].startswith("event: ") and lines[1].startswith("data: "), block
-        out.append((lines[0][7:], json.loads(lines[1][6:])))
-    return out
-
-
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
 def test_text_and_parallel_calls_decode(emu: Emulator, client: httpx.Client, stream: bool) -> None:
     outcome = _play(emu, client, CALLS, stream=stream)
@@ -64,7 +56,7 @@ def test_text_and_parallel_calls_decode(emu: Emulator, client: httpx.Client, str
 
 def test_the_stream_follows_the_recorded_event_sequence(emu: Emulator, client: httpx.Client) -> None:
     outcome = _play(emu, client, CALLS, stream=True)
-    events = _events(outcome.body)
+    events = named_sse_events(outcome.body)
     names = [name for name, _ in events]
     assert all(name == data["type"] for name, data in events)
     assert names[0] == "message_start" and names[-2:] == ["message_delta", "message_stop"]
@@ -122,7 +114,10 @@ def test_the_whole_body_uses_only_field_paths_real_anthropic_bodies_have(
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
 def test_stop_reasons(emu: Emulator, client: httpx.Client, finish: str, stop_reason: str, stream: bool) -> None:
     outcome = _play(emu, client, Reply(text="Cut sho", finish=finish), stream=stream)  # type: ignore[arg-type]
-    raw = _events(outcome.body)[-2][1]["delta"]["stop_reason"] if stream else json.loads(outcome.body)["stop_reason"]
+    if stream:
+        raw = named_sse_events(outcome.body)[-2][1]["delta"]["stop_reason"]
+    else:
+        raw = json.loads(outcome.body)["stop_reason"]
     assert raw == stop_reason
     assert outcome.response.finish_reason == finish
 
@@ -138,14 +133,14 @@ def test_malformed_arguments_reach_the_client(emu: Emulator, client: httpx.Clien
 
 def test_the_ping_quirk_interleaves_pings_with_argument_deltas(emu: Emulator, client: httpx.Client) -> None:
     outcome = _play(emu, client, Reply(tool_calls=(WEATHER,), quirks=("ping",)), stream=True)
-    names = [name for name, _ in _events(outcome.body)]
+    names = [name for name, _ in named_sse_events(outcome.body)]
     assert names.count("ping") > 3
     assert outcome.response.tool_calls[0].arguments == WEATHER.arguments
 
 
 def test_empty_args_string_streams_only_the_empty_partial_json(emu: Emulator, client: httpx.Client) -> None:
     outcome = _play(emu, client, Reply(tool_calls=(TIME,), quirks=("empty_args_string",)), stream=True)
-    deltas = [d["delta"]["partial_json"] for n, d in _events(outcome.body) if n == "content_block_delta"]
+    deltas = [d["delta"]["partial_json"] for n, d in named_sse_events(outcome.body) if n == "content_block_delta"]
     assert deltas == [""]
     assert outcome.response.tool_calls[0].arguments == {}  # E3: an empty buffer is {}
 
@@ -172,7 +167,7 @@ def test_the_rate_limit_answer_has_anthropic_headers(emu: Emulator, client: http
 
 
 def test_error_event_is_an_event_error(emu: Emulator, client: httpx.Client) -> None:
-    events = _events(play_fault(emu, client, WIRE, "error_event", True).body)
+    events = named_sse_events(play_fault(emu, client, WIRE, "error_event", True).body)
     assert events[-1] == (
         "error",
         {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}},

@@ -16,10 +16,10 @@ from _emulator_http import (
     exchange,
     fault_cases,
     json_paths,
+    named_sse_events,
     play_fault,
     real_body_paths,
     request_for,
-    sse_blocks,
 )
 
 from conformance.assembly import lifecycle_problems
@@ -35,16 +35,6 @@ CALLS = Reply(text="Checking both.", tool_calls=(WEATHER, TIME), finish="tool_ca
 def _play(emu: Emulator, client: httpx.Client, reply: Reply, *, stream: bool) -> Any:
     emu.set_script(EmulatorScript(scenario_id="responses/x", replies=(reply,)))
     return exchange(client, WIRE, request_for(WIRE, stream=stream))
-
-
-def _events(body: bytes) -> list[tuple[str, dict[str, Any]]]:
-    """(event name, data) of each SSE event."""
-    out = []
-    for block in sse_blocks(body):
-        lines = block.decode().strip("\n").split("\n")
-        assert lines[0].startswith("event: ") and lines[1].startswith("data: "), block
-        out.append((lines[0][7:], json.loads(lines[1][6:])))
-    return out
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
@@ -65,7 +55,7 @@ def test_text_and_parallel_calls_decode(emu: Emulator, client: httpx.Client, str
 
 def test_the_stream_is_named_numbered_and_ends_with_response_completed(emu: Emulator, client: httpx.Client) -> None:
     outcome = _play(emu, client, CALLS, stream=True)
-    events = _events(outcome.body)
+    events = named_sse_events(outcome.body)
     assert all(name == data["type"] for name, data in events)
     assert [data["sequence_number"] for _, data in events] == list(range(len(events)))
     names = [name for name, _ in events]
@@ -82,7 +72,7 @@ def test_the_stream_is_named_numbered_and_ends_with_response_completed(emu: Emul
 
 
 def test_a_call_streams_added_deltas_done_and_item_done(emu: Emulator, client: httpx.Client) -> None:
-    events = _events(_play(emu, client, Reply(tool_calls=(WEATHER,)), stream=True).body)
+    events = named_sse_events(_play(emu, client, Reply(tool_calls=(WEATHER,)), stream=True).body)
     calls = [
         (name, data) for name, data in events if "function_call" in name or name.startswith("response.output_item")
     ]
@@ -146,10 +136,10 @@ def test_the_whole_body_uses_only_field_paths_real_responses_bodies_have(
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
 def test_a_cut_reply_is_incomplete(emu: Emulator, client: httpx.Client, finish: str, reason: str, stream: bool) -> None:
     outcome = _play(emu, client, Reply(text="Cut sho", finish=finish), stream=stream)  # type: ignore[arg-type]
-    body = _events(outcome.body)[-1][1]["response"] if stream else json.loads(outcome.body)
+    body = named_sse_events(outcome.body)[-1][1]["response"] if stream else json.loads(outcome.body)
     assert body["status"] == "incomplete" and body["incomplete_details"] == {"reason": reason}
     if stream:
-        assert _events(outcome.body)[-1][0] == "response.incomplete"
+        assert named_sse_events(outcome.body)[-1][0] == "response.incomplete"
     assert outcome.response.finish_reason == finish
 
 
@@ -162,7 +152,7 @@ def test_malformed_arguments_are_sent_verbatim(emu: Emulator, client: httpx.Clie
 
 def test_args_in_first_chunk_puts_the_arguments_in_output_item_added(emu: Emulator, client: httpx.Client) -> None:
     outcome = _play(emu, client, Reply(tool_calls=(WEATHER,), quirks=("args_in_first_chunk",)), stream=True)
-    events = _events(outcome.body)
+    events = named_sse_events(outcome.body)
     assert not any(name == "response.function_call_arguments.delta" for name, _ in events)
     added = next(d["item"] for n, d in events if n == "response.output_item.added")
     assert added["arguments"] == WEATHER.arguments_raw
@@ -189,7 +179,7 @@ def test_a_fault_on_a_stream_request_answers_plain_json(emu: Emulator, client: h
 
 
 def test_error_event_is_followed_by_response_failed(emu: Emulator, client: httpx.Client) -> None:
-    events = _events(play_fault(emu, client, WIRE, "error_event", True).body)
+    events = named_sse_events(play_fault(emu, client, WIRE, "error_event", True).body)
     assert [name for name, _ in events][-2:] == ["error", "response.failed"]
     error = events[-2][1]
     assert error["error"]["type"] == "server_error" and error["sequence_number"] == len(events) - 2
