@@ -20,14 +20,10 @@ import gc
 import json
 import random
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 __all__ = ["ORDERS", "main", "measure", "stream"]
 

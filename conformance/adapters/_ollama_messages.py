@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.adapters.base import NameMap, dumps_compact, parse_arguments, synthetic_call_id
+from conformance.adapters.base import NameMap, dumps_compact, parse_arguments, result_texts, synthetic_call_id
 from conformance.errors import UnsupportedContentError, WireFormatError
-from conformance.model import Image, JSONObject, Message, Part, Reasoning, Resource, Text, ToolCall, ToolResult
+from conformance.model import Image, JSONObject, Message, Part, Reasoning, Text, ToolCall, ToolResult
 
 __all__ = ["ERROR_PREFIX", "message_from_wire", "message_to_wire", "result_from_wire", "wire_call"]
 
@@ -75,16 +75,8 @@ def _call_to_wire(call: ToolCall, names: NameMap) -> JSONObject:
 
 
 def _result_to_wire(result: ToolResult, names: NameMap, history: Mapping[str, ToolCall]) -> JSONObject:
-    texts: list[str] = []
-    for item in result.content:
-        if isinstance(item, Text):
-            texts.append(item.text)
-        elif isinstance(item, Resource) and item.text is not None:  # MCP embedded text resource
-            texts.append(item.text)
-        else:
-            # images on a tool message are template-dependent (UNVERIFIED, §5b): not sent
-            raise UnsupportedContentError(f"Ollama tool results cannot carry {item.kind} content")
-    text = "".join(texts)
+    # images on a tool message are template-dependent (UNVERIFIED, §5b): not sent
+    text = "".join(result_texts(result, "Ollama tool results cannot carry {kind} content"))
     if result.is_error and not text.startswith(ERROR_PREFIX):
         text = ERROR_PREFIX + text
     details = result.provider_details

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.adapters.base import NameMap, dumps_compact, parse_arguments, synthetic_call_id
+from conformance.adapters.base import NameMap, dumps_compact, parse_arguments, result_texts, synthetic_call_id
 from conformance.errors import UnsupportedContentError, WireFormatError
-from conformance.model import Image, JSONObject, Message, Part, Resource, Text, ToolCall, ToolResult
+from conformance.model import Image, JSONObject, Message, Part, Text, ToolCall, ToolResult
 
 __all__ = ["ERROR_PREFIX", "arguments_text", "message_from_wire", "message_to_wire"]
 
@@ -78,15 +78,7 @@ def _user_part(part: Part) -> JSONObject:
 
 
 def _result_content(result: ToolResult) -> str | list[JSONObject]:
-    texts: list[str] = []
-    for item in result.content:
-        if isinstance(item, Text):
-            texts.append(item.text)
-        elif isinstance(item, Resource) and item.text is not None:  # MCP embedded text resource
-            texts.append(item.text)
-        else:
-            # §1b: tool messages take text parts only
-            raise UnsupportedContentError(f"OpenAI Chat tool results cannot carry {item.kind} content")
+    texts = result_texts(result, "OpenAI Chat tool results cannot carry {kind} content")  # §1b: text parts only
     if result.is_error:  # always prefixed, so a text that already starts with it survives the trip
         texts[:1] = [ERROR_PREFIX + (texts[0] if texts else "")]
     if len(texts) > 1 or result.provider_details.get("content_list"):  # several items: text parts (§1b)

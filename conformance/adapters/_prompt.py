@@ -24,7 +24,7 @@ from typing import Any
 
 from conformance.adapters import openai_chat
 from conformance.adapters._prompt_parse import CALL_TEXT, ReplyParser, TagParser, json_text
-from conformance.adapters.base import WireRequest, synthetic_call_id
+from conformance.adapters.base import WireRequest, result_texts, synthetic_call_id
 from conformance.assembly import fold
 from conformance.errors import UnsupportedContentError
 from conformance.model import (
@@ -35,7 +35,6 @@ from conformance.model import (
     Reasoning,
     ReasoningDelta,
     Request,
-    Resource,
     Response,
     StreamEvent,
     Text,
@@ -158,15 +157,7 @@ def read_request(body: Mapping[str, Any], *, stop: Sequence[str]) -> Request:
 def result_text(result: ToolResult, adapter: str, *, error_prefix: bool = True) -> str:
     """A result's content as text (text items joined by newlines; embedded text resources count
     as text). Images, audio and binary resources cannot travel in a prompt."""
-    texts: list[str] = []
-    for item in result.content:
-        if isinstance(item, Text):
-            texts.append(item.text)
-        elif isinstance(item, Resource) and item.text is not None:
-            texts.append(item.text)
-        else:
-            raise UnsupportedContentError(f"{adapter}: tool results carry text only, not {item.kind} content")
-    text = "\n".join(texts)
+    text = "\n".join(result_texts(result, f"{adapter}: tool results carry text only, not {{kind}} content"))
     return ERROR_PREFIX + text if result.is_error and error_prefix else text
 
 

@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from conformance.errors import ProviderError
+from conformance.errors import ProviderError, UnsupportedContentError
 from conformance.model import (
     ErrorEvent,
     ErrorInfo,
@@ -38,12 +38,15 @@ from conformance.model import (
     Finish,
     JSONObject,
     Request,
+    Resource,
     Response,
     StreamEvent,
+    Text,
     Tool,
     ToolCallChunk,
     ToolCallEnd,
     ToolCallStart,
+    ToolResult,
 )
 
 __all__ = [
@@ -62,6 +65,7 @@ __all__ = [
     "name_map",
     "object_schema",
     "parse_arguments",
+    "result_texts",
     "retry_after_from_headers",
     "stream_broken",
     "synthetic_call_id",
@@ -245,6 +249,26 @@ def object_schema(tool: Tool) -> tuple[JSONObject, tuple[SchemaChange, ...]]:
         why = f"a non-object schema (type {schema.get('type')!r}) became an empty object schema"
     change = SchemaChange(tool=tool.name, pointer="", action="changed", detail=why)
     return {"type": "object", "properties": {}}, (change,)
+
+
+# --------------------------------------------------------------------------------------------
+# Tool results
+# --------------------------------------------------------------------------------------------
+
+
+def result_texts(result: ToolResult, refusal: str) -> list[str]:
+    """The texts of a result on a wire whose tool results are text only (an MCP embedded text
+    resource counts as text); any other item raises ``UnsupportedContentError(refusal)``, where
+    ``{kind}`` stands for the item's kind."""
+    texts: list[str] = []
+    for item in result.content:
+        if isinstance(item, Text):
+            texts.append(item.text)
+        elif isinstance(item, Resource) and item.text is not None:
+            texts.append(item.text)
+        else:
+            raise UnsupportedContentError(refusal.format(kind=item.kind))
+    return texts
 
 
 # --------------------------------------------------------------------------------------------

@@ -23,14 +23,8 @@ __all__ = ["check_recovery"]
 
 
 def check_recovery(ctx: CaseContext) -> Sequence[CheckVerdict]:
-    verdicts = [_provider_error(ctx)]
-    arguments = _arguments_error(ctx)
-    if arguments is not None:
-        verdicts.append(arguments)
-    broken = _broken_stream(ctx)
-    if broken is not None:
-        verdicts.append(broken)
-    return verdicts
+    verdicts = (_provider_error(ctx), _arguments_error(ctx), _broken_stream(ctx))
+    return [v for v in verdicts if v is not None]
 
 
 def _provider_error(ctx: CaseContext) -> CheckVerdict:

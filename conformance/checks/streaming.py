@@ -31,14 +31,8 @@ RANDOM_SPLITS = 3
 def check_streaming(ctx: CaseContext) -> Sequence[CheckVerdict]:
     if ctx.mode != "stream" or not ctx.outcome.turns:
         return ()
-    verdicts = [_lifecycle(ctx), _chunk_invariance(ctx)]
-    fold = _fold(ctx)
-    if fold is not None:
-        verdicts.append(fold)
-    events = _events(ctx)
-    if events is not None:
-        verdicts.append(events)
-    return verdicts
+    verdicts = (_lifecycle(ctx), _chunk_invariance(ctx), _fold(ctx), _events(ctx))
+    return [v for v in verdicts if v is not None]
 
 
 def _lifecycle(ctx: CaseContext) -> CheckVerdict:
