@@ -1,6 +1,6 @@
 """Repo-level pytest configuration (kept minimal; shared fixtures live in ``tests/conftest.py``).
 
-Network guard: every test runs inside ``conformance.testing.network_guard()`` (autouse, whole
+Network guard: every test runs inside ``conformance.traffic.network_guard.network_guard()`` (autouse, whole
 session), so a connect to anything but loopback fails loudly with ``NetworkBlockedError``.
 
 Hypothesis runs without its per-example deadline: this suite runs on small shared machines where
@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import settings
 
-from conformance.testing import network_guard
+from conformance.traffic.network_guard import network_guard
 
 settings.register_profile("conformance", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "conformance"))

@@ -5,7 +5,7 @@ Three measurements, each side by side in one process run (the machine is shared 
 1. ``conformance run`` with no arguments (every bundled scenario x the five native adapters, both
    modes, all four check families, all four reports), wall time of the subprocess, median of
    ``--runs``; the target is 15 s on the project's 2-core machine.
-2. Cassette loading: ``conformance.cassettes.load_cassette`` (reads the file and builds the
+2. Cassette loading: ``conformance.traffic.cassettes.load_cassette`` (reads the file and builds the
    interactions) against vcrpy's default YAML loading of the same files
    (``vcr.serializers.yamlserializer.deserialize``: libyaml's safe loader, data only), CPU time of
    all bundled cassettes, rounds interleaved, ratio of medians; the target is >= 5x.
@@ -73,7 +73,7 @@ def measure_loading(rounds: int) -> dict[str, object]:
     """CPU seconds to load every bundled cassette: ours and vcrpy's YAML loading, interleaved."""
     from vcr.serializers import yamlserializer
 
-    from conformance.cassettes import load_cassette
+    from conformance.traffic.cassettes import load_cassette
 
     files = sorted((ROOT / "cassettes").rglob("*.yaml"))
     if not files:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from conformance.model import ErrorInfo, ErrorKind
 
 if TYPE_CHECKING:
-    from conformance._loader_problem import ScenarioProblem
+    from conformance.scenarios.problems import ScenarioProblem
 
 __all__ = [
     "AdapterNotFoundError",
@@ -121,7 +121,7 @@ class ReplayMissError(CassetteError, LookupError):
 class ScenarioError(ConformanceError, ValueError):
     """One or more scenario files are not valid.
 
-    ``problems`` are ``conformance.loader.ScenarioProblem`` values (file, line, column, JSON
+    ``problems`` are ``conformance.scenarios.loader.ScenarioProblem`` values (file, line, column, JSON
     pointer, what is wrong, what was expected and a hint); the message lists them all."""
 
     def __init__(self, problems: Sequence[ScenarioProblem]) -> None:

@@ -105,7 +105,7 @@ def _case(scenario: str, adapter: str, mode: str, status: Status) -> CaseResult:
         message = "the adapter did not finish the stream within 10 s"
         traceback = (
             "Traceback (most recent call last):\n"
-            '  File "conformance/runner.py", line 88, in run_case\n'
+            '  File "conformance/run/runner.py", line 88, in run_case\n'
             "    events = list(adapter.stream_from_wire(chunks))\n"
             "TimeoutError: no event for 10 s after 'response.function_call_arguments.delta'"
         )

@@ -15,8 +15,8 @@ from _loopback import LoopbackServer, Reply
 
 from conformance.adapters import get_adapter
 from conformance.model import Message, Request, Text, Tool
-from conformance.recorder import Provenance, RecordResult, record_cassette
-from conformance.transport import Exchange, Transport
+from conformance.traffic.recorder import Provenance, RecordResult, record_cassette
+from conformance.traffic.transport import Exchange, Transport
 
 TESTS = Path(__file__).resolve().parent
 JSON = [("content-type", "application/json")]

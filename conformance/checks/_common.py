@@ -10,10 +10,10 @@ from typing import Any
 from deepdiff import DeepDiff
 
 from conformance.adapters.base import Adapter
-from conformance.conversation import ConversationOutcome
 from conformance.model import Request
-from conformance.scenario import Mode, Scenario
-from conformance.transport import Exchange
+from conformance.run.conversation import ConversationOutcome
+from conformance.scenarios.values import Mode, Scenario
+from conformance.traffic.transport import Exchange
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["CaseContext", "Check", "diff_findings", "verdict"]

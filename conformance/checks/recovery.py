@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from conformance.checks._common import CaseContext, verdict
 from conformance.model import ErrorEvent, ToolCall, ToolCallEnd
-from conformance.scenario import STREAM_FAULTS
+from conformance.scenarios.values import STREAM_FAULTS
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["check_recovery"]

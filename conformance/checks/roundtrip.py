@@ -27,7 +27,7 @@ from jsonschema.exceptions import SchemaError
 
 from conformance.checks._common import CaseContext, diff_findings, verdict
 from conformance.model import Image, Request, Resource, Response, Text, ToolCall, ToolResult
-from conformance.scenario import ExpectedCall
+from conformance.scenarios.values import ExpectedCall
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["CALL_ID_KEYS", "check_roundtrip", "is_subset", "request_projection"]

@@ -18,8 +18,8 @@ from typing import Any
 
 from conformance.assembly import lifecycle_problems
 from conformance.checks._common import CaseContext, diff_findings, verdict
-from conformance.conversation import TurnOutcome
 from conformance.model import Response, StreamEvent, Text, ToolCall
+from conformance.run.conversation import TurnOutcome
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["RANDOM_SPLITS", "check_streaming", "response_projection", "splits"]

@@ -26,7 +26,7 @@ from jsonschema import Draft202012Validator
 from conformance.adapters import PROMPT_BASED
 from conformance.adapters.base import Adapter
 from conformance.checks._common import CaseContext, diff_findings, verdict
-from conformance.scenario import json_path_get
+from conformance.scenarios.values import json_path_get
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["NAME_RULES", "check_translation", "request_schema", "tools_in_prompt"]

@@ -43,7 +43,7 @@ from conformance.emulator._wire import (
     sends_no_arguments,
     sse,
 )
-from conformance.scenario import Fault, Reply
+from conformance.scenarios.values import Fault, Reply
 
 __all__ = [
     "KNOWN_QUIRKS",

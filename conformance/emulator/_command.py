@@ -79,7 +79,7 @@ def serve_command(
 def _load_script(scenario: str, scenarios_dir: str | None, err: TextIO) -> tuple[EmulatorScript | None, int]:
     """The script of scenario ``scenario``, or None and the exit code after printing why not."""
     from conformance.errors import UsageError
-    from conformance.loader import load_scenarios
+    from conformance.scenarios.loader import load_scenarios
 
     try:
         result = load_scenarios([scenarios_dir] if scenarios_dir else [])

@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Sequence
 
-from conformance.scenario import Reply, ScriptedCall
+from conformance.scenarios.values import Reply, ScriptedCall
 
 __all__ = [
     "CREATED",

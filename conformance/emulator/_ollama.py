@@ -32,7 +32,7 @@ from conformance.emulator._deterministic import (
     text_fragments,
 )
 from conformance.emulator._wire import ErrorAnswer, Headers, WireContext, dumps_compact, retry_after, retry_after_header
-from conformance.scenario import Fault, Reply
+from conformance.scenarios.values import Fault, Reply
 
 __all__ = [
     "KNOWN_QUIRKS",

@@ -51,7 +51,7 @@ from conformance.emulator._wire import (
     retry_after_header,
     sse,
 )
-from conformance.scenario import Fault, Reply
+from conformance.scenarios.values import Fault, Reply
 
 __all__ = [
     "KNOWN_QUIRKS",

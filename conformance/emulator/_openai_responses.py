@@ -40,7 +40,7 @@ from conformance.emulator._deterministic import (
 )
 from conformance.emulator._openai_chat import dump_body, openai_error, openai_fault_answer, openai_headers
 from conformance.emulator._wire import ErrorAnswer, Headers, WireContext, argument_text, dumps_compact, sse
-from conformance.scenario import Fault, Reply
+from conformance.scenarios.values import Fault, Reply
 
 __all__ = [
     "KNOWN_QUIRKS",

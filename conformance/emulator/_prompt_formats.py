@@ -47,7 +47,7 @@ from dataclasses import replace
 from typing import Any
 
 from conformance.emulator._deterministic import tokens
-from conformance.scenario import Reply, ScriptedCall
+from conformance.scenarios.values import Reply, ScriptedCall
 
 __all__ = [
     "KNOWN_QUIRKS",

@@ -34,7 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 from conformance.adapters import detect_adapter, get_adapter
 from conformance.emulator import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses, _prompt_formats
 from conformance.emulator._wire import DEFAULT_AFTER, ErrorAnswer, Headers, WireContext, WireEncoder
-from conformance.scenario import HTTP_FAULTS, STREAM_FAULTS, Reply, Scenario
+from conformance.scenarios.values import HTTP_FAULTS, STREAM_FAULTS, Reply, Scenario
 
 __all__ = ["DEFAULT_REPLY", "ENCODERS", "Emulator", "EmulatorScript", "ReceivedRequest"]
 

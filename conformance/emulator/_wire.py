@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias
 
-from conformance.scenario import Fault, Reply, ScriptedCall
+from conformance.scenarios.values import Fault, Reply, ScriptedCall
 
 __all__ = [
     "DEFAULT_AFTER",

@@ -5,7 +5,7 @@ forms cannot disagree. Key order is fixed by construction; cases are ordered lik
 (scenario rows, adapter columns, non-stream before stream), adapters and scenarios keep the run's
 order (ones only named by a case follow, sorted). Values become JSON values (tuples -> lists,
 bytes -> text, non-finite floats -> strings, anything else -> ``repr``), then every string goes
-through ``conformance._scrub``: key-shaped strings and the caller's named secrets become
+through ``conformance.traffic.scrub``: key-shaped strings and the caller's named secrets become
 ``REDACTED``, and so does the value of every secret header and key query parameter in an exchange.
 The published contract is ``conformance/schemas/report.schema.json``.
 """
@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal, TypeAlias, TypedDict, cast
 
-from conformance._scrub import Scrubber
+from conformance.traffic.scrub import Scrubber
 from conformance.verdicts import STATUS_ORDER, CaseResult, CheckVerdict, Finding, RunResult, Status, worst
 
 __all__ = [

@@ -7,13 +7,13 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from conformance._atomic import write_atomic
 from conformance.errors import UsageError
 from conformance.reporting._data import Report, build_report
 from conformance.reporting._html import render_html
 from conformance.reporting._json import render_json
 from conformance.reporting._junit import render_junit
 from conformance.reporting._markdown import render_markdown
+from conformance.traffic.atomic import write_atomic
 from conformance.verdicts import RunResult
 
 __all__ = ["FORMATS", "write_reports"]

@@ -13,8 +13,8 @@ from typing import Literal
 import conformance
 from conformance.adapters import get_adapter
 from conformance.errors import UsageError
-from conformance.runner import RunOptions, run_suite
-from conformance.scenario import Mode, Scenario
+from conformance.run.runner import RunOptions, run_suite
+from conformance.scenarios.values import Mode, Scenario
 from conformance.selftest._mutants import MUTANTS, Mutant
 from conformance.verdicts import CaseResult
 
@@ -101,7 +101,7 @@ def replayed_scenarios() -> list[Scenario]:
     (about a second each, times every mutant) and exercise the MCP bridge rather than an adapter:
     the adapter behaviour in them is the plain scenarios' (``conformance run`` still runs them).
     Raises ``UsageError`` when a bundled scenario file has problems."""
-    from conformance.loader import load_scenarios
+    from conformance.scenarios.loader import load_scenarios
 
     loaded = load_scenarios([])
     if loaded.problems:

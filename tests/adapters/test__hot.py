@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 from conformance.adapters import _hot, anthropic, detect_adapter, openai_chat
 from conformance.adapters._hot import Learner
-from conformance.cassettes import is_streaming, load_cassette
 from conformance.model import StreamEvent, ToolCallChunk
+from conformance.traffic.cassettes import is_streaming, load_cassette
 
 REPO = Path(__file__).resolve().parents[2]
 REALWORLD = REPO.parent / "shared" / "realworld" / "cassettes"

@@ -6,7 +6,7 @@ recorded with ``conformance record --emulator``, which answers in each adapter's
   fed one character at a time) gives the events of the unsplit text once adjacent text deltas are
   joined (text leaves as it arrives, so only its cutting may differ). Every 2-way split of the SSE
   *bytes* would cost minutes; the text splits reach the tag parsers at every position instead.
-- the whole suite (``conformance.runner.run_suite``) passes for the three adapters: no FAIL or
+- the whole suite (``conformance.run.runner.run_suite``) passes for the three adapters: no FAIL or
   ERROR, and UNSUPPORTED exactly where a scenario requires a capability the adapter lacks.
 """
 
@@ -22,10 +22,10 @@ from _prompt_wire import coalesce, sse
 
 from conformance.adapters import PROMPT_BASED, get_adapter
 from conformance.assembly import fold
-from conformance.cassettes import iter_cassette_files, load_cassette
-from conformance.loader import load_scenarios
 from conformance.model import Response, StreamEvent
-from conformance.runner import RunOptions, run_suite
+from conformance.run.runner import RunOptions, run_suite
+from conformance.scenarios.loader import load_scenarios
+from conformance.traffic.cassettes import iter_cassette_files, load_cassette
 
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 ADAPTERS = ("qwen", "hermes", "function_call")

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from conformance.adapters import detect_adapter
 from conformance.adapters import gemini as adapter
 from conformance.assembly import fold, lifecycle_problems
-from conformance.cassettes import Interaction, is_streaming, load_cassette
 from conformance.model import Finish, StreamEvent, ToolCall, ToolResult
+from conformance.traffic.cassettes import Interaction, is_streaming, load_cassette
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CASSETTES = REPO_ROOT.parent / "shared" / "realworld" / "cassettes"

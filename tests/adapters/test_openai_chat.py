@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 from conformance.adapters import detect_adapter
 from conformance.adapters import openai_chat as adapter
 from conformance.assembly import fold, lifecycle_problems
-from conformance.cassettes import Interaction, is_streaming, load_cassette
 from conformance.model import StreamEvent, TextDelta, ToolCall, ToolCallChunk, ToolResult, UsageEvent
+from conformance.traffic.cassettes import Interaction, is_streaming, load_cassette
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CASSETTES = REPO_ROOT.parent / "shared" / "realworld" / "cassettes"

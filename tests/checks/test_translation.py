@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from conformance.adapters import detect_adapter
-from conformance.cassettes import load_cassette
 from conformance.checks.translation import NAME_RULES, request_schema
+from conformance.traffic.cassettes import load_cassette
 
 REALWORLD = Path(__file__).resolve().parents[2].parent / "shared" / "realworld" / "cassettes"
 WIRES = ("openai_chat", "openai_responses", "anthropic", "gemini", "ollama")

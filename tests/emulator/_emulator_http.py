@@ -1,5 +1,5 @@
 """Helpers for the emulator tests: send an adapter's request over real HTTP (httpx, 127.0.0.1)
-and decode the answer with the same adapter, the way ``conformance.conversation`` does.
+and decode the answer with the same adapter, the way ``conformance.run.conversation`` does.
 
 Imported as ``_emulator_http`` (pytest puts this folder on ``sys.path``).
 """
@@ -173,7 +173,7 @@ def fault_cases(wire: str) -> list[Any]:
     """``pytest.param(kind, stream)`` for every fault in the modes it applies to."""
     import pytest
 
-    from conformance.scenario import FAULT_KINDS, STREAM_FAULTS
+    from conformance.scenarios.values import FAULT_KINDS, STREAM_FAULTS
 
     cases = []
     for kind in FAULT_KINDS:
@@ -189,7 +189,7 @@ def play_fault(
 ) -> Outcome:
     """Play a reply with text and a call under fault ``kind``; the outcome of one exchange."""
     from conformance.emulator import EmulatorScript
-    from conformance.scenario import Fault, Reply, ScriptedCall
+    from conformance.scenarios.values import Fault, Reply, ScriptedCall
 
     call = ScriptedCall(name="get_weather", arguments={"city": "Paris"}, arguments_raw='{"city": "Paris"}')
     retry = 7 if kind == "rate_limit" else None
@@ -246,7 +246,7 @@ def json_paths(value: Any, prefix: str = "$") -> set[str]:
 
 def real_body_paths(realworld: Any, provider: str) -> set[str]:
     """The key paths of every non-streamed 200 JSON body recorded for ``provider``."""
-    from conformance.cassettes import is_streaming, iter_cassette_files, load_cassette
+    from conformance.traffic.cassettes import is_streaming, iter_cassette_files, load_cassette
 
     found: set[str] = set()
     for path in iter_cassette_files([realworld / "cassettes" / provider]):

@@ -24,7 +24,7 @@ from _emulator_http import (
 
 from conformance.assembly import lifecycle_problems
 from conformance.emulator import Emulator, EmulatorScript
-from conformance.scenario import Reply, ScriptedCall
+from conformance.scenarios.values import Reply, ScriptedCall
 
 WIRE = "anthropic"
 WEATHER = ScriptedCall(

@@ -24,7 +24,7 @@ from conformance.emulator._deterministic import (
     text_fragments,
     tokens,
 )
-from conformance.scenario import Reply, ScriptedCall
+from conformance.scenarios.values import Reply, ScriptedCall
 
 
 def test_ids_are_deterministic_and_have_the_asked_shape() -> None:

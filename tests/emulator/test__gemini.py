@@ -23,7 +23,7 @@ from _emulator_http import (
 
 from conformance.assembly import lifecycle_problems
 from conformance.emulator import Emulator, EmulatorScript
-from conformance.scenario import Reply, ScriptedCall
+from conformance.scenarios.values import Reply, ScriptedCall
 
 WIRE = "gemini"
 WEATHER = ScriptedCall(name="get_weather", arguments={"city": "Paris"}, arguments_raw='{"city": "Paris"}')
@@ -202,7 +202,7 @@ def test_error_event_is_an_error_chunk(emu: Emulator, client: httpx.Client) -> N
 )
 def test_faults_in_the_json_array_stream(emu: Emulator, client: httpx.Client, kind: str, expected: str) -> None:
     from conformance.adapters import get_adapter
-    from conformance.scenario import Fault
+    from conformance.scenarios.values import Fault
 
     reply = Reply(text="one two three four five six seven eight nine ten", fault=Fault(kind=kind))  # type: ignore[arg-type]
     emu.set_script(EmulatorScript(scenario_id="gemini/array", replies=(reply,)))

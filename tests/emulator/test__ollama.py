@@ -15,7 +15,7 @@ from _emulator_http import check_fault, exchange, fault_cases, json_paths, play_
 
 from conformance.assembly import lifecycle_problems
 from conformance.emulator import Emulator, EmulatorScript
-from conformance.scenario import Reply, ScriptedCall
+from conformance.scenarios.values import Reply, ScriptedCall
 
 WIRE = "ollama"
 WEATHER = ScriptedCall(name="get_weather", arguments={"city": "Paris"}, arguments_raw='{"city": "Paris"}')

@@ -24,7 +24,7 @@ from _emulator_http import (
 from conformance.adapters import get_adapter
 from conformance.assembly import lifecycle_problems
 from conformance.emulator import Emulator, EmulatorScript
-from conformance.scenario import Reply, ScriptedCall
+from conformance.scenarios.values import Reply, ScriptedCall
 
 WIRE = "openai_chat"
 WEATHER = ScriptedCall(name="get_weather", arguments={"city": "New York, NY"}, arguments_raw='{"city": "New York, NY"}')

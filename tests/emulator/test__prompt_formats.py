@@ -32,7 +32,7 @@ from conformance.emulator._prompt_formats import (
     render_text,
 )
 from conformance.model import ErrorEvent, Message, Request, Response, StreamEvent, Text, Tool, ToolCall, ToolResult
-from conformance.scenario import Fault, Reply, ScriptedCall
+from conformance.scenarios.values import Fault, Reply, ScriptedCall
 
 WEATHER = ScriptedCall(
     name="get_weather", arguments={"city": "Paris", "days": 3}, arguments_raw='{"city":"Paris","days":3}'

@@ -16,7 +16,7 @@ from _emulator_http import MODELS, TOOLS, WIRES, exchange, request_for, sse_bloc
 from conformance.adapters import get_adapter
 from conformance.emulator import DEFAULT_REPLY, Emulator, EmulatorScript
 from conformance.model import Message, Text, ToolCall, ToolResult
-from conformance.scenario import Fault, Reply, ScriptedCall
+from conformance.scenarios.values import Fault, Reply, ScriptedCall
 
 WEATHER = ScriptedCall(name="get_weather", arguments={"city": "Paris"}, arguments_raw='{"city": "Paris"}')
 ANSWER = Reply(text="It is 18C and sunny in Paris.")
@@ -350,7 +350,7 @@ def test_the_script_can_be_set_and_cleared(emu: Emulator) -> None:
 def test_a_script_from_a_scenario_plays_its_turns() -> None:
     from pathlib import Path
 
-    from conformance.scenario import Expectation, Scenario, Turn
+    from conformance.scenarios.values import Expectation, Scenario, Turn
 
     turns = (
         Turn(index=0, user=(Text(text="hi"),), reply=CALL, expect=Expectation()),

@@ -8,7 +8,7 @@ import pytest
 
 from conformance.emulator import ENCODERS
 from conformance.emulator._wire import WireContext, WireEncoder, retry_after, retry_after_header, sse
-from conformance.scenario import Fault, Reply
+from conformance.scenarios.values import Fault, Reply
 
 
 def test_sse_events_end_with_a_blank_line() -> None:

@@ -7,8 +7,8 @@ import json
 import math
 import random
 
-from conformance._scrub import REDACTED
 from conformance.reporting import build_report, check_family
+from conformance.traffic.scrub import REDACTED
 from conformance.verdicts import CaseResult, CheckVerdict, Finding, RunResult
 from tests.reporting._runs import (
     CASSETTE_ANTHROPIC,

@@ -341,7 +341,7 @@ def test_an_empty_run_says_so(empty_run: RunResult) -> None:
 
 
 def test_the_runners_exchange_shape_is_shown_with_its_body_indented() -> None:
-    # conformance.runner keeps an exchange as method, url, request (the JSON body), status, stream, response, error
+    # conformance.run.runner keeps an exchange as method, url, request (the JSON body), status, stream, response, error
     exchange = {
         "method": "POST",
         "url": "http://127.0.0.1:8080/v1/messages?key=abc123",

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance._atomic import stale_temporaries
 from conformance.errors import UsageError
 from conformance.reporting import render_html, render_json, render_junit, render_markdown, write_reports
+from conformance.traffic.atomic import stale_temporaries
 from conformance.verdicts import RunResult
 from tests.reporting._runs import KEY, SECRET
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from conformance.runner import RunOptions
-from conformance.scenario import Scenario
+from conformance.run.runner import RunOptions
+from conformance.scenarios.values import Scenario
 from conformance.selftest import default_cassette_dir, reference_cases, replayed_scenarios
 from conformance.verdicts import CaseResult
 from tests.selftest._support import References

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import pytest
 
 from conformance.adapters import get_adapter
-from conformance.runner import RunOptions
-from conformance.scenario import Scenario
+from conformance.run.runner import RunOptions
+from conformance.scenarios.values import Scenario
 from conformance.selftest import MUTANTS, Mutant, harmless_copy, mutant_registry, run_mutant
 from tests.selftest._support import NATIVE, References
 

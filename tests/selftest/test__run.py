@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pytest
 
 from conformance.errors import UsageError
-from conformance.scenario import Scenario
+from conformance.scenarios.values import Scenario
 from conformance.selftest import (
     MUTANTS,
     Kill,

@@ -26,8 +26,8 @@ from conformance.model import (
     Usage,
     UsageEvent,
 )
-from conformance.runner import RunOptions
-from conformance.scenario import Scenario
+from conformance.run.runner import RunOptions
+from conformance.scenarios.values import Scenario
 from conformance.selftest import Mutant, run_mutant
 from conformance.selftest._wrap import (
     decoded_events,

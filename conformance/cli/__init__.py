@@ -1,0 +1,221 @@
+"""The ``conformance`` command line.
+
+Each subcommand parses its arguments and calls one function. Heavy modules are imported inside
+the subcommand, so ``conformance --help`` stays fast. Exit codes: 0 success, 1 findings or
+problems, 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+__all__ = ["build_parser", "main"]
+
+_USAGE_ERROR = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="conformance",
+        description="Conformance suite and recorder for LLM tool-calling adapters.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    inspect = commands.add_parser(
+        "inspect",
+        help="decode recorded cassettes with the reference adapters and show what they hold",
+        description=(
+            "Decode every interaction of the given cassettes (files, or directories searched for *.yaml and "
+            "*.yml) with the adapter its URL calls for, and print requests, responses, tool calls, stream "
+            "events and provider errors. Exit 0 when everything decoded, 1 when an interaction had problems "
+            "or a file could not be read, 2 on usage errors."
+        ),
+    )
+    inspect.add_argument("paths", nargs="+", metavar="PATH", help="cassette file or directory")
+    inspect.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: %(default)s)"
+    )
+    inspect.set_defaults(handler=_inspect)
+
+    validate = commands.add_parser(
+        "validate",
+        help="check scenario files against the published schema",
+        description=(
+            "Check scenario files (files, or directories searched for *.yaml and *.yml; default: the bundled "
+            "scenarios) against conformance/schemas/scenario.schema.json and the semantic rules of docs/scenarios.md. "
+            "Every problem is printed as file:line:column, the JSON pointer, what was expected and a hint. "
+            "Exit 0 when all are valid, 1 when any has problems, 2 on usage errors."
+        ),
+    )
+    validate.add_argument("paths", nargs="*", metavar="PATH", help="scenario file or directory")
+    validate.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: %(default)s)"
+    )
+    validate.set_defaults(handler=_validate)
+
+    emulator = commands.add_parser(
+        "emulator",
+        help="serve the provider emulator on 127.0.0.1",
+        description=(
+            "Serve the loopback provider emulator (openai_chat, openai_responses, anthropic, gemini and ollama wire) "
+            "on 127.0.0.1 until interrupted. With --scenario it plays that scenario's replies turn by turn."
+        ),
+    )
+    emulator.add_argument("--port", type=int, default=0, help="TCP port (default: an ephemeral port, printed)")
+    emulator.add_argument("--scenario", metavar="ID", help="scenario id whose replies the emulator plays")
+    emulator.add_argument("--scenarios-dir", metavar="DIR", help="where scenarios live (default: the bundled ones)")
+    emulator.set_defaults(handler=_emulator)
+
+    record = commands.add_parser(
+        "record",
+        help="(re)record cassettes by running adapters against the emulator or a live provider",
+        description=(
+            "Run the chosen scenarios x adapters, non-streaming then streaming, and write one scrubbed cassette per "
+            "pair to CASSETTE_DIR/<adapter>/<scenario-id>.yaml. A cassette whose traffic did not change is left "
+            "byte-identical. Exit 0 when every cassette was written or unchanged, 1 when any failed, 2 on usage errors."
+        ),
+    )
+    source = record.add_mutually_exclusive_group(required=True)
+    source.add_argument("--emulator", action="store_true", help="record against the loopback emulator")
+    source.add_argument("--live", action="store_true", help="record against --base-url (a real provider)")
+    record.add_argument("--adapter", action="append", metavar="NAME", help="adapter name (repeat or comma-separate)")
+    record.add_argument("--scenario", action="append", metavar="ID", help="scenario id or glob (repeatable)")
+    record.add_argument("--base-url", metavar="URL", help="provider base URL (with --live)")
+    record.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (with --live)")
+    record.add_argument("--model", metavar="NAME", help="model name to request (default: per adapter)")
+    record.add_argument("--scenarios-dir", metavar="DIR", help="where scenarios live (default: the bundled ones)")
+    record.add_argument("--cassette-dir", metavar="DIR", default="cassettes", help="default: %(default)s")
+    record.set_defaults(handler=_record)
+
+    run = commands.add_parser(
+        "run",
+        help="certify adapters against the scenarios, offline from cassettes, and write reports",
+        description=(
+            "Run every chosen scenario against every chosen adapter (default: all bundled scenarios and all eight "
+            "bundled adapters), non-streaming and streaming, replayed from cassettes with no network; print the "
+            "progress and a scenario x adapter matrix, and write reports (JSON, Markdown, HTML, JUnit XML). "
+            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors."
+        ),
+    )
+    _add_run_arguments(run)
+    run.set_defaults(handler=_run)
+
+    listing = commands.add_parser("list", help="show the scenarios, adapters (with capabilities) and checks")
+    listing.set_defaults(handler=_list)
+
+    selftest = commands.add_parser(
+        "selftest",
+        help="check the suite's sensitivity: mutant adapters with one real bug each must be caught",
+        description=(
+            "Run every mutant adapter (a reference adapter with one real-world bug injected) on the bundled "
+            "scenarios of its wire, replayed from cassettes, and the reference adapters themselves; print the table "
+            "mutant | base | bug | killed by (check @ scenario). Exit 0 when every mutant is killed (or a declared "
+            "gap) and the reference adapters have no false failure, 1 otherwise, 2 on usage errors."
+        ),
+    )
+    selftest.add_argument("--mutant", action="append", metavar="NAME|GLOB|BASE", help="mutants to run (repeat)")
+    selftest.add_argument("--cassette-dir", metavar="DIR", help="default: the bundled cassettes")
+    selftest.add_argument("--timeout", type=float, default=30.0, help="seconds per case (default: %(default)s)")
+    selftest.add_argument("--markdown", metavar="PATH", help="also write the table as Markdown to PATH")
+    selftest.add_argument("--quiet", action="store_true", help="only the summary line")
+    selftest.set_defaults(handler=_selftest)
+
+    mcp_server = commands.add_parser(
+        "mcp-server",
+        help="run the bundled MCP server (stdio) holding the scenarios' tools",
+        description="Run the bundled MCP server over stdio: getTime, get_weather, search_codebase, get_file_content, "
+        "a failing tool, a slow tool, an image tool, and enough tools to need pagination.",
+    )
+    mcp_server.set_defaults(handler=_mcp_server)
+    return parser
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--adapter", action="append", metavar="NAME|MODULE:OBJECT", help="adapter to certify (repeat)")
+    parser.add_argument("--adapters", metavar="A,B", help="comma-separated adapter names")
+    parser.add_argument("--scenarios", action="append", metavar="PATH|GLOB", help="scenario files/folders or id glob")
+    parser.add_argument(
+        "--checks", metavar="FAMILIES", help="comma-separated, from translation,roundtrip,streaming,recovery"
+    )
+    parser.add_argument("--cassette-dir", default="cassettes", metavar="DIR", help="default: %(default)s")
+    parser.add_argument("--report-dir", default="reports", metavar="DIR", help="default: %(default)s")
+    parser.add_argument("--format", default="json,md,html,junit", help="report formats (default: %(default)s)")
+    parser.add_argument("--fail-fast", action="store_true", help="stop at the first failing or erroring case")
+    parser.add_argument("-k", dest="keyword", metavar="EXPR", help="select cases by adapter::scenario::mode")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case (default: %(default)s)")
+    parser.add_argument("--exhaustive", action="store_true", help="streaming: also every 2-way cut of each stream")
+    parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (argparse's own exits included)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) and usage errors (2)
+        return exc.code if isinstance(exc.code, int) else _USAGE_ERROR
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: a command is required (try `{parser.prog} --help`)", file=sys.stderr)
+        return _USAGE_ERROR
+    code: int = handler(args)
+    return code
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from conformance.cli.inspect import inspect_paths, render_json, render_text
+    from conformance.errors import UsageError
+
+    try:
+        report = inspect_paths(args.paths)
+    except UsageError as exc:
+        print(f"conformance inspect: error: {exc}", file=sys.stderr)
+        return _USAGE_ERROR
+    print(render_json(report) if args.format == "json" else render_text(report))
+    return report.exit_code
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from conformance.cli.validate import validate_command
+
+    return validate_command(args.paths, output_format=args.format)
+
+
+def _emulator(args: argparse.Namespace) -> int:
+    from conformance.emulator import serve_command
+
+    return serve_command(port=args.port, scenario=args.scenario, scenarios_dir=args.scenarios_dir)
+
+
+def _record(args: argparse.Namespace) -> int:
+    from conformance.cli.record import record_command_main
+
+    return record_command_main(args)
+
+
+def _mcp_server(args: argparse.Namespace) -> int:
+    from conformance.mcp_bridge.server import serve_stdio
+
+    return serve_stdio()
+
+
+def _run(args: argparse.Namespace) -> int:
+    from conformance.cli.run import run_command
+
+    return run_command(args)
+
+
+def _list(args: argparse.Namespace) -> int:
+    from conformance.cli.run import list_command
+
+    return list_command(args)
+
+
+def _selftest(args: argparse.Namespace) -> int:
+    from conformance.selftest import selftest_command
+
+    return selftest_command(args)

@@ -1,0 +1,96 @@
+"""``conformance record``: (re)record the cassettes of scenarios x adapters (``conformance.run.recording``).
+
+``--emulator`` starts the loopback emulator and scripts it with the scenario's replies; ``--live``
+sends the same requests to ``--base-url`` with the key read from ``--api-key-env``. The exit code is
+1 when any pair failed, 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from conformance.adapters import BUILTIN, NATIVE, get_adapter
+from conformance.run.recording import record_pairs, select_scenarios
+from conformance.scenarios.values import Scenario
+
+__all__ = ["record_command_main"]
+
+_USAGE = 2
+
+
+def record_command_main(args: argparse.Namespace) -> int:
+    """The ``conformance record`` command (arguments parsed by ``conformance.cli``)."""
+    from conformance.scenarios.loader import load_scenarios
+
+    names = [n.strip() for value in (args.adapter or []) for n in value.split(",") if n.strip()] or (
+        sorted(BUILTIN) if args.emulator else list(NATIVE)
+    )
+    unknown = [n for n in names if n not in BUILTIN]
+    if unknown:
+        return _usage(f"unknown adapter {', '.join(unknown)} (known: {', '.join(sorted(BUILTIN))})")
+    if args.live and not args.base_url:
+        return _usage("--live needs --base-url URL (and usually --api-key-env VAR)")
+    if args.emulator and (args.base_url or args.api_key_env):
+        return _usage("--base-url and --api-key-env go with --live; --emulator starts its own server")
+    api_key = None
+    if args.api_key_env:
+        api_key = os.environ.get(args.api_key_env)
+        if not api_key:
+            return _usage(f"environment variable {args.api_key_env} is not set or empty")
+    loaded = load_scenarios([args.scenarios_dir] if args.scenarios_dir else [])
+    for problem in loaded.problems:
+        print(problem, file=sys.stderr)
+    chosen = select_scenarios(loaded.scenarios, args.scenario)
+    if not chosen:
+        return _usage(f"no scenario matches {', '.join(args.scenario or ['(all)'])}")
+    adapters = [get_adapter(n) for n in names]
+    cassette_dir = Path(args.cassette_dir)
+    if args.live:
+        results = record_pairs(
+            chosen,
+            adapters,
+            cassette_dir=cassette_dir,
+            base_url=args.base_url,
+            mode="live",
+            api_key=api_key,
+            model=args.model,
+            progress=sys.stderr,
+        )
+    else:
+        from conformance.emulator import Emulator, EmulatorScript
+
+        with Emulator() as emulator:
+
+            def set_script(scenario: Scenario | None) -> None:
+                emulator.set_script(
+                    None
+                    if scenario is None
+                    else EmulatorScript(scenario_id=scenario.id, replies=tuple(t.reply for t in scenario.turns))
+                )
+
+            results = record_pairs(
+                chosen,
+                adapters,
+                cassette_dir=cassette_dir,
+                base_url=emulator.base_url,
+                mode="emulator",
+                set_script=set_script,
+                model=args.model,
+                progress=sys.stderr,
+            )
+    counts = {
+        status: sum(r.status == status for r in results) for status in ("written", "unchanged", "unsupported", "failed")
+    }
+    print(", ".join(f"{n} {status}" for status, n in counts.items()), file=sys.stderr)
+    for result in results:
+        if result.status == "failed":
+            print(f"FAILED {result.adapter} {result.scenario}: {result.detail}", file=sys.stderr)
+    return 1 if counts["failed"] or loaded.problems else 0
+
+
+def _usage(message: str) -> int:
+    print(f"conformance record: error: {message}", file=sys.stderr)
+    return _USAGE

@@ -1,0 +1,272 @@
+"""``conformance run`` and ``conformance list``: choose scenarios, adapters and checks; show progress,
+the summary matrix, and write the reports.
+
+Selection: ``--adapter NAME|pkg.module:object`` (repeatable; a user's adapter object implements
+the contract of ``conformance.adapters.base.Adapter``), ``--adapters a,b``, ``--scenarios PATH|GLOB``
+(a file or folder loads those files; otherwise a glob over scenario ids), ``--checks
+translation,roundtrip,streaming,recovery``, ``-k EXPR`` (pytest-style: words matched as substrings of
+``adapter::scenario::mode``, combined with ``and``/``or``/``not`` and parentheses).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import importlib
+import re
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from conformance.adapters import BUILTIN, NATIVE, PROMPT_BASED, get_adapter
+from conformance.errors import UsageError
+from conformance.verdicts import STATUS_ORDER, CaseResult, RunResult
+
+if TYPE_CHECKING:
+    from conformance.adapters.base import Adapter
+    from conformance.scenarios.values import Scenario
+
+__all__ = [
+    "CHECK_IDS",
+    "FAMILIES",
+    "REPORT_FORMATS",
+    "compile_keyword",
+    "list_command",
+    "load_adapter",
+    "matrix_text",
+    "run_command",
+]
+
+REPORT_FORMATS = ("json", "md", "html", "junit")
+FAMILIES = ("translation", "roundtrip", "streaming", "recovery")
+"""The check families (``conformance.checks.FAMILIES``, named here so ``--help`` stays fast)."""
+CHECK_IDS: dict[str, tuple[str, ...]] = {
+    "translation": (
+        "translation.wire_paths",
+        "translation.tool_names",
+        "translation.tool_definitions",
+        "translation.tool_choice",
+        "translation.request_shape",
+    ),
+    "roundtrip": (
+        "roundtrip.calls",
+        "roundtrip.text",
+        "roundtrip.finish_reason",
+        "roundtrip.request",
+        "roundtrip.wire",
+    ),
+    "streaming": ("streaming.lifecycle", "streaming.fold", "streaming.chunk_invariance", "streaming.events"),
+    "recovery": ("recovery.provider_error", "recovery.arguments_error", "recovery.broken_stream"),
+}
+_SYMBOL = {"pass": ".", "fail": "F", "error": "E", "unsupported": "u", "xfail": "x", "stale": "S"}
+_REQUIRED: tuple[str, ...] = ("name", "wire_format", "capabilities", "tools_to_wire", "request_to_wire")
+_REQUIRED += ("request_from_wire", "response_from_wire", "stream_from_wire", "error_from_wire")
+
+
+def load_adapter(spec: str) -> Adapter:
+    """A built-in adapter name, or ``pkg.module:object`` naming an object with the adapter contract."""
+    if ":" not in spec:
+        if spec not in BUILTIN:
+            raise UsageError(f"unknown adapter {spec!r}: use one of {', '.join(sorted(BUILTIN))} or pkg.module:object")
+        return get_adapter(spec)
+    module_name, _, attribute = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"--adapter {spec}: cannot import {module_name!r} ({exc}); is it on PYTHONPATH?") from exc
+    obj: Any = module
+    for part in attribute.split("."):
+        if not hasattr(obj, part):
+            raise UsageError(f"--adapter {spec}: {module_name} has no attribute {attribute!r}")
+        obj = getattr(obj, part)
+    missing = [name for name in _REQUIRED if not hasattr(obj, name)]
+    if missing:
+        raise UsageError(
+            f"--adapter {spec}: the object lacks {', '.join(missing)} (see docs/adapters.md for the adapter contract)"
+        )
+    if not isinstance(obj.capabilities, frozenset | set):
+        raise UsageError(f"--adapter {spec}: capabilities must be a set of capability names")
+    return obj  # type: ignore[no-any-return]
+
+
+_TOKEN = re.compile(r"\s*(\(|\)|and\b|or\b|not\b|[^\s()]+)")
+
+
+def compile_keyword(expression: str) -> Callable[[str, str, str], bool]:
+    """``-k``: a pytest-style expression over ``adapter::scenario::mode``."""
+    tokens = _TOKEN.findall(expression)
+    if not tokens:
+        raise UsageError("-k needs an expression")
+    words: list[str] = []
+    parts: list[str] = []
+    for token in tokens:
+        if token in ("(", ")", "and", "or", "not"):
+            parts.append(token)
+        else:
+            words.append(token)
+            parts.append(f"(w[{len(words) - 1}] in name)")
+    code = " ".join(parts)
+    try:
+        compiled = compile(code, "<-k>", "eval")
+        eval(compiled, {"__builtins__": {}}, {"w": words, "name": ""})
+    except SyntaxError as exc:
+        raise UsageError(f"-k {expression!r}: not a valid expression") from exc
+
+    def select(adapter: str, scenario: str, mode: str) -> bool:
+        return bool(eval(compiled, {"__builtins__": {}}, {"w": words, "name": f"{adapter}::{scenario}::{mode}"}))
+
+    return select
+
+
+def _split(values: Sequence[str] | None) -> list[str]:
+    return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
+
+
+def _scenarios(specs: list[str]) -> tuple[list[Scenario], list[str]]:
+    from conformance.scenarios.loader import load_scenarios
+
+    paths = [s for s in specs if Path(s).exists()]
+    globs = [s for s in specs if not Path(s).exists()]
+    loaded = load_scenarios(paths)
+    scenarios = list(loaded.scenarios)
+    if globs:
+        scenarios = [s for s in scenarios if any(fnmatch.fnmatchcase(s.id, g) or s.id == g for g in globs)]
+        if not scenarios:
+            raise UsageError(f"no scenario id matches {', '.join(globs)} (see `conformance list`)")
+    return scenarios, [str(p) for p in loaded.problems]
+
+
+def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    from conformance.run.runner import RunOptions, run_suite
+
+    try:
+        names = [*(args.adapter or []), *_split([args.adapters] if args.adapters else [])] or [*NATIVE, *PROMPT_BASED]
+        adapters = [load_adapter(n) for n in names]
+        families = tuple(_split([args.checks])) if args.checks else tuple(FAMILIES)
+        unknown = [f for f in families if f not in FAMILIES]
+        if unknown:
+            raise UsageError(f"unknown check family {', '.join(unknown)} (known: {', '.join(FAMILIES)})")
+        formats = _split([args.format])
+        bad = [f for f in formats if f not in REPORT_FORMATS]
+        if bad:
+            raise UsageError(f"unknown report format {', '.join(bad)} (known: {', '.join(REPORT_FORMATS)})")
+        select = compile_keyword(args.keyword) if args.keyword else None
+        if args.timeout <= 0:
+            raise UsageError("--timeout must be positive")
+        scenarios, problems = _scenarios(args.scenarios or [])
+    except UsageError as exc:
+        print(f"conformance run: error: {exc}", file=sys.stderr)
+        return 2
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    options = RunOptions(
+        cassette_dir=Path(args.cassette_dir),
+        families=families,
+        timeout=args.timeout,
+        fail_fast=args.fail_fast,
+        exhaustive=args.exhaustive,
+        select=select,
+    )
+    progress = None if args.quiet else _Progress(out)
+    result = run_suite(scenarios, adapters, options, progress=progress, problems=problems)
+    if progress is not None:
+        progress.done()
+        print(matrix_text(result), file=out)
+    for case in result.cases:
+        if case.status in ("fail", "error", "stale") and not args.quiet:
+            print(_case_text(case), file=out)
+    written = _write_reports(result, Path(args.report_dir), formats)
+    counts = result.counts()
+    summary = ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s])
+    print(
+        f"{len(result.cases)} cases: {summary or 'none'}; reports: {', '.join(map(str, written)) or 'none'}", file=out
+    )
+    failed = counts["fail"] + counts["error"] + counts["stale"]
+    return 1 if failed or problems or not result.cases else 0
+
+
+def _write_reports(result: RunResult, report_dir: Path, formats: list[str]) -> list[Path]:
+    if not formats:
+        return []
+    from conformance.reporting import write_reports
+
+    return list(write_reports(result, report_dir, formats=tuple(formats)))
+
+
+class _Progress:
+    """One line per adapter, one character per case (``.`` pass, ``F`` fail, ``E`` error, ...)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.adapter: str | None = None
+
+    def __call__(self, case: CaseResult) -> None:
+        if case.adapter != self.adapter:
+            if self.adapter is not None:
+                self.out.write("\n")
+            self.adapter = case.adapter
+            self.out.write(f"{case.adapter:<18} ")
+        self.out.write(_SYMBOL[case.status])
+        self.out.flush()
+
+    def done(self) -> None:
+        if self.adapter is not None:
+            self.out.write("\n")
+
+
+def matrix_text(result: RunResult) -> str:
+    """Scenario x adapter, each cell the non-streaming and streaming verdict symbols."""
+    adapters = [a.name for a in result.adapters]
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    for case in result.cases:
+        cells.setdefault((case.scenario, case.adapter), {})[case.mode] = _SYMBOL[case.status]
+    width = max([len(s.id) for s in result.scenarios] + [8])
+    lines = ["", f"{'scenario':<{width}}  " + "  ".join(f"{a[:16]:<16}" for a in adapters)]
+    for scenario in result.scenarios:
+        row = []
+        for adapter in adapters:
+            modes = cells.get((scenario.id, adapter), {})
+            row.append(f"{modes.get('non_stream', ' ')}{modes.get('stream', ' '):<15}")
+        lines.append(f"{scenario.id:<{width}}  " + "  ".join(row))
+    lines.append(
+        "(first symbol: non-streaming, second: streaming; . pass F fail E error u unsupported x xfail S stale)"
+    )
+    return "\n".join(lines)
+
+
+def _case_text(case: CaseResult) -> str:
+    lines = [f"{case.status.upper()} {case.adapter} {case.scenario} [{case.mode}] {case.message}".rstrip()]
+    for check in case.checks:
+        if check.status == "pass":
+            continue
+        lines.append(f"  {check.check}: {check.status} {check.message}".rstrip())
+        for finding in check.findings[:8]:
+            turn = f"turn {finding.turn} " if finding.turn is not None else ""
+            values = f"expected {finding.expected!r}, actual {finding.actual!r}"
+            lines.append(f"    {turn}{finding.path}: {finding.message} ({values})")
+    if case.cassette:
+        lines.append(f"  cassette: {case.cassette}")
+    return "\n".join(lines)
+
+
+def list_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    from conformance.scenarios.loader import load_scenarios
+
+    loaded = load_scenarios([])
+    print(f"Scenarios ({len(loaded.scenarios)}):", file=out)
+    for scenario in loaded.scenarios:
+        requires = f"  [requires {', '.join(sorted(scenario.requires))}]" if scenario.requires else ""
+        print(f"  {scenario.id}: {scenario.behavior}{requires}", file=out)
+    print(f"\nAdapters ({len(BUILTIN)}):", file=out)
+    for name in sorted(BUILTIN):
+        adapter = get_adapter(name)
+        print(f"  {name} (wire {adapter.wire_format}): {', '.join(sorted(adapter.capabilities))}", file=out)
+    print("\nChecks:", file=out)
+    for family, ids in CHECK_IDS.items():
+        print(f"  {family}: {', '.join(ids)}", file=out)
+    for problem in loaded.problems:
+        print(problem, file=sys.stderr)
+    return 1 if loaded.problems else 0

@@ -1,0 +1,60 @@
+"""``conformance validate``: check scenario files and print every problem with its place.
+
+Exit 0 when every file is valid, 1 when any has problems, 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Literal
+
+from conformance.errors import UsageError
+from conformance.scenarios.loader import default_scenarios_dir, load_scenarios
+
+__all__ = ["validate_command"]
+
+_OK, _PROBLEMS, _USAGE = 0, 1, 2
+
+
+def validate_command(paths: Sequence[str], *, output_format: Literal["text", "json"] | str = "text") -> int:
+    """``conformance validate``: print every problem of every file; 0 all valid, 1 problems, 2 usage."""
+    try:
+        result = load_scenarios(paths)
+    except UsageError as exc:
+        print(f"conformance validate: error: {exc}", file=sys.stderr)
+        return _USAGE
+    if not result.files:
+        where = ", ".join(paths) if paths else str(default_scenarios_dir())
+        print(f"conformance validate: error: no scenario files (*.yaml, *.yml) under {where}", file=sys.stderr)
+        return _USAGE
+    problems = [replace(p, path=_shown(p.path)) for p in result.problems]
+    bad_files = {p.path for p in problems}
+    if output_format == "json":
+        report = {
+            "files": len(result.files),
+            "valid": len(result.scenarios),
+            "invalid": len(bad_files),
+            "scenarios": [s.id for s in result.scenarios],
+            "problems": [p.to_json() for p in problems],
+        }
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        for problem in problems:
+            print(problem)
+        summary = f"{len(result.files)} scenario file(s) checked: {len(result.scenarios)} valid"
+        if problems:
+            summary += f", {len(bad_files)} with problems ({len(problems)} problem(s))"
+        print(summary)
+    return _PROBLEMS if problems else _OK
+
+
+def _shown(path: Path) -> Path:
+    """``path`` relative to the working directory when it is under it (shorter to read)."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path

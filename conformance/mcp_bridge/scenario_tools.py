@@ -1,0 +1,259 @@
+"""A scenario's tools from its MCP server: the edge that joins scenarios and the MCP bridge.
+
+A scenario with ``tools: {mcp: ...}`` (``Scenario.mcp``) has no tools until its server runs.
+``open_scenario_tools`` starts the server (``conformance.mcp_bridge.client.McpSession``), lists
+its tools through every ``tools/list`` page, keeps the ``select``-ed ones in that order, and
+yields the scenario with those tools and an executor for the turns with ``tool_results: mcp``::
+
+    with open_scenario_tools(scenario) as (ready, executor):
+        outcome = run_conversation(ready, adapter, transport, mode="stream", executor=executor)
+
+The executor sends each decoded call (its MCP name and arguments) to ``tools/call`` and returns
+the real result, the call's id attached. A tool's own failure (``isError``), a JSON-RPC error
+(an unknown tool) and a result the client refused are results (``conformance.mcp_bridge``'s
+error channels). A call that takes longer than ``tools.mcp.timeout`` seconds is a result too: the
+``client`` channel, with the text ``MCP tool call timed out after N s`` (``timeout_result``); the
+request is cancelled on the server and the session goes on. Only a server that fails to start or
+dies raises ``McpServerError`` (with its command and the tail of its stderr); the executor then
+keeps it in ``failure`` and raises it again on every later call.
+
+``{python}`` in ``command``/``args`` becomes the running interpreter; a relative ``cwd`` is taken
+from the scenario file's folder. The ``mcp`` SDK is imported only when a server starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from conformance.errors import McpServerError, McpTimeoutError, ScenarioError, UsageError
+from conformance.model import Text, Tool, ToolCall, ToolResult
+from conformance.scenarios.problems import ScenarioProblem, closest
+from conformance.scenarios.values import PYTHON_PLACEHOLDER, McpTools, Scenario
+
+if TYPE_CHECKING:
+    from conformance.mcp_bridge.client import McpServerSpec, McpSession
+
+__all__ = [
+    "DEFAULT_START_TIMEOUT",
+    "McpExecutor",
+    "McpPool",
+    "open_scenario_tools",
+    "select_tools",
+    "server_spec",
+    "timeout_result",
+    "unparsed_arguments_result",
+]
+
+DEFAULT_START_TIMEOUT = 120.0
+"""Seconds the server has to start, answer ``initialize`` and list its tools."""
+
+_MCP_KEY = "mcp"  # conformance.mcp_bridge._convert.MCP_KEY, without importing the SDK-side package
+
+
+def server_spec(mcp: McpTools, *, base: Path | None = None) -> McpServerSpec:
+    """How to start the server of ``tools.mcp``: ``{python}`` resolved, ``cwd`` relative to ``base``."""
+    from conformance.mcp_bridge.client import McpServerSpec
+
+    cwd = mcp.cwd
+    if cwd is not None and base is not None and not Path(cwd).is_absolute():
+        cwd = str(base / cwd)
+    return McpServerSpec(command=_resolved(mcp.command), args=_resolved(mcp.args), env=dict(mcp.env), cwd=cwd)
+
+
+def _resolved(words: Sequence[str]) -> tuple[str, ...]:
+    python = sys.executable or "python3"
+    return tuple(word.replace(PYTHON_PLACEHOLDER, python) for word in words)
+
+
+def select_tools(listed: Sequence[Tool], select: Sequence[str] | None, scenario: Scenario) -> tuple[Tool, ...]:
+    """The tools ``select`` names, in its order (every listed tool when None).
+
+    A name the server does not offer raises ``ScenarioError`` naming it, the closest offered
+    name, and the file.
+    """
+    if select is None:
+        return tuple(listed)
+    by_name = {tool.name: tool for tool in listed}
+    problems = [
+        ScenarioProblem(
+            path=scenario.path,
+            pointer=f"/tools/mcp/select/{i}",
+            message=f"select names {name!r}, which the MCP server does not offer",
+            expected="one of: " + (", ".join(by_name) or "(the server lists no tools)"),
+            hint=closest(name, by_name) or "fix the name, or remove it from select",
+        )
+        for i, name in enumerate(select)
+        if name not in by_name
+    ]
+    if problems:
+        raise ScenarioError(problems)
+    return tuple(by_name[name] for name in select)
+
+
+def timeout_result(call: ToolCall, seconds: float) -> ToolResult:
+    """What the model sees when ``tools/call`` takes longer than ``seconds``: an error result."""
+    text = f"MCP tool call timed out after {seconds:g} s"
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        content=(Text(text=text),),
+        is_error=True,
+        provider_details={_MCP_KEY: {"error_channel": "client", "error": {"message": text, "timeout": seconds}}},
+    )
+
+
+def unparsed_arguments_result(call: ToolCall) -> ToolResult:
+    """A call whose arguments are not a JSON object is not sent; the model reads why."""
+    reason = call.arguments_error or "the arguments are not a JSON object"
+    text = f"the tool was not called: its arguments could not be read ({reason})"
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        content=(Text(text=text),),
+        is_error=True,
+        provider_details={_MCP_KEY: {"error_channel": "client", "error": {"message": text}}},
+    )
+
+
+class McpExecutor:
+    """Answers a ``ToolCall`` with the server's ``tools/call`` result (``run_conversation``'s executor)."""
+
+    def __init__(self, session: McpSession, *, timeout: float) -> None:
+        self.session = session
+        self.timeout = timeout
+        """Seconds per call."""
+        self.failure: McpServerError | None = None
+        """The error of a server that died or broke the protocol; every later call raises it."""
+        self.calls = 0
+        """How many calls reached the server."""
+        self.on_failure: Callable[[], None] | None = None
+        """Called once when the server fails (a pool drops the session)."""
+
+    def __call__(self, call: ToolCall) -> ToolResult:
+        if self.failure is not None:
+            raise self.failure
+        if call.arguments is None:
+            return unparsed_arguments_result(call)
+        self.calls += 1
+        try:
+            return self.session.call_tool(call.name, call.arguments, call_id=call.id, timeout=self.timeout)
+        except McpTimeoutError:
+            return timeout_result(call, self.timeout)
+        except McpServerError as exc:
+            self.failure = exc
+            if self.on_failure is not None:
+                self.on_failure()
+            raise
+
+
+@contextmanager
+def open_scenario_tools(
+    scenario: Scenario, *, start_timeout: float = DEFAULT_START_TIMEOUT
+) -> Iterator[tuple[Scenario, McpExecutor]]:
+    """Start ``scenario``'s MCP server; yield the scenario with its tools, and the executor.
+
+    The server is stopped when the block ends, however it ends. Raises ``McpServerError`` (with
+    the command and the server's stderr tail) when the server cannot start, list its tools within
+    ``start_timeout`` seconds, or dies; ``ScenarioError`` when ``select`` names a tool it does not
+    offer; ``UsageError`` when the scenario takes no tools from an MCP server.
+    """
+    if scenario.mcp is None:
+        raise UsageError(f"scenario {scenario.id} takes no tools from an MCP server (no tools: {{mcp: ...}})")
+    from conformance.mcp_bridge.client import McpSession
+
+    spec = server_spec(scenario.mcp, base=scenario.path.parent)
+    with McpSession(spec, timeout=start_timeout) as session:
+        tools = select_tools(session.list_tools(), scenario.mcp.select, scenario)
+        yield replace(scenario, tools=tools), McpExecutor(session, timeout=scenario.mcp.timeout)
+
+
+class McpPool:
+    """MCP servers shared across the pairs of one run: one server per distinct launch spec, started
+    on first use (or ahead of time by ``prestart``, in the background) and stopped by ``close`` (a
+    context manager). The bundled server is stateless for the calls scenarios make, so sharing it
+    changes no result; it saves a start (about 1.5 s) per (adapter, scenario) pair. A server that
+    failed is dropped and started again on next use."""
+
+    def __init__(self, *, start_timeout: float = DEFAULT_START_TIMEOUT) -> None:
+        self.start_timeout = start_timeout
+        self._lock = threading.Lock()
+        self._starts: dict[object, Future[tuple[McpSession, tuple[Tool, ...]]]] = {}
+
+    def prestart(self, scenarios: Sequence[Scenario]) -> None:
+        """Start, in background threads, the servers ``scenarios`` will need."""
+        for scenario in scenarios:
+            if scenario.mcp is not None:
+                self._start(server_spec(scenario.mcp, base=scenario.path.parent))
+
+    def _start(self, spec: McpServerSpec) -> tuple[object, Future[tuple[McpSession, tuple[Tool, ...]]]]:
+        key = (spec.command, spec.args, tuple(sorted(spec.env.items())), spec.cwd)
+        with self._lock:
+            future = self._starts.get(key)
+            if future is None:
+                future = Future()
+                self._starts[key] = future
+                threading.Thread(target=self._launch, args=(spec, future), name="mcp-start", daemon=True).start()
+        return key, future
+
+    def _launch(self, spec: McpServerSpec, future: Future[tuple[McpSession, tuple[Tool, ...]]]) -> None:
+        from conformance.mcp_bridge.client import McpSession
+
+        try:
+            session = McpSession(spec, timeout=self.start_timeout)
+            session.__enter__()
+            try:
+                tools = tuple(session.list_tools())
+            except BaseException:
+                session.__exit__(None, None, None)
+                raise
+        except BaseException as exc:  # handed to whoever opens this server
+            future.set_exception(exc)
+        else:
+            future.set_result((session, tools))
+
+    def open(self, scenario: Scenario) -> tuple[Scenario, McpExecutor]:
+        """The scenario with its MCP tools, and an executor on the shared session."""
+        if scenario.mcp is None:
+            raise UsageError(f"scenario {scenario.id} takes no tools from an MCP server (no tools: {{mcp: ...}})")
+        key, future = self._start(server_spec(scenario.mcp, base=scenario.path.parent))
+        try:
+            session, tools = future.result(timeout=self.start_timeout + 5)
+        except BaseException:
+            with self._lock:
+                if self._starts.get(key) is future:
+                    del self._starts[key]  # the next pair tries again
+            raise
+        executor = McpExecutor(session, timeout=scenario.mcp.timeout)
+        executor.on_failure = lambda: self._drop(key)
+        return replace(scenario, tools=select_tools(tools, scenario.mcp.select, scenario)), executor
+
+    def _drop(self, key: object) -> None:
+        with self._lock:
+            future = self._starts.pop(key, None)
+        if future is not None and future.done() and future.exception() is None:
+            future.result()[0].__exit__(None, None, None)
+
+    def close(self) -> None:
+        with self._lock:
+            keys = list(self._starts)
+        for key in keys:
+            with self._lock:
+                future = self._starts.get(key)
+            if future is not None:
+                with contextlib.suppress(BaseException):  # a start in flight finishes first
+                    future.result(timeout=self.start_timeout + 5)
+            self._drop(key)
+
+    def __enter__(self) -> McpPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

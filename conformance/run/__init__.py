@@ -1,0 +1,11 @@
+"""Running scenarios: the conversation driver and the runner.
+
+- ``conversation``: drive one scenario through one adapter over a ``Transport``, turn by turn
+  (the one path shared by recording and replay);
+- ``runner``: cases = adapters x scenarios x modes, each with a timeout, replayed from cassettes,
+  judged by the check families (``conformance.checks``) into verdicts (``conformance.verdicts``).
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,252 @@
+"""Drive one scenario's conversation through one adapter over a ``Transport``, turn by turn.
+
+The same code path serves recording (a ``Transport`` to the emulator or a live provider) and
+checking (a ``Transport`` replaying a cassette): for each turn, the unified ``Request`` (system,
+history, tools, tool choice) goes through the adapter's ``request_to_wire``, the transport sends
+it, and the adapter decodes the answer (``response_from_wire``, or ``stream_from_wire`` folded by
+``conformance.assembly.fold``; an HTTP error through ``error_from_wire``). The assistant message
+joins the history, then the scenario's tool results answering that turn's calls (by position,
+with the ids the adapter decoded), and the next turn follows. A turn with ``tool_results: mcp``
+is answered by an executor instead: each decoded call (its id, MCP name and arguments) goes to a
+real MCP server's ``tools/call`` and the real result is fed back (``conformance.mcp_bridge.scenario_tools``).
+
+A provider error, a broken transport, a turn whose calls cannot be answered, or an MCP
+executor that is missing or fails ends the conversation early: ``ConversationOutcome.stopped``
+says why. Exceptions from the adapter are not caught here (the runner turns them into an ERROR
+verdict).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from conformance.adapters.base import Adapter, WireRequest, load_json_body
+from conformance.assembly import fold
+from conformance.errors import ConformanceError, ProviderError, StreamInterruptedError, TransportError
+from conformance.model import ErrorEvent, ErrorInfo, Message, Part, Request, Response, StreamEvent, ToolCall, ToolResult
+from conformance.scenarios.values import Mode, Scenario, Turn
+from conformance.traffic.transport import Transport
+
+__all__ = [
+    "DEFAULT_MODELS",
+    "ConversationOutcome",
+    "TurnOutcome",
+    "build_request",
+    "mcp_result_message",
+    "run_conversation",
+    "tool_result_message",
+]
+
+DEFAULT_MODELS: Mapping[str, str] = {
+    "openai_chat": "gpt-4.1-mini",
+    "openai_responses": "gpt-4.1-mini",
+    "anthropic": "claude-sonnet-4-5",
+    "gemini": "gemini-2.5-flash",
+    "ollama": "qwen3:8b",
+}
+"""The model each wire format asks for when none is given (the emulator echoes it)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnOutcome:
+    """What one turn sent and what came back."""
+
+    turn: int
+    request: Request
+    wire: WireRequest
+    status: int | None = None
+    """The HTTP status (None when no response arrived)."""
+    response: Response | None = None
+    """The decoded response (stream mode: the fold of ``events``); None after an HTTP error."""
+    events: tuple[StreamEvent, ...] = ()
+    error: ErrorInfo | None = None
+    """A provider error (HTTP status, error event in a stream) or a transport failure."""
+    transport_error: str | None = None
+    """What broke the exchange at the transport level (a dropped connection)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConversationOutcome:
+    scenario: str
+    adapter: str
+    mode: Mode
+    turns: tuple[TurnOutcome, ...] = ()
+    stopped: str | None = None
+    """Why the conversation ended before its last turn (None: every turn ran)."""
+    history: tuple[Message, ...] = field(default=(), repr=False)
+
+
+def build_request(scenario: Scenario, messages: Iterable[Message], *, model: str, stream: bool) -> Request:
+    """The unified request of a turn: the scenario's settings and the history so far."""
+    return Request(
+        model=model,
+        system=scenario.system,
+        messages=tuple(messages),
+        tools=scenario.tools,
+        tool_choice=scenario.tool_choice,
+        parallel_tool_calls=scenario.parallel_tool_calls,
+        stream=stream,
+        max_tokens=scenario.max_tokens,
+    )
+
+
+def tool_result_message(turn: Turn, calls: tuple[ToolCall, ...]) -> tuple[Message | None, str | None]:
+    """The ``tool`` message answering ``calls`` with the turn's results, or a reason it cannot."""
+    results: list[Part] = []
+    for spec in turn.tool_results:
+        if spec.call >= len(calls):
+            return None, (
+                f"turn {turn.index}: the scenario answers call #{spec.call} but the adapter decoded "
+                f"{len(calls)} tool call(s)"
+            )
+        call = calls[spec.call]
+        results.append(ToolResult(call_id=call.id, content=spec.content, is_error=spec.is_error, name=call.name))
+    return Message(role="tool", parts=tuple(results)), None
+
+
+def mcp_result_message(
+    turn: Turn, calls: tuple[ToolCall, ...], executor: Callable[[ToolCall], ToolResult] | None
+) -> tuple[Message | None, str | None]:
+    """The ``tool`` message answering ``calls`` with ``executor(call)`` each, or a reason it cannot.
+
+    Each result answers its call by the id and name the adapter decoded, whatever the executor
+    put there. An executor that raises a ``ConformanceError`` (the MCP server died) ends the
+    conversation; a tool that failed is a result (``is_error``), not a raise.
+    """
+    if executor is None:
+        return None, (
+            f"turn {turn.index}: the scenario feeds back MCP results (tool_results: mcp) but no MCP executor was "
+            "given (run it through conformance.mcp_bridge.scenario_tools.open_scenario_tools)"
+        )
+    if not calls:
+        return None, f"turn {turn.index}: the scenario feeds back MCP results, but the adapter decoded no tool call"
+    results: list[Part] = []
+    for number, call in enumerate(calls):
+        try:
+            result = executor(call)
+        except ConformanceError as exc:
+            return None, f"turn {turn.index}: MCP tools/call {call.name} (call #{number}) failed: {exc}"
+        results.append(replace(result, call_id=call.id, name=call.name))
+    return Message(role="tool", parts=tuple(results)), None
+
+
+def run_conversation(
+    scenario: Scenario,
+    adapter: Adapter,
+    transport: Transport,
+    *,
+    mode: Mode,
+    model: str | None = None,
+    executor: Callable[[ToolCall], ToolResult] | None = None,
+) -> ConversationOutcome:
+    """Run every turn of ``scenario`` through ``adapter`` and ``transport`` in ``mode``.
+
+    ``executor`` answers the calls of a turn with ``tool_results: mcp`` (``Turn.mcp_results``):
+    one ``ToolResult`` per decoded call, in order (``conformance.mcp_bridge.scenario_tools`` makes one).
+    """
+    model = model or DEFAULT_MODELS.get(adapter.wire_format, "model")
+    history: list[Message] = []
+    outcomes: list[TurnOutcome] = []
+    stopped: str | None = None
+    for turn in scenario.turns:
+        if turn.user:
+            history.append(Message(role="user", parts=turn.user))
+        request = build_request(scenario, history, model=model, stream=mode == "stream")
+        outcome = _exchange(turn, request, adapter, transport, scenario)
+        outcomes.append(outcome)
+        if outcome.error is not None or outcome.response is None:
+            if turn.index < len(scenario.turns) - 1:
+                stopped = f"turn {turn.index}: {_why(outcome)}"
+            break
+        history.append(Message(role="assistant", parts=outcome.response.parts))
+        if turn.tool_results or turn.mcp_results:
+            calls = tuple(part for part in outcome.response.parts if isinstance(part, ToolCall))
+            if turn.mcp_results:
+                message, problem = mcp_result_message(turn, calls, executor)
+            else:
+                message, problem = tool_result_message(turn, calls)
+            if message is None:
+                stopped = problem
+                break
+            history.append(message)
+    return ConversationOutcome(
+        scenario=scenario.id,
+        adapter=adapter.name,
+        mode=mode,
+        turns=tuple(outcomes),
+        stopped=stopped,
+        history=tuple(history),
+    )
+
+
+def _why(outcome: TurnOutcome) -> str:
+    if outcome.error is not None:
+        return f"provider error {outcome.error.kind}: {outcome.error.message}"
+    return outcome.transport_error or "no response"
+
+
+def _exchange(turn: Turn, request: Request, adapter: Adapter, transport: Transport, scenario: Scenario) -> TurnOutcome:
+    wire = adapter.request_to_wire(request)
+    base: dict[str, Any] = {"turn": turn.index, "request": request, "wire": wire}
+    if not wire.stream:
+        try:
+            answer = transport.send(wire)
+        except TransportError as exc:
+            return TurnOutcome(**base, error=_transport_error(exc), transport_error=str(exc))
+        if answer.status >= 400:
+            return TurnOutcome(
+                **base,
+                status=answer.status,
+                error=_error_info(adapter.error_from_wire(answer.status, answer.headers, answer.body)),
+            )
+        body = load_json_body(answer.body)
+        if not isinstance(body, Mapping):
+            info = ErrorInfo(
+                kind="malformed_response", message="the response body is not a JSON object", status=answer.status
+            )
+            return TurnOutcome(**base, status=answer.status, error=info)
+        response = adapter.response_from_wire(body, tools=scenario.tools)
+        return TurnOutcome(**base, status=answer.status, response=response, error=response.error)
+    try:
+        streamed = transport.stream(wire)
+    except TransportError as exc:
+        return TurnOutcome(**base, error=_transport_error(exc), transport_error=str(exc))
+    with streamed:
+        if streamed.status >= 400:
+            try:
+                body_bytes = streamed.read()
+            except TransportError as exc:
+                body_bytes = b""
+                base["transport_error"] = str(exc)
+            error = _error_info(adapter.error_from_wire(streamed.status, streamed.headers, body_bytes))
+            return TurnOutcome(**base, status=streamed.status, error=error)
+        broken: list[str] = []
+        events = tuple(adapter.stream_from_wire(_guarded(streamed.chunks(), broken), tools=scenario.tools))
+    response = fold(events)
+    stream_error: ErrorInfo | None = next((event.error for event in events if isinstance(event, ErrorEvent)), None)
+    return TurnOutcome(
+        **base,
+        status=streamed.status,
+        response=response,
+        events=events,
+        error=stream_error or response.error,
+        transport_error=broken[0] if broken else None,
+    )
+
+
+def _guarded(chunks: Iterator[bytes], broken: list[str]) -> Iterator[bytes]:
+    """The chunks until the transport breaks; the adapter then sees the stream end early."""
+    try:
+        yield from chunks
+    except (StreamInterruptedError, TransportError) as exc:
+        broken.append(f"{type(exc).__name__}: {exc}")
+
+
+def _transport_error(exc: TransportError) -> ErrorInfo:
+    return ErrorInfo(kind="unknown", message=f"{type(exc).__name__}: {exc}")
+
+
+def _error_info(error: ProviderError) -> ErrorInfo:
+    return error.info

@@ -1,0 +1,160 @@
+"""Recording: run scenarios x adapters against the emulator or a live provider and write cassettes.
+
+For each chosen (adapter, scenario) pair, one cassette ``CASSETTE_DIR/<adapter>/<scenario-id>.yaml``
+holds the conversation run non-streaming, then streaming (the scenario's ``modes``), as
+consecutive interactions; replay matches each request by method, path and stream mode, in order.
+With the emulator (``conformance record --emulator``) each pair's scenario scripts its replies
+through ``set_script``; live (``--live``) the same requests go, through the same code
+(``conformance.run.conversation``), to the provider's base URL with its key.
+
+A pair whose scenario requires a capability the adapter does not declare is skipped (the runner
+reports it UNSUPPORTED without a cassette). One pair that fails never stops the others; the exit
+code is 1 when any failed. A scenario with ``tools: {mcp: ...}`` gets its tools from one MCP
+server per pair, and its ``tool_results: mcp`` turns are answered by that server's ``tools/call``
+(``conformance.mcp_bridge.scenario_tools``); a server that fails to start or dies fails the pair.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from conformance.adapters.base import Adapter
+from conformance.errors import ConformanceError, McpServerError, ScenarioError
+from conformance.mcp_bridge.scenario_tools import McpExecutor, open_scenario_tools
+from conformance.run.conversation import DEFAULT_MODELS, ConversationOutcome, run_conversation
+from conformance.scenarios.values import Scenario
+from conformance.traffic.recorder import Provenance, RecordResult, record_cassette
+from conformance.traffic.transport import Transport
+
+__all__ = ["PairResult", "cassette_path", "record_pairs", "select_scenarios"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairResult:
+    adapter: str
+    scenario: str
+    status: str
+    """``written``, ``unchanged``, ``unsupported`` or ``failed``."""
+    detail: str = ""
+
+
+def cassette_path(cassette_dir: Path, adapter: str, scenario_id: str) -> Path:
+    return cassette_dir / adapter / f"{scenario_id}.yaml"
+
+
+def select_scenarios(scenarios: Sequence[Scenario], patterns: Sequence[str] | None) -> list[Scenario]:
+    """The scenarios whose id equals or matches (``fnmatch``) one of ``patterns`` (all when none)."""
+    if not patterns:
+        return list(scenarios)
+    return [s for s in scenarios if any(s.id == p or fnmatch.fnmatchcase(s.id, p) for p in patterns)]
+
+
+def record_pairs(
+    scenarios: Sequence[Scenario],
+    adapters: Sequence[Adapter],
+    *,
+    cassette_dir: Path,
+    base_url: str,
+    mode: str,
+    set_script: Callable[[Scenario | None], None] | None = None,
+    api_key: str | None = None,
+    model: str | None = None,
+    progress: TextIO | None = None,
+) -> list[PairResult]:
+    """Record every (adapter, scenario) pair; ``set_script`` scripts the emulator per scenario."""
+    pairs = [(adapter, scenario) for adapter in adapters for scenario in scenarios]
+    results: list[PairResult] = []
+    for number, (adapter, scenario) in enumerate(pairs, 1):
+        result = _record_one(
+            adapter,
+            scenario,
+            cassette_dir=cassette_dir,
+            base_url=base_url,
+            mode=mode,
+            set_script=set_script,
+            api_key=api_key,
+            model=model,
+        )
+        results.append(result)
+        if progress is not None:
+            detail = f" ({result.detail})" if result.detail else ""
+            print(f"[{number}/{len(pairs)}] {adapter.name} {scenario.id}: {result.status}{detail}", file=progress)
+    return results
+
+
+def _record_one(
+    adapter: Adapter,
+    scenario: Scenario,
+    *,
+    cassette_dir: Path,
+    base_url: str,
+    mode: str,
+    set_script: Callable[[Scenario | None], None] | None,
+    api_key: str | None,
+    model: str | None,
+) -> PairResult:
+    missing = sorted(scenario.requires - adapter.capabilities)
+    if missing:
+        return PairResult(
+            adapter=adapter.name, scenario=scenario.id, status="unsupported", detail="requires " + ", ".join(missing)
+        )
+    if scenario.mcp is None:
+        return _record_pair(adapter, scenario, None, cassette_dir, base_url, mode, set_script, api_key, model)
+    try:  # one MCP server for the pair, stopped after it
+        with open_scenario_tools(scenario) as (ready, executor):
+            return _record_pair(adapter, ready, executor, cassette_dir, base_url, mode, set_script, api_key, model)
+    except (McpServerError, ScenarioError) as exc:
+        return PairResult(adapter=adapter.name, scenario=scenario.id, status="failed", detail=f"MCP tools: {exc}")
+
+
+def _record_pair(
+    adapter: Adapter,
+    scenario: Scenario,
+    executor: McpExecutor | None,
+    cassette_dir: Path,
+    base_url: str,
+    mode: str,
+    set_script: Callable[[Scenario | None], None] | None,
+    api_key: str | None,
+    model: str | None,
+) -> PairResult:
+    chosen_model = model or DEFAULT_MODELS.get(adapter.wire_format, "model")
+    outcomes: list[ConversationOutcome] = []
+
+    def run(transport: Transport) -> None:
+        for run_mode in scenario.modes:
+            outcomes.append(
+                run_conversation(scenario, adapter, transport, mode=run_mode, model=chosen_model, executor=executor)
+            )
+            if executor is not None and executor.failure is not None:
+                raise executor.failure  # the MCP server died: nothing is written
+
+    if set_script is not None:
+        set_script(scenario)
+    try:
+        result: RecordResult = record_cassette(
+            cassette_path(cassette_dir, adapter.name, scenario.id),
+            run,
+            adapter=adapter.wire_format,
+            base_url=base_url,
+            provenance=Provenance(
+                mode="live" if mode == "live" else "emulator", model=chosen_model, scenario=scenario.id
+            ),
+            api_key=api_key,
+        )
+    except ConformanceError as exc:
+        return PairResult(adapter=adapter.name, scenario=scenario.id, status="failed", detail=str(exc))
+    except Exception as exc:  # an adapter that raises costs this pair only
+        return PairResult(
+            adapter=adapter.name, scenario=scenario.id, status="failed", detail=f"{type(exc).__name__}: {exc}"
+        )
+    finally:
+        if set_script is not None:
+            set_script(None)
+    notes = [f"{result.interactions} interactions"]
+    notes += [f"{o.mode}: {o.stopped}" for o in outcomes if o.stopped]
+    return PairResult(adapter=adapter.name, scenario=scenario.id, status=result.status, detail="; ".join(notes))

@@ -1,0 +1,367 @@
+"""The runner: scenarios x adapters x {non-streaming, streaming}, replayed offline from cassettes.
+
+For each (adapter, scenario) pair it finds the cassette (``<cassette-dir>/<adapter>/<id>.yaml``,
+else ``<cassette-dir>/<wire format>/<id>.yaml`` for a user's adapter riding a built-in wire),
+loads it once, and for each mode drives the conversation (``conformance.run.conversation``) over a
+replaying ``Transport`` that opens no socket, then runs the check families on the outcome.
+
+Every case runs in a worker thread with a timeout: an adapter that raises costs its case one
+ERROR verdict with the traceback; one that hangs costs an ERROR after ``timeout`` seconds (the
+thread is abandoned, the run goes on). A missing or corrupt cassette is an ERROR naming the file
+and the ``conformance record`` line that makes it. A scenario requiring a capability the adapter
+does not declare is UNSUPPORTED. An adapter may declare known gaps (``known_gaps``: check id, or
+``check@scenario-glob``, -> reason): a failing check there is XFAIL, a passing one STALE.
+A scenario taking its tools from an MCP server (``tools: {mcp: ...}``) uses the run's shared server
+for its launch spec (``conformance.mcp_bridge.scenario_tools.McpPool``), stopped when the run ends; a server that
+fails to start or dies is an ERROR naming its command and the tail of its stderr.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import queue
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from conformance.adapters import BUILTIN
+from conformance.adapters.base import Adapter
+from conformance.checks import FAMILIES, CaseContext, run_checks
+from conformance.errors import CassetteError, ConformanceError, McpServerError, ScenarioError
+from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool, open_scenario_tools
+from conformance.run.conversation import ConversationOutcome, run_conversation
+from conformance.scenarios.values import MODES, Mode, Scenario
+from conformance.traffic.cassettes import Cassette, load_cassette
+from conformance.traffic.recorder import record_command
+from conformance.traffic.replay import replay_transport
+from conformance.traffic.transport import Exchange
+from conformance.verdicts import AdapterInfo, CaseResult, CheckVerdict, RunResult, ScenarioInfo, Status, worst
+
+__all__ = ["RunOptions", "adapter_info", "find_cassette", "known_gaps", "run_pair", "run_suite", "suite_version"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOptions:
+    cassette_dir: Path = Path("cassettes")
+    families: tuple[str, ...] = tuple(FAMILIES)
+    modes: tuple[Mode, ...] = MODES
+    timeout: float = 30.0
+    """Seconds per case (conversation and checks)."""
+    fail_fast: bool = False
+    exhaustive: bool = False
+    seed: int = 0
+    select: Callable[[str, str, str], bool] | None = None
+    """``-k``: (adapter, scenario id, mode) -> run this case?"""
+
+
+def suite_version() -> str:
+    try:
+        return metadata.version("conformance")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "0+unknown"
+
+
+def known_gaps(adapter: Adapter) -> Mapping[str, str]:
+    gaps = getattr(adapter, "known_gaps", None)
+    return gaps if isinstance(gaps, Mapping) else {}
+
+
+def adapter_info(adapter: Adapter) -> AdapterInfo:
+    return AdapterInfo(
+        name=adapter.name,
+        wire_format=adapter.wire_format,
+        capabilities=tuple(sorted(adapter.capabilities)),
+        known_gaps=dict(known_gaps(adapter)),
+    )
+
+
+def find_cassette(cassette_dir: Path, adapter: Adapter, scenario: Scenario) -> Path | None:
+    for folder in dict.fromkeys((adapter.name, adapter.wire_format)):
+        path = cassette_dir / folder / f"{scenario.id}.yaml"
+        if path.is_file():
+            return path
+    return None
+
+
+def run_suite(
+    scenarios: Sequence[Scenario],
+    adapters: Sequence[Adapter],
+    options: RunOptions,
+    *,
+    progress: Callable[[CaseResult], None] | None = None,
+    problems: Sequence[str] = (),
+) -> RunResult:
+    """Run every chosen case; one failing case never stops the others (unless ``fail_fast``)."""
+    cases: list[CaseResult] = []
+    provenance: dict[str, Mapping[str, Any]] = {}
+    stop = False
+    pool = McpPool(start_timeout=options.timeout)
+    pool.prestart([s for s in scenarios if any(not (s.requires - a.capabilities) for a in adapters)])
+    try:
+        for adapter in adapters:
+            for scenario in scenarios:
+                cases_of_pair = run_pair(scenario, adapter, options, provenance=provenance, pool=pool)
+                for case in cases_of_pair:
+                    cases.append(case)
+                    if progress is not None:
+                        progress(case)
+                    if options.fail_fast and case.status in ("fail", "error", "stale"):
+                        stop = True
+                        break
+                if stop:
+                    break
+            if stop:
+                break
+    finally:
+        pool.close()
+    return RunResult(
+        suite_version=suite_version(),
+        adapters=tuple(adapter_info(a) for a in adapters),
+        scenarios=tuple(
+            ScenarioInfo(id=s.id, behavior=s.behavior, source=s.source, requires=tuple(sorted(s.requires)))
+            for s in scenarios
+        ),
+        cases=tuple(cases),
+        provenance=provenance,
+        problems=tuple(problems),
+    )
+
+
+def run_pair(
+    scenario: Scenario,
+    adapter: Adapter,
+    options: RunOptions,
+    *,
+    provenance: dict[str, Mapping[str, Any]] | None = None,
+    pool: McpPool | None = None,
+) -> list[CaseResult]:
+    """The cases of one (adapter, scenario) pair: one per mode the scenario and the run allow."""
+    modes = [m for m in scenario.modes if m in options.modes]
+    if options.select is not None:
+        modes = [m for m in modes if options.select(adapter.name, scenario.id, m)]
+    if not modes:
+        return []
+    missing = sorted(scenario.requires - adapter.capabilities)
+    if missing:
+        message = f"requires {', '.join(missing)}, which {adapter.name} does not declare"
+        return [_case(adapter, scenario, mode, "unsupported", message=message) for mode in modes]
+    command = record_command(adapter.name if adapter.name in BUILTIN else adapter.wire_format, scenario.id)
+    path = find_cassette(options.cassette_dir, adapter, scenario)
+    if path is None:
+        where = options.cassette_dir / adapter.name / f"{scenario.id}.yaml"
+        message = f"missing cassette {where}: record it with `{command}`"
+        return [_case(adapter, scenario, mode, "error", message=message) for mode in modes]
+    try:
+        cassette = load_cassette(path)
+    except CassetteError as exc:
+        message = f"cannot read cassette {path}: {exc}; re-record it with `{command}`"
+        return [_case(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
+    if cassette.problems:
+        message = f"cassette {path}: {'; '.join(cassette.problems)}; re-record it with `{command}`"
+        return [_case(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
+    if provenance is not None and cassette.provenance:
+        provenance[str(path)] = cassette.provenance
+    if scenario.mcp is not None:  # the run's shared server, or one for the pair's cases
+        try:
+            if pool is not None:
+                ready, executor = pool.open(scenario)
+                return _run_modes(ready, adapter, modes, cassette, path, command, options, executor)
+            with open_scenario_tools(scenario, start_timeout=options.timeout) as (ready, executor):
+                return _run_modes(ready, adapter, modes, cassette, path, command, options, executor)
+        except (McpServerError, ScenarioError) as exc:
+            what = "server failed" if isinstance(exc, McpServerError) else "tools cannot be offered"
+            message = f"the scenario's MCP {what}: {exc}"
+            return [_case(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
+    return _run_modes(scenario, adapter, modes, cassette, path, command, options, None)
+
+
+def _run_modes(
+    scenario: Scenario,
+    adapter: Adapter,
+    modes: Sequence[Mode],
+    cassette: Cassette,
+    path: Path,
+    command: str,
+    options: RunOptions,
+    executor: McpExecutor | None,
+) -> list[CaseResult]:
+    results: list[CaseResult] = []
+    non_stream: ConversationOutcome | None = None
+    for mode in modes:
+        case, outcome = _run_case(scenario, adapter, mode, cassette, path, command, options, non_stream, executor)
+        if mode == "non_stream":
+            non_stream = outcome
+        results.append(case)
+    return results
+
+
+def _run_case(
+    scenario: Scenario,
+    adapter: Adapter,
+    mode: Mode,
+    cassette: Cassette,
+    path: Path,
+    command: str,
+    options: RunOptions,
+    non_stream: ConversationOutcome | None,
+    executor: McpExecutor | None = None,
+) -> tuple[CaseResult, ConversationOutcome | None]:
+    box: dict[str, Any] = {}
+    exchanges: list[Exchange] = []
+
+    def work() -> None:
+        transport = replay_transport(cassette, wire=adapter.wire_format, command=command)
+        try:
+            outcome = run_conversation(scenario, adapter, transport, mode=mode, executor=executor)
+        finally:
+            exchanges.extend(transport.exchanges)
+            transport.close()
+        if executor is not None and executor.failure is not None:
+            raise executor.failure  # the MCP server died: ERROR, not a conversation that merely stopped
+        box["outcome"] = outcome
+        ctx = CaseContext(
+            scenario=scenario,
+            adapter=adapter,
+            mode=mode,
+            outcome=outcome,
+            exchanges=tuple(exchanges),
+            non_stream=non_stream,
+            exhaustive=options.exhaustive,
+            seed=options.seed,
+        )
+        box["verdicts"] = run_checks(ctx, options.families)
+
+    started = time.perf_counter()
+    error, trace, timed_out = _with_timeout(work, options.timeout)
+    duration = time.perf_counter() - started
+    outcome: ConversationOutcome | None = box.get("outcome")
+    common: dict[str, Any] = {"cassette": str(path), "duration": duration}
+    if timed_out:
+        message = (
+            f"timed out after {options.timeout:g} s (the adapter hung or a check never finished);"
+            " --timeout changes the limit"
+        )
+        return _case(adapter, scenario, mode, "error", message=message, exchanges=exchanges, **common), outcome
+    if error is not None:
+        where = "replay" if isinstance(error, ConformanceError) else "the adapter"
+        message = f"{where} raised {type(error).__name__}: {error}"
+        if isinstance(error, McpServerError):  # raised again from the executor: the server died mid-run
+            message = f"the scenario's MCP server failed: {error}"
+        case = _case(adapter, scenario, mode, "error", message=message, traceback=trace, exchanges=exchanges, **common)
+        return case, outcome
+    verdicts = _apply_gaps(box["verdicts"], adapter, scenario)
+    status = worst([v.status for v in verdicts])
+    message = ""
+    if outcome is not None and outcome.stopped and status == "pass":
+        message = f"conversation stopped early: {outcome.stopped}"
+    case = _case(
+        adapter,
+        scenario,
+        mode,
+        status,
+        checks=verdicts,
+        message=message,
+        exchanges=exchanges if status in ("fail", "error", "stale") else [],
+        **common,
+    )
+    return case, outcome
+
+
+class _Worker:
+    """A daemon thread that runs cases one after the other (a thread per case costs a GIL hand-off
+    on every start). A case that overruns its timeout keeps the thread: it is abandoned, and the
+    next case gets a new worker."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[tuple[Callable[[], None], dict[str, Any], threading.Event] | None] = (
+            queue.SimpleQueue()
+        )
+        self.thread = threading.Thread(target=self._loop, name="conformance-case", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            work, box, done = job
+            try:
+                work()
+            except BaseException as exc:  # reported as the case's ERROR
+                box["error"] = exc
+                box["trace"] = traceback.format_exc()
+            finally:
+                done.set()
+
+
+_worker: _Worker | None = None
+_worker_lock = threading.Lock()
+
+
+def _with_timeout(work: Callable[[], None], timeout: float) -> tuple[BaseException | None, str | None, bool]:
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = _Worker()
+        worker = _worker
+    box: dict[str, Any] = {}
+    done = threading.Event()
+    worker.jobs.put((work, box, done))
+    if not done.wait(timeout):
+        with _worker_lock:
+            if _worker is worker:
+                _worker = None  # abandoned with its hung case; the next case starts a new worker
+        return None, None, True
+    return box.get("error"), box.get("trace"), False
+
+
+def _apply_gaps(verdicts: Sequence[CheckVerdict], adapter: Adapter, scenario: Scenario) -> tuple[CheckVerdict, ...]:
+    gaps = known_gaps(adapter)
+    if not gaps:
+        return tuple(verdicts)
+    out: list[CheckVerdict] = []
+    for v in verdicts:
+        reason = _gap_reason(gaps, v.check, scenario.id)
+        if reason is None or v.status not in ("pass", "fail"):
+            out.append(v)
+        elif v.status == "fail":
+            out.append(replace(v, status="xfail", message=f"known gap: {reason}"))
+        else:
+            out.append(replace(v, status="stale", message=f"declared as a known gap ({reason}) but passes now"))
+    return tuple(out)
+
+
+def _gap_reason(gaps: Mapping[str, str], check: str, scenario_id: str) -> str | None:
+    for key, reason in gaps.items():
+        gap_check, _, pattern = key.partition("@")
+        if gap_check == check and (not pattern or fnmatch.fnmatchcase(scenario_id, pattern)):
+            return reason
+    return None
+
+
+def _case(adapter: Adapter, scenario: Scenario, mode: Mode, status: Status, **fields: Any) -> CaseResult:
+    exchanges = fields.pop("exchanges", None) or []
+    return CaseResult(
+        adapter=adapter.name,
+        scenario=scenario.id,
+        mode=mode,
+        status=status,
+        exchanges=tuple(_exchange_view(e) for e in exchanges),
+        **fields,
+    )
+
+
+def _exchange_view(exchange: Exchange) -> Mapping[str, Any]:
+    body = exchange.response_body
+    text = body.decode("utf-8", "replace")
+    return {
+        "method": exchange.method,
+        "url": exchange.url,
+        "request": exchange.request_json,
+        "status": exchange.status,
+        "stream": exchange.stream,
+        "response": text if len(text) <= 20_000 else text[:20_000] + f"... ({len(text)} characters)",
+        "error": exchange.error,
+    }

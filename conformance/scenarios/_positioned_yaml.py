@@ -1,0 +1,227 @@
+"""YAML text -> plain JSON-shaped data, keeping the line and column of every node.
+
+PyYAML's safe composer builds the node graph (every node has its start mark); this module walks
+it into dicts, lists and scalars itself, so that it can report what ``yaml.safe_load`` accepts
+silently: duplicate keys, keys that are not strings, and tags outside the core JSON-like set
+(``!!binary``, ``!!set``, ``!!python/...``, custom ``!tags``). Anchors, aliases and merge keys
+(``<<: *base``) are fine. Timestamps (``2023-05-22``) stay strings: JSON has no date type.
+Pure: takes the text, returns data, positions and problems.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from conformance.scenarios.problems import DocPath, Locator, ScenarioProblem, json_pointer
+
+__all__ = ["YamlDocument", "compose"]
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + name for name in ("str", "null", "bool", "int", "float"))
+_TIMESTAMP, _MAP, _SEQ, _MERGE = (_TAG + name for name in ("timestamp", "map", "seq", "merge"))
+_MAX_NODES = 200_000
+"""Aliases let a small file expand into a huge value ("billion laughs"); no scenario needs this many."""
+
+
+@dataclass(frozen=True)
+class YamlDocument:
+    """The data of one YAML document and where each part of it is."""
+
+    data: Any
+    locator: Locator
+
+
+class _TooLarge(Exception):
+    pass
+
+
+@dataclass
+class _Walker:
+    loader: yaml.SafeLoader
+    path: Path
+    values: dict[DocPath, tuple[int, int]] = field(default_factory=dict)
+    keys: dict[DocPath, tuple[int, int]] = field(default_factory=dict)
+    problems: list[ScenarioProblem] = field(default_factory=list)
+    active: set[int] = field(default_factory=set)
+    count: int = 0
+
+    def report(self, node: Node, at: DocPath, message: str, *, expected: str = "", hint: str = "") -> None:
+        line, column = _position(node)
+        self.problems.append(
+            ScenarioProblem(
+                path=self.path,
+                line=line,
+                column=column,
+                pointer=json_pointer(at),
+                message=message,
+                expected=expected,
+                hint=hint,
+            )
+        )
+
+    def value(self, node: Node, at: DocPath) -> Any:
+        self.count += 1
+        if self.count > _MAX_NODES:
+            raise _TooLarge
+        if id(node) in self.active:
+            self.report(node, at, "an alias refers to a node that contains it (a recursive structure)")
+            return None
+        self.active.add(id(node))
+        try:
+            if isinstance(node, MappingNode):
+                self.check_tag(node, at, _MAP)
+                result: Any = self.mapping(node, at)
+            elif isinstance(node, SequenceNode):
+                self.check_tag(node, at, _SEQ)
+                result = [self.value(item, (*at, i)) for i, item in enumerate(node.value)]
+            else:
+                assert isinstance(node, ScalarNode)
+                result = self.scalar(node, at)
+        finally:
+            self.active.discard(id(node))
+        self.values[at] = _position(node)
+        return result
+
+    def check_tag(self, node: Node, at: DocPath, expected: str) -> None:
+        if node.tag != expected:
+            self.report(
+                node,
+                at,
+                f"YAML tag {_short_tag(node.tag)} is not allowed",
+                expected="plain YAML: strings, numbers, booleans, null, mappings and lists",
+                hint="remove the tag",
+            )
+
+    def mapping(self, node: MappingNode, at: DocPath) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        merges = [value for key, value in node.value if key.tag == _MERGE]
+        for source in reversed(merges):  # earlier merged mappings win over later ones (YAML merge key spec)
+            for merged in source.value if isinstance(source, SequenceNode) else [source]:
+                if not isinstance(merged, MappingNode):
+                    self.report(merged, at, "a merge key (<<) takes a mapping or a list of mappings")
+                    continue
+                result.update(self.value(merged, at))
+        seen: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE:
+                continue
+            if not (isinstance(key_node, ScalarNode) and key_node.tag == _STR):
+                shown = key_node.value if isinstance(key_node, ScalarNode) else "a " + type(key_node).__name__[:-4]
+                self.report(
+                    key_node,
+                    at,
+                    f"mapping key {shown!r} is not a string",
+                    expected="a string key",
+                    hint=f'quote the key: "{shown}":' if isinstance(key_node, ScalarNode) else "",
+                )
+                continue
+            key = key_node.value
+            line, column = _position(key_node)
+            if key in seen:
+                self.report(
+                    key_node,
+                    (*at, key),
+                    f"duplicate key {key!r} (first at line {seen[key]})",
+                    expected="each key once in a mapping",
+                    hint="remove one of the two, or fix the indentation if they belong to different mappings",
+                )
+            seen[key] = line
+            self.keys[(*at, key)] = (line, column)
+            result[key] = self.value(value_node, (*at, key))
+        return result
+
+    def scalar(self, node: ScalarNode, at: DocPath) -> Any:
+        tag = node.tag
+        if tag in (_STR, _TIMESTAMP):
+            return node.value
+        if tag == _NULL:
+            return None
+        if tag == _BOOL:
+            return self.loader.construct_yaml_bool(node)
+        if tag == _INT:
+            return self.loader.construct_yaml_int(node)
+        if tag == _FLOAT:
+            number = self.loader.construct_yaml_float(node)
+            if not math.isfinite(number):
+                self.report(
+                    node,
+                    at,
+                    f"{node.value} is not a JSON number",
+                    expected="a finite number",
+                    hint='quote it if you meant the text: "' + node.value + '"',
+                )
+                return None
+            return number
+        self.check_tag(node, at, _STR)
+        return node.value
+
+
+def compose(text: str, path: Path) -> tuple[YamlDocument | None, list[ScenarioProblem]]:
+    """The document in ``text``, or None when it cannot be read as YAML; and the problems found."""
+    loader = yaml.SafeLoader(text)
+    try:
+        try:
+            root = loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            return None, [_syntax_problem(path, exc)]
+        except yaml.YAMLError as exc:
+            return None, [ScenarioProblem(path=path, line=1, column=1, message=f"not valid YAML: {exc}")]
+        if root is None:
+            return None, [
+                ScenarioProblem(
+                    path=path,
+                    line=1,
+                    column=1,
+                    message="the file holds no YAML document",
+                    expected="a mapping with schema_version, behavior, source, tools and turns",
+                    hint="see docs/scenarios.md for a complete example",
+                )
+            ]
+        walker = _Walker(loader, path)
+        try:
+            data = walker.value(root, ())
+        except _TooLarge:
+            line, column = _position(root)
+            message = f"the document expands to more than {_MAX_NODES} nodes through aliases"
+            return None, [ScenarioProblem(path=path, line=line, column=column, message=message)]
+    finally:
+        loader.dispose()
+    return YamlDocument(data, Locator(path, walker.values, walker.keys)), walker.problems
+
+
+def _position(node: Node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def _short_tag(tag: str) -> str:
+    return "!!" + tag[len(_TAG) :] if tag.startswith(_TAG) else tag
+
+
+def _syntax_problem(path: Path, exc: yaml.MarkedYAMLError) -> ScenarioProblem:
+    mark = exc.problem_mark or exc.context_mark
+    message = " ".join(part for part in (exc.context, exc.problem) if part) or "not valid YAML"
+    problem = exc.problem or ""
+    if "'\\t'" in problem or "\t" in problem:
+        hint = "indent with spaces: YAML does not allow tab characters in indentation"
+    elif "mapping values are not allowed" in problem:
+        hint = "quote a value that contains ': ', or check the indentation of this line"
+    elif "undefined alias" in problem:
+        hint = "define the anchor (&name) before the alias (*name) that uses it"
+    elif "single document" in problem or "single document" in (exc.context or ""):
+        hint = "one scenario per file: remove the '---' separator and what follows"
+    else:
+        hint = "check the indentation and quoting around this place"
+    return ScenarioProblem(
+        path=path,
+        line=mark.line + 1 if mark is not None else None,
+        column=mark.column + 1 if mark is not None else None,
+        message=f"YAML syntax error: {message}",
+        expected="valid YAML",
+        hint=hint,
+    )

@@ -1,0 +1,311 @@
+"""The rules of a scenario that JSON Schema cannot say (``docs/scenarios.md``, "Rules").
+
+Run on data that already satisfies the schema, so the shapes are known. Each rule returns its
+problems placed on the node at fault: unique tool names, tool results that answer the calls of
+their turn (``tool_results: mcp`` answers them all, and needs ``tools: {mcp: ...}``), turns that
+follow on from the previous one, known capability and adapter names, JSON path syntax, the fault
+rules (an expected error, stream faults in stream mode only), valid base64 and valid JSON Schemas
+for ``match: schema``. Tool names of an MCP server are known only at run time: ``tool_choice:
+{name: X}`` is not checked against them here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from conformance.adapters import BUILTIN
+from conformance.adapters.base import CAPABILITIES
+from conformance.scenarios.problems import DocPath, Locator, ScenarioProblem, closest
+from conformance.scenarios.values import HTTP_FAULTS, STREAM_FAULTS, parse_json_path
+
+__all__ = ["FAULT_ERROR_KINDS", "semantic_problems"]
+
+FAULT_ERROR_KINDS: Mapping[str, str] = {
+    "rate_limit": "rate_limit",
+    "server_error": "server",
+    "unavailable": "overloaded",
+    "overloaded": "overloaded",
+    "invalid_tool_schema": "invalid_request",
+    "malformed_body": "malformed_response",
+    "disconnect": "stream_incomplete",
+    "no_terminator": "stream_incomplete",
+    "error_event": "server",
+}
+"""The error kind an adapter reports for each emulator fault (the emulator contract's table)."""
+
+_RETRY_AFTER_FAULTS = frozenset({"rate_limit", "overloaded", "unavailable"})
+_MCP_RESULTS = "mcp"
+"""``tool_results: mcp``: the turn's calls are answered by the MCP server (every one of them)."""
+
+
+def semantic_problems(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> list[ScenarioProblem]:
+    """Every rule broken by schema-valid scenario ``data`` whose id is ``scenario_id``."""
+    problems: list[ScenarioProblem] = []
+    for rule in (_identity, _tools, _turns, _faults, _wire, _content):
+        problems.extend(rule(data, locator, scenario_id))
+    return problems
+
+
+def _identity(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
+    given = data.get("id")
+    if given is not None and given != scenario_id:
+        yield locator.problem(
+            ("id",),
+            f"id {given!r} does not match the file's place ({scenario_id!r})",
+            expected=scenario_id,
+            hint="remove the id key (the path is the id), or move the file",
+        )
+    for i, name in enumerate(data.get("requires", ())):
+        if name not in CAPABILITIES:
+            yield locator.problem(
+                ("requires", i),
+                f"unknown capability {name!r}",
+                expected="one of: " + ", ".join(sorted(CAPABILITIES)),
+                hint=closest(name, CAPABILITIES) or "capabilities are listed in conformance.adapters.base.CAPABILITIES",
+            )
+    events_given = any("events" in turn.get("expect", {}) for turn in data["turns"])
+    if events_given and "stream" not in data.get("modes", ("stream",)):
+        yield locator.problem(
+            ("modes",),
+            "expect.events is checked in stream mode only, but the scenario never runs in stream mode",
+            expected="modes that include stream",
+            hint="add stream to modes, or remove expect.events",
+        )
+
+
+def _tools(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
+    if isinstance(data["tools"], Mapping):
+        # tools: {mcp: ...}: the names are known only once the server runs, so tool_choice
+        # {name: X} (like reply tool names) is checked then, not here.
+        return
+    first: dict[str, int] = {}
+    for i, tool in enumerate(data["tools"]):
+        name = tool["name"]
+        if name in first:
+            yield locator.problem(
+                ("tools", i, "name"),
+                f"tool name {name!r} is used twice (also tools[{first[name]}])",
+                expected="unique tool names",
+                hint="rename or remove one of the two tools",
+            )
+        first.setdefault(name, i)
+    choice = data.get("tool_choice")
+    if isinstance(choice, Mapping) and choice["name"] not in first:
+        yield locator.problem(
+            ("tool_choice", "name"),
+            f"tool_choice names {choice['name']!r}, which is not in tools",
+            expected="one of: " + (", ".join(first) or "(no tools)"),
+            hint=closest(choice["name"], first) or "add the tool to tools, or name one that is there",
+        )
+
+
+def _turns(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
+    turns = data["turns"]
+    from_mcp = isinstance(data["tools"], Mapping)
+    for t, turn in enumerate(turns):
+        calls = turn["reply"].get("tool_calls", ())
+        results = turn.get("tool_results", ())
+        if results and not calls:
+            yield locator.problem(
+                ("turns", t, "tool_results"),
+                "tool_results on a turn whose reply makes no tool calls",
+                expected="reply.tool_calls to answer",
+                hint="move the results to the turn whose reply calls the tools",
+            )
+        if results == _MCP_RESULTS:
+            if not from_mcp:
+                yield locator.problem(
+                    ("turns", t, "tool_results"),
+                    "tool_results: mcp executes the calls through the scenario's MCP server, but tools is a list",
+                    expected="tools: {mcp: {command: [...]}}",
+                    hint="take the tools from an MCP server (docs/mcp.md), or list the results",
+                )
+            results = ()  # answers every call of the turn
+        answered: dict[int, int] = {}
+        for r, result in enumerate(results):
+            call = result.get("call", r)
+            if calls and call >= len(calls):
+                yield locator.problem(
+                    ("turns", t, "tool_results", r) + (("call",) if "call" in result else ()),
+                    f"tool result {r} answers call {call}, but the reply has {len(calls)} tool call(s)",
+                    expected=f"a call index from 0 to {len(calls) - 1}",
+                    hint="call is an index into this turn's reply.tool_calls (default: the result's position)",
+                )
+            elif call in answered:
+                yield locator.problem(
+                    ("turns", t, "tool_results", r),
+                    f"call {call} is answered twice (also tool_results[{answered[call]}])",
+                    expected="one result per call",
+                    hint="set call: N on each result to say which call it answers",
+                )
+            answered.setdefault(call, r)
+        if t == 0:
+            if "user" not in turn:
+                yield locator.problem(
+                    ("turns", 0),
+                    "the first turn has no user message",
+                    expected="user: a string or a list of content items",
+                    hint="add user: to the first turn",
+                )
+            continue
+        previous = turns[t - 1]
+        previous_calls = previous["reply"].get("tool_calls", ())
+        previous_results = previous.get("tool_results", ())
+        if previous_calls:
+            if previous_results == _MCP_RESULTS:
+                continue  # the MCP server answers every call
+            done = {result.get("call", r) for r, result in enumerate(previous_results)}
+            missing = [str(c) for c in range(len(previous_calls)) if c not in done]
+            if missing:
+                where: DocPath = ("turns", t - 1, "tool_results" if previous_results else "reply")
+                yield locator.problem(
+                    where,
+                    f"turn {t} follows the tool calls of turn {t - 1}, but call(s) {', '.join(missing)} have no "
+                    "tool result",
+                    expected="a tool result for every call of the previous turn",
+                    hint=f"add tool_results to turn {t - 1} (one per call; call: N says which)",
+                )
+        elif "user" not in turn:
+            yield locator.problem(
+                ("turns", t),
+                f"turn {t} has no user message and the turn before it fed back no tool results",
+                expected="user: ..., or tool_results on the previous turn",
+                hint=f"add user: to turn {t}",
+            )
+
+
+def _faults(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
+    modes = tuple(data.get("modes", ("non_stream", "stream")))
+    for t, turn in enumerate(data["turns"]):
+        fault = turn["reply"].get("fault")
+        if fault is None:
+            continue
+        kind = fault["kind"]
+        at: DocPath = ("turns", t, "reply", "fault")
+        if "error" not in turn.get("expect", {}):
+            error_kind = FAULT_ERROR_KINDS[kind]
+            yield locator.problem(
+                at,
+                f"a {kind} fault needs expect.error (the error the adapter must report)",
+                expected=f"expect: {{error: {{kind: {error_kind}}}}}",
+                hint=f"the emulator's {kind} fault maps to error kind {error_kind}",
+            )
+        if kind in STREAM_FAULTS and modes != ("stream",):
+            yield locator.problem(
+                ("modes",) if "modes" in data else at,
+                f"the {kind} fault breaks a stream, so the scenario runs in stream mode only",
+                expected="modes: [stream]",
+                hint="add modes: [stream] to the scenario",
+            )
+        if "retry_after" in fault and kind not in _RETRY_AFTER_FAULTS:
+            yield locator.problem(
+                (*at, "retry_after"),
+                f"retry_after does not apply to a {kind} fault",
+                expected="retry_after only with " + ", ".join(sorted(_RETRY_AFTER_FAULTS)),
+                hint="remove retry_after",
+            )
+        if "after" in fault and kind not in STREAM_FAULTS:
+            yield locator.problem(
+                (*at, "after"),
+                f"after does not apply to a {kind} fault",
+                expected="after only with " + ", ".join(sorted(STREAM_FAULTS)),
+                hint="remove after" + (" (HTTP faults answer before any event)" if kind in HTTP_FAULTS else ""),
+            )
+
+
+def _wire(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
+    turn_count = len(data["turns"])
+    for adapter, expectations in data.get("wire", {}).items():
+        if adapter not in BUILTIN:
+            yield locator.problem(
+                ("wire", adapter),
+                f"unknown adapter {adapter!r}",
+                expected="one of: " + ", ".join(sorted(BUILTIN)),
+                hint=closest(adapter, BUILTIN) or "wire is keyed by adapter name",
+                on_key=True,
+            )
+        for e, expectation in enumerate(expectations):
+            at: DocPath = ("wire", adapter, e)
+            turn = expectation.get("turn")
+            if turn is not None and turn >= turn_count:
+                yield locator.problem(
+                    (*at, "turn"),
+                    f"turn {turn} does not exist (the scenario has {turn_count} turn(s))",
+                    expected=f"a turn index from 0 to {turn_count - 1}",
+                )
+            for key in ("present", "absent"):
+                for p, path in enumerate(expectation.get(key, ())):
+                    yield from _json_path(path, (*at, key, p), locator, on_key=False)
+            for path in expectation.get("equal", {}):
+                yield from _json_path(path, (*at, "equal", path), locator, on_key=True)
+
+
+def _json_path(path: str, at: DocPath, locator: Locator, *, on_key: bool) -> Iterator[ScenarioProblem]:
+    try:
+        parse_json_path(path)
+    except ValueError as exc:
+        yield locator.problem(
+            at,
+            str(exc),
+            expected='a JSON path: $ then .key, [N] or ["key"] steps, e.g. $.tools[0].function.name',
+            hint='quote keys that hold dots or spaces: $.headers["x-api-key"]',
+            on_key=on_key,
+        )
+
+
+def _content(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
+    for t, turn in enumerate(data["turns"]):
+        user = turn.get("user")
+        if isinstance(user, list):
+            for i, item in enumerate(user):
+                yield from _base64(item, ("turns", t, "user", i), locator)
+        results = turn.get("tool_results", ())
+        for r, result in enumerate(() if results == _MCP_RESULTS else results):
+            content = result["content"]
+            if isinstance(content, list):
+                for i, item in enumerate(content):
+                    yield from _base64(item, ("turns", t, "tool_results", r, "content", i), locator)
+        for c, call in enumerate(turn.get("expect", {}).get("tool_calls", ())):
+            at: DocPath = ("turns", t, "expect", "tool_calls", c)
+            if "match" in call and "arguments" not in call:
+                yield locator.problem(
+                    (*at, "match"),
+                    f"match: {call['match']} compares arguments, but the call gives none",
+                    expected="arguments: ...",
+                    hint="add arguments, or remove match",
+                )
+            elif call.get("match") == "schema":
+                try:
+                    Draft202012Validator.check_schema(call["arguments"])
+                except SchemaError as exc:
+                    yield locator.problem(
+                        (*at, "arguments", *exc.absolute_path),
+                        f"with match: schema, arguments is a JSON Schema, and this one is not valid: {exc.message}",
+                        expected="a JSON Schema (draft 2020-12)",
+                        hint="or use match: exact / subset to compare values",
+                    )
+
+
+def _base64(item: Mapping[str, Any], at: DocPath, locator: Locator) -> Iterator[ScenarioProblem]:
+    places: list[tuple[DocPath, Any]] = [((*at, "data"), item.get("data"))]
+    resource = item.get("resource")
+    if isinstance(resource, Mapping):
+        places.append(((*at, "resource", "blob"), resource.get("blob")))
+    for where, value in places:
+        if not isinstance(value, str):
+            continue
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            yield locator.problem(
+                where,
+                "not valid base64",
+                expected="standard base64 (A-Z, a-z, 0-9, +, / and = padding)",
+                hint="encode the bytes with `base64 -w0 FILE`",
+            )

@@ -1,0 +1,211 @@
+"""YAML for the cassette reader: a safe loader (the ``istr`` tag read as its string, every other
+``python/`` tag refused, never executed) and a fast builder over libyaml's events. Private helper
+of ``conformance.traffic.cassettes`` (see its docstring; kept apart to keep modules small). Pure: bytes in,
+plain data out.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+import yaml
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+from yaml.nodes import ScalarNode
+
+from conformance.errors import CassetteFormatError
+
+__all__ = ["CassetteLoader", "Fallback", "build_fast", "parse_yaml"]
+
+# --------------------------------------------------------------------------------------------
+# YAML: a safe loader, and a fast builder over libyaml's events
+# --------------------------------------------------------------------------------------------
+
+try:
+    from yaml import CSafeLoader as _BaseLoader
+except ImportError:  # PyYAML built without libyaml
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+_ISTR_TAG = "tag:yaml.org,2002:python/object/apply:multidict._multidict.istr"
+_STR_TAG = "tag:yaml.org,2002:str"
+_BINARY_TAG = "tag:yaml.org,2002:binary"
+_PLAIN_TAGS = frozenset({None, "!"})
+_MAP_TAGS = frozenset({None, "!", "tag:yaml.org,2002:map"})
+_SEQ_TAGS = frozenset({None, "!", "tag:yaml.org,2002:seq"})
+
+
+class CassetteLoader(_BaseLoader):
+    """The safe loader plus the aiohttp ``istr`` header-key tag; ``python/`` tags are refused.
+
+    Timestamps are not resolved: a cassette's text stays text (``json.dumps`` of a
+    ``parsed_body`` holding a ``datetime`` would fail, and a header value is a string).
+    """
+
+
+def _construct_istr(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    # aiohttp records header names as multidict.istr (MANIFEST dialect 6): the node is
+    # ``!!python/object/apply:multidict._multidict.istr [Name]``. Only the wrapped string is read.
+    items = loader.construct_sequence(node) if isinstance(node, yaml.SequenceNode) else None
+    if not items or len(items) != 1 or not isinstance(items[0], str):
+        raise yaml.constructor.ConstructorError(
+            None, None, "an istr header key must wrap exactly one string", node.start_mark
+        )
+    return items[0]
+
+
+def _refuse_python_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    raise yaml.constructor.ConstructorError(
+        None,
+        None,
+        f"the tag !!python/{suffix} is refused: python tags can run code and cassettes are untrusted "
+        f"input; only !!python/object/apply:multidict._multidict.istr header keys are read",
+        node.start_mark,
+    )
+
+
+CassetteLoader.add_constructor(_ISTR_TAG, _construct_istr)
+CassetteLoader.add_multi_constructor("tag:yaml.org,2002:python/", _refuse_python_tag)
+CassetteLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
+
+# A plain scalar can resolve to something other than a string only if it is empty or starts
+# with one of these (YAML 1.1 null/bool/int/float and the merge/value keys, as PyYAML resolves).
+_MAYBE_NOT_STR = re.compile(r"[-+.0-9~nNtTfFyYoO<=]|\Z").match
+
+
+class Fallback(Exception):
+    """The fast builder met something it leaves to the full safe loader."""
+
+
+def parse_yaml(name: str, data: bytes) -> Any:
+    if data.lstrip()[:1] == b"{":
+        # JSON is YAML: ``conformance record`` writes its cassettes as pretty JSON, read at orjson's
+        # speed. Anything orjson refuses (integers beyond 64 bits, YAML-only syntax) goes the YAML way.
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    try:
+        try:
+            return build_fast(data)
+        except Fallback:
+            return yaml.load(data, Loader=CassetteLoader)  # a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+        raise CassetteFormatError(
+            name,
+            f"not valid cassette YAML{where}: {problem}",
+            hint="fix the YAML there, or re-record the cassette",
+        ) from None
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
+        raise CassetteFormatError(
+            name, f"not valid cassette YAML: {exc}", hint="fix the file, or re-record the cassette"
+        ) from None
+
+
+def build_fast(data: bytes) -> Any:
+    """One YAML document from libyaml's events, as ``yaml.load(data, CassetteLoader)`` gives it.
+
+    Mappings are collected as flat key/value lists and made dicts at their end. Raises
+    ``Fallback`` for whatever it does not handle itself.
+    """
+    loader = CassetteLoader(data)
+    get_event: Callable[[], Any] = loader.get_event
+    anchors: dict[str, Any] = {}
+    plain: dict[str, Any] = {}
+    frames: list[list[Any]] = []
+    kinds: list[tuple[bool, str | None, str | None]] = []  # (is mapping, anchor, tag)
+    get_event()  # StreamStartEvent
+    if type(loader.peek_event()) is StreamEndEvent:
+        return None
+    get_event()  # DocumentStartEvent
+    root: Any = None
+    while True:
+        event = get_event()
+        cls = type(event)
+        if cls is ScalarEvent:
+            tag = event.tag
+            value: Any = event.value
+            if tag in _PLAIN_TAGS:
+                if event.implicit[0] and _MAYBE_NOT_STR(value):
+                    if value in plain:
+                        value = plain[value]
+                    else:
+                        value = plain[value] = _resolve_plain(loader, event)
+            elif tag == _BINARY_TAG:
+                try:
+                    value = base64.decodebytes(value.encode("ascii"))
+                except (binascii.Error, UnicodeEncodeError):
+                    raise Fallback from None
+            elif tag != _STR_TAG:
+                raise Fallback
+            if event.anchor is not None:
+                anchors[event.anchor] = value
+        elif cls is MappingStartEvent:
+            if event.tag not in _MAP_TAGS:
+                raise Fallback
+            frames.append([])
+            kinds.append((True, event.anchor, None))
+            continue
+        elif cls is SequenceStartEvent:
+            frames.append([])
+            kinds.append((False, event.anchor, event.tag))
+            continue
+        elif cls is MappingEndEvent or cls is SequenceEndEvent:
+            items = frames.pop()
+            is_map, anchor, tag = kinds.pop()
+            if is_map:
+                pairs = iter(items)
+                try:
+                    value = dict(zip(pairs, pairs, strict=True))
+                except TypeError:  # an unhashable key: the safe loader says where
+                    raise Fallback from None
+            elif tag in _SEQ_TAGS:
+                value = items
+            elif tag == _ISTR_TAG and len(items) == 1 and type(items[0]) is str:
+                value = items[0]
+            else:
+                raise Fallback
+            if anchor is not None:
+                anchors[anchor] = value
+        elif cls is AliasEvent:
+            if event.anchor not in anchors:
+                raise Fallback
+            value = anchors[event.anchor]
+        elif cls is DocumentEndEvent:
+            if type(get_event()) is not StreamEndEvent:
+                raise Fallback  # several documents: the safe loader reports it
+            return root
+        else:  # pragma: no cover - libyaml gives no other event inside a document
+            raise Fallback
+        if frames:
+            frames[-1].append(value)
+        else:
+            root = value
+
+
+def _resolve_plain(loader: CassetteLoader, event: Any) -> Any:
+    resolve: Callable[..., str] = loader.resolve
+    tag = resolve(ScalarNode, event.value, (True, False))
+    if tag == _STR_TAG:
+        return event.value
+    if tag in ("tag:yaml.org,2002:merge", "tag:yaml.org,2002:value"):
+        raise Fallback
+    return loader.construct_object(ScalarNode(tag, event.value, event.start_mark, event.end_mark))

@@ -1,0 +1,549 @@
+"""Tests for ``conformance.scenarios.loader``: every broken file under ``tests/data/broken_scenarios`` is
+reported at the right line, column and JSON pointer; a bad file never stops the others; the
+canonical getTime scenario loads into the values docs/scenarios.md describes; ``conformance
+validate`` exits 0/1/2.
+
+Expected positions are read from the broken files themselves (the line holding a marker text and
+the column where the offending node starts), never copied from the loader's output."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conformance.adapters import BUILTIN
+from conformance.cli import main
+from conformance.cli.validate import validate_command
+from conformance.errors import ScenarioError, UsageError
+from conformance.model import Text, Tool
+from conformance.scenarios.loader import (
+    ENV_VAR,
+    LoadResult,
+    ScenarioProblem,
+    default_scenarios_dir,
+    load_scenario,
+    load_scenarios,
+    scenario_files,
+)
+from conformance.scenarios.values import (
+    Expectation,
+    ExpectedCall,
+    Reply,
+    Scenario,
+    ScriptedCall,
+    TextExpectation,
+    ToolResultSpec,
+    Turn,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+BROKEN = DATA / "broken_scenarios"
+VALID = DATA / "scenarios"
+GET_TIME = VALID / "basic" / "get_time.yaml"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Case:
+    """A broken file, the pointer of one of its problems, and where in the file that problem is."""
+
+    file: str
+    pointer: str
+    line_with: str | None
+    """Text of the line the problem is on (its ``nth`` occurrence); None: line 1, column 1."""
+    at: str | None
+    """Where the node starts within that line (default: where ``line_with`` starts)."""
+    phrase: str
+    """Part of the message."""
+    nth: int = 1
+    expected: str = ""
+    hint: str = ""
+
+    def position(self) -> tuple[int, int]:
+        if self.line_with is None:
+            return 1, 1
+        lines = (BROKEN / self.file).read_text(encoding="utf-8").splitlines()
+        hits = [i for i, line in enumerate(lines) if self.line_with in line]
+        index = hits[self.nth - 1]
+        return index + 1, lines[index].index(self.at or self.line_with) + 1
+
+
+CASES = [
+    Case("wrong_type.yaml", "/max_tokens", "max_tokens:", "many", "expected an integer, got a string"),
+    Case(
+        "unknown_key_typo.yaml",
+        "/turns/0/reply/tool_calls/0/argumnets",
+        "argumnets:",
+        None,
+        "unknown key 'argumnets'",
+        expected="arguments, arguments_raw, name",
+        hint="did you mean 'arguments'?",
+    ),
+    # a missing key is reported at the mapping that lacks it: the top-level mapping starts at its first key
+    Case("missing_turns.yaml", "", "schema_version:", None, "missing required key 'turns'"),
+    Case("empty_turns.yaml", "/turns", "turns:", "[]", "the list is empty"),
+    Case(
+        "bad_yaml_syntax.yaml",
+        "",
+        "behavior:",
+        ": decodes",
+        "mapping values are not allowed here",
+        hint="quote a value that contains ': '",
+    ),
+    Case("duplicate_keys.yaml", "/source", "source:", None, "duplicate key 'source' (first at line 3)", nth=2),
+    Case("dup_id.yml", "", None, None, "duplicate scenario id 'dup_id'"),
+    Case(
+        "tool_results_out_of_range.yaml",
+        "/turns/0/tool_results/0/call",
+        "call: 2",
+        "2",
+        "answers call 2, but the reply has 1 tool call(s)",
+    ),
+    Case(
+        "tool_choice_unknown_tool.yaml",
+        "/tool_choice/name",
+        "tool_choice:",
+        "getTme",
+        "tool_choice names 'getTme', which is not in tools",
+        hint="did you mean 'getTime'?",
+    ),
+    Case(
+        "unknown_capability.yaml",
+        "/requires/0",
+        "requires:",
+        "parallel_tools",
+        "unknown capability 'parallel_tools'",
+        hint="did you mean 'parallel_tool_calls'?",
+    ),
+    Case(
+        "unknown_adapter.yaml",
+        "/wire/open_ai_chat",
+        "open_ai_chat:",
+        None,
+        "unknown adapter 'open_ai_chat'",
+        expected=", ".join(sorted(BUILTIN)),
+        hint="did you mean 'openai_chat'?",
+    ),
+    Case(
+        "both_arguments.yaml",
+        "/turns/0/reply/tool_calls/0",
+        "- name: getTime",
+        "name",
+        "exactly one of arguments or arguments_raw",
+        nth=2,
+    ),
+    Case(
+        "bad_json_path.yaml",
+        "/wire/openai_chat/0/present/1",
+        "present:",
+        '"tools[0].function"',
+        "JSON path 'tools[0].function' must start with '$'",
+    ),
+    Case(
+        "unknown_fault_kind.yaml",
+        "/turns/0/reply/fault/kind",
+        "fault:",
+        "timeout",
+        "'timeout' is not allowed",
+        expected="rate_limit, server_error, unavailable, overloaded",
+    ),
+    Case("schema_version_2.yaml", "/schema_version", "schema_version:", "2", "schema_version 2 is not supported"),
+    Case(
+        "stream_fault_without_stream_mode.yaml",
+        "/turns/0/reply/fault",
+        "kind: disconnect",
+        None,
+        "the disconnect fault breaks a stream, so the scenario runs in stream mode only",
+        expected="modes: [stream]",
+    ),
+    Case(
+        "fault_without_expect_error.yaml",
+        "/turns/0/reply/fault",
+        "fault:",
+        "{kind",
+        "a rate_limit fault needs expect.error",
+        expected="kind: rate_limit",
+    ),
+    Case("tab_indentation.yaml", "", "\t- name", "\t", "found character '\\t'", hint="tab"),
+    Case("top_level_list.yaml", "", "- schema_version", None, "the file holds a list, not a mapping"),
+    Case("empty_file.yaml", "", None, None, "the file holds no YAML document"),
+    Case("non_string_key.yaml", "/tools/0/annotations", "200: ok", None, "mapping key '200' is not a string"),
+    Case(
+        "python_tag.yaml",
+        "/turns/0/user",
+        "- user:",
+        "!!python",
+        "YAML tag !!python/object/apply:os.system is not allowed",
+    ),
+    Case(
+        "tool_results_without_calls.yaml",
+        "/turns/0/tool_results",
+        "- content:",
+        "-",
+        "tool_results on a turn whose reply makes no tool calls",
+    ),
+    Case(
+        "missing_tool_results.yaml",
+        "/turns/0/reply",
+        "tool_calls:",
+        None,
+        "turn 1 follows the tool calls of turn 0, but call(s) 0 have no tool result",
+    ),
+    Case("turn_without_user.yaml", "/turns/1", "- reply:", "reply", "turn 1 has no user message"),
+    Case(
+        "duplicate_tool_names.yaml",
+        "/tools/2/name",
+        "- name: getTime",
+        "getTime",
+        "tool name 'getTime' is used twice (also tools[0])",
+        nth=2,
+    ),
+    Case("id_mismatch.yaml", "/id", "id:", "basic/get_time", "does not match the file's place ('id_mismatch')"),
+    Case("bad_base64.yaml", "/turns/0/tool_results/0/content/0/data", "data:", '"not base64!"', "not valid base64"),
+    Case(
+        "arguments_error_with_arguments.yaml",
+        "/turns/0/expect/tool_calls/0",
+        "- name: getTime",
+        "name",
+        "a call expected to end with arguments_error has no arguments",
+        nth=3,
+    ),
+    Case(
+        "user_wrong_type.yaml",
+        "/turns/0/user",
+        "user:",
+        "42",
+        "an integer does not fit here",
+        expected="a string or a list",
+    ),
+    Case(
+        "tool_choice_typo.yaml",
+        "/tool_choice",
+        "tool_choice:",
+        "requried",
+        "'requried' is not allowed here",
+        expected="auto, none, required",
+        hint="did you mean 'required'?",
+    ),
+    Case("two_documents.yaml", "", "---", None, "expected a single document", hint="one scenario per file"),
+    Case(
+        "retry_after_on_server_error.yaml",
+        "/turns/0/reply/fault/retry_after",
+        "fault:",
+        "5",
+        "retry_after does not apply to a server_error fault",
+    ),
+    Case(
+        "match_schema_invalid.yaml",
+        "/turns/0/expect/tool_calls/0/arguments/type",
+        "type: objekt",
+        "objekt",
+        "arguments is a JSON Schema, and this one is not valid",
+    ),
+    Case("events_without_stream_mode.yaml", "/modes", "modes:", "[non_stream]", "stream mode only"),
+    # tools: {mcp: ...} and tool_results: mcp (docs/mcp.md); a missing key points at the mapping's first key
+    Case("mcp_without_command.yaml", "/tools/mcp", "args:", None, "missing required key 'command'"),
+    Case(
+        "mcp_unknown_key.yaml",
+        "/tools/mcp/selcet",
+        "selcet:",
+        None,
+        "unknown key 'selcet'",
+        expected="args, command, cwd, env, select, timeout",
+        hint="did you mean 'select'?",
+    ),
+    Case(
+        "tool_results_mpc.yaml",
+        "/turns/0/tool_results",
+        "tool_results:",
+        "mpc",
+        "'mpc' is not allowed here",
+        expected="mcp",
+        hint="did you mean 'mcp'?",
+    ),
+    Case(
+        "tool_results_mcp_without_server.yaml",
+        "/turns/0/tool_results",
+        "tool_results:",
+        "mcp",
+        "tool_results: mcp executes the calls through the scenario's MCP server, but tools is a list",
+        expected="tools: {mcp:",
+    ),
+]
+
+VALID_IN_BROKEN = {"dup_id.yaml"}  # valid by itself; its twin dup_id.yml is the broken one
+
+
+@pytest.fixture(scope="module")
+def broken() -> LoadResult:
+    return load_scenarios([BROKEN])
+
+
+def test_every_broken_file_has_a_case() -> None:
+    files = {p.name for p in BROKEN.iterdir()}
+    cased = {case.file for case in CASES}
+    assert cased <= files
+    assert files - cased == VALID_IN_BROKEN
+    assert len(cased) >= 18
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.file for case in CASES])
+def test_broken_file_is_reported_in_place(case: Case, broken: LoadResult) -> None:
+    mine = [p for p in broken.problems if p.path.name == case.file]
+    at_pointer = [p for p in mine if p.pointer == case.pointer and case.phrase in p.message]
+    assert at_pointer, f"no problem at {case.pointer!r} saying {case.phrase!r}; got:\n" + "\n".join(map(str, mine))
+    problem = at_pointer[0]
+    assert (problem.line, problem.column) == case.position()
+    assert case.expected in problem.expected
+    assert case.hint in problem.hint
+    assert problem.path == BROKEN / case.file
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.file != "dup_id.yml"], ids=lambda c: c.file)
+def test_load_scenario_raises_with_the_same_problem(case: Case) -> None:
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(BROKEN / case.file)
+    problems = caught.value.problems
+    assert any(p.pointer == case.pointer and case.phrase in p.message for p in problems)
+    assert str(BROKEN / case.file) in str(caught.value)
+
+
+def test_one_bad_file_never_stops_the_others(broken: LoadResult) -> None:
+    result = load_scenarios([BROKEN, VALID])
+    with_problems = {p.path.name for p in result.problems}
+    assert with_problems == {case.file for case in CASES}
+    assert [s.id for s in result.scenarios] == ["basic/get_time", "dup_id"]
+    assert len(result.files) == len(list(BROKEN.iterdir())) + 1
+    assert result.problems[: len(broken.problems)] == broken.problems
+    assert not result.ok
+
+
+def test_problems_of_a_file_come_in_file_order(broken: LoadResult) -> None:
+    mine = [p for p in broken.problems if p.path.name == "unknown_key_typo.yaml"]
+    assert len(mine) >= 2
+    assert [(p.line, p.column) for p in mine] == sorted((p.line or 0, p.column or 0) for p in mine)
+
+
+def test_problem_text_format() -> None:
+    problem = ScenarioProblem(
+        path=Path("scenarios/x.yaml"),
+        line=12,
+        column=11,
+        pointer="/turns/0/reply/tool_calls/0/argumnets",
+        message="unknown key 'argumnets'",
+        expected="one of: arguments, arguments_raw, name",
+        hint="did you mean 'arguments'?",
+    )
+    assert str(problem) == (
+        "scenarios/x.yaml:12:11: /turns/0/reply/tool_calls/0/argumnets: unknown key 'argumnets' "
+        "(expected: one of: arguments, arguments_raw, name) hint: did you mean 'arguments'?"
+    )
+    top = ScenarioProblem(path=Path("x.yaml"), line=1, column=1, message="the file holds no YAML document")
+    assert str(top) == "x.yaml:1:1: (top level): the file holds no YAML document"
+    whole = ScenarioProblem(path=Path("x.yaml"), message="cannot read the file")
+    assert str(whole) == "x.yaml: (top level): cannot read the file"
+    assert whole.to_json() == {
+        "path": "x.yaml",
+        "line": None,
+        "column": None,
+        "pointer": "",
+        "message": "cannot read the file",
+        "expected": "",
+        "hint": "",
+    }
+
+
+# ----------------------------------------------------------------------------------------------
+# The canonical example (docs/scenarios.md) loads into exactly these values
+# ----------------------------------------------------------------------------------------------
+
+
+def test_get_time_scenario_values() -> None:
+    get_time = Tool(
+        name="getTime",
+        description="Get the current time in milliseconds since the Unix epoch, shifted by offset_ms.",
+        input_schema={
+            "type": "object",
+            "properties": {"offset_ms": {"type": "number", "description": "Offset from now in milliseconds"}},
+            "required": ["offset_ms"],
+        },
+    )
+    expected = Scenario(
+        id="basic/get_time",
+        path=GET_TIME,
+        behavior=(
+            "The adapter offers getTime, decodes the model's call with its integer argument, feeds the result "
+            "back and decodes the final text."
+        ),
+        source="seed",
+        requires=frozenset(),
+        tags=(),
+        modes=("non_stream", "stream"),
+        system=None,
+        tool_choice=None,
+        parallel_tool_calls=None,
+        max_tokens=None,
+        tools=(get_time,),
+        turns=(
+            Turn(
+                index=0,
+                user=(Text(text="请告诉我昨天的日期是什么时候?"),),
+                reply=Reply(
+                    tool_calls=(
+                        ScriptedCall(
+                            name="getTime", arguments={"offset_ms": -86400000}, arguments_raw='{"offset_ms":-86400000}'
+                        ),
+                    ),
+                    finish="tool_calls",
+                ),
+                expect=Expectation(
+                    tool_calls=(ExpectedCall(name="getTime", arguments={"offset_ms": -86400000}, match="exact"),),
+                    text=None,
+                    finish_reason="tool_calls",
+                    events=None,
+                    error=None,
+                ),
+                tool_results=(ToolResultSpec(call=0, content=(Text(text="1684713600000"),), is_error=False),),
+            ),
+            Turn(
+                index=1,
+                user=(),
+                reply=Reply(text="昨天是2023年5月22日。", finish="stop"),
+                expect=Expectation(
+                    tool_calls=(),
+                    text=TextExpectation(value="昨天是2023年5月22日。", mode="exact"),
+                    finish_reason="stop",
+                ),
+            ),
+        ),
+        wire=(),
+    )
+    assert load_scenario(GET_TIME) == expected
+    assert load_scenarios([VALID]).scenarios == (expected,)
+
+
+def test_get_time_example_in_the_docs_is_the_test_file() -> None:
+    """docs/scenarios.md shows the same file the test above loads (minus its leading comment)."""
+    docs = (REPO_ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    body = "".join(line + "\n" for line in GET_TIME.read_text(encoding="utf-8").splitlines() if line[:1] != "#")
+    assert "```yaml\n" + body + "```" in docs
+
+
+# ----------------------------------------------------------------------------------------------
+# Finding files and ids
+# ----------------------------------------------------------------------------------------------
+
+
+def test_ids_are_paths_relative_to_the_folder_given(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    for name in ("a/b/deep.yaml", "a/top.yml", "root.yaml", "notes.txt", ".hidden.yaml", "a/.draft/x.yaml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}\n", encoding="utf-8")
+    found = scenario_files([tmp_path])
+    assert [(f.relative_to(tmp_path).as_posix(), i) for f, i in found] == [
+        ("a/b/deep.yaml", "a/b/deep"),
+        ("a/top.yml", "a/top"),
+        ("root.yaml", "root"),
+    ]
+    assert scenario_files([tmp_path / "a"]) == [(tmp_path / "a/b/deep.yaml", "b/deep"), (tmp_path / "a/top.yml", "top")]
+    assert scenario_files([tmp_path / "a"], root=tmp_path)[0][1] == "a/b/deep"
+    # a file given directly: relative to the nearest folder named scenarios, else its stem
+    assert scenario_files([GET_TIME]) == [(GET_TIME, "basic/get_time")]
+    assert scenario_files([tmp_path / "a/b/deep.yaml"]) == [(tmp_path / "a/b/deep.yaml", "deep")]
+    # the same file reached twice is loaded once
+    assert len(scenario_files([tmp_path, tmp_path / "root.yaml"])) == 3
+
+
+@pytest.mark.parametrize(
+    ("name", "phrase"), [("missing", "no such file or directory"), ("notes.txt", "not a scenario file")]
+)
+def test_bad_paths_are_usage_errors(tmp_path: Path, name: str, phrase: str) -> None:
+    (tmp_path / "notes.txt").write_text("", encoding="utf-8")
+    with pytest.raises(UsageError, match=phrase):
+        load_scenarios([tmp_path / name])
+
+
+def test_default_folder_is_the_repository_scenarios(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert default_scenarios_dir() == REPO_ROOT / "scenarios"
+
+
+def test_env_var_overrides_the_default_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_VAR, str(VALID))
+    assert default_scenarios_dir() == VALID
+    assert [s.id for s in load_scenarios().scenarios] == ["basic/get_time"]
+    assert main(["validate"]) == 0
+
+
+def test_env_var_naming_nothing_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "nowhere"))
+    assert main(["validate"]) == 2
+    assert f"${ENV_VAR}" in capsys.readouterr().err
+
+
+def test_unreadable_files_are_problems(tmp_path: Path) -> None:
+    (tmp_path / "latin1.yaml").write_bytes("behavior: caf\xe9\n".encode("latin-1"))
+    (tmp_path / "bom.yaml").write_bytes(b"\xef\xbb\xbf" + GET_TIME.read_bytes())
+    result = load_scenarios([tmp_path])
+    assert [s.id for s in result.scenarios] == ["bom"]
+    (problem,) = result.problems
+    assert problem.path.name == "latin1.yaml"
+    assert problem.line is None
+    assert "not UTF-8" in problem.message
+    with pytest.raises(ScenarioError, match="no such scenario file"):
+        load_scenario(tmp_path / "missing.yaml")
+
+
+# ----------------------------------------------------------------------------------------------
+# conformance validate
+# ----------------------------------------------------------------------------------------------
+
+
+def test_validate_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", str(VALID)]) == 0
+    assert capsys.readouterr().out == "1 scenario file(s) checked: 1 valid\n"
+
+    assert main(["validate", str(BROKEN)]) == 1
+    out = capsys.readouterr().out
+    for case in CASES:
+        assert f"{case.file}:" in out
+    assert out.splitlines()[-1].startswith(
+        f"{len(list(BROKEN.iterdir()))} scenario file(s) checked: 1 valid, {len(CASES)} with problems ("
+    )
+
+    assert main(["validate", str(tmp_path / "missing.yaml")]) == 2
+    assert "no such file or directory" in capsys.readouterr().err
+
+    assert main(["validate", str(tmp_path)]) == 2  # an empty folder: nothing to validate
+    assert "no scenario files" in capsys.readouterr().err
+
+    assert main(["validate", str(GET_TIME), str(BROKEN / "wrong_type.yaml")]) == 1
+
+
+def test_validate_json_output(capsys: pytest.CaptureFixture[str]) -> None:
+    code = validate_command([str(GET_TIME), str(BROKEN / "tool_choice_typo.yaml")], output_format="json")
+    assert code == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["files"] == 2
+    assert report["valid"] == 1
+    assert report["invalid"] == 1
+    assert report["scenarios"] == ["basic/get_time"]
+    (problem,) = report["problems"]
+    case = next(c for c in CASES if c.file == "tool_choice_typo.yaml")
+    assert (problem["line"], problem["column"]) == case.position()
+    assert problem["pointer"] == "/tool_choice"
+    assert problem["path"].endswith("tool_choice_typo.yaml")
+    assert problem["hint"] == "did you mean 'required'?"
+
+
+def test_bundled_scenarios_are_valid(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    if not any(default_scenarios_dir().rglob("*.y*ml")):
+        pytest.skip("no bundled scenarios yet")
+    code = main(["validate"])
+    assert code == 0, capsys.readouterr().out

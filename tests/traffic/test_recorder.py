@@ -1,0 +1,380 @@
+"""Tests for ``conformance.traffic.recorder``: record real loopback traffic (tests/_traffic.py), write the
+cassette, read it back with ``load_cassette``, decode it with ``conformance inspect``, scrub
+planted secrets, re-record byte-identically, and survive a SIGKILL mid-write."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from _loopback import LoopbackServer, Reply
+from _traffic import ANTHROPIC_BODY, ASK, CHAT_BODY, CHAT_STREAM, GEMINI_CHUNK, JSON, SSE, big_exchange, record_chat
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance import cli
+from conformance.adapters import get_adapter
+from conformance.adapters.base import WireRequest
+from conformance.traffic.cassettes import is_streaming, load_cassette
+from conformance.traffic.recorder import (
+    Provenance,
+    normalise_url,
+    record_cassette,
+    write_cassette,
+)
+from conformance.traffic.replay import replay_transport
+from conformance.traffic.transport import Transport
+
+# --------------------------------------------------------------------------------------------
+# Writing and reading back
+# --------------------------------------------------------------------------------------------
+
+
+def test_recorded_cassette_loads_and_holds_what_was_sent(tmp_path: Path) -> None:
+    path = tmp_path / "openai_chat" / "basic" / "get_time.yaml"
+    result = record_chat(path)
+    assert (result.status, result.path, result.interactions) == ("written", path, 2)
+    cassette = load_cassette(path)
+    assert cassette.problems == ()
+    first, second = cassette.interactions
+    assert first.problems == second.problems == ()
+    assert first.request.uri == "http://127.0.0.1/v1/chat/completions"  # the loopback port is normalised away
+    assert first.request.json == get_adapter("openai_chat").request_to_wire(ASK).body
+    assert first.response is not None and first.response.json == CHAT_BODY
+    assert second.response is not None and second.response.body == b"".join(CHAT_STREAM)
+    assert not is_streaming(first) and is_streaming(second)
+    assert second.response.chunks == tuple(CHAT_STREAM)  # the pieces as they arrived
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith('{\n  "provenance": {\n')  # pretty JSON, provenance first
+    assert "请告诉我昨天的日期是什么时候?" in text  # Unicode kept readable, not \u-escaped
+    assert '        "parsed_body": {\n' in text  # JSON bodies as structure (the pydantic-ai dialect)
+    assert '          "chunks": [\n            "data: {' in text  # one stream piece per line
+
+
+def test_a_recorded_cassette_is_yaml_too(tmp_path: Path) -> None:
+    """JSON is YAML: vcrpy's own loader (libyaml's safe loader) reads the file to the same data."""
+    import json
+
+    from vcr.serializers import yamlserializer
+
+    path = tmp_path / "c.yaml"
+    record_chat(path)
+    text = path.read_text(encoding="utf-8")
+    assert yamlserializer.deserialize(text) == json.loads(text)
+
+
+@given(st.text())
+@settings(max_examples=300, deadline=None)
+def test_any_text_renders_to_json_that_yaml_reads_the_same(value: str) -> None:
+    import json
+
+    import yaml
+
+    from conformance.traffic.recorder import render_cassette
+
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return  # lone surrogates never come out of a decoded body
+    text = render_cassette({"scenario": value}, [{"request": {"body": value}}])
+    assert json.loads(text)["provenance"]["scenario"] == value
+    assert yaml.safe_load(text)["interactions"][0]["request"]["body"] == value
+
+
+def test_provenance_block(tmp_path: Path) -> None:
+    import yaml
+
+    path = tmp_path / "c.yaml"
+    record_chat(path, now=datetime(2026, 11, 25, 1, 2, 3, tzinfo=UTC))
+    block = yaml.safe_load(path.read_text(encoding="utf-8"))["provenance"]
+    assert block["adapter"] == "openai_chat"
+    assert block["mode"] == "emulator"
+    assert block["base_url"] == "http://127.0.0.1"
+    assert block["model"] == "gpt-4o"
+    assert block["scenario"] == "basic/get_time"
+    assert block["recorded"] == "2026-11-25T01:02:03Z"
+    assert block["suite"].startswith("conformance ")
+    assert set(block["clients"]) == {"python", "httpx"}
+
+
+def test_inspect_decodes_the_written_cassette(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    record_chat(path)
+    assert cli.main(["inspect", "--format", "json", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    first, second = report["cassettes"][0]["interactions"]
+    for item in (first, second):
+        assert item["adapter"] == "openai_chat"
+        assert item["problems"] == []
+        [call] = item["response"]["tool_calls"]
+        assert (call["name"], call["arguments"]) == ("getTime", {"offset_ms": -86400000})
+        assert item["response"]["finish_reason"] == "tool_calls"
+    assert second["streaming"] is True
+    assert first["request"]["tools"] == ["getTime"]
+
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+# --------------------------------------------------------------------------------------------
+# Stable re-recording
+# --------------------------------------------------------------------------------------------
+
+
+def test_rerecording_unchanged_traffic_leaves_the_file_byte_identical(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    record_chat(path, now=datetime(2026, 1, 1, tzinfo=UTC))
+    before = path.read_bytes()
+    inode = path.stat().st_ino
+    result = record_chat(path, now=datetime(2026, 6, 1, tzinfo=UTC))  # another server, another port
+    assert result.status == "unchanged"
+    assert path.read_bytes() == before
+    assert path.stat().st_ino == inode  # not even rewritten
+    assert b"2026-01-01T00:00:00Z" in before
+
+
+def test_changed_traffic_is_rewritten_with_a_new_date(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    record_chat(path, now=datetime(2026, 1, 1, tzinfo=UTC))
+    changed = {("POST", "/v1/chat/completions"): [Reply(headers=JSON, body=b'{"id": "other"}')]}
+    with LoopbackServer(changed) as server:
+        result = record_cassette(
+            path,
+            lambda t: t.send(WireRequest(path="/v1/chat/completions", body={})) and None,
+            adapter="openai_chat",
+            base_url=server.base_url,
+            provenance=Provenance(mode="emulator", model="gpt-4o", scenario="basic/get_time"),
+            now=lambda: datetime(2026, 6, 1, tzinfo=UTC),
+        )
+    assert result.status == "written"
+    text = path.read_text(encoding="utf-8")
+    assert "2026-06-01T00:00:00Z" in text and "2026-01-01" not in text
+    assert [i.response.json for i in load_cassette(path).interactions if i.response] == [{"id": "other"}]
+
+
+# --------------------------------------------------------------------------------------------
+# Secrets
+# --------------------------------------------------------------------------------------------
+
+FAKE = {
+    "openai_key": "sk-proj-FAKEopenaiKEY0123456789",
+    "anthropic_key": "sk-ant-api03-FAKEanthropicKEY0123456789",
+    "gemini_key": "AIzaSyFAKEgeminiKEY0123456789abcd",
+    "query_key": "AIzaSyFAKEqueryKEY0123456789abcdef",
+    "query_api_key": "FAKEqueryApiKey-7f3a9c",
+    "azure_key": "FAKEazureApiKey-55c1d0e2",
+    "cookie": "FAKEsessionCookie-c0ffee",
+    "set_cookie": "FAKEsetCookie-beefcafe",
+    "org": "org-FAKEorganisationID0123",
+    "project": "proj_FAKEprojectIDabc123",
+    "anthropic_org": "FAKEanthropicOrg-4e1d2c3b",
+    "body_openai": "sk-FAKEbodyOPENAIkey987654",
+    "body_anthropic": "sk-ant-FAKEbodyANTHROPIC987654",
+    "body_gemini": "AIzaFAKEbodyGEMINIkey987654",
+    "bearer": "FAKEbearerTOKEN.abc-123_xyz",
+}
+
+
+def secret_request_body() -> dict[str, object]:
+    text = f"keys {FAKE['body_openai']} {FAKE['body_anthropic']} {FAKE['body_gemini']} Bearer {FAKE['bearer']}"
+    return {"contents": [{"role": "user", "parts": [{"text": text}]}], FAKE["body_openai"]: "as a key"}
+
+
+def secret_routes(path: str) -> dict[tuple[str, str], list[Reply]]:
+    echo = {"error": {"message": f"Incorrect API key provided: {FAKE['openai_key']} / {FAKE['gemini_key']}"}}
+    headers = [
+        *JSON,
+        ("set-cookie", f"session={FAKE['set_cookie']}; Path=/"),
+        ("openai-organization", FAKE["org"]),
+        ("openai-project", FAKE["project"]),
+        ("anthropic-organization-id", FAKE["anthropic_org"]),
+        ("x-api-key", FAKE["anthropic_key"]),
+    ]
+    stream = [f'data: {{"note": "{FAKE["body_gemini"]} Bearer {FAKE["bearer"]}"}}\r\n\r\n'.encode()]
+    return {
+        ("POST", path): [
+            Reply(status=401, headers=headers, body=json.dumps(echo).encode()),
+            Reply(headers=SSE, pieces=stream),
+        ]
+    }
+
+
+@pytest.mark.parametrize(
+    ("wire", "key"), [("openai_chat", "openai_key"), ("anthropic", "anthropic_key"), ("gemini", "gemini_key")]
+)
+def test_no_planted_secret_reaches_the_cassette(tmp_path: Path, wire: str, key: str) -> None:
+    path = "/v1beta/models/m:generateContent"
+    query = f"?key={FAKE['query_key']}&api_key={FAKE['query_api_key']}&alt=sse"
+    extra = {
+        "api-key": FAKE["azure_key"],
+        "cookie": f"session={FAKE['cookie']}",
+        "openai-organization": FAKE["org"],
+        "openai-project": FAKE["project"],
+        "anthropic-organization-id": FAKE["anthropic_org"],
+        "x-goog-api-key": FAKE["gemini_key"],
+        "x-api-key": FAKE["anthropic_key"],
+    }
+    request = WireRequest(
+        path=path + query, body=secret_request_body(), headers={"authorization": f"Bearer {FAKE['bearer']}"}
+    )
+
+    def run(transport: Transport) -> None:
+        transport.send(request)
+        with transport.stream(WireRequest(path=path + query, body=secret_request_body(), stream=True)) as s:
+            s.read()
+
+    cassette = tmp_path / "secrets.yaml"
+    with LoopbackServer(secret_routes(path)) as server:
+        record_cassette(
+            cassette,
+            run,
+            adapter=wire,
+            base_url=server.base_url,
+            provenance=Provenance(mode="live", model="m"),
+            api_key=FAKE[key],
+            headers=extra,
+        )
+    # the server did receive them (the plant worked) ...
+    assert FAKE[key] in " ".join(server.requests[0].headers.values())
+    assert FAKE["query_key"] in server.requests[0].path
+    # ... and the file holds none of them, nor any distinctive part of them
+    text = cassette.read_text(encoding="utf-8")
+    for name, secret in FAKE.items():
+        assert secret not in text, name
+        assert secret[-10:] not in text, name
+    loaded = load_cassette(cassette)
+    for interaction in loaded.interactions:
+        assert interaction.response is not None
+        dumped = repr(interaction)
+        assert not any(secret in dumped for secret in FAKE.values())
+    assert "key=REDACTED" in text and "api_key=REDACTED" in text
+
+
+# --------------------------------------------------------------------------------------------
+# Atomic writes
+# --------------------------------------------------------------------------------------------
+
+
+KILLED_WRITER = textwrap.dedent(
+    """
+    import os, sys, time
+    sys.path.insert(0, sys.argv[3])
+    from conformance.traffic import atomic
+    from conformance.traffic.recorder import Provenance, RecordResult, write_cassette
+    from _traffic import big_exchange
+
+    original, calls = atomic._write_chunk, []
+
+    def slow(fd, data):
+        calls.append(1)
+        written = original(fd, data)
+        if len(calls) == 3:  # part of the new content is written: signal, then hang until killed
+            open(sys.argv[2], "w").close()
+            time.sleep(600)
+        return written
+
+    atomic._write_chunk = slow
+    write_cassette(sys.argv[1], [big_exchange("new")], adapter="openai_chat", base_url="http://127.0.0.1:1",
+                   provenance=Provenance(mode="emulator"))
+    """
+)
+
+
+def test_a_recorder_killed_mid_write_leaves_the_old_cassette(tmp_path: Path) -> None:
+    directory = tmp_path / "cassettes"
+    path = directory / "c.yaml"
+    write_cassette(
+        path,
+        [big_exchange("old")],
+        adapter="openai_chat",
+        base_url="http://127.0.0.1:1",
+        provenance=Provenance(mode="emulator"),
+    )
+    before = path.read_bytes()
+    assert len(before) > 3 * 65536  # the new write needs more than the three chunks the child writes
+    marker = tmp_path / "writing"
+    child = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(path), str(marker), str(TESTS)])
+    try:
+        wait_for(lambda: marker.exists() or child.poll() is not None)
+        assert child.poll() is None, "the writer exited before it was killed"
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in directory.iterdir()) == ["c.yaml"]  # no partial or temporary file
+    assert b'"marker": "old"' in load_cassette(path).interactions[0].request.body  # type: ignore[operator]
+
+
+def wait_for(condition: Callable[[], bool]) -> None:
+    """Poll until ``condition`` holds (a deadline against a hung child, not a timing assertion)."""
+    import time
+
+    deadline = time.monotonic() + 120
+    while not condition():
+        assert time.monotonic() < deadline, "gave up waiting for the child writer"
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize(
+    ("wire", "stream", "reply"),
+    [
+        ("anthropic", False, Reply(headers=JSON, body=json.dumps(ANTHROPIC_BODY).encode())),
+        ("gemini", False, Reply(headers=JSON, body=json.dumps(GEMINI_CHUNK).encode())),
+        ("gemini", True, Reply(headers=SSE, pieces=[b"data: " + json.dumps(GEMINI_CHUNK).encode() + b"\r\n\r\n"])),
+    ],
+)
+def test_other_wires_record_and_decode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wire: str, stream: bool, reply: Reply
+) -> None:
+    adapter = get_adapter(wire)
+    request = adapter.request_to_wire(replace(ASK, model="m", stream=stream))
+    path = tmp_path / "c.yaml"
+
+    def run(transport: Transport) -> None:
+        if stream:
+            with transport.stream(request) as response:
+                response.read()
+        else:
+            transport.send(request)
+
+    with LoopbackServer({("POST", request.path.split("?")[0]): [reply]}) as server:
+        result = record_cassette(
+            path, run, adapter=wire, base_url=server.base_url, provenance=Provenance(mode="emulator"), api_key="k-1234"
+        )
+    assert result.status == "written"
+    assert cli.main(["inspect", "--format", "json", str(path)]) == 0
+    [item] = json.loads(capsys.readouterr().out)["cassettes"][0]["interactions"]
+    assert (item["adapter"], item["streaming"]) == (wire, stream)
+    assert [(c["name"], c["arguments"]) for c in item["response"]["tool_calls"]] == [
+        ("getTime", {"offset_ms": -86400000})
+    ]
+    with replay_transport(path, wire=wire) as transport:
+        if stream:
+            with transport.stream(request) as response:
+                assert response.read() == b"".join(reply.pieces or [])
+        else:
+            assert json.loads(transport.send(request).body) == json.loads(reply.body)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://127.0.0.1:54321/v1/chat/completions", "http://127.0.0.1/v1/chat/completions"),
+        ("http://localhost:11434/api/chat", "http://localhost/api/chat"),
+        ("http://[::1]:8080/v1/messages?beta=true", "http://[::1]/v1/messages?beta=true"),
+        ("https://api.openai.com:443/v1/responses", "https://api.openai.com:443/v1/responses"),
+    ],
+)
+def test_normalise_url_drops_only_loopback_ports(url: str, expected: str) -> None:
+    assert normalise_url(url) == expected
