@@ -5,6 +5,7 @@ it is closest to, so callers that already catch ``ValueError`` or ``LookupError`
 
     ConformanceError(Exception)
     ├── UsageError(ConformanceError, ValueError)            bad command-line or API usage
+    │   └── AdapterContractError(UsageError)                an adapter value that breaks the contract
     ├── WireFormatError(ConformanceError, ValueError)       bytes/bodies that are not the wire format
     │   └── UnsupportedContentError(WireFormatError)        content this wire format cannot carry
     ├── CassetteError(ConformanceError)                     a cassette that cannot be read
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from conformance.scenarios.problems import ScenarioProblem
 
 __all__ = [
+    "AdapterContractError",
     "AdapterNotFoundError",
     "CassetteError",
     "CassetteFormatError",
@@ -65,6 +67,12 @@ class ConformanceError(Exception):
 
 class UsageError(ConformanceError, ValueError):
     """The caller asked for something that does not exist or does not fit."""
+
+
+class AdapterContractError(UsageError):
+    """An adapter that does not keep the contract of ``docs/adapters.md``: an unknown wire format,
+    prompt format or capability, a missing function, or a known gap without a reason. The message
+    names the field, what it holds and the valid values."""
 
 
 class WireFormatError(ConformanceError, ValueError):

@@ -14,7 +14,16 @@ from urllib.parse import urlsplit
 from conformance.adapters.base import Adapter
 from conformance.errors import AdapterNotFoundError
 
-__all__ = ["BUILTIN", "NATIVE", "PROMPT_BASED", "Adapter", "adapter_names", "detect_adapter", "get_adapter"]
+__all__ = [
+    "BUILTIN",
+    "Adapter",
+    "adapter_names",
+    "detect_adapter",
+    "for_format",
+    "get_adapter",
+    "native_adapters",
+    "prompt_adapters",
+]
 
 BUILTIN: Mapping[str, str] = {
     "openai_chat": "conformance.adapters.openai_chat",
@@ -28,16 +37,30 @@ BUILTIN: Mapping[str, str] = {
 }
 """Adapter name -> module holding its ``ADAPTER`` value."""
 
-NATIVE: tuple[str, ...] = ("anthropic", "gemini", "ollama", "openai_chat", "openai_responses")
-"""The adapters of providers' native tool APIs (the others are prompt-based, riding ``openai_chat``)."""
-
-PROMPT_BASED: tuple[str, ...] = ("function_call", "hermes", "qwen")
-"""Adapters that write the tools into the prompt and parse calls out of the text (no tool fields on
-the wire). A user's adapter says the same with a true ``tools_in_prompt`` attribute."""
-
 
 def adapter_names() -> list[str]:
     return sorted(BUILTIN)
+
+
+def native_adapters() -> tuple[str, ...]:
+    """The built-in adapters of providers' native tool APIs (their ``tools_in_prompt`` is false)."""
+    return tuple(n for n in adapter_names() if not get_adapter(n).tools_in_prompt)
+
+
+def prompt_adapters() -> tuple[str, ...]:
+    """The built-in prompt-based adapters (``tools_in_prompt``: tools written into the prompt, calls
+    parsed out of the reply text)."""
+    return tuple(n for n in adapter_names() if get_adapter(n).tools_in_prompt)
+
+
+def for_format(traffic_format: str) -> Adapter:
+    """The reference adapter for a wire format or a prompt format (``Adapter.traffic_format``): how
+    the emulator and ``conformance inspect`` read traffic of that format."""
+    for name in adapter_names():
+        adapter = get_adapter(name)
+        if adapter.traffic_format == traffic_format:
+            return adapter
+    raise AdapterNotFoundError(traffic_format, [get_adapter(n).traffic_format for n in adapter_names()])
 
 
 def get_adapter(name: str) -> Adapter:

@@ -76,13 +76,13 @@ from conformance.adapters.base import (
     Adapter,
     CallTracker,
     NameMap,
+    NameRule,
     SchemaChange,
     WireRequest,
     WireTools,
     dumps_compact,
     header,
     load_json_body,
-    name_map,
     object_schema,
     stream_broken,
 )
@@ -119,14 +119,14 @@ __all__ = [
 # Tables
 # --------------------------------------------------------------------------------------------
 
-_NAME_RULE = {"allowed": "a-zA-Z0-9_-", "max_len": 64}  # §3a, E14
+_NAME_RULE = NameRule(allowed="a-zA-Z0-9_-", max_len=64)  # §3a, E14
 _DEFAULT_MAX_TOKENS = 1024
 _VERSION_HEADERS = {"anthropic-version": "2023-06-01"}  # ANT-SDK _client.py default_headers
 _HANDLED_KEYS = frozenset("model system messages tools tool_choice stream max_tokens".split())
 
 
 def _names(tools: Sequence[Tool]) -> NameMap:
-    return name_map((t.name for t in tools), **_NAME_RULE)  # type: ignore[arg-type]
+    return _NAME_RULE.map(t.name for t in tools)
 
 
 # --------------------------------------------------------------------------------------------

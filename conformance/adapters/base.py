@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from conformance.errors import ProviderError, UnsupportedContentError
+from conformance.errors import AdapterContractError, ProviderError, UnsupportedContentError
 from conformance.model import (
     ErrorEvent,
     ErrorInfo,
@@ -51,13 +51,18 @@ from conformance.model import (
 
 __all__ = [
     "CAPABILITIES",
+    "CONTRACT_FUNCTIONS",
+    "PROMPT_FORMATS",
+    "WIRE_FORMATS",
     "Adapter",
     "CallTracker",
     "NameMap",
+    "NameRule",
     "SchemaChange",
     "WireRequest",
     "WireTools",
     "compact_text",
+    "contract_problems",
     "dumps_compact",
     "error_kind_from_status",
     "header",
@@ -88,6 +93,14 @@ CAPABILITIES = frozenset(
     }
 )
 """Every capability an adapter may declare (scenarios ``require`` them)."""
+
+WIRE_FORMATS = ("openai_chat", "openai_responses", "anthropic", "gemini", "ollama")
+"""The HTTP wire formats an adapter may serve: request schemas, name rules, cassettes."""
+
+PROMPT_FORMATS = ("qwen", "hermes", "function_call")
+"""The prompt formats a prompt-based adapter may write (tools in the prompt, calls parsed from the
+text, over the ``openai_chat`` wire): Qwen's ``✿FUNCTION✿``, Hermes ``<tool_call>``, and
+``<function_call>``. Their cassettes hold replies in that format."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -174,11 +187,16 @@ class Adapter:
 
     ``tools`` arguments give the unified tools of the conversation so wire names map back to
     the MCP names (``NameMap``); without them wire names come back unchanged.
+
+    Building one checks the declarations (``AdapterContractError`` names the field and lists the
+    valid values): ``wire_format`` is one of ``WIRE_FORMATS``, every capability one of
+    ``CAPABILITIES``, a prompt-based adapter (``tools_in_prompt``) names its ``prompt_format``
+    (one of ``PROMPT_FORMATS``), and every known gap has a reason.
     """
 
     name: str
     wire_format: str
-    """The wire format served (``openai_chat``, ``anthropic``, ...); prompt adapters ride on one."""
+    """The HTTP wire format served (one of ``WIRE_FORMATS``); prompt adapters ride ``openai_chat``."""
     capabilities: frozenset[str]
     tools_to_wire: _ToolsToWire
     request_to_wire: Callable[[Request], WireRequest]
@@ -186,11 +204,100 @@ class Adapter:
     response_from_wire: _ResponseFromWire
     stream_from_wire: _StreamFromWire
     error_from_wire: _ErrorFromWire
+    tools_in_prompt: bool = False
+    """True for a prompt-based adapter: the tools are written into the prompt and calls parsed out of
+    the reply text, so the wire format's tool fields, tool-name rule and ``wire:`` expectations keyed
+    by the wire format do not apply (those keyed by its ``prompt_format`` do)."""
+    prompt_format: str | None = None
+    """For a prompt-based adapter, the format of its prompt and replies (one of ``PROMPT_FORMATS``):
+    the cassettes it is certified against."""
+    known_gaps: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """Check id, or ``check-id@scenario-glob``, to the reason: failing there is XFAIL, passing STALE."""
+
+    def __post_init__(self) -> None:
+        problems = contract_problems(self)
+        if problems:
+            raise AdapterContractError(f"adapter {self.name!r}: " + "; ".join(problems))
+        object.__setattr__(self, "known_gaps", dict(self.known_gaps))  # a copy: the caller's dict may change later
+
+    @property
+    def traffic_format(self) -> str:
+        """The format of the traffic this adapter is certified against: its prompt format when it
+        is prompt-based, else its wire format. Cassettes live under ``<cassette-dir>/<traffic_format>/``."""
+        return self.prompt_format if self.tools_in_prompt and self.prompt_format else self.wire_format
+
+
+def contract_problems(adapter: Any) -> list[str]:
+    """What an adapter-like object declares wrong (empty when it keeps the contract): used when an
+    ``Adapter`` is built and when ``conformance run --adapter pkg.module:object`` loads any object."""
+    problems: list[str] = []
+    if not isinstance(getattr(adapter, "name", None), str) or not adapter.name:
+        problems.append("name must be a non-empty string")
+    wire = getattr(adapter, "wire_format", None)
+    if wire not in WIRE_FORMATS:
+        problems.append(f"unknown wire_format {wire!r} (valid: {', '.join(WIRE_FORMATS)})")
+    capabilities = getattr(adapter, "capabilities", None)
+    if not isinstance(capabilities, frozenset | set):
+        problems.append(f"capabilities must be a set of capability names (valid: {', '.join(sorted(CAPABILITIES))})")
+    elif unknown := sorted(str(c) for c in capabilities if c not in CAPABILITIES):
+        problems.append(
+            f"unknown capabilit{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)} "
+            f"(valid: {', '.join(sorted(CAPABILITIES))})"
+        )
+    for function in CONTRACT_FUNCTIONS:
+        if not callable(getattr(adapter, function, None)):
+            problems.append(f"lacks {function} (a function of the contract)")
+    in_prompt = getattr(adapter, "tools_in_prompt", False)
+    prompt = getattr(adapter, "prompt_format", None)
+    if not isinstance(in_prompt, bool):
+        problems.append(f"tools_in_prompt must be True or False, not {in_prompt!r}")
+    elif in_prompt and prompt not in PROMPT_FORMATS:
+        problems.append(
+            f"a prompt-based adapter (tools_in_prompt=True) names its prompt_format, one of "
+            f"{', '.join(PROMPT_FORMATS)}, not {prompt!r}"
+        )
+    elif not in_prompt and prompt is not None:
+        problems.append(f"prompt_format {prompt!r} is for a prompt-based adapter: set tools_in_prompt=True")
+    gaps = getattr(adapter, "known_gaps", {})
+    if not isinstance(gaps, Mapping):
+        problems.append("known_gaps must be a mapping of check id (or check-id@scenario-glob) to its reason")
+    else:
+        for key, reason in gaps.items():
+            if not isinstance(key, str) or not key.partition("@")[0]:
+                problems.append(f"known_gaps key {key!r} is not a check id (or check-id@scenario-glob)")
+            if not isinstance(reason, str) or not reason.strip():
+                problems.append(f"known gap {key!r} needs a reason (a non-empty string)")
+    return problems
+
+
+CONTRACT_FUNCTIONS = (
+    "tools_to_wire",
+    "request_to_wire",
+    "request_from_wire",
+    "response_from_wire",
+    "stream_from_wire",
+    "error_from_wire",
+)
+"""The functions every adapter carries (docs/adapters.md)."""
 
 
 # --------------------------------------------------------------------------------------------
 # Names
 # --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class NameRule:
+    """The tool names a wire accepts (wire-formats.md §8): every character in the regex character
+    class ``allowed``, the first in ``first`` when that differs, at most ``max_len`` characters."""
+
+    allowed: str
+    max_len: int
+    first: str = ""
+
+    def map(self, names: Iterable[str]) -> NameMap:
+        """``name_map`` under this rule."""
+        return name_map(names, allowed=self.allowed, max_len=self.max_len, first=self.first)
 
 
 def name_map(names: Iterable[str], *, allowed: str, max_len: int, first: str = "") -> NameMap:

@@ -61,6 +61,7 @@ from conformance.adapters.base import (
     Adapter,
     CallTracker,
     NameMap,
+    NameRule,
     SchemaChange,
     WireRequest,
     WireTools,
@@ -68,7 +69,6 @@ from conformance.adapters.base import (
     dumps_compact,
     error_kind_from_status,
     load_json_body,
-    name_map,
     retry_after_from_headers,
     stream_broken,
     synthetic_call_id,
@@ -149,13 +149,13 @@ _CONTEXT_LENGTH = "exceeds the maximum number of tokens"
 """400 INVALID_ARGUMENT "The input token count (N) exceeds the maximum number of tokens allowed (M)."
 (google-gemini/gemini-cli#4231, #6678)."""
 
-_NAME_RULE = {"allowed": "a-zA-Z0-9_.:-", "max_len": 128, "first": "a-zA-Z_"}  # §4a, E14
+_NAME_RULE = NameRule(allowed="a-zA-Z0-9_.:-", max_len=128, first="a-zA-Z_")  # §4a, E14
 
 _SCHEMA_FIELDS = ("parameters", "parametersJsonSchema", "parameters_json_schema")
 
 
 def _names(tools: Sequence[Tool]) -> NameMap:
-    return name_map((t.name for t in tools), **_NAME_RULE)  # type: ignore[arg-type]
+    return _NAME_RULE.map(t.name for t in tools)
 
 
 # --------------------------------------------------------------------------------------------

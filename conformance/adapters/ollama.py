@@ -61,13 +61,13 @@ from conformance.adapters.base import (
     Adapter,
     CallTracker,
     NameMap,
+    NameRule,
     SchemaChange,
     WireRequest,
     WireTools,
     dumps_compact,
     error_kind_from_status,
     load_json_body,
-    name_map,
     object_schema,
     retry_after_from_headers,
     stream_broken,
@@ -129,7 +129,7 @@ _ERROR_KINDS: dict[str, ErrorKind] = {
 }
 
 
-_NAME_RULE = {"allowed": "a-zA-Z0-9_-", "max_len": 64}  # no server rule (UNVERIFIED): OpenAI's, E14
+_NAME_RULE = NameRule(allowed="a-zA-Z0-9_-", max_len=64)  # no server rule (UNVERIFIED): OpenAI's, E14
 
 _PARAMETER_KEYS = frozenset({"type", "$defs", "items", "required", "properties"})
 """Keywords ``api.ToolFunctionParameters`` decodes; Go's decoder ignores every other key (§5a, E15)."""
@@ -141,7 +141,7 @@ _HANDLED_KEYS = frozenset({"model", "messages", "tools", "stream", "options"})
 
 
 def _names(tools: Sequence[Tool]) -> NameMap:
-    return name_map((t.name for t in tools), **_NAME_RULE)  # type: ignore[arg-type]
+    return _NAME_RULE.map(t.name for t in tools)
 
 
 # --------------------------------------------------------------------------------------------

@@ -37,27 +37,24 @@ import orjson
 
 from conformance.adapters import _hot
 from conformance.adapters._openai_chat_messages import arguments_text, message_from_wire, message_to_wire
+from conformance.adapters._openai_errors import error_from_wire, error_info
 from conformance.adapters.base import (
     Adapter,
     CallTracker,
     NameMap,
+    NameRule,
     SchemaChange,
     WireRequest,
     WireTools,
-    error_kind_from_status,
-    load_json_body,
-    name_map,
     object_schema,
-    retry_after_from_headers,
     stream_broken,
     synthetic_call_id,
 )
 from conformance.assembly import fold
-from conformance.errors import ProviderError, UnsupportedContentError, WireFormatError
+from conformance.errors import UnsupportedContentError, WireFormatError
 from conformance.framing import Run, SSEDecoder
 from conformance.model import (
     ErrorEvent,
-    ErrorInfo,
     ErrorKind,
     Finish,
     FinishReason,
@@ -98,22 +95,7 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "content_filter": "content_filter",
 }
 
-_ERROR_KINDS: dict[str, ErrorKind] = {
-    # error.code first, then error.type (OAI-SPEC Error; recorded 401/404 bodies)
-    "rate_limit_exceeded": "rate_limit",
-    "insufficient_quota": "rate_limit",
-    "invalid_api_key": "auth",
-    "authentication_error": "auth",
-    "permission_denied": "permission",
-    "model_not_found": "not_found",
-    "not_found_error": "not_found",
-    "context_length_exceeded": "context_length",
-    "server_error": "server",
-    "overloaded": "overloaded",
-    "invalid_request_error": "invalid_request",
-}
-
-_NAME_RULE = {"allowed": "a-zA-Z0-9_-", "max_len": 64}  # §1a, E14
+_NAME_RULE = NameRule(allowed="a-zA-Z0-9_-", max_len=64)  # §1a, E14
 
 _HANDLED_KEYS = frozenset(
     "model messages tools tool_choice parallel_tool_calls stream max_tokens"
@@ -122,7 +104,7 @@ _HANDLED_KEYS = frozenset(
 
 
 def _names(tools: Sequence[Tool]) -> NameMap:
-    return name_map((t.name for t in tools), **_NAME_RULE)  # type: ignore[arg-type]
+    return _NAME_RULE.map(t.name for t in tools)
 
 
 # --------------------------------------------------------------------------------------------
@@ -396,7 +378,7 @@ class _Stream:
         """One parsed ``chat.completion.chunk``."""
         events: list[StreamEvent] = []
         if chunk.get("error"):  # §1d: an error payload inside a 200 stream
-            info = _error_info(chunk["error"], None, {})
+            info = error_info(chunk["error"], None, {})
             self.done = True
             ends = self.tracker.end_all(error=f"the stream failed: {info.message}")
             return [*self._flush_pending(), *ends, ErrorEvent(info), Finish("error")]
@@ -546,41 +528,9 @@ def _fragment_only(chunk: Mapping[str, Any]) -> bool:
 
 
 # --------------------------------------------------------------------------------------------
-# Errors
+# Errors: ``error_from_wire`` (imported above) is the one OpenAI mapping that Chat and Responses
+# share, ``conformance.adapters._openai_errors`` (§1e, §2e).
 # --------------------------------------------------------------------------------------------
-
-
-def _error_info(error: Any, status: int | None, headers: Mapping[str, str]) -> ErrorInfo:
-    if isinstance(error, Mapping):
-        code = error.get("code")
-        etype = error.get("type")
-        message = str(error.get("message") or "")
-    else:
-        code, etype, message = None, None, str(error)
-    kind: ErrorKind | None = _ERROR_KINDS.get(str(code)) if code else None
-    if kind is None and status is not None and status >= 400:
-        kind = error_kind_from_status(status)
-    if kind is None:
-        kind = _ERROR_KINDS.get(str(etype), "unknown")
-    return ErrorInfo(
-        kind=kind,
-        message=message,
-        status=status,
-        retry_after=retry_after_from_headers(headers),
-        code=str(code or etype) if (code or etype) else None,
-    )
-
-
-def error_from_wire(
-    status: int, headers: Mapping[str, str], body: bytes | str | Mapping[str, Any] | None
-) -> ProviderError:
-    """An HTTP error response -> typed provider error (§1e)."""
-    parsed = load_json_body(body)
-    error = parsed.get("error") if isinstance(parsed, Mapping) else None
-    if error is None:
-        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
-        error = {"message": text.strip() or f"HTTP {status}"}
-    return ProviderError(_error_info(error, status, headers))
 
 
 # --------------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ from typing import Any
 
 import orjson
 
+from conformance.adapters._openai_errors import error_from_wire, error_info
 from conformance.adapters._openai_responses_items import (
     items_from_message,
     messages_from_items,
@@ -57,25 +58,20 @@ from conformance.adapters.base import (
     Adapter,
     CallTracker,
     NameMap,
+    NameRule,
     SchemaChange,
     WireRequest,
     WireTools,
     dumps_compact,
-    error_kind_from_status,
-    load_json_body,
-    name_map,
     object_schema,
-    retry_after_from_headers,
     stream_broken,
     synthetic_call_id,
 )
 from conformance.assembly import fold
-from conformance.errors import ProviderError, WireFormatError
+from conformance.errors import WireFormatError
 from conformance.framing import SSEDecoder
 from conformance.model import (
     ErrorEvent,
-    ErrorInfo,
-    ErrorKind,
     Finish,
     FinishReason,
     JSONObject,
@@ -114,31 +110,13 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "failed": "error",
 }
 
-_ERROR_KINDS: dict[str, ErrorKind] = {
-    # error.code first, then error.type (OAI-SPEC Error; SDK ResponseError.code; recorded bodies)
-    "rate_limit_exceeded": "rate_limit",
-    "insufficient_quota": "rate_limit",
-    "invalid_api_key": "auth",
-    "authentication_error": "auth",
-    "permission_denied": "permission",
-    "model_not_found": "not_found",  # 400 on Responses (§2e), still "no such model"
-    "not_found_error": "not_found",
-    "context_length_exceeded": "context_length",
-    "server_error": "server",
-    "vector_store_timeout": "server",
-    "overloaded": "overloaded",
-    "invalid_prompt": "invalid_request",
-    "invalid_image": "invalid_request",
-    "invalid_request_error": "invalid_request",
-}
-
-_NAME_RULE = {"allowed": "a-zA-Z0-9_-", "max_len": 64}  # §2a (same as Chat), E14
+_NAME_RULE = NameRule(allowed="a-zA-Z0-9_-", max_len=64)  # §2a (same as Chat), E14
 
 _TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
 def _names(tools: Sequence[Tool]) -> NameMap:
-    return name_map((t.name for t in tools), **_NAME_RULE)  # type: ignore[arg-type]
+    return _NAME_RULE.map(t.name for t in tools)
 
 
 # --------------------------------------------------------------------------------------------
@@ -313,7 +291,7 @@ def _finish(response: Mapping[str, Any], tracker: CallTracker) -> list[StreamEve
         if tracker.count and reason == "stop":
             reason = "tool_calls"
     elif status == "failed":
-        info = _error_info(response.get("error") or {"message": "the response failed"}, None, {})
+        info = error_info(response.get("error") or {"message": "the response failed"}, None, {})
         events.extend(tracker.end_all(error=f"the response failed: {info.message}"))
         events.append(ErrorEvent(info))
     else:  # incomplete (cut by length or a filter), cancelled, ...: an open call is not usable
@@ -449,7 +427,7 @@ class _Stream:
         if kind == "error":  # E11: flat (SDK ResponseErrorEvent) or nested under "error" (recorded)
             self.done = True
             error = event.get("error")
-            info = _error_info(error if isinstance(error, Mapping) else without(event, "type", "sequence_number"))
+            info = error_info(error if isinstance(error, Mapping) else without(event, "type", "sequence_number"))
             return [
                 *self.tracker.end_all(error=f"the stream failed: {info.message}"),
                 ErrorEvent(info),
@@ -556,41 +534,9 @@ def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> 
 
 
 # --------------------------------------------------------------------------------------------
-# Errors
+# Errors: ``error_from_wire`` (imported above) is the one OpenAI mapping that Chat and Responses
+# share, ``conformance.adapters._openai_errors`` (§1e, §2e).
 # --------------------------------------------------------------------------------------------
-
-
-def _error_info(error: Any, status: int | None = None, headers: Mapping[str, str] | None = None) -> ErrorInfo:
-    if isinstance(error, Mapping):
-        code = error.get("code")
-        etype = error.get("type")
-        message = str(error.get("message") or "")
-    else:
-        code, etype, message = None, None, str(error)
-    kind: ErrorKind | None = _ERROR_KINDS.get(str(code)) if code else None
-    if kind is None and status is not None and status >= 400:
-        kind = error_kind_from_status(status)
-    if kind is None:
-        kind = _ERROR_KINDS.get(str(etype), "unknown")
-    return ErrorInfo(
-        kind=kind,
-        message=message,
-        status=status,
-        retry_after=retry_after_from_headers(headers or {}),
-        code=str(code or etype) if (code or etype) else None,
-    )
-
-
-def error_from_wire(
-    status: int, headers: Mapping[str, str], body: bytes | str | Mapping[str, Any] | None
-) -> ProviderError:
-    """An HTTP error response -> typed provider error (§2e; a 400 on a stream request is JSON, E23)."""
-    parsed = load_json_body(body)
-    error = parsed.get("error") if isinstance(parsed, Mapping) else None
-    if error is None:
-        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
-        error = {"message": text.strip() or f"HTTP {status}"}
-    return ProviderError(_error_info(error, status, headers))
 
 
 # --------------------------------------------------------------------------------------------

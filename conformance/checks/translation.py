@@ -23,13 +23,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from conformance.adapters import PROMPT_BASED
-from conformance.adapters.base import Adapter
 from conformance.checks._common import CaseContext, diff_findings, verdict
 from conformance.scenarios.values import json_path_get
 from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["NAME_RULES", "check_translation", "request_schema", "tools_in_prompt"]
+__all__ = ["NAME_RULES", "check_translation", "request_schema"]
 
 _OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 NAME_RULES: Mapping[str, re.Pattern[str]] = {
@@ -51,12 +49,6 @@ def request_schema(wire_format: str) -> Draft202012Validator | None:
     return Draft202012Validator(json.loads(text))
 
 
-def tools_in_prompt(adapter: Adapter) -> bool:
-    """Prompt-based adapters put tools in the prompt: the wire format's tool fields, name rules and
-    wire expectations keyed by the wire format do not apply to them (only those keyed by name)."""
-    return adapter.name in PROMPT_BASED or bool(getattr(adapter, "tools_in_prompt", False))
-
-
 def check_translation(ctx: CaseContext) -> Sequence[CheckVerdict]:
     turns = ctx.outcome.turns
     if not turns:
@@ -67,8 +59,8 @@ def check_translation(ctx: CaseContext) -> Sequence[CheckVerdict]:
 
 def _wire_paths(ctx: CaseContext) -> CheckVerdict | None:
     check = "translation.wire_paths"
-    keys = {ctx.adapter.name} if tools_in_prompt(ctx.adapter) else {ctx.adapter.name, ctx.adapter.wire_format}
-    wanted = [w for w in ctx.scenario.wire if w.adapter in keys]
+    # keyed by the traffic the adapter declares: its prompt format, else its wire format
+    wanted = [w for w in ctx.scenario.wire if w.adapter == ctx.adapter.traffic_format]
     if not wanted:
         return None
     findings: list[Finding] = []
@@ -106,7 +98,7 @@ def _tool_names(ctx: CaseContext) -> CheckVerdict | None:
     if not ctx.scenario.tools:
         return None
     wire_tools = ctx.adapter.tools_to_wire(ctx.scenario.tools)
-    rule = None if tools_in_prompt(ctx.adapter) else NAME_RULES.get(ctx.adapter.wire_format)
+    rule = None if ctx.adapter.tools_in_prompt else NAME_RULES.get(ctx.adapter.wire_format)
     findings: list[Finding] = []
     seen: dict[str, str] = {}
     for tool in ctx.scenario.tools:

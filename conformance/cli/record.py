@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from conformance.adapters import BUILTIN, NATIVE, get_adapter
+from conformance.adapters import BUILTIN, get_adapter, native_adapters
 from conformance.run.recording import record_pairs, select_scenarios
 from conformance.scenarios.values import Scenario
 
@@ -26,7 +26,7 @@ def record_command_main(args: argparse.Namespace) -> int:
     from conformance.scenarios.loader import load_scenarios
 
     names = [n.strip() for value in (args.adapter or []) for n in value.split(",") if n.strip()] or (
-        sorted(BUILTIN) if args.emulator else list(NATIVE)
+        sorted(BUILTIN) if args.emulator else list(native_adapters())
     )
     unknown = [n for n in names if n not in BUILTIN]
     if unknown:

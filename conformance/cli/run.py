@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from conformance.adapters import BUILTIN, NATIVE, PROMPT_BASED, get_adapter
-from conformance.errors import UsageError
+from conformance.adapters import BUILTIN, get_adapter, native_adapters, prompt_adapters
+from conformance.errors import ConformanceError, UsageError
 from conformance.verdicts import STATUS_ORDER, CaseResult, RunResult
 
 if TYPE_CHECKING:
@@ -55,17 +55,22 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
         "roundtrip.finish_reason",
         "roundtrip.request",
         "roundtrip.wire",
+        "roundtrip.call_ids",
     ),
     "streaming": ("streaming.lifecycle", "streaming.fold", "streaming.chunk_invariance", "streaming.events"),
     "recovery": ("recovery.provider_error", "recovery.arguments_error", "recovery.broken_stream"),
 }
 _SYMBOL = {"pass": ".", "fail": "F", "error": "E", "unsupported": "u", "xfail": "x", "stale": "S"}
-_REQUIRED: tuple[str, ...] = ("name", "wire_format", "capabilities", "tools_to_wire", "request_to_wire")
-_REQUIRED += ("request_from_wire", "response_from_wire", "stream_from_wire", "error_from_wire")
 
 
 def load_adapter(spec: str) -> Adapter:
-    """A built-in adapter name, or ``pkg.module:object`` naming an object with the adapter contract."""
+    """A built-in adapter name, or ``pkg.module:object`` naming an object with the adapter contract.
+
+    Any object with the contract's attributes will do: it is checked (``contract_problems``) and
+    turned into an ``Adapter`` value, so a wrong declaration is a usage error here (exit 2), naming
+    the field and the valid values, never an ERROR in every case later."""
+    from conformance.adapters.base import Adapter, contract_problems
+
     if ":" not in spec:
         if spec not in BUILTIN:
             raise UsageError(f"unknown adapter {spec!r}: use one of {', '.join(sorted(BUILTIN))} or pkg.module:object")
@@ -75,19 +80,41 @@ def load_adapter(spec: str) -> Adapter:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise UsageError(f"--adapter {spec}: cannot import {module_name!r} ({exc}); is it on PYTHONPATH?") from exc
+    except ConformanceError as exc:  # an Adapter(...) at import time that breaks the contract
+        raise UsageError(f"--adapter {spec}: importing {module_name} failed: {exc}") from exc
     obj: Any = module
     for part in attribute.split("."):
         if not hasattr(obj, part):
             raise UsageError(f"--adapter {spec}: {module_name} has no attribute {attribute!r}")
         obj = getattr(obj, part)
-    missing = [name for name in _REQUIRED if not hasattr(obj, name)]
-    if missing:
-        raise UsageError(
-            f"--adapter {spec}: the object lacks {', '.join(missing)} (see docs/adapters.md for the adapter contract)"
+    if isinstance(obj, Adapter):
+        adapter = obj
+    else:
+        problems = contract_problems(obj)
+        if problems:
+            raise UsageError(f"--adapter {spec}: " + "; ".join(problems) + " (see docs/adapters.md)")
+        adapter = Adapter(
+            name=obj.name,
+            wire_format=obj.wire_format,
+            capabilities=frozenset(obj.capabilities),
+            tools_to_wire=obj.tools_to_wire,
+            request_to_wire=obj.request_to_wire,
+            request_from_wire=obj.request_from_wire,
+            response_from_wire=obj.response_from_wire,
+            stream_from_wire=obj.stream_from_wire,
+            error_from_wire=obj.error_from_wire,
+            tools_in_prompt=getattr(obj, "tools_in_prompt", False),
+            prompt_format=getattr(obj, "prompt_format", None),
+            known_gaps=getattr(obj, "known_gaps", {}),
         )
-    if not isinstance(obj.capabilities, frozenset | set):
-        raise UsageError(f"--adapter {spec}: capabilities must be a set of capability names")
-    return obj  # type: ignore[no-any-return]
+    valid = [check for ids in CHECK_IDS.values() for check in ids]
+    for key in adapter.known_gaps:
+        check = key.partition("@")[0]
+        if check not in valid:
+            raise UsageError(
+                f"--adapter {spec}: known gap {key!r} names no check (valid check ids: {', '.join(valid)})"
+            )
+    return adapter
 
 
 _TOKEN = re.compile(r"\s*(\(|\)|and\b|or\b|not\b|[^\s()]+)")
@@ -142,7 +169,10 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from conformance.run.runner import RunOptions, run_suite
 
     try:
-        names = [*(args.adapter or []), *_split([args.adapters] if args.adapters else [])] or [*NATIVE, *PROMPT_BASED]
+        names = [*(args.adapter or []), *_split([args.adapters] if args.adapters else [])] or [
+            *native_adapters(),
+            *prompt_adapters(),
+        ]
         adapters = [load_adapter(n) for n in names]
         families = tuple(_split([args.checks])) if args.checks else tuple(FAMILIES)
         unknown = [f for f in families if f not in FAMILIES]

@@ -31,7 +31,7 @@ from types import TracebackType
 from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
-from conformance.adapters import detect_adapter, get_adapter
+from conformance.adapters import detect_adapter, for_format
 from conformance.emulator import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses, _prompt_formats
 from conformance.emulator._wire import DEFAULT_AFTER, ErrorAnswer, Headers, WireContext, WireEncoder
 from conformance.scenarios.values import HTTP_FAULTS, STREAM_FAULTS, Reply, Scenario
@@ -219,7 +219,7 @@ class Emulator:
         prompt = _prompt_formats.detect_format(parsed) if wire == "openai_chat" else None
         reader = prompt or wire  # a prompt format's history holds its calls and results as text
         try:
-            request = get_adapter(reader).request_from_wire(parsed, path=raw_path)
+            request = for_format(reader).request_from_wire(parsed, path=raw_path)
         except Exception as exc:  # any adapter complaint: the request is not that wire's shape
             raise _BadRequest(f"cannot read the request as {reader}: {exc}") from exc
         turn = sum(1 for message in request.messages if message.role == "assistant")

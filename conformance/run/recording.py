@@ -42,8 +42,9 @@ class PairResult:
     detail: str = ""
 
 
-def cassette_path(cassette_dir: Path, adapter: str, scenario_id: str) -> Path:
-    return cassette_dir / adapter / f"{scenario_id}.yaml"
+def cassette_path(cassette_dir: Path, traffic_format: str, scenario_id: str) -> Path:
+    """Where a cassette of ``traffic_format`` (``Adapter.traffic_format``) for the scenario lives."""
+    return cassette_dir / traffic_format / f"{scenario_id}.yaml"
 
 
 def select_scenarios(scenarios: Sequence[Scenario], patterns: Sequence[str] | None) -> list[Scenario]:
@@ -137,7 +138,7 @@ def _record_pair(
         set_script(scenario)
     try:
         result: RecordResult = record_cassette(
-            cassette_path(cassette_dir, adapter.name, scenario.id),
+            cassette_path(cassette_dir, adapter.traffic_format, scenario.id),
             run,
             adapter=adapter.wire_format,
             base_url=base_url,

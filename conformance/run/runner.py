@@ -1,16 +1,17 @@
 """The runner: scenarios x adapters x {non-streaming, streaming}, replayed offline from cassettes.
 
-For each (adapter, scenario) pair it finds the cassette (``<cassette-dir>/<adapter>/<id>.yaml``,
-else ``<cassette-dir>/<wire format>/<id>.yaml`` for a user's adapter riding a built-in wire),
-loads it once, and for each mode drives the conversation (``conformance.run.conversation``) over a
-replaying ``Transport`` that opens no socket, then runs the check families on the outcome.
+For each (adapter, scenario) pair it finds the cassette by the traffic the adapter declares
+(``<cassette-dir>/<traffic format>/<id>.yaml``: its prompt format when it is prompt-based, else its
+wire format; never by its name), loads it once, and for each mode drives the conversation
+(``conformance.run.conversation``) over a replaying ``Transport`` that opens no socket, then runs
+the check families on the outcome.
 
 Every case runs in a worker thread with a timeout: an adapter that raises costs its case one
 ERROR verdict with the traceback; one that hangs costs an ERROR after ``timeout`` seconds (the
 thread is abandoned, the run goes on). A missing or corrupt cassette is an ERROR naming the file
 and the ``conformance record`` line that makes it. A scenario requiring a capability the adapter
-does not declare is UNSUPPORTED. An adapter may declare known gaps (``known_gaps``: check id, or
-``check@scenario-glob``, -> reason): a failing check there is XFAIL, a passing one STALE.
+does not declare is UNSUPPORTED. An adapter may declare known gaps (``Adapter.known_gaps``: check
+id, or ``check@scenario-glob``, -> reason): a failing check there is XFAIL, a passing one STALE.
 A scenario taking its tools from an MCP server (``tools: {mcp: ...}``) uses the run's shared server
 for its launch spec (``conformance.mcp_bridge.scenario_tools.McpPool``), stopped when the run ends; a server that
 fails to start or dies is an ERROR naming its command and the tail of its stderr.
@@ -29,7 +30,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from conformance.adapters import BUILTIN
+from conformance.adapters import for_format
 from conformance.adapters.base import Adapter
 from conformance.checks import FAMILIES, CaseContext, run_checks
 from conformance.errors import CassetteError, ConformanceError, McpServerError, ScenarioError
@@ -42,7 +43,7 @@ from conformance.traffic.replay import replay_transport
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import AdapterInfo, CaseResult, CheckVerdict, RunResult, ScenarioInfo, Status, worst
 
-__all__ = ["RunOptions", "adapter_info", "find_cassette", "known_gaps", "run_pair", "run_suite", "suite_version"]
+__all__ = ["RunOptions", "adapter_info", "cassette_for", "run_pair", "run_suite", "suite_version"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,26 +67,19 @@ def suite_version() -> str:
         return "0+unknown"
 
 
-def known_gaps(adapter: Adapter) -> Mapping[str, str]:
-    gaps = getattr(adapter, "known_gaps", None)
-    return gaps if isinstance(gaps, Mapping) else {}
-
-
 def adapter_info(adapter: Adapter) -> AdapterInfo:
     return AdapterInfo(
         name=adapter.name,
         wire_format=adapter.wire_format,
         capabilities=tuple(sorted(adapter.capabilities)),
-        known_gaps=dict(known_gaps(adapter)),
+        known_gaps=dict(adapter.known_gaps),
     )
 
 
-def find_cassette(cassette_dir: Path, adapter: Adapter, scenario: Scenario) -> Path | None:
-    for folder in dict.fromkeys((adapter.name, adapter.wire_format)):
-        path = cassette_dir / folder / f"{scenario.id}.yaml"
-        if path.is_file():
-            return path
-    return None
+def cassette_for(cassette_dir: Path, adapter: Adapter, scenario: Scenario) -> Path:
+    """Where the pair's cassette is: chosen by the traffic the adapter declares (its prompt format,
+    else its wire format), never by its name."""
+    return cassette_dir / adapter.traffic_format / f"{scenario.id}.yaml"
 
 
 def run_suite(
@@ -150,11 +144,10 @@ def run_pair(
     if missing:
         message = f"requires {', '.join(missing)}, which {adapter.name} does not declare"
         return [_case(adapter, scenario, mode, "unsupported", message=message) for mode in modes]
-    command = record_command(adapter.name if adapter.name in BUILTIN else adapter.wire_format, scenario.id)
-    path = find_cassette(options.cassette_dir, adapter, scenario)
-    if path is None:
-        where = options.cassette_dir / adapter.name / f"{scenario.id}.yaml"
-        message = f"missing cassette {where}: record it with `{command}`"
+    command = record_command(for_format(adapter.traffic_format).name, scenario.id)
+    path = cassette_for(options.cassette_dir, adapter, scenario)
+    if not path.is_file():
+        message = f"missing cassette {path}: record it with `{command}`"
         return [_case(adapter, scenario, mode, "error", message=message) for mode in modes]
     try:
         cassette = load_cassette(path)
@@ -318,7 +311,7 @@ def _with_timeout(work: Callable[[], None], timeout: float) -> tuple[BaseExcepti
 
 
 def _apply_gaps(verdicts: Sequence[CheckVerdict], adapter: Adapter, scenario: Scenario) -> tuple[CheckVerdict, ...]:
-    gaps = known_gaps(adapter)
+    gaps = adapter.known_gaps
     if not gaps:
         return tuple(verdicts)
     out: list[CheckVerdict] = []

@@ -19,8 +19,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from conformance.adapters import BUILTIN
-from conformance.adapters.base import CAPABILITIES
+from conformance.adapters.base import CAPABILITIES, PROMPT_FORMATS, WIRE_FORMATS
 from conformance.scenarios.problems import DocPath, Locator, ScenarioProblem, closest
 from conformance.scenarios.values import HTTP_FAULTS, STREAM_FAULTS, parse_json_path
 
@@ -42,6 +41,9 @@ FAULT_ERROR_KINDS: Mapping[str, str] = {
 _RETRY_AFTER_FAULTS = frozenset({"rate_limit", "overloaded", "unavailable"})
 _MCP_RESULTS = "mcp"
 """``tool_results: mcp``: the turn's calls are answered by the MCP server (every one of them)."""
+
+_TRAFFIC_FORMATS = tuple(sorted((*WIRE_FORMATS, *PROMPT_FORMATS)))
+"""What ``wire:`` is keyed by: the traffic an adapter declares (``Adapter.traffic_format``)."""
 
 
 def semantic_problems(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> list[ScenarioProblem]:
@@ -222,12 +224,12 @@ def _faults(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iter
 def _wire(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
     turn_count = len(data["turns"])
     for adapter, expectations in data.get("wire", {}).items():
-        if adapter not in BUILTIN:
+        if adapter not in _TRAFFIC_FORMATS:
             yield locator.problem(
                 ("wire", adapter),
-                f"unknown adapter {adapter!r}",
-                expected="one of: " + ", ".join(sorted(BUILTIN)),
-                hint=closest(adapter, BUILTIN) or "wire is keyed by adapter name",
+                f"unknown wire or prompt format {adapter!r}",
+                expected="one of: " + ", ".join(_TRAFFIC_FORMATS),
+                hint=closest(adapter, _TRAFFIC_FORMATS) or "wire is keyed by wire format or prompt format",
                 on_key=True,
             )
         for e, expectation in enumerate(expectations):

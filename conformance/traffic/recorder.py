@@ -43,13 +43,13 @@ from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-import orjson
 import yaml
 
 from conformance.errors import CassetteError, CassetteWriteError
 from conformance.traffic.atomic import write_atomic
 from conformance.traffic.cassettes import Cassette, is_streaming, load_cassette
 from conformance.traffic.replay import ReplayBackend
+from conformance.traffic.safe_yaml import load_yaml
 from conformance.traffic.scrub import Scrubber, is_secret_header
 from conformance.traffic.transport import DEFAULT_TIMEOUT, STREAM_EXTENSION, Exchange, Transport
 
@@ -323,11 +323,6 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 
 _Dumper.add_representer(str, _represent_str)
 
-try:
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - PyYAML without libyaml
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
-
 
 def render_cassette(provenance: Mapping[str, Any], interactions: list[dict[str, Any]]) -> str:
     """The cassette text: provenance first, then the interactions, then ``version: 1``.
@@ -362,13 +357,8 @@ def _holds_bytes(value: Any) -> bool:
 
 
 def _reload(data: bytes | str) -> Any:
-    """A cassette text read back the way ``conformance.traffic.cassettes`` reads it (JSON first, else YAML)."""
-    if (data.lstrip()[:1] if isinstance(data, bytes) else data.lstrip()[:1].encode()) == b"{":
-        try:
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
-            pass
-    return yaml.load(data, Loader=_Loader)
+    """A cassette text read back the way ``conformance.traffic.cassettes`` reads it."""
+    return load_yaml(data)
 
 
 def _previous(target: Path) -> Any:

@@ -29,6 +29,7 @@ import yaml
 
 from conformance.errors import ReplayMissError
 from conformance.traffic.cassettes import Cassette, Interaction, is_streaming, load_cassette
+from conformance.traffic.safe_yaml import load_yaml
 from conformance.traffic.transport import STREAM_EXTENSION, Transport
 
 __all__ = ["ReplayBackend", "VcrSerializer", "replay_transport", "split_stream_body"]
@@ -114,7 +115,7 @@ class VcrSerializer:
 
     @staticmethod
     def deserialize(cassette_string: str) -> dict[str, Any]:
-        data: Any = yaml.load(cassette_string, Loader=_YAML_LOADER)
+        data: Any = load_yaml(cassette_string)
         if not isinstance(data, dict):
             return {"interactions": []}
         for interaction in data.get("interactions") or []:
@@ -134,9 +135,3 @@ class VcrSerializer:
         """What vcrpy would write itself (record with ``conformance.traffic.recorder`` instead)."""
         text: str = yaml.dump(cassette_dict, Dumper=yaml.SafeDumper)
         return text
-
-
-try:
-    from yaml import CSafeLoader as _YAML_LOADER
-except ImportError:  # pragma: no cover - PyYAML without libyaml
-    from yaml import SafeLoader as _YAML_LOADER  # type: ignore[assignment]

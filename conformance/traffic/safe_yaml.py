@@ -28,7 +28,7 @@ from yaml.nodes import ScalarNode
 
 from conformance.errors import CassetteFormatError
 
-__all__ = ["CassetteLoader", "Fallback", "build_fast", "parse_yaml"]
+__all__ = ["CassetteLoader", "Fallback", "build_fast", "load_yaml", "parse_yaml"]
 
 # --------------------------------------------------------------------------------------------
 # YAML: a safe loader, and a fast builder over libyaml's events
@@ -92,19 +92,28 @@ class Fallback(Exception):
     """The fast builder met something it leaves to the full safe loader."""
 
 
-def parse_yaml(name: str, data: bytes) -> Any:
-    if data.lstrip()[:1] == b"{":
-        # JSON is YAML: ``conformance record`` writes its cassettes as pretty JSON, read at orjson's
-        # speed. Anything orjson refuses (integers beyond 64 bits, YAML-only syntax) goes the YAML way.
+def load_yaml(data: bytes | str) -> Any:
+    """The one safe load of a cassette's text: JSON at orjson's speed when it is JSON (``conformance
+    record`` writes pretty JSON, which is YAML), else YAML through ``CassetteLoader`` (the fast
+    builder where it can). YAML errors propagate; ``parse_yaml`` explains them."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if raw.lstrip()[:1] == b"{":
+        # anything orjson refuses (integers beyond 64 bits, YAML-only syntax) goes the YAML way
         try:
-            return orjson.loads(data)
+            return orjson.loads(raw)
         except orjson.JSONDecodeError:
             pass
     try:
-        try:
-            return build_fast(data)
-        except Fallback:
-            return yaml.load(data, Loader=CassetteLoader)  # a SafeLoader subclass
+        return build_fast(raw)
+    except Fallback:
+        return yaml.load(raw, Loader=CassetteLoader)  # a SafeLoader subclass
+
+
+def parse_yaml(name: str, data: bytes) -> Any:
+    """``load_yaml``, with a YAML error turned into a ``CassetteFormatError`` naming the file, the
+    line and column, and what to do."""
+    try:
+        return load_yaml(data)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from _prompt_wire import coalesce, sse
 
-from conformance.adapters import PROMPT_BASED, get_adapter
+from conformance.adapters import get_adapter, prompt_adapters
 from conformance.assembly import fold
 from conformance.model import Response, StreamEvent
 from conformance.run.runner import RunOptions, run_suite
@@ -76,7 +76,7 @@ def recorded(adapter: str) -> Iterator[Recorded]:
 
 
 def test_every_supported_scenario_has_a_cassette_for_each_prompt_adapter() -> None:
-    assert set(ADAPTERS) == set(PROMPT_BASED)
+    assert set(ADAPTERS) == set(prompt_adapters())
     loaded = load_scenarios([])
     assert loaded.problems == ()
     for name in ADAPTERS:

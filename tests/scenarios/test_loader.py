@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapters import BUILTIN
+from conformance.adapters.base import PROMPT_FORMATS, WIRE_FORMATS
 from conformance.cli import main
 from conformance.cli.validate import validate_command
 from conformance.errors import ScenarioError, UsageError
@@ -123,8 +123,8 @@ CASES = [
         "/wire/open_ai_chat",
         "open_ai_chat:",
         None,
-        "unknown adapter 'open_ai_chat'",
-        expected=", ".join(sorted(BUILTIN)),
+        "unknown wire or prompt format 'open_ai_chat'",
+        expected=", ".join(sorted((*WIRE_FORMATS, *PROMPT_FORMATS))),
         hint="did you mean 'openai_chat'?",
     ),
     Case(

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from conformance.adapters import get_adapter
+from conformance.adapters.base import CONTRACT_FUNCTIONS
 from conformance.run.runner import RunOptions
 from conformance.scenarios.values import Scenario
 from conformance.selftest import MUTANTS, Mutant, harmless_copy, mutant_registry, run_mutant
@@ -98,18 +99,7 @@ def test_a_mutant_is_its_reference_with_one_bug(name: str) -> None:
     assert adapter.name == f"{mutant.base}~{mutant.bug}" == name
     assert adapter.wire_format == reference.wire_format
     assert adapter.capabilities == reference.capabilities
-    changed = {
-        f
-        for f in (
-            "tools_to_wire",
-            "request_to_wire",
-            "request_from_wire",
-            "response_from_wire",
-            "stream_from_wire",
-            "error_from_wire",
-        )
-        if getattr(adapter, f) is not getattr(reference, f)
-    }
+    changed = {f for f in CONTRACT_FUNCTIONS if getattr(adapter, f) is not getattr(reference, f)}
     # one function, or both decoders for a decoding bug (a shared table or accumulator)
     assert len(changed) == 1 or changed == {"response_from_wire", "stream_from_wire"}, changed
     assert mutant.source and mutant.description
