@@ -1,6 +1,6 @@
 """Valid scenario data -> the ``conformance.scenarios.values`` values, with the ``expect`` defaults applied.
 
-Pure. The data has passed the schema and the rules (``_loader_checks``); this only maps it. An
+Pure. The data has passed the schema and the rules (``_rules``); this only maps it. An
 absent ``expect`` key defaults from the reply (``docs/scenarios.md``, "Defaults of expect"):
 
 - ``tool_calls``: the reply's calls, arguments exact; a call whose ``arguments_raw`` is not a JSON

@@ -3,11 +3,11 @@
 Each file goes through four steps, and every problem found is kept with its file, line, column
 and JSON pointer (``ScenarioProblem``), so one bad file never hides the problems of another:
 
-1. YAML (``_loader_yaml``): syntax, duplicate keys, non-string keys, non-core tags;
-2. ``schemas/scenario.schema.json`` (``_loader_schema``): shapes, unknown keys (with the closest
+1. YAML (``_positioned_yaml``): syntax, duplicate keys, non-string keys, non-core tags;
+2. ``schemas/scenario.schema.json`` (``_schema``): shapes, unknown keys (with the closest
    valid one), enums (with the allowed values);
-3. the rules JSON Schema cannot say (``_loader_checks``), run when the schema holds;
-4. the values (``_loader_build``), with the ``expect`` defaults applied.
+3. the rules JSON Schema cannot say (``_rules``), run when the schema holds;
+4. the values (``_build``), with the ``expect`` defaults applied.
 
 A scenario's id is its path relative to the folder it was found in, without ``.yaml``/``.yml``
 (``scenarios/basic/get_time.yaml`` -> ``basic/get_time``). The bundled folder is the default;

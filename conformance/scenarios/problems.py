@@ -1,6 +1,6 @@
 """A problem found in a scenario file, and where it is (``conformance.scenarios.loader`` re-exports it).
 
-Positions come from the YAML nodes (``_loader_yaml``): every value and every mapping key of the
+Positions come from the YAML nodes (``_positioned_yaml``): every value and every mapping key of the
 document has its 1-based line and column, keyed by its path of keys and list indexes. A problem
 about a mapping key (an unknown or duplicate key) points at the key; one about a value points at
 the value; a missing key points at the mapping that lacks it.

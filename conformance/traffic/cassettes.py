@@ -19,7 +19,7 @@ This is the only module that reads cassette files. It reads every serialization 
 9. folded/quoted/literal YAML scalars, left to libyaml.
 
 Loading is fast: libyaml (``CSafeLoader``) parses, and a small builder (the private helper
-``_cassette_yaml``) turns its events into dicts, lists and strings without PyYAML's generic
+``safe_yaml``) turns its events into dicts, lists and strings without PyYAML's generic
 constructor machinery; cassettes written as JSON (``conformance record``) are read by orjson. Anything the builder does
 not handle itself (explicit tags other than ``!!str``/``!!binary``/the ``istr`` tag, merge keys,
 several documents, errors) falls back to a full ``yaml.load`` with the same safe loader, so the

@@ -1,7 +1,8 @@
-"""YAML for the cassette reader: a safe loader (the ``istr`` tag read as its string, every other
-``python/`` tag refused, never executed) and a fast builder over libyaml's events. Private helper
-of ``conformance.traffic.cassettes`` (see its docstring; kept apart to keep modules small). Pure: bytes in,
-plain data out.
+"""The one safe YAML load for cassettes, which are untrusted files: the ``istr`` tag read as its
+string, every other ``python/`` tag refused (never executed), timestamps left as text; JSON read at
+orjson's speed, and a fast builder over libyaml's events for the rest. Used by the cassette reader
+(``conformance.traffic.cassettes``), the recorder's read-back and the vcrpy serializer of
+``conformance.traffic.replay``. Pure: bytes in, plain data out.
 """
 
 from __future__ import annotations

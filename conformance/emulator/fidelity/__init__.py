@@ -1,7 +1,7 @@
 """Fidelity of the emulator to real traffic: shape profiles of bodies and stream events, compared.
 
 A *profile* says, for each (adapter, kind of exchange), which (JSON path pattern, JSON type)
-pairs the traffic holds and how many of the samples hold each. Kinds (``_fidelity_shape``):
+pairs the traffic holds and how many of the samples hold each. Kinds (``shapes``):
 
 - ``request``: a request body;
 - ``response``: a non-streamed 200 body;
