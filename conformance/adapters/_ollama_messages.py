@@ -1,6 +1,7 @@
 """The ``messages`` list of the Ollama native chat wire format to and from unified messages.
 Private helper of ``conformance.adapters.ollama`` (see its docstring for sources, quirks and the
-documented normalisations; kept apart to keep modules small).
+documented normalisations). The message history is its own concern: the adapter module holds the
+wire's tables, tools, request envelope, responses, streams and errors.
 
 Calls carry their arguments as JSON objects and optional ids (a missing one becomes a synthetic id
 that never goes back on the wire); results pair with calls by ``tool_call_id``, then ``tool_name``,

@@ -1,6 +1,7 @@
 """The ``messages`` list of the OpenAI Chat Completions wire format to and from unified messages.
 Private helper of ``conformance.adapters.openai_chat`` (see its docstring for sources, quirks and the
-documented normalisations; kept apart to keep modules small).
+documented normalisations). The message history is its own concern: the adapter module holds the
+wire's tables, tools, request envelope, responses, streams and errors.
 
 Tool results carry no error flag on this wire: ``is_error`` travels as an ``Error: `` prefix on the
 text and is read back from it. Legacy ``function_call`` messages and ``role: "function"`` results
