@@ -1,35 +1,35 @@
-"""``conformance.adapters.gemini`` against real recorded traffic, and chunk invariance of its streams.
+"""``conformance.adapters.gemini`` against real recorded traffic: its MANIFEST tables (``SPEC``, run
+by the generic tests of ``test_realworld.py``) and the tests that are its own.
 
 Expected values come from ``shared/realworld/MANIFEST.md`` (gemini section: tool names, argument
 previews, SSE event and JSON-array chunk counts, stop reasons, error payloads), from wire-formats.md
 (E31: the 3.5-flash ids ``dv8szvqe``/``j80tal12``; §4d: usage revised 55 -> 257), from the recorded
-bytes read here with a naive parser independent of the adapter, and from the clients' own next
-requests (which replay the calls and signatures they received); never from our output. The
-cassettes are read from ``../shared/realworld`` next to the repository and skipped when absent. No
-``other/`` file routes to this adapter (Gemini's OpenAI-compatible endpoint is ``openai_chat``); the
-discovery below picks one up if that ever changes.
+bytes read with a naive parser independent of the adapter, and from the clients' own next requests
+(which replay the calls and signatures they received); never from our output. The cassettes are
+read from ``../shared/realworld`` next to the repository and skipped when absent. No ``other/`` file
+routes to this adapter (Gemini's OpenAI-compatible endpoint is ``openai_chat``; ``SPEC.files``); the
+discovery picks one up if that ever changes.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from deepdiff import DeepDiff
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from conformance.adapters import detect_adapter
 from conformance.adapters import gemini as adapter
-from conformance.assembly import fold, lifecycle_problems
-from conformance.model import Finish, StreamEvent, ToolCall, ToolResult
-from conformance.traffic.cassettes import Interaction, is_streaming, load_cassette
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CASSETTES = REPO_ROOT.parent / "shared" / "realworld" / "cassettes"
+from conformance.assembly import fold
+from conformance.model import Response, ToolCall, ToolResult
+from conformance.traffic.cassettes import Interaction
+from tests.adapters._realworld import (
+    Error,
+    NaiveCall,
+    NaiveReading,
+    RealWorld,
+    Stream,
+    naive_json_array_or_sse,
+)
 
 pytestmark = pytest.mark.realworld
 
@@ -55,134 +55,99 @@ NON_STREAM_CALLS: dict[str, list[tuple[list[tuple[str, str]], str]]] = {
     ],
 }
 
-# (tool names, SSE events or JSON-array chunks, stop reason)
-STREAMS: dict[str, list[tuple[list[str], int, str]]] = {
-    CREWAI_STREAM: [(["get_current_temperature", "get_current_temperature"], 1, "STOP")],
-    LLM: [(["pelican_name_generator"], 2, "STOP"), (["pelican_name_generator"], 1, "STOP"), ([], 2, "STOP")],
-    OI_STREAM: [(["get_weather", "get_weather"], 3, "STOP")],
-    PYD_STREAM: [(["get_country"], 2, "STOP"), ([], 3, "STOP")],
+# (tool names, SSE events or JSON-array chunks, no delta events in this format, stop reason)
+STREAMS = {
+    CREWAI_STREAM: [Stream(["get_current_temperature", "get_current_temperature"], 1, None, "STOP")],
+    LLM: [
+        Stream(["pelican_name_generator"], 2, None, "STOP"),
+        Stream(["pelican_name_generator"], 1, None, "STOP"),
+        Stream([], 2, None, "STOP"),
+    ],
+    OI_STREAM: [Stream(["get_weather", "get_weather"], 3, None, "STOP")],
+    PYD_STREAM: [Stream(["get_country"], 2, None, "STOP"), Stream([], 3, None, "STOP")],
 }
 
-# (status, error.status, error.message prefix, kind)
+# (status, kind, error.status, error.message prefix)
 ERRORS = {
-    CREWAI_429: (429, "RESOURCE_EXHAUSTED", "Resource exhausted. Please try again later.", "rate_limit"),
-    OTEL_400: (400, "INVALID_ARGUMENT", "Please use a valid role: user, model.", "invalid_request"),
+    # §4e: the recorded 429 had neither RetryInfo nor retry-after
+    CREWAI_429: Error(429, "rate_limit", "RESOURCE_EXHAUSTED", "Resource exhausted. Please try again later."),
+    OTEL_400: Error(400, "invalid_request", "INVALID_ARGUMENT", "Please use a valid role: user, model."),
 }
 
-FINISH = {"STOP": "stop"}
 
-
-def _files() -> list[Path]:
-    if not CASSETTES.is_dir():
-        return []
-    own = sorted((CASSETTES / "gemini").glob("*.yaml"))
-    other = [
-        p
-        for p in sorted((CASSETTES / "other").glob("*.yaml"))
-        if any(detect_adapter(i.request.uri, i.request.json) == "gemini" for i in load_cassette(p).interactions)
+def _naive_reading(chunks: list[dict[str, Any]]) -> NaiveReading:
+    """Calls from the ``functionCall`` parts (their ``id`` where sent), text from the non-thought
+    ``text`` parts, usage from the last chunk's ``usageMetadata``."""
+    parts = [part for chunk in chunks for part in chunk["candidates"][0]["content"]["parts"]]
+    calls = [
+        NaiveCall(p["functionCall"]["name"], p["functionCall"].get("args", {}), id=p["functionCall"].get("id"))
+        for p in parts
+        if "functionCall" in p
     ]
-    return own + other
+    text = "".join(p["text"] for p in parts if "text" in p and not p.get("thought"))
+    usage = chunks[-1]["usageMetadata"]
+    return NaiveReading(
+        calls, text, {"input_tokens": usage["promptTokenCount"], "total_tokens": usage["totalTokenCount"]}
+    )
 
 
-FILES = _files()
+def _check_call(call: ToolCall) -> None:
+    assert call.provider_details["synthetic_id"] is True  # none of these replies sent an id
 
 
-def _cassette(name: str) -> list[Interaction]:
-    path = CASSETTES / "gemini" / name
-    if not path.is_file():
-        pytest.skip(f"real cassettes not found at {CASSETTES} (clone shared/realworld next to the repo)")
-    return list(load_cassette(path).interactions)
+def _check_reply(response: Response, raw: Any) -> None:
+    assert response.provider_details["responseId"] == raw["responseId"]
 
 
-def _interactions() -> list[Any]:
-    if not FILES:
-        return [pytest.param(None, marks=pytest.mark.skip(reason=f"real cassettes not found at {CASSETTES}"))]
-    return [
-        pytest.param(i, id=f"{p.name}#{i.index}")
-        for p in FILES
-        for i in load_cassette(p).interactions
-        if detect_adapter(i.request.uri, i.request.json) == "gemini"
-    ]
+def _utf8_stream() -> bytes:
+    # built from a recorded call (pydantic-ai's 30°C reply) framed as CRLF SSE: no recorded stream
+    # holds a multi-byte code point
+    _, interaction = SPEC.cassette(PYD_STRUCT)
+    assert interaction.response is not None
+    body = b"data: " + interaction.response.body + b"\r\n\r\n"
+    return (
+        body
+        + b'data: {"candidates": [{"content": {"parts": [{"text": "\xc3\xa9t\xc3\xa9 \xf0\x9f\x8c\xa1"}]}}]}\r\n\r\n'
+    )
 
 
-def _events(body: bytes, chunks: list[bytes] | None = None) -> list[StreamEvent]:
-    return list(adapter.stream_from_wire(chunks if chunks is not None else [body]))
+def _check_utf8_fold(folded: Response) -> None:
+    assert folded.tool_calls[0].arguments == {"city": "London", "date": "2022-01-01", "temperature": "30°C"}
+    assert folded.text == "été 🌡"
 
 
-def _naive_chunks(body: bytes) -> list[dict[str, Any]]:
-    """Each streamed ``GenerateContentResponse``: a JSON array parsed whole, or SSE blocks split on
-    the CRLF blank line with their ``data: `` prefix cut."""
-    text = body.decode()
-    if text.lstrip().startswith("["):
-        chunks: list[dict[str, Any]] = json.loads(text)
-        return chunks
-    return [json.loads(block[len("data: ") :]) for block in text.split("\r\n\r\n") if block.strip()]
+def _wire_path(interaction: Interaction) -> str:
+    return interaction.request.uri.split(".com", 1)[1]  # model, method and query survive
 
 
-def _naive_calls(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        part["functionCall"]
-        for chunk in chunks
-        for part in chunk["candidates"][0]["content"]["parts"]
-        if "functionCall" in part
-    ]
-
-
-# --------------------------------------------------------------------------------------------
-# Every interaction
-# --------------------------------------------------------------------------------------------
-
-
-def test_all_ten_files_are_found() -> None:
-    if not FILES:
-        pytest.skip(f"real cassettes not found at {CASSETTES}")
-    assert len([p for p in FILES if p.parent.name == "gemini"]) == 10  # MANIFEST: gemini (10 files)
-
-
-@pytest.mark.parametrize("interaction", _interactions())
-def test_every_interaction_decodes_and_the_request_round_trips(interaction: Interaction) -> None:
-    response = interaction.response
-    assert response is not None
-    body = interaction.request.json
-    request = adapter.request_from_wire(body, path=interaction.request.uri)
-    wire = adapter.request_to_wire(request)
-    # no documented normalisation applies to a recorded body: the diff is empty
-    assert DeepDiff(body, wire.body) == {}
-    assert wire.path == interaction.request.uri.split(".com", 1)[1]  # model, method and query survive
-    assert wire.stream == is_streaming(interaction)
-    if response.status >= 400:
-        error = adapter.error_from_wire(response.status, response.headers, response.body)
-        assert error.status == response.status
-    elif is_streaming(interaction):
-        assert lifecycle_problems(_events(response.body)) == []
-    else:
-        assert adapter.response_from_wire(response.json).finish_reason is not None
+SPEC = RealWorld(
+    name="gemini",
+    adapter=adapter,
+    files=(10, 0),  # MANIFEST: gemini (10 files)
+    wire_path=_wire_path,
+    pass_path=True,
+    finish={"STOP": "stop"},
+    calls_finish=True,
+    non_stream_calls=NON_STREAM_CALLS,
+    check_call=_check_call,
+    check_reply=_check_reply,
+    streams=STREAMS,
+    naive_chunks=naive_json_array_or_sse,
+    naive_reading=_naive_reading,
+    errors=ERRORS,
+    error_message_is_prefix=True,
+    utf8_stream=_utf8_stream,
+    check_utf8_fold=_check_utf8_fold,
+)
 
 
 # --------------------------------------------------------------------------------------------
-# Non-streamed replies (MANIFEST names and argument previews)
+# Non-streamed replies and the requests that answered them
 # --------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", sorted(NON_STREAM_CALLS))
-def test_non_streamed_calls_match_the_manifest(name: str) -> None:
-    interactions = _cassette(name)
-    assert len(interactions) == len(NON_STREAM_CALLS[name])
-    for interaction, (calls, stop) in zip(interactions, NON_STREAM_CALLS[name], strict=True):
-        assert interaction.response is not None and interaction.response.status == 200
-        response = adapter.response_from_wire(interaction.response.json)
-        assert [c.name for c in response.tool_calls] == [n for n, _ in calls]
-        for call, (_, preview) in zip(response.tool_calls, calls, strict=True):
-            assert call.arguments_error is None
-            assert json.dumps(call.arguments, ensure_ascii=False).startswith(preview)  # the preview is a prefix
-            assert call.provider_details["synthetic_id"] is True  # none of these replies sent an id
-        assert response.provider_details["finish_reason"] == stop
-        assert response.finish_reason == ("tool_calls" if calls else FINISH[stop])
-        assert response.provider_details["responseId"] == interaction.response.json["responseId"]
 
 
 def test_parallel_calls_without_ids_get_distinct_stable_ids() -> None:
-    (interaction,) = _cassette(OI_MULTI)
+    (interaction,) = SPEC.cassette(OI_MULTI)
     assert interaction.response is not None
     first = adapter.response_from_wire(interaction.response.json).tool_calls
     again = adapter.response_from_wire(interaction.response.json).tool_calls
@@ -191,7 +156,7 @@ def test_parallel_calls_without_ids_get_distinct_stable_ids() -> None:
 
 
 def test_non_ascii_arguments_are_kept() -> None:
-    _, second = _cassette(PYD_STRUCT)
+    _, second = SPEC.cassette(PYD_STRUCT)
     assert second.response is not None
     (call,) = adapter.response_from_wire(second.response.json).tool_calls
     assert call.arguments == {"city": "London", "date": "2022-01-01", "temperature": "30°C"}  # MANIFEST: 30°C
@@ -200,7 +165,7 @@ def test_non_ascii_arguments_are_kept() -> None:
 @pytest.mark.parametrize("name", [LOGFIRE, OI_AUTO])
 def test_id_less_results_answer_the_id_less_calls_of_the_previous_turn(name: str) -> None:
     # google-genai sends neither functionCall.id nor functionResponse.id (§4b): matched by order and name
-    _, second = _cassette(name)
+    _, second = SPEC.cassette(name)
     request = adapter.request_from_wire(second.request.json)
     _, assistant, results = request.messages
     (call,) = assistant.parts
@@ -213,10 +178,10 @@ def test_id_less_results_answer_the_id_less_calls_of_the_previous_turn(name: str
 
 
 def test_the_logfire_result_text_and_the_openinference_result_object() -> None:
-    (result,) = adapter.request_from_wire(_cassette(LOGFIRE)[1].request.json).messages[2].parts
+    (result,) = adapter.request_from_wire(SPEC.cassette(LOGFIRE)[1].request.json).messages[2].parts
     assert isinstance(result, ToolResult) and result.content[0].kind == "text"
     assert (result.content[0].text, result.is_error) == ("rainy", False)  # type: ignore[union-attr]
-    (result,) = adapter.request_from_wire(_cassette(OI_AUTO)[1].request.json).messages[2].parts
+    (result,) = adapter.request_from_wire(SPEC.cassette(OI_AUTO)[1].request.json).messages[2].parts
     assert isinstance(result, ToolResult)
     assert json.loads(result.content[0].text) == {  # type: ignore[union-attr]
         "location": "San Francisco",
@@ -228,7 +193,7 @@ def test_the_logfire_result_text_and_the_openinference_result_object() -> None:
 
 
 def test_a_forced_choice_among_all_tools_and_client_ids() -> None:
-    first, second = _cassette(PYD_STRUCT)
+    first, second = SPEC.cassette(PYD_STRUCT)
     request = adapter.request_from_wire(second.request.json, path=second.request.uri)
     # toolConfig ANY with two allowed names: "required", the names kept for the round trip
     assert request.tool_choice == "required"
@@ -251,59 +216,26 @@ def test_a_forced_choice_among_all_tools_and_client_ids() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", sorted(STREAMS))
-def test_streams_match_the_manifest_and_the_naive_parse(name: str) -> None:
-    for interaction, (names, n_chunks, stop) in zip(_cassette(name), STREAMS[name], strict=True):
-        assert interaction.response is not None
-        body = interaction.response.body
-        naive = _naive_chunks(body)
-        assert len(naive) == n_chunks
-        events = _events(body)
-        assert lifecycle_problems(events) == []
-        folded = fold(events)
-        assert [c.name for c in folded.tool_calls] == names
-        wire_calls = _naive_calls(naive)
-        for call, wire_call in zip(folded.tool_calls, wire_calls, strict=True):
-            assert call.arguments == wire_call.get("args", {})
-            assert call.arguments_error is None
-            if "id" in wire_call:
-                assert call.id == wire_call["id"] and "synthetic_id" not in call.provider_details
-        texts = [
-            p["text"]
-            for chunk in naive
-            for p in chunk["candidates"][0]["content"]["parts"]
-            if "text" in p and not p.get("thought")
-        ]
-        assert folded.text == "".join(texts)
-        assert events[-1] == Finish("tool_calls" if names else FINISH[stop], stop)
-        usage = naive[-1]["usageMetadata"]
-        assert folded.usage is not None
-        assert (folded.usage.input_tokens, folded.usage.total_tokens) == (
-            usage["promptTokenCount"],
-            usage["totalTokenCount"],
-        )
-
-
 def test_gemini_3_5_flash_sends_ids_and_signs_the_first_call_only() -> None:
-    (interaction,) = _cassette(OI_STREAM)
+    (interaction,) = SPEC.cassette(OI_STREAM)
     assert interaction.response is not None
-    first, second = fold(_events(interaction.response.body)).tool_calls
+    first, second = fold(SPEC.events(interaction.response.body)).tool_calls
     assert (first.id, second.id) == ("dv8szvqe", "j80tal12")  # E31
     assert first.provider_details["thoughtSignature"].startswith("EvsDCvgDAQw51sfO")
     assert "thoughtSignature" not in second.provider_details  # §4c: only the first of a parallel batch
 
 
 def test_usage_takes_the_last_chunk_which_may_revise_the_prompt_count() -> None:
-    _, interaction = _cassette(PYD_STREAM)
+    _, interaction = SPEC.cassette(PYD_STREAM)
     assert interaction.response is not None
-    usage = fold(_events(interaction.response.body)).usage
+    usage = fold(SPEC.events(interaction.response.body)).usage
     assert usage is not None and (usage.input_tokens, usage.output_tokens) == (257, 8)  # §4d: 55 -> 257
 
 
 def test_thought_text_is_reasoning_and_the_signature_is_what_the_client_replayed() -> None:
-    first, second, third = _cassette(LLM)
+    first, second, third = SPEC.cassette(LLM)
     assert first.response is not None
-    folded = fold(_events(first.response.body))
+    folded = fold(SPEC.events(first.response.body))
     reasoning, call = folded.parts
     assert reasoning.kind == "reasoning" and reasoning.text.startswith("**Generating Pelican Names**")  # type: ignore[union-attr]
     assert isinstance(call, ToolCall) and call.arguments == {}
@@ -330,9 +262,9 @@ def test_thought_text_is_reasoning_and_the_signature_is_what_the_client_replayed
 
 def test_pydantic_ai_replayed_the_signature_as_url_safe_base64_and_it_was_accepted() -> None:
     # the signature came back with +/ turned into -_ and the API answered 200: recorded, not our doing
-    first, second = _cassette(PYD_STREAM)
+    first, second = SPEC.cassette(PYD_STREAM)
     assert first.response is not None and second.response is not None and second.response.status == 200
-    (call,) = fold(_events(first.response.body)).tool_calls
+    (call,) = fold(SPEC.events(first.response.body)).tool_calls
     (replayed,) = adapter.request_from_wire(second.request.json).messages[1].parts
     assert isinstance(replayed, ToolCall)
     signature = call.provider_details["thoughtSignature"]
@@ -341,83 +273,8 @@ def test_pydantic_ai_replayed_the_signature_as_url_safe_base64_and_it_was_accept
 
 def test_the_json_array_stream_and_sse_give_the_same_fold() -> None:
     # the same chunks framed both ways (§4d) fold to the same response
-    for interaction in _cassette(LLM):
+    for interaction in SPEC.cassette(LLM):
         assert interaction.response is not None
         body = interaction.response.body
-        as_sse = b"".join(b"data: " + json.dumps(c).encode() + b"\r\n\r\n" for c in _naive_chunks(body))
-        assert fold(_events(as_sse)) == fold(_events(body))
-
-
-# --------------------------------------------------------------------------------------------
-# Errors
-# --------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", sorted(ERRORS))
-def test_errors_map_to_the_right_kind(name: str) -> None:
-    status, code, message, kind = ERRORS[name]
-    (interaction,) = _cassette(name)
-    response = interaction.response
-    assert response is not None and response.status == status
-    error = adapter.error_from_wire(response.status, response.headers, response.body)
-    assert (error.kind, error.info.code) == (kind, code)
-    assert error.message.startswith(message)
-    assert error.retry_after is None  # §4e: the recorded 429 had neither RetryInfo nor retry-after
-
-
-# --------------------------------------------------------------------------------------------
-# Chunk invariance (E1)
-# --------------------------------------------------------------------------------------------
-
-
-def _stream_bodies() -> list[Any]:
-    params = []
-    for name, indexes in sorted(STREAMS.items()):
-        path = CASSETTES / "gemini" / name
-        if not path.is_file():
-            continue
-        interactions = load_cassette(path).interactions
-        for index in range(len(indexes)):
-            response = interactions[index].response
-            assert response is not None
-            params.append(pytest.param(response.body, id=f"{name.split('__')[0]}#{index}"))
-    return params or [pytest.param(b"", marks=pytest.mark.skip(reason=f"real cassettes not found at {CASSETTES}"))]
-
-
-def _cut(body: bytes, cuts: list[int]) -> list[bytes]:
-    bounds = [0, *sorted(set(cuts)), len(body)]
-    return [body[a:b] for a, b in itertools.pairwise(bounds)]
-
-
-@pytest.mark.parametrize("body", _stream_bodies())
-def test_random_cuts_give_the_one_piece_events(body: bytes) -> None:
-    expected = _events(body)
-
-    @settings(max_examples=30, deadline=None)
-    @given(st.lists(st.integers(min_value=1, max_value=len(body) - 1), max_size=40))
-    def check(cuts: list[int]) -> None:
-        assert _events(body, _cut(body, cuts)) == expected
-
-    check()
-
-
-@pytest.mark.parametrize("body", _stream_bodies())
-def test_single_byte_chunks_give_the_one_piece_events(body: bytes) -> None:
-    assert _events(body, [body[i : i + 1] for i in range(len(body))]) == _events(body)
-
-
-def test_cuts_inside_utf8_code_points_give_the_one_piece_events() -> None:
-    # built from a recorded call (pydantic-ai's 30°C reply) framed as CRLF SSE: no recorded stream
-    # holds a multi-byte code point
-    _, interaction = _cassette(PYD_STRUCT)
-    assert interaction.response is not None
-    body = b"data: " + interaction.response.body + b"\r\n\r\n"
-    body += b'data: {"candidates": [{"content": {"parts": [{"text": "\xc3\xa9t\xc3\xa9 \xf0\x9f\x8c\xa1"}]}}]}\r\n\r\n'
-    inside = [i for i in range(1, len(body)) if body[i] & 0xC0 == 0x80]  # UTF-8 continuation bytes
-    assert inside
-    expected = _events(body)
-    for i in inside:
-        assert _events(body, [body[:i], body[i:]]) == expected
-    folded = fold(expected)
-    assert folded.tool_calls[0].arguments == {"city": "London", "date": "2022-01-01", "temperature": "30°C"}
-    assert folded.text == "été 🌡"
+        as_sse = b"".join(b"data: " + json.dumps(c).encode() + b"\r\n\r\n" for c in naive_json_array_or_sse(body))
+        assert fold(SPEC.events(as_sse)) == fold(SPEC.events(body))

@@ -1,84 +1,76 @@
-"""``conformance.adapters.openai_responses`` against real recorded traffic, and chunk invariance of its streams.
+"""``conformance.adapters.openai_responses`` against real recorded traffic: its MANIFEST tables
+(``SPEC``, run by the generic tests of ``test_realworld.py``) and the tests that are its own.
 
 Expected values come from ``shared/realworld/MANIFEST.md`` (openai_responses section and the Bedrock
-"mantle" file in ``other/``) and from the recorded bytes themselves, read here with a naive parser
+"mantle" file in ``other/``) and from the recorded bytes themselves, read with a naive parser
 independent of the adapter; never from our own output. The cassettes are read from
 ``../shared/realworld`` next to the repository and skipped when absent.
 """
 
 from __future__ import annotations
 
-import itertools
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from deepdiff import DeepDiff
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from conformance.adapters import detect_adapter
 from conformance.adapters import openai_responses as adapter
 from conformance.assembly import fold, lifecycle_problems
-from conformance.model import (
-    Message,
-    Reasoning,
-    Request,
-    StreamEvent,
-    ToolCall,
-    ToolCallChunk,
-    ToolResult,
-)
-from conformance.traffic.cassettes import Interaction, is_streaming, load_cassette
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CASSETTES = REPO_ROOT.parent / "shared" / "realworld" / "cassettes"
-MISSING = f"real cassettes not found at {CASSETTES} (clone shared/realworld next to the repo)"
-NAME = "openai_responses"
+from conformance.model import Message, Reasoning, Request, Response, ToolCall, ToolCallChunk, ToolResult
+from conformance.traffic.cassettes import Interaction, is_streaming
+from tests.adapters._realworld import MISSING, Error, RealWorld, naive_sse
 
 pytestmark = pytest.mark.realworld
 
+HTTP_400 = "pydantic-ai__test_openai_responses_model_http_error.yaml"
+PHASE_STREAM = "pydantic-ai__test_openai_responses_phase_streamed_on_part_start.yaml"
 
-def _files() -> list[Path]:
-    if not CASSETTES.is_dir():
-        return []
-    candidates = sorted((CASSETTES / NAME).glob("*.yaml")) + sorted((CASSETTES / "other").glob("*.yaml"))
-    return [p for p in candidates if any(_ours(i) for i in load_cassette(p).interactions)]
+# MANIFEST.md, openai_responses section: (status, kind, error.code, message preview)
+ERRORS = {
+    HTTP_400: Error(
+        400,
+        "invalid_request",
+        "decimal_below_min_value",
+        "Invalid 'temperature': decimal below minimum value. Expected a",
+    )
+}
 
 
-def _ours(interaction: Interaction) -> bool:
-    return detect_adapter(interaction.request.uri, interaction.request.json) == NAME
+def _utf8_stream() -> bytes:
+    first, _ = SPEC.cassette(PHASE_STREAM)
+    assert first.response is not None
+    return first.response.body  # the continuation bytes of ’ “ ”
 
 
-FILES = _files()
+def _check_utf8_fold(folded: Response) -> None:
+    assert folded.text == "I’ll check the capital lookup tool for “PotatoLand.”"
 
 
-def _interactions(streams_only: bool = False) -> list[Any]:
+SPEC = RealWorld(
+    name="openai_responses",
+    adapter=adapter,
+    # MANIFEST: 6 openai_responses files (one holds only an error, one /v1/conversations calls too)
+    # plus the Bedrock "mantle" file in other/
+    files=(6, 1),
+    wire_path=lambda interaction: "/v1/responses",
+    errors=ERRORS,
+    error_message_is_prefix=True,
+    utf8_stream=_utf8_stream,
+    utf8_min=8,
+    check_utf8_fold=_check_utf8_fold,
+)
+
+
+def _params(streams_only: bool = False) -> list[Any]:
+    """``(path, interaction)`` for every interaction routed here (only the 200 streams with
+    ``streams_only``)."""
     found = [
         pytest.param(p, i, id=f"{p.parent.name}/{p.name}#{i.index}")
-        for p in FILES
-        for i in load_cassette(p).interactions
-        if _ours(i) and (not streams_only or (is_streaming(i) and i.response is not None and i.response.status == 200))
+        for p, i in SPEC.interactions()
+        if not streams_only or (is_streaming(i) and i.response is not None and i.response.status == 200)
     ]
     return found or [pytest.param(None, None, marks=pytest.mark.skip(reason=MISSING))]
-
-
-def _cassette(relative: str) -> list[Interaction]:
-    path = CASSETTES / relative
-    if not path.is_file():
-        pytest.skip(MISSING)
-    return list(load_cassette(path).interactions)
-
-
-def _events(body: bytes, chunks: list[bytes] | None = None) -> list[StreamEvent]:
-    return list(adapter.stream_from_wire(chunks if chunks is not None else [body]))
-
-
-def _naive_sse(body: bytes) -> list[dict[str, Any]]:
-    """Every ``data:`` payload of a recorded stream, by a line split independent of the adapter."""
-    return [json.loads(line[len("data: ") :]) for line in body.decode().splitlines() if line.startswith("data: ")]
 
 
 # --------------------------------------------------------------------------------------------
@@ -86,38 +78,12 @@ def _naive_sse(body: bytes) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------------------------
 
 
-def test_the_recordings_are_all_found() -> None:
-    if not CASSETTES.is_dir():
-        pytest.skip(MISSING)
-    # MANIFEST: 6 openai_responses files (one holds only an error, one /v1/conversations calls too)
-    # plus the Bedrock "mantle" file in other/
-    assert len(FILES) == 7
-    conversations = _cassette(f"{NAME}/pydantic-ai__test_openai_conversation_id_tool_call_continuation.yaml")
-    assert [_ours(i) for i in conversations] == [False, True, True, False]  # /v1/conversations is not ours
+def test_the_conversations_calls_are_not_ours() -> None:
+    conversations = SPEC.cassette("pydantic-ai__test_openai_conversation_id_tool_call_continuation.yaml")
+    assert [SPEC.owns(i) for i in conversations] == [False, True, True, False]  # /v1/conversations is not ours
 
 
-@pytest.mark.parametrize(("path", "interaction"), _interactions())
-def test_every_interaction_decodes_and_the_request_round_trips(path: Path, interaction: Interaction) -> None:
-    body = interaction.request.json
-    request = adapter.request_from_wire(body)
-    wire = adapter.request_to_wire(request)
-    assert wire.path == "/v1/responses" and wire.stream is (body.get("stream") is True)
-    # no documented normalisation applies to a recorded body: the expected diff is empty
-    assert DeepDiff(body, wire.body) == {}
-    response = interaction.response
-    assert response is not None
-    if response.status >= 400:
-        error = adapter.error_from_wire(response.status, response.headers, response.body)
-        assert error.status == response.status
-    elif is_streaming(interaction):
-        events = _events(response.body)
-        assert lifecycle_problems(events) == []
-        assert fold(events).error is None
-    else:
-        assert adapter.response_from_wire(response.json).finish_reason in ("stop", "tool_calls")
-
-
-@pytest.mark.parametrize(("path", "interaction"), _interactions())
+@pytest.mark.parametrize(("path", "interaction"), _params())
 def test_calls_and_results_are_the_ones_the_manifest_lists(
     path: Path, interaction: Interaction, realworld_manifest: dict[str, Any]
 ) -> None:
@@ -134,7 +100,7 @@ def test_calls_and_results_are_the_ones_the_manifest_lists(
         assert adapter.error_from_wire(response.status, response.headers, response.body).info.code == code.group(1)
         return
     if line.stream:
-        events = _events(response.body)
+        events = SPEC.events(response.body)
         folded = fold(events)
         assert [c.name for c in folded.tool_calls] == (line.streamed_tool_calls or [])
         if line.arg_deltas is not None:  # …arguments.done equals the deltas here: no extra chunk
@@ -151,13 +117,13 @@ def test_calls_and_results_are_the_ones_the_manifest_lists(
         assert call.id.startswith("call_") and call.provider_details["item_id"].startswith("fc_")  # E12
 
 
-@pytest.mark.parametrize(("path", "interaction"), _interactions(streams_only=True))
+@pytest.mark.parametrize(("path", "interaction"), _params(streams_only=True))
 def test_a_stream_folds_like_the_response_in_its_completed_event(path: Path, interaction: Interaction) -> None:
     assert interaction.response is not None
-    payloads = _naive_sse(interaction.response.body)
+    payloads = naive_sse(interaction.response.body)
     assert payloads[-1]["type"] == "response.completed"  # §2d: no [DONE] follows
     one_piece = adapter.response_from_wire(payloads[-1]["response"])
-    streamed = fold(_events(interaction.response.body))
+    streamed = fold(SPEC.events(interaction.response.body))
     assert streamed.tool_calls == one_piece.tool_calls
     assert streamed.text == one_piece.text
     assert streamed.usage == one_piece.usage
@@ -174,9 +140,9 @@ def test_a_stream_folds_like_the_response_in_its_completed_event(path: Path, int
 
 
 def test_streamed_turn_replays_as_pydantic_ai_sent_it_in_the_next_request() -> None:
-    first, second = _cassette(f"{NAME}/pydantic-ai__test_openai_responses_phase_streamed_on_part_start.yaml")
+    first, second = SPEC.cassette(PHASE_STREAM)
     assert first.response is not None
-    folded = fold(_events(first.response.body))
+    folded = fold(SPEC.events(first.response.body))
     reasoning, _text, call = folded.parts
     assert isinstance(reasoning, Reasoning) and isinstance(call, ToolCall)
     sent = second.request.json["input"]
@@ -199,21 +165,21 @@ def test_streamed_turn_replays_as_pydantic_ai_sent_it_in_the_next_request() -> N
 
 
 def test_bedrock_mantle_data_before_event_and_reused_call_ids() -> None:
-    turns = _cassette("other/pydantic-ai__test_reused_tool_call_ids[stream].yaml")
+    turns = SPEC.cassette("other/pydantic-ai__test_reused_tool_call_ids[stream].yaml")
     assert all(t.request.uri.endswith("/openai/v1/responses") for t in turns)
     assert turns[0].response is not None
     assert turns[0].response.body.startswith(b"data: ")  # E29: data: before event:
     ids = []
     for turn in turns:
         assert turn.response is not None
-        events = _events(turn.response.body)
+        events = SPEC.events(turn.response.body)
         assert lifecycle_problems(events) == []
         ids += [c.id for c in fold(events).tool_calls]
     assert ids == ["call_0", "call_1"]  # E29: Bedrock call ids
 
 
 def test_cached_and_reasoning_tokens_from_usage_details() -> None:
-    _, second = _cassette(f"{NAME}/crewai__test_openai_responses_api_cached_prompt_tokens_with_tools.yaml")
+    _, second = SPEC.cassette("crewai__test_openai_responses_api_cached_prompt_tokens_with_tools.yaml")
     assert second.response is not None
     usage = second.response.json["usage"]
     folded = adapter.response_from_wire(second.response.json)
@@ -229,7 +195,7 @@ def test_cached_and_reasoning_tokens_from_usage_details() -> None:
 
 
 def test_400_on_a_stream_request_is_a_json_body() -> None:
-    (interaction,) = _cassette(f"{NAME}/pydantic-ai__test_openai_responses_model_http_error.yaml")
+    (interaction,) = SPEC.cassette(HTTP_400)
     assert interaction.request.json["stream"] is True
     assert interaction.response is not None and interaction.response.json is not None  # E23
     error = adapter.error_from_wire(
@@ -237,47 +203,3 @@ def test_400_on_a_stream_request_is_a_json_body() -> None:
     )
     assert (error.status, error.kind) == (400, "invalid_request")
     assert error.message == interaction.response.json["error"]["message"]
-
-
-# --------------------------------------------------------------------------------------------
-# Chunk invariance (E1)
-# --------------------------------------------------------------------------------------------
-
-
-def _cut(body: bytes, cuts: list[int]) -> list[bytes]:
-    bounds = [0, *sorted(set(cuts)), len(body)]
-    return [body[a:b] for a, b in itertools.pairwise(bounds)]
-
-
-@pytest.mark.parametrize(("path", "interaction"), _interactions(streams_only=True))
-def test_random_cuts_give_the_one_piece_events(path: Path, interaction: Interaction) -> None:
-    assert interaction.response is not None
-    body = interaction.response.body
-    expected = _events(body)
-
-    @settings(max_examples=25, deadline=None)
-    @given(st.lists(st.integers(min_value=1, max_value=len(body) - 1), max_size=40))
-    def check(cuts: list[int]) -> None:
-        assert _events(body, _cut(body, cuts)) == expected
-
-    check()
-
-
-@pytest.mark.parametrize(("path", "interaction"), _interactions(streams_only=True))
-def test_single_byte_chunks_give_the_one_piece_events(path: Path, interaction: Interaction) -> None:
-    assert interaction.response is not None
-    body = interaction.response.body
-    assert _events(body, [body[i : i + 1] for i in range(len(body))]) == _events(body)
-
-
-def test_cuts_inside_utf8_code_points_give_the_one_piece_events() -> None:
-    first, _ = _cassette(f"{NAME}/pydantic-ai__test_openai_responses_phase_streamed_on_part_start.yaml")
-    assert first.response is not None
-    body = first.response.body
-    expected = _events(body)
-    inside = [i for i in range(1, len(body)) if body[i] & 0xC0 == 0x80]  # continuation bytes of ’ “ ”
-    assert len(inside) >= 8
-    for i in inside:
-        assert _events(body, [body[:i], body[i:]]) == expected
-    assert _events(body, _cut(body, inside)) == expected
-    assert fold(expected).text == "I’ll check the capital lookup tool for “PotatoLand.”"
