@@ -455,11 +455,19 @@ class _Template(NamedTuple):
     """The payload head in ``prefix`` (after ``data: ``)."""
 
 
+class _Source:
+    """A ``RunSource`` whose template the test sets."""
+
+    def __init__(self, template: _Template | None = None) -> None:
+        self.template = template
+
+
 def raw_events(stream: bytes, chunks: Iterable[bytes], templates: list[_Template | None]) -> list[tuple[str, str]]:
     """(event, data) of ``decode_raw`` with runs expanded as ``SSEDecoder`` documents them: a piece
-    is the event ``(template event, head + piece + suffix)``. After each item the decoder is given
-    the next template of ``templates`` (cycling), as an adapter learning mid-chunk would."""
-    dec = SSEDecoder()
+    is the event ``(template event, head + piece + suffix)``. After each item the decoder's source
+    gives the next template of ``templates`` (cycling), as a reader learning mid-chunk would."""
+    source = _Source()
+    dec = SSEDecoder(source)
     out: list[tuple[str, bytes]] = []
     n = 0
     for chunk in chunks:
@@ -471,7 +479,7 @@ def raw_events(stream: bytes, chunks: Iterable[bytes], templates: list[_Template
                 out += [(tpl.event, tpl.head + p + tpl.suffix) for p in item.pieces]
             else:
                 out.append((item[0], item[1]))
-            dec.template = templates[n % len(templates)] if templates else None
+            source.template = templates[n % len(templates)] if templates else None
             n += 1
     out += [(e[0], e[1]) for e in dec.flush_raw()]
     return [(e, d.decode("utf-8", "replace")) for e, d in out]
@@ -535,8 +543,7 @@ def test_sse_runs_of_a_template() -> None:
     # by another of the template; the last one of a run, followed by another event, reads alone.
     tpl = _template("content_block_delta", b'{"i":', b"}")
     one, two, three = (tpl.prefix + p + b"}\n\n" for p in (b"1", b"2", b"3"))
-    dec = SSEDecoder()
-    dec.template = tpl
+    dec = SSEDecoder(_Source(tpl))
     items = list(dec.decode_raw(one + two + three + b"data: other\n\n" + one + two))
     assert items == [
         Run(tpl, [b"1", b"2"]),

@@ -1,62 +1,69 @@
-"""The hot path of streamed tool calls: argument fragments read straight from the SSE bytes.
-Private helper of the ``openai_chat`` and ``anthropic`` adapters.
+"""Fast reading of runs of same-shape SSE events: the argument fragments of streamed tool calls.
 
-Nearly every event of a streamed tool call is one argument fragment for a call that is already
-open (``choices[0].delta.tool_calls[0].function.arguments``; Anthropic ``input_json_delta``), and
-such events differ only in the fragment, the call's wire index and, for some servers, padding at
-the end. Once the general path has handled one of them, ``Learner.learn`` splits its payload into
+Used by the ``openai_chat`` and ``anthropic`` adapters, which pass a ``RunReader`` to their
+``SSEDecoder`` (``SSEDecoder(runs=...)``) when their ``stream_from_wire`` is given a ``RunPolicy``
+(the default ``FAST``; ``runs=None`` reads every event the general way).
+
+Nearly every event of a long streamed tool call is one argument fragment for a call that is
+already open (``choices[0].delta.tool_calls[0].function.arguments``; Anthropic
+``input_json_delta``), and such events differ only in the fragment, the call's wire index and, for
+some servers, padding at the end. Once the general path has read ``RunPolicy.warmup`` of them,
+``RunReader.learn`` splits the next one's payload into
 
     HEAD | index digits | MID | the fragment as a JSON string | TAIL
 
 and checks the split by parsing probes built from it (other indexes; strings with escapes, an
 emoji, nothing) against the parsed payload with those values put in: a payload shape it does not
-understand gets no template. The SSE decoder is then given a ``Split`` (``SSEDecoder.template``)
-and hands over runs of events ``prefix + piece + suffix``. ``read`` turns each piece whose index
-digits and TAIL were seen before and whose string parses (``orjson.loads``) into what the general
-path would have made of it: by the JSON grammar, its payload is the learned one with those two
-values replaced, and the adapter's ``entry_for`` says the call is open. Anything else stops
-``read``; the adapter then feeds that piece's payload (``Split.payload``) to its general path.
+understand gets no template. The decoder then hands over runs of events ``prefix + piece +
+suffix`` (``framing.Run``). ``RunReader.read_run`` turns each piece whose index digits and TAIL
+were seen before and whose string parses (``orjson.loads``) into what the general path would have
+made of it: by the JSON grammar, its payload is the learned one with those two values replaced.
+The adapter (``RunSink``) records the fragments on their calls and builds the ``ToolCallChunk``s
+with their constructor, or says that the general path must decide; anything else goes to the
+general path as its exact payload.
 
-``ENABLED`` switches learning off (the tests compare both paths on the same bytes).
+Learning pays only on long runs of one shape (``benchmarks/README.md`` has the measurements): a
+stream shorter than ``warmup`` fragments never tries, and a stream whose events differ by a nonce
+(OpenAI's ``obfuscation`` field) stops trying after ``tries`` learns in a row that read nothing.
 """
 
 from __future__ import annotations
 
 import copy
-from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import repeat
 from operator import itemgetter
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol
 
 import orjson
 
 from conformance.framing import Run
-from conformance.model import StreamEvent, ToolCallChunk
+from conformance.model import StreamEvent
 
-__all__ = ["BATCH", "ENABLED", "MAX_LEARNED", "Entry", "Learner", "Reader", "Split", "read", "read_run"]
+__all__ = ["FAST", "RunPolicy", "RunReader", "RunSink", "Split"]
 
-ENABLED = True
-"""Learn templates (the tests switch it off to compare with the general path alone)."""
 
-MAX_LEARNED = 32
-"""Payloads one stream may learn from (new indexes, tails, heads); past that only what was learned
-is used (a server that puts a nonce in every event gets the general path)."""
+@dataclass(frozen=True, kw_only=True)
+class RunPolicy:
+    """When a stream's ``RunReader`` tries to read runs of fragments fast."""
+
+    warmup: int = 32
+    """Fragment events the general path reads before the first try (short streams never try)."""
+    tries: int = 4
+    """Learns in a row with no piece read in between, after which the stream stays general (a nonce
+    in every event makes every event new)."""
+    budget: int = 32
+    """Learns one stream may make (new calls, tails, heads) at most."""
+    batch: int = 512
+    """Pieces read by one ``map`` pass (a piece that does not read costs at most one batch)."""
+
+
+FAST = RunPolicy()
+"""The policy the adapters use unless told otherwise."""
 
 _MAX_TAILS = 8
 _STRUCTURAL = frozenset(b"{}[],: \t")
-
-Entry: TypeAlias = tuple[str, list[str]]
-"""An open call as ``CallTracker.buffers`` holds it: (call id, argument fragments so far)."""
-
-_new = object.__new__
-"""``_new(ToolCallChunk)`` then its three slots through their descriptors: a ``ToolCallChunk`` equal to
-one from its constructor at half the cost (the frozen dataclass's ``__init__`` sets them with
-``object.__setattr__``)."""
-_SET_ID = vars(ToolCallChunk)["tool_call_id"].__set__
-_SET_TEXT = vars(ToolCallChunk)["tool_call_arguments_chunk"].__set__
-_SET_TYPE = vars(ToolCallChunk)["type"].__set__
-_CHUNK = "tool_call_chunk"
 
 
 class Split:
@@ -102,12 +109,29 @@ class Split:
         return -1
 
 
-class Learner:
-    """What one stream learned about its argument-fragment events (see the module docstring).
+class RunSink(Protocol):
+    """The adapter's stream state, as ``RunReader.read_run`` uses it."""
+
+    @property
+    def done(self) -> bool:
+        """The stream ended (an error): nothing more is read."""
+
+    def run_chunks(self, wires: int | list[int], texts: list[str]) -> Sequence[StreamEvent] | None:
+        """The events of non-empty fragments ``texts`` of the open calls at wire index ``wires``
+        (one index for all, or one per text), recorded on those calls; None, with nothing recorded,
+        when the general path must decide (a call not open, or not one that takes plain chunks)."""
+
+    def run_general(self, event: str, data: bytes) -> list[StreamEvent]:
+        """The general path: one SSE event's name and data."""
+
+
+class RunReader:
+    """What one stream learned about its argument-fragment events (see the module docstring),
+    and the reading of runs of them. The decoder cuts runs with ``template``.
 
     ``index_path``/``text_path`` locate the call's wire index and the fragment in a parsed payload;
     ``keys`` are their JSON keys (``b'"index":'``, ``b'"arguments":'``). The index of the call being
-    streamed goes into the decoder's prefix (one template per call, relearned when the next call
+    streamed goes into the template's prefix (one template per call, relearned when the next call
     starts) while the stream sends its calls one after another, as OpenAI does; once an index comes
     back after another one (interleaved calls), pieces carry their index digits instead.
     ``per_index`` keeps one template per call however the events come (on Anthropic's wire they
@@ -118,6 +142,7 @@ class Learner:
         "budget",
         "event",
         "head",
+        "idle",
         "index_path",
         "indexes",
         "interleaved",
@@ -126,25 +151,32 @@ class Learner:
         "mid",
         "off",
         "per_index",
-        "split",
+        "policy",
         "tails",
+        "template",
         "text_path",
+        "warmup",
     )
 
     def __init__(
         self,
+        policy: RunPolicy,
         index_path: Sequence[str | int],
         text_path: Sequence[str | int],
         keys: tuple[bytes, bytes],
         *,
         per_index: bool,
     ) -> None:
+        self.policy = policy
         self.index_path = index_path
         self.text_path = text_path
         self.keys = keys
         self.per_index = per_index
-        self.budget = MAX_LEARNED
-        self.off = not ENABLED
+        self.warmup = policy.warmup
+        self.budget = policy.budget
+        self.idle = 0
+        """Learns since a piece was last read fast."""
+        self.off = False
         self.event = ""
         self.head = b""
         self.mid = b""
@@ -153,32 +185,44 @@ class Learner:
         self.last = b""
         self.interleaved = False
         """An index came back after another one: calls interleave, pieces carry their index."""
-        self.split: Split | None = None
-        """The decoder's template, once there is one."""
+        self.template: Split | None = None
+        """How the decoder cuts runs (``framing.RunTemplate``), once there is one."""
 
-    def learn(self, event: str, payload: bytes, parsed: Any) -> Split | None:
-        """Learn from an event the general path read as one fragment of an open call; return the
-        new ``Split`` when it changed (the caller gives it to the decoder), else None."""
-        if self.off or self.budget <= 0 or self._known(payload):
-            return None
+    def wants(self) -> bool:
+        """Whether to ``learn`` from the fragment event the general path just read (cheap: the
+        adapter asks before it checks that the event is a plain fragment)."""
+        if self.warmup > 0:
+            self.warmup -= 1
+            return False
+        return not self.off
+
+    def learn(self, event: str, payload: bytes, parsed: Any) -> None:
+        """Learn from an event the general path read as one fragment of an open call and nothing
+        else; ``template`` changes when that taught something new."""
+        if self.off or self._known(payload):
+            return
         self.budget -= 1
-        found = _split(payload, parsed, self.index_path, self.text_path, self.keys)
+        found = _split(payload, parsed, self.index_path, self.text_path, self.keys) if self.budget >= 0 else None
         if found is None:
-            return None
+            self._tried()
+            return
         head, digits, mid, tail = found
         if (head, mid, event) != (self.head, self.mid, self.event):
             self.head, self.mid, self.event = head, mid, event
             self.indexes.clear()
             self.tails.clear()
             self.interleaved = False
-            self.split = None
+            self.template = None
         if (
-            self.split is not None
+            self.template is not None
             and digits in self.indexes
             and tail in self.tails
             and (digits == self.last or not self._per_call())
         ):
-            return None  # nothing new: the decoder split that event apart for another reason
+            return  # nothing new: the decoder split that event apart for another reason
+        self._tried()
+        if self.off:
+            return
         if digits != self.last and digits in self.indexes:
             self.interleaved = True
         self.indexes[digits] = int(digits)
@@ -187,13 +231,24 @@ class Learner:
                 self.tails.pop()
             self.tails.insert(0, tail)
         self.last = digits
-        self.split = self._make_split()
-        return self.split
+        self.template = self._make_split()
+
+    def _tried(self) -> None:
+        """One more learn without a piece read since the last one: past ``tries`` (or the
+        budget), the stream stays on the general path."""
+        self.idle += 1
+        if self.idle > self.policy.tries or self.budget < 0:
+            self.off = True
+            self.template = None
+
+    def _per_call(self) -> bool:
+        """One template per call (its index in the prefix), rather than index digits in every piece."""
+        return self.per_index or not self.interleaved
 
     def _known(self, payload: bytes) -> bool:
-        """The current split reads this payload already (the decoder handed it over on its own, as
-        the first event of a read, or the general path had to decide for its call)."""
-        split = self.split
+        """The current template reads this payload already (the decoder handed it over on its own,
+        as the first event of a read, or the general path had to decide for its call)."""
+        split = self.template
         if split is None or not payload.startswith(split.data_head):
             return False
         rest = payload[len(split.data_head) :]
@@ -202,10 +257,6 @@ class Learner:
             if not found or digits not in split.indexes:
                 return False
         return rest.endswith(split.suffix) if split.suffix else split.tail_len(rest) >= 0
-
-    def _per_call(self) -> bool:
-        """One template per call (its index in the prefix), rather than index digits in every piece."""
-        return self.per_index or not self.interleaved
 
     def _make_split(self) -> Split:
         one_tail = len(self.tails) == 1
@@ -223,94 +274,58 @@ class Learner:
                     split.canon = None
         return split
 
+    def read_run(self, sink: RunSink, run: Run) -> list[StreamEvent]:
+        """The events of a run of argument-fragment events (``SSEDecoder.decode_raw``): the pieces
+        this reader can vouch for read fast, each other piece through the general path."""
+        split = run.template
+        assert isinstance(split, Split)  # the only template this reader gives its decoder
+        pieces = run.pieces
+        out: list[StreamEvent] = []
+        end = len(pieces)
+        i = self._read(split, pieces, 0, sink, out)
+        while i < end:
+            out += sink.run_general(split.event, split.payload(pieces[i]))
+            if sink.done:
+                break
+            learned = self.template
+            if learned is not None and learned.prefix == split.prefix and learned.suffix == split.suffix:
+                split = learned  # learned from that piece (a new call's index): it reads the rest of the run
+            i = self._read(split, pieces, i + 1, sink, out)
+        return out
 
-class Reader(Protocol):
-    """A stream state ``read_run`` works for."""
-
-    done: bool
-    learner: Learner | None
-
-    def hot_entry(self, wire: int) -> Entry | None:
-        """The open call at a wire index when a fragment for it is only a chunk; else None."""
-
-    def hot_feed(self, data: bytes, event: str) -> list[StreamEvent]:
-        """The general path: one SSE event's data and name."""
-
-
-def read_run(reader: Reader, run: Run) -> list[StreamEvent]:
-    """The events of a run of argument-fragment events (``SSEDecoder.decode_raw``): ``read``, and
-    the general path for each piece it cannot vouch for."""
-    split = run.template
-    assert isinstance(split, Split)  # the only template a reader gives its decoder
-    pieces = run.pieces
-    out: list[StreamEvent] = []
-    end = len(pieces)
-    i = read(split, pieces, 0, reader.hot_entry, out)
-    while i < end:
-        out += reader.hot_feed(split.payload(pieces[i]), split.event)
-        if reader.done:
-            break
-        learned = reader.learner.split if reader.learner is not None else None
-        if learned is not None and learned.prefix == split.prefix and learned.suffix == split.suffix:
-            split = learned  # learned from that piece (a new call's index): it reads the rest of the run
-        i = read(split, pieces, i + 1, reader.hot_entry, out)
-    return out
-
-
-def read(
-    split: Split,
-    pieces: list[bytes],
-    start: int,
-    entry_for: Callable[[int], Entry | None],
-    out: list[StreamEvent],
-) -> int:
-    """Read ``pieces[start:]`` into ``out`` (a ``ToolCallChunk`` per non-empty fragment, which is
-    also appended to its call's buffer) up to the first piece it cannot vouch for; return that
-    piece's position (``len(pieces)`` when all were read). ``entry_for(wire index)`` gives the open
-    call at that index, or None when the general path must decide.
-
-    Pieces are read ``BATCH`` at a time with ``map`` (C loops, no Python code per piece) when every
-    piece of the batch reads; otherwise piece by piece up to the one that does not (so a piece that
-    does not read costs at most one batch, however long the run)."""
-    end = len(pieces)
-    while start < end:
-        stop = min(end, start + BATCH)
-        if split.tails or not _read_batch(split, pieces[start:stop], entry_for, out):
-            i = _read_pieces(split, pieces, start, stop, entry_for, out)
-            if i < stop:
-                return i
-        start = stop
-    return end
+    def _read(self, split: Split, pieces: list[bytes], start: int, sink: RunSink, out: list[StreamEvent]) -> int:
+        """Read ``pieces[start:]`` into ``out`` up to the first piece it cannot vouch for; return
+        that piece's position (``len(pieces)`` when all were read). Pieces are read ``batch`` at a
+        time with ``map`` when every piece of the batch reads; otherwise piece by piece."""
+        end = len(pieces)
+        batch = self.policy.batch
+        begin = start
+        while start < end:
+            stop = min(end, start + batch)
+            if split.tails or not _read_batch(split, pieces[start:stop], sink, out):
+                i = _read_pieces(split, pieces, start, stop, sink, out)
+                if i < stop:
+                    start = i
+                    break
+            start = stop
+        if start > begin:
+            self.idle = 0
+        return start
 
 
-BATCH = 512
-"""Pieces ``read`` hands to one ``map`` pass."""
-
-
-def _read_pieces(
-    split: Split,
-    pieces: list[bytes],
-    start: int,
-    end: int,
-    entry_for: Callable[[int], Entry | None],
-    out: list[StreamEvent],
-) -> int:
-    """``read`` of ``pieces[start:end]`` one piece at a time."""
+def _read_pieces(split: Split, pieces: list[bytes], start: int, end: int, sink: RunSink, out: list[StreamEvent]) -> int:
+    """``RunReader._read`` of ``pieces[start:end]`` one piece at a time."""
     loads = orjson.loads
     wire, mid, indexes, tails = split.wire, split.mid, split.indexes, split.tails
-    entries: dict[bytes, Entry] = {}
     for i in range(start, end):
         piece = pieces[i]
         if wire is None:
             digits, found, piece = piece.partition(mid)
             index = indexes.get(digits) if found else None
-        else:
-            digits, index = b"", wire
-        entry = entries.get(digits)
-        if entry is None:
-            if index is None or (entry := entry_for(index)) is None:
+            if index is None:
                 return i
-            entries[digits] = entry
+        else:
+            index = wire
         if tails:
             n = split.tail_len(piece)
             if n < 0:
@@ -323,70 +338,44 @@ def _read_pieces(
         if text.__class__ is not str:
             return i
         if text:
-            entry[1].append(text)
-            event: ToolCallChunk = _new(ToolCallChunk)
-            _SET_ID(event, entry[0])
-            _SET_TEXT(event, text)
-            _SET_TYPE(event, _CHUNK)
-            out.append(event)
+            events = sink.run_chunks(index, [text])
+            if events is None:
+                return i
+            out += events
     return end
 
 
 _TOKEN = itemgetter(2)
 _DIGITS = itemgetter(0)
+_MID = itemgetter(1)
 
 
-def _read_batch(
-    split: Split, batch: list[bytes], entry_for: Callable[[int], Entry | None], out: list[StreamEvent]
-) -> bool:
+def _read_batch(split: Split, batch: list[bytes], sink: RunSink, out: list[StreamEvent]) -> bool:
     """All of ``batch`` with ``map`` when every piece reads (then True); else nothing (False)."""
     loads = orjson.loads
-    entry: Entry | None = None
-    digits: list[bytes] | None = None
+    wires: int | list[int]
     try:
         if split.wire is not None:  # every piece is a string token of the call at this index
-            entry = entry_for(split.wire)
-            if entry is None:
-                return False
+            wires = split.wire
             texts = list(map(loads, batch))
         else:  # [index digits, MID, string token] each
             parts = list(map(bytes.partition, batch, repeat(split.mid)))
-            digits = list(map(_DIGITS, parts))
-            texts = list(map(loads, map(_TOKEN, parts)))
             if not all(map(bytes.__len__, map(_MID, parts))):
                 return False
+            texts = list(map(loads, map(_TOKEN, parts)))
+            digits = list(map(_DIGITS, parts))
+            if not split.indexes.keys() >= set(digits):
+                return False
+            wires = list(map(split.indexes.__getitem__, digits))
     except orjson.JSONDecodeError:
         return False
     if set(map(type, texts)) != {str} or "" in texts:  # not all strings; empty ones make no event
         return False
-    n = len(texts)
-    ids: Iterator[str]
-    if entry is not None:
-        call_id, buffer = entry
-        buffer += texts
-        ids = repeat(call_id, n)
-    else:
-        assert digits is not None
-        calls: dict[bytes, Entry] = {}
-        for key in set(digits):
-            index = split.indexes.get(key)
-            found = entry_for(index) if index is not None else None
-            if found is None:
-                return False
-            calls[key] = found
-        deque(map(list.append, map(_BUFFER, map(calls.__getitem__, digits)), texts), 0)
-        ids = map(_CALL_ID, map(calls.__getitem__, digits))
-    events: list[ToolCallChunk] = list(map(_new, repeat(ToolCallChunk, n)))
-    deque(map(_SET_ID, events, ids), 0)
-    deque(map(_SET_TEXT, events, texts), 0)
-    deque(map(_SET_TYPE, events, repeat(_CHUNK, n)), 0)
+    events = sink.run_chunks(wires, texts)
+    if events is None:
+        return False
     out += events
     return True
-
-
-_MID = itemgetter(1)
-_CALL_ID = itemgetter(0)
-_BUFFER = itemgetter(1)
 
 
 def _split(
