@@ -29,7 +29,6 @@ stream shorter than ``warmup`` fragments never tries, and a stream whose events 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -141,6 +140,7 @@ class RunReader:
     __slots__ = (
         "budget",
         "event",
+        "frame",
         "head",
         "idle",
         "index_path",
@@ -177,6 +177,8 @@ class RunReader:
         self.idle = 0
         """Learns since a piece was last read fast."""
         self.off = False
+        self.frame: list[tuple[Any, Any]] | None = None
+        """``_frame`` of the last payload learned from."""
         self.event = ""
         self.head = b""
         self.mid = b""
@@ -200,6 +202,12 @@ class RunReader:
         """Learn from an event the general path read as one fragment of an open call and nothing
         else; ``template`` changes when that taught something new."""
         if self.off or self._known(payload):
+            return
+        frame = self._frame(parsed)
+        if frame != self.frame:  # the first look, or fields besides the call differ (a nonce?)
+            if self.frame is not None:
+                self._tried()
+            self.frame = frame
             return
         self.budget -= 1
         found = _split(payload, parsed, self.index_path, self.text_path, self.keys) if self.budget >= 0 else None
@@ -232,6 +240,12 @@ class RunReader:
             self.tails.insert(0, tail)
         self.last = digits
         self.template = self._make_split()
+
+    def _frame(self, parsed: Any) -> list[tuple[Any, Any]]:
+        """The payload's top-level fields but the one holding the fragment and the index: the same
+        in every event of a run (cheaper to compare than finding the shape)."""
+        skip = (self.text_path[0], self.index_path[0])
+        return [(k, v) for k, v in parsed.items() if k not in skip] if type(parsed) is dict else []
 
     def _tried(self) -> None:
         """One more learn without a piece read since the last one: past ``tries`` (or the
@@ -446,15 +460,18 @@ def _probes_agree(
     text_path: Sequence[str | int],
 ) -> bool:
     """Other indexes and strings put in the split payload parse as ``parsed`` with them put in."""
+    index0, text0 = _get(parsed, index_path), _get(parsed, text_path)
     for index, text in _PROBES:
-        want = copy.deepcopy(parsed)
-        _put(want, index_path, index)
-        _put(want, text_path, text)
         try:
             got = orjson.loads(head + str(index).encode() + mid + orjson.dumps(text) + tail)
         except orjson.JSONDecodeError:
             return False
-        if got != want or _get(got, text_path).__class__ is not str or _get(got, index_path).__class__ is not int:
+        got_index, got_text = _get(got, index_path), _get(got, text_path)
+        if got_text.__class__ is not str or got_text != text or got_index.__class__ is not int or got_index != index:
+            return False
+        _put(got, index_path, index0)  # the rest must be the payload's own
+        _put(got, text_path, text0)
+        if got != parsed:
             return False
     return True
 

@@ -394,8 +394,11 @@ def payload(fragment: str, index: int = 0, **extra: Any) -> bytes:
 
 
 def learned(rdr: RunReader, data: bytes) -> framing_runs.Split | None:
-    """The template ``rdr`` holds after learning from ``data``, when that changed it."""
+    """The template ``rdr`` holds after learning from ``data``, when that changed it (a reader's
+    first look at a stream only notes the fields around the call: it is shown ``data`` twice)."""
     before = rdr.template
+    if rdr.frame is None:
+        rdr.learn("", data, json.loads(data))
     rdr.learn("", data, json.loads(data))
     return rdr.template if rdr.template is not before else None
 
@@ -424,6 +427,7 @@ def test_reader_refuses_what_it_cannot_split_safely() -> None:
     parsed["choices"][0]["delta"]["tool_calls"][0]["index"] = True  # not an int
     rdr = reader()
     rdr.learn("", payload("x"), parsed)
+    rdr.learn("", payload("x"), parsed)
     assert rdr.template is None
 
 
@@ -448,7 +452,7 @@ def test_reader_gives_a_new_split_only_for_something_new() -> None:
 def test_reader_waits_for_the_warmup_and_gives_up_on_a_nonce() -> None:
     rdr = reader(RunPolicy(warmup=3, tries=2))
     assert [rdr.wants() for _ in range(4)] == [False, False, False, True]
-    for n in range(3):  # a new tail each time, and nothing read in between
+    for n in range(4):  # a new nonce each time (the first look only notes it), nothing read in between
         rdr.learn("", payload("x", obfuscation=str(n) * 4), json.loads(payload("x", obfuscation=str(n) * 4)))
     assert rdr.off and rdr.template is None and not rdr.wants()
 
