@@ -13,7 +13,7 @@ import gzip
 import itertools
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance import framing
-from conformance.framing import JSONArrayDecoder, NDJSONDecoder, Run, SSEDecoder, SSEEvent
+from conformance.framing import JSONArrayDecoder, NDJSONDecoder, Run, SSEDecoder, SSEEvent, line_pieces
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REALWORLD = REPO_ROOT.parent / "shared" / "realworld"
@@ -429,6 +429,45 @@ def test_sse_arbitrary_bytes_agree_with_the_reference_whatever_the_chunking(stre
     assert sse(stream) == expected
     assert sse(stream, split_at(stream, cuts)) == expected
     assert sse(stream, [stream[i : i + 1] for i in range(len(stream))]) == expected
+
+
+def _events_per_chunk(decoder: _Decoder[Any], chunks: list[bytes]) -> list[int]:
+    """How many events each chunk completes."""
+    return [len(decoder.decode(c)) for c in chunks]
+
+
+@FAST
+@given(
+    st.lists(_BYTE_PIECES | st.sampled_from([b'{"a":1}', b"\r\n\r\n"]), max_size=30).map(b"".join),
+    st.lists(st.integers(0, 120), max_size=8),
+    st.booleans(),
+    st.booleans(),
+)
+def test_line_pieces_give_the_same_events_as_early(stream: bytes, cuts: list[int], single: bool, is_sse: bool) -> None:
+    # Re-cut pieces hold a line end (but the last); fed to a decoder they give every event at the
+    # same chunk of the input as the chunks themselves.
+    chunks = [stream[i : i + 1] for i in range(len(stream))] if single else split_at(stream, cuts)
+    new: Callable[[], _Decoder[Any]] = SSEDecoder if is_sse else NDJSONDecoder
+    direct_decoder = new()
+    direct = _events_per_chunk(direct_decoder, chunks)
+    consumed = 0
+
+    def source() -> Iterator[bytes]:
+        nonlocal consumed
+        for chunk in chunks:
+            consumed += 1
+            yield chunk
+
+    decoder = new()
+    pieces: list[bytes] = []
+    given_at: dict[int, int] = {}  # chunks consumed when a piece came out -> events it completed
+    for piece in line_pieces(source(), sse=is_sse):
+        pieces.append(piece)
+        given_at[consumed] = given_at.get(consumed, 0) + len(decoder.decode(piece))
+    assert b"".join(pieces) == stream
+    assert all(b"\n" in p or b"\r" in p for p in pieces[:-1])
+    assert {n + 1: k for n, k in enumerate(direct) if k} == {n: k for n, k in given_at.items() if k}
+    assert decoder.flush() == direct_decoder.flush()
 
 
 def test_sse_split_inside_code_points_and_crlf() -> None:

@@ -87,7 +87,7 @@ from conformance.adapters.base import (
 )
 from conformance.assembly import fold
 from conformance.errors import ProviderError, WireFormatError
-from conformance.framing import Run, SSEDecoder
+from conformance.framing import Run, SSEDecoder, line_pieces
 from conformance.framing_runs import FAST, RunPolicy, RunReader
 from conformance.model import (
     ErrorEvent,
@@ -486,7 +486,7 @@ def _event_lists(
     state = _Stream(_names(tools), reader)
     head: list[bytes] = []  # bytes before the first non-blank one, or a whole JSON body (E23)
     is_sse: bool | None = None
-    for chunk in chunks:
+    for chunk in line_pieces(chunks, sse=True):
         if is_sse is not True:
             head.append(chunk)
             if is_sse is None:

@@ -53,7 +53,7 @@ from conformance.adapters.base import (
 )
 from conformance.assembly import fold
 from conformance.errors import ProviderError, UnsupportedContentError, WireFormatError
-from conformance.framing import Run, SSEDecoder
+from conformance.framing import Run, SSEDecoder, line_pieces
 from conformance.framing_runs import FAST, RunPolicy, RunReader
 from conformance.model import (
     ErrorEvent,
@@ -518,7 +518,7 @@ def _event_lists(
     reader = RunReader(policy, _INDEX_PATH, _TEXT_PATH, _KEYS, per_index=False) if policy is not None else None
     decoder = SSEDecoder(reader)
     state = _Stream(_names(tools), reader)
-    for chunk in chunks:
+    for chunk in line_pieces(chunks, sse=True):
         for item in decoder.decode_raw(chunk):
             if isinstance(item, Run):
                 assert reader is not None  # runs come from a reader only
