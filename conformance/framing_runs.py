@@ -23,8 +23,10 @@ with their constructor, or says that the general path must decide; anything else
 general path as its exact payload.
 
 Learning pays only on long runs of one shape (``benchmarks/README.md`` has the measurements): a
-stream shorter than ``warmup`` fragments never tries, and a stream whose events differ by a nonce
-(OpenAI's ``obfuscation`` field) stops trying after ``tries`` learns in a row that read nothing.
+stream shorter than ``warmup`` fragments never tries; the shape is looked for only once two
+fragment events in a row agree on every field around the call, so a stream whose events differ by
+a nonce (OpenAI's ``obfuscation`` field) makes no template and stops looking after ``tries`` such
+events in a row.
 """
 
 from __future__ import annotations
@@ -50,8 +52,9 @@ class RunPolicy:
     warmup: int = 32
     """Fragment events the general path reads before the first try (short streams never try)."""
     tries: int = 4
-    """Learns in a row with no piece read in between, after which the stream stays general (a nonce
-    in every event makes every event new)."""
+    """Failed learns in a row (no piece read in between) after which the stream stays general: an
+    event whose fields around the call differ from the previous one's (a nonce in every event), or
+    whose shape is not found."""
     budget: int = 32
     """Learns one stream may make (new calls, tails, heads) at most."""
     batch: int = 512
@@ -228,9 +231,6 @@ class RunReader:
             and (digits == self.last or not self._per_call())
         ):
             return  # nothing new: the decoder split that event apart for another reason
-        self._tried()
-        if self.off:
-            return
         if digits != self.last and digits in self.indexes:
             self.interleaved = True
         self.indexes[digits] = int(digits)
@@ -248,7 +248,7 @@ class RunReader:
         return [(k, v) for k, v in parsed.items() if k not in skip] if type(parsed) is dict else []
 
     def _tried(self) -> None:
-        """One more learn without a piece read since the last one: past ``tries`` (or the
+        """One more failed learn without a piece read since the last one: past ``tries`` (or the
         budget), the stream stays on the general path."""
         self.idle += 1
         if self.idle > self.policy.tries or self.budget < 0:
