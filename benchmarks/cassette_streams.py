@@ -163,15 +163,25 @@ def main(argv: list[str] | None = None) -> int:
         a.json.write_text(json.dumps(rounds, indent=1))
     ratios = {label: _ratios(r) for label, r in rounds.items()}
     labels = list(codes)
-    print("| adapter | streams | " + " | ".join(f"byte ÷ whole ({lb})" for lb in labels), end="")
-    print(" | " + " | ".join(f"fast ÷ general ({lb})" for lb in labels) + " |")
-    print("|---|---|" + "---|" * (2 * len(labels)))
+    head = ["adapter", "streams", *(f"byte ÷ whole ({lb})" for lb in labels)]
+    head += [f"fast ÷ general ({lb})" for lb in labels]
+    if a.base:
+        head += ["whole: this ÷ base", "byte by byte: this ÷ base"]
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for name in ratios["this"]:
         cells = [name, f"{ratios['this'][name]['streams']:.0f}"]
         cells += [f"{ratios[lb][name]['byte_over_whole']:.1f}" for lb in labels]
         cells += [f"{v:.2f}" if (v := ratios[lb][name].get("fast_over_general")) else "" for lb in labels]
+        if a.base:
+            pairs = list(zip(rounds["this"], rounds["base"], strict=True))
+            for key in ("whole", "single_bytes"):
+                cells.append(f"{statistics.median(_row(t, name)[key] / _row(b, name)[key] for t, b in pairs):.2f}")
         print("| " + " | ".join(cells) + " |")
     return 0
+
+
+def _row(rnd: dict[str, dict[str, float]], name: str) -> dict[str, float]:
+    return _total(rnd) if name == "all" else rnd[name]
 
 
 if __name__ == "__main__":
