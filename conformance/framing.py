@@ -74,6 +74,10 @@ class RunSource(Protocol):
     def template(self) -> RunTemplate | None:
         """The shape to gather runs of, or None."""
 
+    def arrived(self, size: int) -> bool:
+        """``size`` more bytes came in: whether a template may be set while they are read (else
+        the decoder reads them as if it had no source)."""
+
 
 class Run(NamedTuple):
     """Consecutive events ``template.prefix + piece + template.suffix`` then a blank line, each
@@ -142,6 +146,8 @@ class SSEDecoder:
     def _decode(self, chunk: bytes, runs: RunSource | None) -> Iterator[RawEvent | Run]:
         if not chunk:
             return
+        if runs is not None and not runs.arrived(len(chunk)):
+            runs = None
         if self._skip_lf:
             self._skip_lf = False
             if chunk[:1] == b"\n":

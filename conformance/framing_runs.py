@@ -7,8 +7,8 @@ Used by the ``openai_chat`` and ``anthropic`` adapters, which pass a ``RunReader
 Nearly every event of a long streamed tool call is one argument fragment for a call that is
 already open (``choices[0].delta.tool_calls[0].function.arguments``; Anthropic
 ``input_json_delta``), and such events differ only in the fragment, the call's wire index and, for
-some servers, padding at the end. Once the general path has read ``RunPolicy.warmup`` of them,
-``RunReader.learn`` splits the next one's payload into
+some servers, padding at the end. Once ``RunPolicy.warmup`` bytes of the stream have come in,
+``RunReader.learn`` splits the payload of such an event, read by the general path, into
 
     HEAD | index digits | MID | the fragment as a JSON string | TAIL
 
@@ -23,10 +23,10 @@ with their constructor, or says that the general path must decide; anything else
 general path as its exact payload.
 
 Learning pays only on long runs of one shape (``benchmarks/README.md`` has the measurements): a
-stream shorter than ``warmup`` fragments never tries; the shape is looked for only once two
-fragment events in a row agree on every field around the call, so a stream whose events differ by
-a nonce (OpenAI's ``obfuscation`` field) makes no template and stops looking after ``tries`` such
-events in a row.
+stream shorter than ``warmup`` bytes never tries (until then the decoder and the adapter only
+count bytes); the shape is looked for only once two fragment events in a row agree on every field
+around the call, so a stream whose events differ by a nonce (OpenAI's ``obfuscation`` field) makes
+no template and stops looking after ``tries`` such events in a row.
 """
 
 from __future__ import annotations
@@ -49,9 +49,11 @@ __all__ = ["FAST", "RunPolicy", "RunReader", "RunSink", "Split"]
 class RunPolicy:
     """When a stream's ``RunReader`` tries to read runs of fragments fast."""
 
-    warmup: int = 32
-    """Fragment events the general path reads before the first try (short streams never try)."""
-    tries: int = 4
+    warmup: int = 16384
+    """Bytes of the stream read the general way before the first try: a shorter stream never
+    tries, and until then neither the decoder nor the adapter does any work for this reader but
+    counting the bytes of each chunk."""
+    tries: int = 2
     """Failed learns in a row (no piece read in between) after which the stream stays general: an
     event whose fields around the call differ from the previous one's (a nonce in every event), or
     whose shape is not found."""
@@ -151,6 +153,7 @@ class RunReader:
         "interleaved",
         "keys",
         "last",
+        "learning",
         "mid",
         "off",
         "per_index",
@@ -176,11 +179,13 @@ class RunReader:
         self.keys = keys
         self.per_index = per_index
         self.warmup = policy.warmup
+        self.learning = self.warmup <= 0
+        """Past the warm-up and not given up: the adapter calls ``learn`` for plain fragments."""
         self.budget = policy.budget
         self.idle = 0
         """Learns since a piece was last read fast."""
         self.off = False
-        self.frame: list[tuple[Any, Any]] | None = None
+        self.frame: list[Any] | None = None
         """``_frame`` of the last payload learned from."""
         self.event = ""
         self.head = b""
@@ -193,13 +198,13 @@ class RunReader:
         self.template: Split | None = None
         """How the decoder cuts runs (``framing.RunTemplate``), once there is one."""
 
-    def wants(self) -> bool:
-        """Whether to ``learn`` from the fragment event the general path just read (cheap: the
-        adapter asks before it checks that the event is a plain fragment)."""
+    def arrived(self, size: int) -> bool:
+        """``size`` more bytes of the stream came in (``framing.RunSource``, asked by the decoder
+        for each chunk): whether to watch them for runs (past the warm-up, not given up)."""
         if self.warmup > 0:
-            self.warmup -= 1
-            return False
-        return not self.off
+            self.warmup -= size
+            self.learning = self.warmup <= 0
+        return self.learning or self.template is not None
 
     def learn(self, event: str, payload: bytes, parsed: Any) -> None:
         """Learn from an event the general path read as one fragment of an open call and nothing
@@ -241,11 +246,11 @@ class RunReader:
         self.last = digits
         self.template = self._make_split()
 
-    def _frame(self, parsed: Any) -> list[tuple[Any, Any]]:
-        """The payload's top-level fields but the one holding the fragment and the index: the same
-        in every event of a run (cheaper to compare than finding the shape)."""
+    def _frame(self, parsed: Any) -> list[Any]:
+        """The values of the payload's top-level fields but the ones holding the fragment and the
+        index: the same in every event of a run (cheaper to compare than finding the shape)."""
         skip = (self.text_path[0], self.index_path[0])
-        return [(k, v) for k, v in parsed.items() if k not in skip] if type(parsed) is dict else []
+        return [v for k, v in parsed.items() if k not in skip] if type(parsed) is dict else []
 
     def _tried(self) -> None:
         """One more failed learn without a piece read since the last one: past ``tries`` (or the
@@ -253,6 +258,7 @@ class RunReader:
         self.idle += 1
         if self.idle > self.policy.tries or self.budget < 0:
             self.off = True
+            self.learning = False
             self.template = None
 
     def _per_call(self) -> bool:

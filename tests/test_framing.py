@@ -500,6 +500,9 @@ class _Source:
     def __init__(self, template: _Template | None = None) -> None:
         self.template = template
 
+    def arrived(self, size: int) -> bool:
+        return True  # always watched: the template may change after any item
+
 
 def raw_events(stream: bytes, chunks: Iterable[bytes], templates: list[_Template | None]) -> list[tuple[str, str]]:
     """(event, data) of ``decode_raw`` with runs expanded as ``SSEDecoder`` documents them: a piece

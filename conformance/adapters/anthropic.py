@@ -344,9 +344,9 @@ class _Stream:
             deltas = self._delta(event.get("index", 0), event.get("delta") or {})
             if (
                 self.runs is not None
+                and self.runs.learning
                 and len(deltas) == 1
                 and deltas[0].__class__ is ToolCallChunk
-                and self.runs.wants()
                 and event.get("type") == "content_block_delta"  # not the SSE name: the reader keeps it
             ):
                 self.runs.learn(name, data, event)

@@ -375,9 +375,9 @@ class _Stream:
         events = self.chunk(chunk)
         if (
             self.runs is not None
+            and self.runs.learning
             and len(events) == 1
             and events[0].__class__ is ToolCallChunk
-            and self.runs.wants()
             and _fragment_only(chunk)
         ):
             self.runs.learn(event, data, chunk)

@@ -198,7 +198,7 @@ def test_openai_fragments_take_the_fast_path(calls: int, interleave: bool, monke
     data = openai_stream(calls, 300, interleave=interleave)
     pieces = count_fast_reads(monkeypatch)
     assert_same(openai_chat.stream_from_wire, data, [[data], cut(data, 16384), cut(data, 997)])
-    assert sum(pieces) > 0.9 * 3 * (calls * 300 - FAST.warmup)  # most fragments past the warm-up read fast
+    assert sum(pieces) > 0.85 * 3 * calls * 300  # most fragments read fast (past 16 KiB read in 997-byte reads)
 
 
 @pytest.mark.parametrize("padded", [False, True])
@@ -208,9 +208,7 @@ def test_anthropic_fragments_take_the_fast_path(calls: int, padded: bool, monkey
     data = anthropic_stream(calls, 300, pad=pad)
     pieces = count_fast_reads(monkeypatch)
     assert_same(anthropic.stream_from_wire, data, [[data], cut(data, 16384), cut(data, 997)])
-    assert sum(pieces) > 0.6 * 3 * (
-        calls * 300 - FAST.warmup
-    )  # reads of 997 bytes: the event cut by each read goes the general way
+    assert sum(pieces) > 0.75 * 3 * calls * 300  # past the warm-up, the event cut by each read goes the general way
 
 
 def _late_joiners(n: int) -> list[tuple[int, int]]:
@@ -450,11 +448,12 @@ def test_reader_gives_a_new_split_only_for_something_new() -> None:
 
 
 def test_reader_waits_for_the_warmup_and_gives_up_on_a_nonce() -> None:
-    rdr = reader(RunPolicy(warmup=3, tries=2))
-    assert [rdr.wants() for _ in range(4)] == [False, False, False, True]
+    rdr = reader(RunPolicy(warmup=100, tries=2))
+    assert not rdr.arrived(60) and not rdr.learning  # 60 bytes: the decoder does not watch yet
+    assert rdr.arrived(60) and rdr.learning
     for n in range(4):  # a new nonce each time (the first look only notes it), nothing read in between
         rdr.learn("", payload("x", obfuscation=str(n) * 4), json.loads(payload("x", obfuscation=str(n) * 4)))
-    assert rdr.off and rdr.template is None and not rdr.wants()
+    assert rdr.off and rdr.template is None and not rdr.learning and not rdr.arrived(10)
 
 
 def test_fast_chunks_equal_constructed_ones() -> None:
