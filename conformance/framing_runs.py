@@ -181,12 +181,17 @@ class RunReader:
         self.warmup = policy.warmup
         self.learning = self.warmup <= 0
         """Past the warm-up and not given up: the adapter calls ``learn`` for plain fragments."""
-        self.budget = policy.budget
-        self.idle = 0
-        """Learns since a piece was last read fast."""
         self.off = False
         self.frame: list[Any] | None = None
-        """``_frame`` of the last payload learned from."""
+        """``_frame`` of the last payload learned from (the rest is set at that first look: most
+        streams are short and never look)."""
+        self.template: Split | None = None
+        """How the decoder cuts runs (``framing.RunTemplate``), once there is one."""
+
+    def _begin(self) -> None:
+        self.budget = self.policy.budget
+        self.idle = 0
+        """Failed learns since a piece was last read fast."""
         self.event = ""
         self.head = b""
         self.mid = b""
@@ -195,8 +200,6 @@ class RunReader:
         self.last = b""
         self.interleaved = False
         """An index came back after another one: calls interleave, pieces carry their index."""
-        self.template: Split | None = None
-        """How the decoder cuts runs (``framing.RunTemplate``), once there is one."""
 
     def arrived(self, size: int) -> bool:
         """``size`` more bytes of the stream came in (``framing.RunSource``, asked by the decoder
@@ -213,7 +216,9 @@ class RunReader:
             return
         frame = self._frame(parsed)
         if frame != self.frame:  # the first look, or fields besides the call differ (a nonce?)
-            if self.frame is not None:
+            if self.frame is None:
+                self._begin()
+            else:
                 self._tried()
             self.frame = frame
             return
