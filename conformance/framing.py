@@ -386,7 +386,7 @@ def line_pieces(chunks: Iterable[bytes], *, sse: bool = False) -> Iterator[bytes
                 continue
             after_end = True
         elif b"\n" in chunk or b"\r" in chunk:
-            after_end = chunk[-1:] in _LINE_ENDS
+            after_end = chunk[-1] in (0x0A, 0x0D)
         else:
             if chunk:
                 held.append(chunk)
