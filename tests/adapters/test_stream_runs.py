@@ -8,6 +8,10 @@ on the bundled cassettes, on long generated streams shaped as the wires document
 hypothesis-generated streams with escapes, unicode, padding, interleaved indexes, reused indexes,
 invalid UTF-8, CRLF and malformed JSON, cut at random places. The general path is what the rest of
 the adapter tests hold to wire facts.
+
+The path is chosen with the adapters' ``runs`` parameter: ``None`` (the general path), ``FAST`` (the
+default policy, which leaves streams under 16 KiB and streams with a nonce to the general path) and
+``EAGER`` (no warm-up: the fast path on short streams too, so that the generated streams exercise it).
 """
 
 from __future__ import annotations
