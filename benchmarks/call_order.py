@@ -6,7 +6,7 @@ the same OpenAI Chat stream in three orders (``single``: the fragments of all ca
 ``one after another``; ``round robin``) and times ``openai_chat.stream_from_wire`` on each, rounds
 interleaved in one process, CPU time, median; it reports each order's cost over ``single``'s (the
 same bytes of arguments and the same number of events), and the same with the fast path off
-(``_hot.ENABLED = False``, the general path alone) as a reference. Ratios only: the machine is
+(``runs=None``, the general path alone) as a reference. Ratios only: the machine is
 shared and noisy.
 
     python benchmarks/call_order.py                    # 4 calls, 100 KB of arguments in all
@@ -64,22 +64,18 @@ def stream(order: str, calls: int, total_kb: int, seed: int = 1) -> bytes:
 
 def measure(calls: int = 4, total_kb: int = 100, rounds: int = 9) -> dict[str, Any]:
     """CPU seconds (median of ``rounds``) per order, fast path on and off, and the ratios to ``single``."""
-    from conformance.adapters import _hot, openai_chat
+    from conformance.adapters import openai_chat
+    from conformance.framing_runs import FAST
 
     data = {order: stream(order, calls, total_kb) for order in ORDERS}
     times: dict[tuple[str, bool], list[float]] = {(o, f): [] for o in ORDERS for f in (True, False)}
-    enabled = _hot.ENABLED
-    try:
-        for _ in range(rounds):
-            for (order, fast), spent in times.items():
-                _hot.ENABLED = fast
-                gc.collect()
-                t0 = time.process_time()
-                events = list(openai_chat.stream_from_wire([data[order]]))
-                spent.append(time.process_time() - t0)
-                del events
-    finally:
-        _hot.ENABLED = enabled
+    for _ in range(rounds):
+        for (order, fast), spent in times.items():
+            gc.collect()
+            t0 = time.process_time()
+            events = list(openai_chat.stream_from_wire([data[order]], runs=FAST if fast else None))
+            spent.append(time.process_time() - t0)
+            del events
     median = {key: statistics.median(spent) for key, spent in times.items()}
     rows = [
         {

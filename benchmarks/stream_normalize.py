@@ -56,6 +56,7 @@ __all__ = [
     "load_bench",
     "main",
     "normalize",
+    "normalize_folded",
     "render_summary",
 ]
 
@@ -63,6 +64,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 BENCH_PATH = REPO_ROOT.parent / "shared" / "bench" / "peer_stream_bench.py"
 ADAPTER_SPEC = "benchmarks.stream_normalize:normalize"
 OURS = f"adapter:{ADAPTER_SPEC}"
+FOLD_SPEC = "benchmarks.stream_normalize:normalize_folded"
+FOLDED = f"adapter:{FOLD_SPEC}"
+"""The same adapter with the suite's consumer: every event folded into a ``Response`` as it comes."""
 
 PROVIDER_ADAPTERS: dict[str, str] = {"openai": "openai_chat", "anthropic": "anthropic", "gemini": "gemini"}
 """The bench's provider name -> our adapter's name."""
@@ -123,6 +127,28 @@ def normalize(data: bytes | Iterable[bytes], provider: str) -> list[Any]:
     return list(stream_from_wire(chunks))
 
 
+def normalize_folded(data: bytes | Iterable[bytes], provider: str) -> list[dict[str, Any]]:
+    """``normalize`` with the consumer the suite has: the events are folded as they come
+    (``conformance.assembly.fold``) and let go, none kept. Returns the folded calls as start and end
+    events (one of each per call, outside the per-event work) for the bench's check."""
+    from conformance.assembly import fold
+    from conformance.model import ToolCall
+
+    if provider not in _adapters:
+        normalize(b"", provider)  # import and cache the adapter
+    chunks = [data] if isinstance(data, bytes | bytearray) else data
+    response = fold(_adapters[provider](chunks))
+    calls = [p for p in response.parts if isinstance(p, ToolCall)]
+    return [
+        event
+        for i, call in enumerate(calls)
+        for event in (
+            {"type": "tool_call_start", "index": i, "id": call.id, "name": call.name},
+            {"type": "tool_call_end", "index": i, "id": call.id, "arguments": call.arguments},
+        )
+    ]
+
+
 def load_bench() -> ModuleType | None:
     """The peer bench as a module (for its stream generator), or None when it is absent."""
     if not BENCH_PATH.is_file():
@@ -142,7 +168,8 @@ def load_bench() -> ModuleType | None:
 
 def run_bench(a: argparse.Namespace, json_path: Path) -> tuple[int, dict[str, str]]:
     """Run the peer bench with our adapter; return its exit code and the runners it skipped (why)."""
-    cmd = [sys.executable, str(BENCH_PATH), "--adapter", ADAPTER_SPEC, "--json", str(json_path)]
+    cmd = [sys.executable, str(BENCH_PATH), "--adapter", ADAPTER_SPEC, "--adapter", FOLD_SPEC]
+    cmd += ["--json", str(json_path)]
     cmd += ["--sizes", a.sizes, "--tokens", a.tokens, "--providers", a.providers, "--scenarios", a.scenarios]
     cmd += ["--runners", a.runners, "--reps", str(a.reps), "--budget", str(a.budget)]
     cmd += ["--max-seconds", str(a.max_seconds), "--piece", str(a.piece)]
@@ -415,6 +442,7 @@ def render_summary(
             else:
                 checks.append((provider, label, "peer did not run", None))
     out.append(_growth_section(ours_rows, late_early, checks))
+    out.append(_consumers_section(res, tsizes))
     provs = {r["provider"] for r in ours_rows}
     missing = sorted({n for p, pl in PEERS.items() if p in provs for _, names in pl for n in names} - res.runners)
     if missing or skipped:
@@ -500,6 +528,38 @@ def _growth_section(
                     v <= TARGETS["late_early_max"],
                 )
             )
+    return "\n".join(lines)
+
+
+def _consumers_section(res: Results, sizes: Sequence[int]) -> str:
+    """Issue 11's targets per row, for both consumers: ours ÷ naive-orjson at each size, and the
+    growth exponent between the smallest and the largest of ``sizes``."""
+    rows = sorted({(r["provider"], r["scenario"], r["k"]) for r in res.rows if r["runner"] == OURS})
+    if not any(r["runner"] == FOLDED for r in res.rows):
+        return ""
+    lo, hi = sizes[0], sizes[-1]
+    head = ["provider", "scenario", "k"]
+    head += [f"{c} ÷ naive-orjson, {_size(n)}" for n in sizes for c in ("folding", "keeping")]
+    head += [f"exponent {_size(lo)}–{_size(hi)}, {c}" for c in ("folding", "keeping")]
+    lines = [
+        "\n### Two consumers: folding (as the suite) and keeping every event\n",
+        "`folding`: `normalize_folded`, the events folded into one `Response` as they come "
+        "(`conformance.assembly.fold`), none kept; `keeping`: `normalize`, every event kept in a list. "
+        "Targets (issue 11): ÷ naive-orjson ≤ 1 (OpenAI, Anthropic), ≤ 2 (Gemini); exponent ≤ 1.1.\n",
+        "| " + " | ".join(head) + " |",
+        "|" + "---|" * len(head),
+    ]
+    for provider, scenario, k in rows:
+        cells = [provider, scenario, str(k or "whole")]
+        for n in sizes:
+            naive = res.cost("naive-orjson", (provider, scenario, n, k))
+            for runner in (FOLDED, OURS):
+                cost = res.cost(runner, (provider, scenario, n, k))
+                cells.append(_x(cost / naive) if cost and naive else "")
+        for runner in (FOLDED, OURS):
+            a, b = res.cost(runner, (provider, scenario, lo, k)), res.cost(runner, (provider, scenario, hi, k))
+            cells.append(f"{math.log(b / a) / math.log(hi / lo):.2f}" if a and b and hi > lo else "")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

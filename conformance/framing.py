@@ -17,10 +17,20 @@ adapter to judge).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple, Protocol, TypeAlias, cast
 
-__all__ = ["JSONArrayDecoder", "NDJSONDecoder", "RawEvent", "Run", "RunTemplate", "SSEDecoder", "SSEEvent"]
+__all__ = [
+    "JSONArrayDecoder",
+    "NDJSONDecoder",
+    "RawEvent",
+    "Run",
+    "RunSource",
+    "RunTemplate",
+    "SSEDecoder",
+    "SSEEvent",
+    "line_pieces",
+]
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_SPLIT = re.compile(rb"\r\n|\r|\n")
@@ -57,6 +67,18 @@ class RunTemplate(Protocol):
         """The payload's fixed end (no line break), or ``b""``."""
 
 
+class RunSource(Protocol):
+    """Gives the decoder its current template (``framing_runs.RunReader``, per stream)."""
+
+    @property
+    def template(self) -> RunTemplate | None:
+        """The shape to gather runs of, or None."""
+
+    def arrived(self, size: int) -> bool:
+        """``size`` more bytes came in: whether a template may be set while they are read (else
+        the decoder reads them as if it had no source)."""
+
+
 class Run(NamedTuple):
     """Consecutive events ``template.prefix + piece + template.suffix`` then a blank line, each
     ``piece`` free of line breaks: each is the event ``(NAME or "", payload head + piece + suffix)``."""
@@ -74,17 +96,17 @@ class SSEDecoder:
     end of a chunk) goes line by line. CRLF becomes LF first. ``decode`` decodes the data to text;
     ``decode_raw`` (for adapters) leaves it as bytes, e.g. for ``orjson.loads``.
 
-    ``template`` (adapters set it, ``decode_raw`` only): the shape of a frequent event, as a prefix
-    and a suffix (``RunTemplate``). ``decode_raw`` then splits the text at every ``suffix``, blank
-    line, ``prefix`` and hands over each run of consecutive events of that shape as one ``Run`` of
-    the pieces between, without looking at them one by one; the caller reads each piece or, when it
-    cannot vouch for one, rebuilds its payload. A template set while the items of a chunk are read
-    applies from the next run on.
+    ``runs`` (``decode_raw`` only; ``framing_runs.RunReader``): what gives the shape of a frequent
+    event, as a prefix and a suffix (``RunTemplate``), when it has one. ``decode_raw`` then splits
+    the text at every ``suffix``, blank line, ``prefix`` and hands over each run of consecutive
+    events of that shape as one ``Run`` of the pieces between, without looking at them one by one;
+    the caller reads each piece or, when it cannot vouch for one, rebuilds its payload. A template
+    that changes while the items of a chunk are read applies from the next run on.
     """
 
-    __slots__ = ("_data", "_event", "_last_id", "_pending", "_retry", "_skip_lf", "_splitter", "_started", "template")
+    __slots__ = ("_data", "_event", "_last_id", "_pending", "_retry", "_runs", "_skip_lf", "_splitter", "_started")
 
-    def __init__(self) -> None:
+    def __init__(self, runs: RunSource | None = None) -> None:
         self._pending: list[bytes] = []
         self._skip_lf = False
         self._started = False
@@ -92,12 +114,12 @@ class SSEDecoder:
         self._event = ""
         self._last_id: str | None = None
         self._retry: int | None = None
-        self.template: RunTemplate | None = None
+        self._runs = runs
         self._splitter: tuple[RunTemplate | None, Callable[[bytes], list[bytes]]] = (None, _unsplit)
 
     def decode(self, chunk: bytes) -> list[SSEEvent]:
         """Feed bytes; return the events completed by them."""
-        events = cast("Iterator[RawEvent]", self._decode(chunk, False))  # no runs without runs=True
+        events = cast("Iterator[RawEvent]", self._decode(chunk, None))  # no runs without a source
         return [SSEEvent(e, d.decode("utf-8", "replace"), i, r) for e, d, i, r in events]
 
     def flush(self) -> list[SSEEvent]:
@@ -105,8 +127,8 @@ class SSEDecoder:
         return [SSEEvent(e, d.decode("utf-8", "replace"), i, r) for e, d, i, r in self.flush_raw()]
 
     def decode_raw(self, chunk: bytes) -> Iterator[RawEvent | Run]:
-        """``decode`` for adapters: lazy, ``data`` as bytes, runs of ``template`` events as ``Run``."""
-        return self._decode(chunk, True)
+        """``decode`` for adapters: lazy, ``data`` as bytes, runs of template events as ``Run``."""
+        return self._decode(chunk, self._runs)
 
     def flush_raw(self) -> list[RawEvent]:
         """``flush`` with ``data`` as bytes."""
@@ -121,9 +143,11 @@ class SSEDecoder:
         lines.append(b"")
         return self._lines(lines)
 
-    def _decode(self, chunk: bytes, runs: bool) -> Iterator[RawEvent | Run]:
+    def _decode(self, chunk: bytes, runs: RunSource | None) -> Iterator[RawEvent | Run]:
         if not chunk:
             return
+        if runs is not None and not runs.arrived(len(chunk)):
+            runs = None
         if self._skip_lf:
             self._skip_lf = False
             if chunk[:1] == b"\n":
@@ -188,19 +212,21 @@ class SSEDecoder:
             pos = stop
         yield from self._blocks(text[pos:] if pos else text, runs)
 
-    def _blocks(self, text: bytes, runs: bool, current: RunTemplate | None = None) -> Iterator[RawEvent | Run]:
+    def _blocks(
+        self, text: bytes, runs: RunSource | None, current: RunTemplate | None = None
+    ) -> Iterator[RawEvent | Run]:
         """``text``: LF line ends, starting where no event is open, ending with a line end. With
         ``runs``, a template other than ``current`` (set before or while it is read) takes over."""
-        if runs and self.template is not None and self.template is not current:
-            yield from self._runs(text, self.template)
+        if runs is not None and (template := runs.template) is not None and template is not current:
+            yield from self._read_runs(text, runs, template)
             return
         blocks = text.split(b"\n\n")
         rest = blocks.pop()  # after the last blank line: lines of an event still open, or b""
         pos = 0
         for block in blocks:
-            if runs and self.template is not current:  # learned from an event of this text
-                if self.template is not None:
-                    yield from self._runs(text[pos:], self.template)
+            if runs is not None and runs.template is not current:  # learned from an event of this text
+                if (template := runs.template) is not None:
+                    yield from self._read_runs(text[pos:], runs, template)
                     return
                 current = None
             pos += len(block) + 2
@@ -221,7 +247,7 @@ class SSEDecoder:
             lines.pop()
             yield from self._lines(lines)
 
-    def _runs(self, text: bytes, template: RunTemplate) -> Iterator[RawEvent | Run]:
+    def _read_runs(self, text: bytes, runs: RunSource, template: RunTemplate) -> Iterator[RawEvent | Run]:
         """``_blocks`` with the events ``prefix + piece + suffix`` gathered into runs. When the
         template changes meanwhile, the rest of ``text`` is split again with the new one."""
         prefix, suffix = template.prefix, template.suffix
@@ -233,7 +259,7 @@ class SSEDecoder:
         pieces = self._splitter[1](text)
         seps = len(pieces) - 1
         if not seps:
-            yield from self._blocks(text, True, template)
+            yield from self._blocks(text, runs, template)
             return
         first, last = pieces[0], pieces[-1]
         cursor = 0  # where the events not yet handed over start
@@ -241,10 +267,10 @@ class SSEDecoder:
             pieces[0] = first[len(prefix) :]
         else:
             del pieces[0]
-            yield from self._blocks(first + end, True, template)
+            yield from self._blocks(first + end, runs, template)
             cursor = len(first) + len(end)
-            if self.template is not template:
-                yield from self._blocks(text[cursor:], True)
+            if runs.template is not template:
+                yield from self._blocks(text[cursor:], runs)
                 return
         closes = last.endswith(end) and b"\n" not in last[: -len(end)]  # and closes with one
         if closes:
@@ -256,8 +282,8 @@ class SSEDecoder:
             if pieces:
                 yield Run(template, pieces)
                 cursor += sum(map(len, pieces)) + fixed * len(pieces)
-                if self.template is not template:
-                    yield from self._blocks(text[cursor:], True)
+                if runs.template is not template:
+                    yield from self._blocks(text[cursor:], runs)
                     return
             pieces = []
         run: list[bytes] = []
@@ -269,21 +295,21 @@ class SSEDecoder:
             if run:
                 yield Run(template, run)
                 run = []
-                if self.template is not template:
-                    yield from self._blocks(text[cursor:], True)
+                if runs.template is not template:
+                    yield from self._blocks(text[cursor:], runs)
                     return
-            yield from self._blocks(prefix + piece + end, True, template)  # more than one event: the general way
+            yield from self._blocks(prefix + piece + end, runs, template)  # more than one event: the general way
             cursor += len(piece) + fixed
-            if self.template is not template:
-                yield from self._blocks(text[cursor:], True)
+            if runs.template is not template:
+                yield from self._blocks(text[cursor:], runs)
                 return
         if run:
             yield Run(template, run)
-            if self.template is not template:
-                yield from self._blocks(text[cursor:], True)
+            if runs.template is not template:
+                yield from self._blocks(text[cursor:], runs)
                 return
         if not closes:
-            yield from self._blocks(text[cursor:], True, template)
+            yield from self._blocks(text[cursor:], runs, template)
 
     def _crlf_data_lines(self, text: bytes) -> list[RawEvent] | None:
         """The events of a text made only of ``data:`` lines each followed by a blank line, every
@@ -333,6 +359,46 @@ class SSEDecoder:
                 # ASCII digits only (WHATWG); bytes.isdigit knows no other digits ("²", "١٢").
                 self._retry = int(value)
         return events
+
+
+_LINE_ENDS = frozenset((b"\n", b"\r"))
+
+
+def line_pieces(chunks: Iterable[bytes], *, sse: bool = False) -> Iterator[bytes]:
+    """The same bytes re-cut so that every piece but the last holds a line end (``\\n`` or
+    ``\\r``): chunks without one are only kept, then joined to the next piece. An NDJSON line is
+    complete only at a line end, and an SSE event only at a blank line (``sse``: a one-byte line
+    end right after a byte that is not one is kept too), so a decoder fed these pieces gives the
+    same events, each as soon as with the chunks themselves, without a call per chunk that
+    completes nothing (a stream read in small pieces; the chunk-invariance check feeds one byte at
+    a time)."""
+    held: list[bytes] = []
+    after_end = False  # the last byte so far is a line end
+    for chunk in chunks:
+        if len(chunk) == 1:  # a set lookup: ``b"\n" in chunk`` costs ~150 ns on one byte, this ~30
+            if chunk not in _LINE_ENDS:
+                held.append(chunk)
+                after_end = False
+                continue
+            if sse and not after_end:
+                held.append(chunk)
+                after_end = True
+                continue
+            after_end = True
+        elif b"\n" in chunk or b"\r" in chunk:
+            after_end = chunk[-1] in (0x0A, 0x0D)
+        else:
+            if chunk:
+                held.append(chunk)
+                after_end = False
+            continue
+        if held:
+            held.append(chunk)
+            chunk = b"".join(held)
+            held.clear()
+        yield chunk
+    if held:
+        yield b"".join(held)
 
 
 def _unsplit(text: bytes) -> list[bytes]:

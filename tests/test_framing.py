@@ -13,7 +13,7 @@ import gzip
 import itertools
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance import framing
-from conformance.framing import JSONArrayDecoder, NDJSONDecoder, Run, SSEDecoder, SSEEvent
+from conformance.framing import JSONArrayDecoder, NDJSONDecoder, Run, SSEDecoder, SSEEvent, line_pieces
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REALWORLD = REPO_ROOT.parent / "shared" / "realworld"
@@ -431,6 +431,45 @@ def test_sse_arbitrary_bytes_agree_with_the_reference_whatever_the_chunking(stre
     assert sse(stream, [stream[i : i + 1] for i in range(len(stream))]) == expected
 
 
+def _events_per_chunk(decoder: _Decoder[Any], chunks: list[bytes]) -> list[int]:
+    """How many events each chunk completes."""
+    return [len(decoder.decode(c)) for c in chunks]
+
+
+@FAST
+@given(
+    st.lists(_BYTE_PIECES | st.sampled_from([b'{"a":1}', b"\r\n\r\n"]), max_size=30).map(b"".join),
+    st.lists(st.integers(0, 120), max_size=8),
+    st.booleans(),
+    st.booleans(),
+)
+def test_line_pieces_give_the_same_events_as_early(stream: bytes, cuts: list[int], single: bool, is_sse: bool) -> None:
+    # Re-cut pieces hold a line end (but the last); fed to a decoder they give every event at the
+    # same chunk of the input as the chunks themselves.
+    chunks = [stream[i : i + 1] for i in range(len(stream))] if single else split_at(stream, cuts)
+    new: Callable[[], _Decoder[Any]] = SSEDecoder if is_sse else NDJSONDecoder
+    direct_decoder = new()
+    direct = _events_per_chunk(direct_decoder, chunks)
+    consumed = 0
+
+    def source() -> Iterator[bytes]:
+        nonlocal consumed
+        for chunk in chunks:
+            consumed += 1
+            yield chunk
+
+    decoder = new()
+    pieces: list[bytes] = []
+    given_at: dict[int, int] = {}  # chunks consumed when a piece came out -> events it completed
+    for piece in line_pieces(source(), sse=is_sse):
+        pieces.append(piece)
+        given_at[consumed] = given_at.get(consumed, 0) + len(decoder.decode(piece))
+    assert b"".join(pieces) == stream
+    assert all(b"\n" in p or b"\r" in p for p in pieces[:-1])
+    assert {n + 1: k for n, k in enumerate(direct) if k} == {n: k for n, k in given_at.items() if k}
+    assert decoder.flush() == direct_decoder.flush()
+
+
 def test_sse_split_inside_code_points_and_crlf() -> None:
     stream = "data: é中😀\r\nevent: ü\r\n\r\ndata: 中\r\r\n".encode()
     expected = [SSEEvent("ü", "é中😀"), SSEEvent("", "中")]
@@ -455,11 +494,22 @@ class _Template(NamedTuple):
     """The payload head in ``prefix`` (after ``data: ``)."""
 
 
+class _Source:
+    """A ``RunSource`` whose template the test sets."""
+
+    def __init__(self, template: _Template | None = None) -> None:
+        self.template = template
+
+    def arrived(self, size: int) -> bool:
+        return True  # always watched: the template may change after any item
+
+
 def raw_events(stream: bytes, chunks: Iterable[bytes], templates: list[_Template | None]) -> list[tuple[str, str]]:
     """(event, data) of ``decode_raw`` with runs expanded as ``SSEDecoder`` documents them: a piece
-    is the event ``(template event, head + piece + suffix)``. After each item the decoder is given
-    the next template of ``templates`` (cycling), as an adapter learning mid-chunk would."""
-    dec = SSEDecoder()
+    is the event ``(template event, head + piece + suffix)``. After each item the decoder's source
+    gives the next template of ``templates`` (cycling), as a reader learning mid-chunk would."""
+    source = _Source()
+    dec = SSEDecoder(source)
     out: list[tuple[str, bytes]] = []
     n = 0
     for chunk in chunks:
@@ -471,7 +521,7 @@ def raw_events(stream: bytes, chunks: Iterable[bytes], templates: list[_Template
                 out += [(tpl.event, tpl.head + p + tpl.suffix) for p in item.pieces]
             else:
                 out.append((item[0], item[1]))
-            dec.template = templates[n % len(templates)] if templates else None
+            source.template = templates[n % len(templates)] if templates else None
             n += 1
     out += [(e[0], e[1]) for e in dec.flush_raw()]
     return [(e, d.decode("utf-8", "replace")) for e, d in out]
@@ -535,8 +585,7 @@ def test_sse_runs_of_a_template() -> None:
     # by another of the template; the last one of a run, followed by another event, reads alone.
     tpl = _template("content_block_delta", b'{"i":', b"}")
     one, two, three = (tpl.prefix + p + b"}\n\n" for p in (b"1", b"2", b"3"))
-    dec = SSEDecoder()
-    dec.template = tpl
+    dec = SSEDecoder(_Source(tpl))
     items = list(dec.decode_raw(one + two + three + b"data: other\n\n" + one + two))
     assert items == [
         Run(tpl, [b"1", b"2"]),

@@ -5,8 +5,8 @@ Sources: wire-formats.md §3 (anthropic-sdk-python ``types/*_param.py``, ``types
 ``_client.py``; the API errors page), §8, §9 rule 4 and edge cases E9, E10, E13, E17, E19, E22, E23;
 the real recordings in ``shared/realworld/cassettes/anthropic``. The ``messages`` list, tools and
 tool choice are translated by the private helper ``_anthropic_messages``, stop reasons, usage and
-error kinds read by ``_anthropic_wire``, streamed argument fragments read fast by ``_hot`` (all
-kept apart to keep modules small).
+error kinds read by ``_anthropic_wire`` (both kept apart to keep modules small); long runs of
+streamed argument fragments are read by the framing layer's ``framing_runs.RunReader``.
 
 Quirks handled here:
 - tool input is a JSON *object* (``tool_use.input``); streams send it as raw text fragments
@@ -63,7 +63,6 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from conformance.adapters import _hot
 from conformance.adapters._anthropic_messages import (
     messages_from_wire,
     messages_to_wire,
@@ -88,7 +87,8 @@ from conformance.adapters.base import (
 )
 from conformance.assembly import fold
 from conformance.errors import ProviderError, WireFormatError
-from conformance.framing import Run, SSEDecoder
+from conformance.framing import Run, SSEDecoder, line_pieces
+from conformance.framing_runs import FAST, RunPolicy, RunReader
 from conformance.model import (
     ErrorEvent,
     Finish,
@@ -296,17 +296,16 @@ def response_from_wire(body: Mapping[str, Any], *, tools: Sequence[Tool] = ()) -
 class _Stream:
     """State of one Messages SSE stream (§3d, §9 rule 4).
 
-    Given its ``decoder``, it learns the stream's ``input_json_delta`` events and ``_hot`` reads
-    runs of them; every other event, and every piece ``_hot`` cannot vouch for, goes through
-    ``feed``: the general path."""
+    Given a ``runs`` reader, it teaches it the stream's ``input_json_delta`` events and the reader
+    reads runs of them (``run_chunks``); every other event, and every piece the reader cannot
+    vouch for, goes through ``feed``: the general path."""
 
     __slots__ = (
         "completed",
-        "decoder",
         "done",
         "held",
-        "learner",
         "message_id",
+        "runs",
         "signatures",
         "start_inputs",
         "stop_reason",
@@ -314,7 +313,7 @@ class _Stream:
         "usage",
     )
 
-    def __init__(self, names: NameMap, decoder: SSEDecoder | None = None) -> None:
+    def __init__(self, names: NameMap, runs: RunReader | None = None) -> None:
         self.tracker = CallTracker(names)
         self.message_id = ""
         self.held: int | None = None  # tool_use block stopped, its End waiting for the next event
@@ -324,8 +323,7 @@ class _Stream:
         self.usage: JSONObject = {}
         self.completed = False
         self.done = False
-        self.decoder = decoder
-        self.learner = _hot.Learner(("index",), _TEXT_PATH, _KEYS, per_index=True) if decoder else None
+        self.runs = runs
 
     def feed(self, name: str, data: bytes) -> list[StreamEvent]:
         try:
@@ -345,13 +343,13 @@ class _Stream:
         if kind == "content_block_delta":  # the hot path
             deltas = self._delta(event.get("index", 0), event.get("delta") or {})
             if (
-                self.learner is not None
+                self.runs is not None
+                and self.runs.learning
                 and len(deltas) == 1
                 and deltas[0].__class__ is ToolCallChunk
-                and event.get("type") == "content_block_delta"  # not the SSE name: the learner keeps it
-                and (split := self.learner.learn(name, data, event)) is not None
+                and event.get("type") == "content_block_delta"  # not the SSE name: the reader keeps it
             ):
-                self.decoder.template = split  # type: ignore[union-attr]  # a learner comes with a decoder
+                self.runs.learn(name, data, event)
             return deltas
         events: list[StreamEvent] = []
         if kind == "content_block_start":
@@ -453,12 +451,16 @@ class _Stream:
             self.usage.update((k, v) for k, v in raw.items() if v is not None)
             events.append(UsageEvent(usage_from_wire(self.usage)))
 
-    def hot_feed(self, data: bytes, event: str) -> list[StreamEvent]:
+    def run_general(self, event: str, data: bytes) -> list[StreamEvent]:
         return self.feed(event, data)
 
-    def hot_entry(self, index: int) -> _hot.Entry | None:
-        """The open call of a content block, when a fragment for it is only a chunk (``_delta``)."""
-        return None if self.start_inputs else self.tracker.buffers.get(index)
+    def run_chunks(self, wires: int | list[int], texts: list[str]) -> list[ToolCallChunk] | None:
+        """Fragments of the open calls of content blocks, when a fragment is only a chunk (``_delta``)."""
+        if self.start_inputs:
+            return None
+        if isinstance(wires, int):
+            return self.tracker.chunks(wires, texts)
+        return self.tracker.chunks_of(list(wires), texts)
 
     def close(self) -> list[StreamEvent]:
         """End of input without ``message_stop``."""
@@ -466,17 +468,25 @@ class _Stream:
         return stream_broken(self.tracker, "stream_incomplete", "the stream ended without message_stop")
 
 
-def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> Iterator[StreamEvent]:
-    """SSE bytes of a ``stream: true`` request -> normalized events, as the bytes arrive."""
-    return chain.from_iterable(_event_lists(chunks, tools))  # C-level iteration over each list
+def stream_from_wire(
+    chunks: Iterable[bytes], *, tools: Sequence[Tool] = (), runs: RunPolicy | None = FAST
+) -> Iterator[StreamEvent]:
+    """SSE bytes of a ``stream: true`` request -> normalized events, as the bytes arrive.
+
+    ``runs``: when long runs of ``input_json_delta`` events are read fast (``framing_runs``); None
+    reads every event the general way (the same events)."""
+    return chain.from_iterable(_event_lists(chunks, tools, runs))  # C-level iteration over each list
 
 
-def _event_lists(chunks: Iterable[bytes], tools: Sequence[Tool]) -> Iterator[list[StreamEvent]]:
-    decoder = SSEDecoder()
-    state = _Stream(_names(tools), decoder if _hot.ENABLED else None)
+def _event_lists(
+    chunks: Iterable[bytes], tools: Sequence[Tool], policy: RunPolicy | None
+) -> Iterator[list[StreamEvent]]:
+    reader = RunReader(policy, ("index",), _TEXT_PATH, _KEYS, per_index=True) if policy is not None else None
+    decoder = SSEDecoder(reader)
+    state = _Stream(_names(tools), reader)
     head: list[bytes] = []  # bytes before the first non-blank one, or a whole JSON body (E23)
     is_sse: bool | None = None
-    for chunk in chunks:
+    for chunk in line_pieces(chunks, sse=True):
         if is_sse is not True:
             head.append(chunk)
             if is_sse is None:
@@ -489,14 +499,22 @@ def _event_lists(chunks: Iterable[bytes], tools: Sequence[Tool]) -> Iterator[lis
             chunk = b"".join(head)
             head.clear()
         for item in decoder.decode_raw(chunk):
-            yield _hot.read_run(state, item) if isinstance(item, Run) else state.feed(item[0], item[1])
+            if isinstance(item, Run):
+                assert reader is not None  # runs come from a reader only
+                yield reader.read_run(state, item)
+            else:
+                yield state.feed(item[0], item[1])
             if state.done:
                 return
     if is_sse is False:
         yield _json_instead_of_stream(b"".join(head), state.tracker)
         return
     for item in [*decoder.decode_raw(b"".join(head)), *decoder.flush_raw()]:
-        yield _hot.read_run(state, item) if isinstance(item, Run) else state.feed(item[0], item[1])
+        if isinstance(item, Run):
+            assert reader is not None  # runs come from a reader only
+            yield reader.read_run(state, item)
+        else:
+            yield state.feed(item[0], item[1])
         if state.done:
             return
     yield state.close()

@@ -26,6 +26,8 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Protocol
 
 import orjson
@@ -529,12 +531,6 @@ class CallTracker:
         """How many calls have started."""
         return self._count
 
-    @property
-    def buffers(self) -> dict[Hashable, tuple[str, list[str]]]:
-        """Open calls: key -> (call id, argument fragments so far). For hot loops only: appending a
-        non-empty fragment there together with a ``ToolCallChunk`` for it is what ``chunk`` does."""
-        return self._open
-
     def is_open(self, key: Hashable) -> bool:
         return key in self._open
 
@@ -556,6 +552,27 @@ class CallTracker:
             return None
         entry[1].append(text)
         return ToolCallChunk(entry[0], text)
+
+    def chunks(self, key: Hashable, texts: list[str]) -> list[ToolCallChunk] | None:
+        """``chunk`` of each of ``texts`` (all non-empty) for one call, at once; None, with nothing
+        recorded, when the call is not open."""
+        entry = self._open.get(key)
+        if entry is None:
+            return None
+        call_id, buffer = entry
+        buffer += texts
+        return list(map(ToolCallChunk, repeat(call_id, len(texts)), texts))
+
+    def chunks_of(self, keys: list[Hashable], texts: list[str]) -> list[ToolCallChunk] | None:
+        """``chunks`` with one call per text (``keys[i]`` for ``texts[i]``: interleaved calls); None,
+        with nothing recorded, when one of those calls is not open."""
+        open_calls = self._open
+        if not all(map(open_calls.__contains__, set(keys))):
+            return None
+        entries = list(map(open_calls.__getitem__, keys))
+        for (_, buffer), text in zip(entries, texts, strict=True):
+            buffer.append(text)
+        return list(map(ToolCallChunk, map(itemgetter(0), entries), texts))
 
     def end(
         self, key: Hashable, *, error: str | None = None, arguments: JSONObject | None = None

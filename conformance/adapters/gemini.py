@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -75,7 +76,7 @@ from conformance.adapters.base import (
 )
 from conformance.assembly import fold
 from conformance.errors import ProviderError, UnsupportedContentError, WireFormatError
-from conformance.framing import JSONArrayDecoder, Run, SSEDecoder
+from conformance.framing import JSONArrayDecoder, Run, SSEDecoder, line_pieces
 from conformance.model import (
     ErrorEvent,
     ErrorInfo,
@@ -510,38 +511,36 @@ def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> 
     ``alt=sse`` (§4d); a plain ``{...}`` body (E23) is read as a one-element array."""
     state = _Stream(_names(tools))
     state.parsed = True
-    decoder: SSEDecoder | JSONArrayDecoder | None = None
+    rest = iter(chunks)
     head = b""
-    for chunk in chunks:
-        if decoder is None:
-            head += chunk
-            first = head.lstrip()[:1]
-            if not first:
-                continue
-            chunk, head = head, b""
-            decoder = SSEDecoder() if first not in (b"[", b"{") else JSONArrayDecoder()
-            if first == b"{":
-                decoder.decode(b"[")
-        if isinstance(decoder, SSEDecoder):
+    for chunk in rest:  # the first non-blank byte tells the framing
+        head += chunk
+        if head.lstrip()[:1]:
+            break
+    first = head.lstrip()[:1]
+    if first in (b"[", b"{"):
+        array = JSONArrayDecoder()
+        if first == b"{":
+            array.decode(b"[")
+        for chunk in chain((head,), rest):
+            for item in array.decode(chunk):
+                yield from state.feed_data(item)
+                if state.done:
+                    return
+        for item in array.flush():  # an element that never closed
+            yield from state.feed_data(item, last=True)
+            if state.done:
+                return
+    elif first:
+        decoder = SSEDecoder()
+        for chunk in line_pieces(chain((head,), rest), sse=True):
             for event in decoder.decode_raw(chunk):
                 assert not isinstance(event, Run)  # no template, no runs
                 yield from state.feed_sse(event[1])
                 if state.done:
                     return
-        else:
-            for item in decoder.decode(chunk):
-                yield from state.feed_data(item)
-                if state.done:
-                    return
-    # SSE: a last event without its blank line; array: an element that never closed
-    if isinstance(decoder, SSEDecoder):
-        for event in decoder.flush_raw():
+        for event in decoder.flush_raw():  # a last event without its blank line
             yield from state.feed_sse(event[1], last=True)
-            if state.done:
-                return
-    elif decoder is not None:
-        for item in decoder.flush():
-            yield from state.feed_data(item, last=True)
             if state.done:
                 return
     yield from state.close()

@@ -75,7 +75,7 @@ from conformance.adapters.base import (
 )
 from conformance.assembly import fold
 from conformance.errors import ProviderError, UnsupportedContentError, WireFormatError
-from conformance.framing import NDJSONDecoder
+from conformance.framing import NDJSONDecoder, line_pieces
 from conformance.model import (
     ErrorEvent,
     ErrorInfo,
@@ -450,7 +450,7 @@ def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> 
     """NDJSON bytes of a streamed ``/api/chat`` request -> normalized events, as the bytes arrive."""
     decoder = NDJSONDecoder()
     state = _Stream(_names(tools))
-    for chunk in chunks:
+    for chunk in line_pieces(chunks):
         for line in decoder.decode(chunk):
             yield from state.feed(line)
             if state.done:

@@ -3,8 +3,8 @@
 Sources: wire-formats.md §1 (openai-python ``types/chat``, ``_streaming.py``,
 ``lib/streaming/_deltas.py``; openai-openapi), §9 rule 2 and edge cases E3-E8, E24, E25, E27, E35;
 the real recordings in ``shared/realworld`` (OpenAI, Azure, Mistral, Gemini's OpenAI endpoint).
-The ``messages`` list is translated by the private helper ``_openai_chat_messages``, streamed
-argument fragments are read fast by ``_hot`` (both kept apart to keep modules small).
+The ``messages`` list is translated by the private helper ``_openai_chat_messages``; long runs of
+streamed argument fragments are read by the framing layer's ``framing_runs.RunReader``.
 
 Quirks handled here:
 - arguments are a JSON *string*; fragments are keyed by ``tool_calls[].index`` (position when a
@@ -35,7 +35,6 @@ from typing import Any
 
 import orjson
 
-from conformance.adapters import _hot
 from conformance.adapters._openai_chat_messages import arguments_text, message_from_wire, message_to_wire
 from conformance.adapters._openai_errors import error_from_wire, error_info
 from conformance.adapters.base import (
@@ -52,7 +51,8 @@ from conformance.adapters.base import (
 )
 from conformance.assembly import fold
 from conformance.errors import UnsupportedContentError, WireFormatError
-from conformance.framing import Run, SSEDecoder
+from conformance.framing import Run, SSEDecoder, line_pieces
+from conformance.framing_runs import FAST, RunPolicy, RunReader
 from conformance.model import (
     ErrorEvent,
     ErrorKind,
@@ -311,24 +311,23 @@ def response_from_wire(body: Mapping[str, Any], *, tools: Sequence[Tool] = ()) -
 class _Stream:
     """State of one ``chat.completion.chunk`` stream (§1d, §9 rule 2).
 
-    Given its ``decoder``, it learns the stream's argument-fragment events and ``_hot`` reads runs
-    of them; every other event, and every piece ``_hot`` cannot vouch for, goes through ``feed``
-    and ``chunk``: the general path."""
+    Given a ``runs`` reader, it teaches it the stream's argument-fragment events and the reader
+    reads runs of them (``run_chunks``); every other event, and every piece the reader cannot
+    vouch for, goes through ``feed`` and ``chunk``: the general path."""
 
     __slots__ = (
-        "decoder",
         "done",
         "finish_reason",
         "ids",
         "keys",
-        "learner",
         "pending",
         "produced_calls",
         "response_id",
+        "runs",
         "tracker",
     )
 
-    def __init__(self, names: NameMap, decoder: SSEDecoder | None = None) -> None:
+    def __init__(self, names: NameMap, runs: RunReader | None = None) -> None:
         self.tracker = CallTracker(names)
         self.finish_reason: str | None = None
         self.produced_calls = False
@@ -338,11 +337,10 @@ class _Stream:
         self.pending: dict[Any, tuple[str | None, list[str]]] = {}
         self.keys: dict[Any, Any] = {}  # wire index -> tracker key, when an index was reused
         self.ids: dict[str, Any] = {}  # call ids the wire sent -> tracker key
-        self.decoder = decoder
-        self.learner = _hot.Learner(_INDEX_PATH, _TEXT_PATH, _KEYS, per_index=False) if decoder else None
+        self.runs = runs
 
     def feed(self, data: bytes, event: str = "") -> list[StreamEvent]:
-        """One SSE ``data`` payload (``event``: its SSE event name, which only the learner keeps)."""
+        """One SSE ``data`` payload (``event``: its SSE event name, which only the run reader keeps)."""
         if data.startswith(b"[DONE]"):  # as openai-python's _streaming.py tests it
             return self.close()
         try:
@@ -358,21 +356,25 @@ class _Stream:
             return self._broken("malformed_response", f"a stream event that is not a JSON object: {text[:80]!r}")
         events = self.chunk(chunk)
         if (
-            self.learner is not None
+            self.runs is not None
+            and self.runs.learning
             and len(events) == 1
             and events[0].__class__ is ToolCallChunk
             and _fragment_only(chunk)
-            and (split := self.learner.learn(event, data, chunk)) is not None
         ):
-            self.decoder.template = split  # type: ignore[union-attr]  # a learner comes with a decoder
+            self.runs.learn(event, data, chunk)
         return events
 
-    def hot_feed(self, data: bytes, event: str) -> list[StreamEvent]:
+    def run_general(self, event: str, data: bytes) -> list[StreamEvent]:
         return self.feed(data, event)
 
-    def hot_entry(self, wire: int) -> _hot.Entry | None:
-        """The open call at a wire index (``_fragment``: an index reused by a later call maps to it)."""
-        return self.tracker.buffers.get(self.keys.get(wire, wire))
+    def run_chunks(self, wires: int | list[int], texts: list[str]) -> list[ToolCallChunk] | None:
+        """Fragments of the open calls at wire indexes (``_fragment``: an index reused by a later
+        call maps to that call)."""
+        keys = self.keys
+        if isinstance(wires, int):
+            return self.tracker.chunks(keys.get(wires, wires), texts)
+        return self.tracker.chunks_of(list(map(keys.get, wires, wires)), texts)
 
     def chunk(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
         """One parsed ``chat.completion.chunk``."""
@@ -482,17 +484,29 @@ class _Stream:
         return self._flush_pending() + _finish(self.finish_reason, self.tracker, self.produced_calls)
 
 
-def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> Iterator[StreamEvent]:
-    """SSE bytes of a ``stream: true`` request -> normalized events, as the bytes arrive."""
-    return chain.from_iterable(_event_lists(chunks, tools))  # C-level iteration over each list
+def stream_from_wire(
+    chunks: Iterable[bytes], *, tools: Sequence[Tool] = (), runs: RunPolicy | None = FAST
+) -> Iterator[StreamEvent]:
+    """SSE bytes of a ``stream: true`` request -> normalized events, as the bytes arrive.
+
+    ``runs``: when long runs of argument fragments are read fast (``framing_runs``); None reads
+    every event the general way (the same events)."""
+    return chain.from_iterable(_event_lists(chunks, tools, runs))  # C-level iteration over each list
 
 
-def _event_lists(chunks: Iterable[bytes], tools: Sequence[Tool]) -> Iterator[list[StreamEvent]]:
-    decoder = SSEDecoder()
-    state = _Stream(_names(tools), decoder if _hot.ENABLED else None)
-    for chunk in chunks:
+def _event_lists(
+    chunks: Iterable[bytes], tools: Sequence[Tool], policy: RunPolicy | None
+) -> Iterator[list[StreamEvent]]:
+    reader = RunReader(policy, _INDEX_PATH, _TEXT_PATH, _KEYS, per_index=False) if policy is not None else None
+    decoder = SSEDecoder(reader)
+    state = _Stream(_names(tools), reader)
+    for chunk in line_pieces(chunks, sse=True):
         for item in decoder.decode_raw(chunk):
-            yield _hot.read_run(state, item) if isinstance(item, Run) else state.feed(item[1], item[0])
+            if isinstance(item, Run):
+                assert reader is not None  # runs come from a reader only
+                yield reader.read_run(state, item)
+            else:
+                yield state.feed(item[1], item[0])
             if state.done:
                 return
     for event in decoder.flush_raw():
@@ -509,7 +523,7 @@ _KEYS = (b'"index":', b'"arguments":')
 
 def _fragment_only(chunk: Mapping[str, Any]) -> bool:
     """A chunk whose only effect is one argument fragment for the call at an integer wire index
-    (``_chunk`` reads nothing else from it): the shape ``_hot`` may learn."""
+    (``_chunk`` reads nothing else from it): the shape a run reader may learn."""
     choices = chunk.get("choices")
     if type(choices) is not list or not choices or chunk.get("usage"):
         return False

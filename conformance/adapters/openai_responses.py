@@ -69,7 +69,7 @@ from conformance.adapters.base import (
 )
 from conformance.assembly import fold
 from conformance.errors import WireFormatError
-from conformance.framing import SSEDecoder
+from conformance.framing import SSEDecoder, line_pieces
 from conformance.model import (
     ErrorEvent,
     Finish,
@@ -521,7 +521,7 @@ def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> 
     """SSE bytes of a ``stream: true`` request -> normalized events, as the bytes arrive."""
     decoder = SSEDecoder()
     state = _Stream(_names(tools))
-    for chunk in chunks:
+    for chunk in line_pieces(chunks, sse=True):
         for event in decoder.decode(chunk):
             yield from state.feed(event.event, event.data)
             if state.done:

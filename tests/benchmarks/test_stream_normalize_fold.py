@@ -1,0 +1,36 @@
+"""``benchmarks/stream_normalize.py:normalize_folded`` (the folding consumer) gives the calls the
+keeping consumer ``normalize`` gives, on the peer bench's generated streams (skipped when the
+shared bench is absent). No timing: benchmarks are not timed tests."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _module(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+@pytest.mark.parametrize("scenario", ["single", "parallel4"])
+def test_folding_consumer_carries_the_bench_calls(provider: str, scenario: str) -> None:
+    sn = _module("stream_normalize_for_fold", ROOT / "benchmarks" / "stream_normalize.py")
+    bench = sn.load_bench()
+    if bench is None:
+        pytest.skip(f"the shared peer bench ({sn.BENCH_PATH}) is absent")
+    case = bench.build_case(provider, scenario, 4096, 0 if provider == "gemini" else 1)
+    assert bench.verify(case, sn.normalize_folded(case.data, provider), True) == "ok"
+    pieces = [case.data[i : i + 997] for i in range(0, len(case.data), 997)]
+    assert bench.verify(case, sn.normalize_folded(iter(pieces), provider), True) == "ok"
