@@ -65,7 +65,7 @@ def stream(order: str, calls: int, total_kb: int, seed: int = 1) -> bytes:
 def measure(calls: int = 4, total_kb: int = 100, rounds: int = 9) -> dict[str, Any]:
     """CPU seconds (median of ``rounds``) per order, fast path on and off, and the ratios to ``single``."""
     from conformance.adapters import openai_chat
-    from conformance.framing_runs import FAST
+    from conformance.framing.runs import FAST
 
     data = {order: stream(order, calls, total_kb) for order in ORDERS}
     times: dict[tuple[str, bool], list[float]] = {(o, f): [] for o in ORDERS for f in (True, False)}

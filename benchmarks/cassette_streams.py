@@ -76,7 +76,7 @@ def _decoder(name: str, fast: bool | None) -> Callable[[list[bytes], Sequence[An
     if fast is None:
         return lambda pieces, tools: len(list(stream_from_wire(iter(pieces), tools=tools)))
     if "runs" in inspect.signature(stream_from_wire).parameters:
-        from conformance.framing_runs import FAST
+        from conformance.framing.runs import FAST
 
         runs = FAST if fast else None
         return lambda pieces, tools: len(list(stream_from_wire(iter(pieces), tools=tools, runs=runs)))

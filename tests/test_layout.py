@@ -14,14 +14,16 @@ import conformance
 
 PACKAGE_DIR = Path(conformance.__file__).resolve().parent
 
-CORE = {"__init__", "__main__", "model", "errors", "framing", "assembly", "verdicts"}
-"""The values, errors, stream framing and fold everything else stands on, and the entry."""
+CORE = {"__init__", "__main__", "model", "errors", "assembly", "verdicts"}
+"""The values, errors and fold everything else stands on, and the entry (stream framing is the
+core package ``framing``: its decoders, and the fast reader of runs it owns)."""
 
 PACKAGES = {
     "adapters",
     "checks",
     "cli",
     "emulator",
+    "framing",
     "mcp_bridge",
     "reporting",
     "run",

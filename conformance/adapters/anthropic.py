@@ -6,7 +6,7 @@ Sources: wire-formats.md §3 (anthropic-sdk-python ``types/*_param.py``, ``types
 the real recordings in ``shared/realworld/cassettes/anthropic``. The ``messages`` list, tools and
 tool choice are translated by the private helper ``_anthropic_messages``, stop reasons, usage and
 error kinds read by ``_anthropic_wire`` (both kept apart to keep modules small); long runs of
-streamed argument fragments are read by the framing layer's ``framing_runs.RunReader``.
+streamed argument fragments are read by the framing layer's ``framing.runs.RunReader``.
 
 Quirks handled here:
 - tool input is a JSON *object* (``tool_use.input``); streams send it as raw text fragments
@@ -88,7 +88,7 @@ from conformance.adapters.base import (
 from conformance.assembly import fold
 from conformance.errors import ProviderError, WireFormatError
 from conformance.framing import Run, SSEDecoder, line_pieces
-from conformance.framing_runs import FAST, RunPolicy, RunReader
+from conformance.framing.runs import FAST, RunPolicy, RunReader
 from conformance.model import (
     ErrorEvent,
     Finish,
@@ -473,7 +473,7 @@ def stream_from_wire(
 ) -> Iterator[StreamEvent]:
     """SSE bytes of a ``stream: true`` request -> normalized events, as the bytes arrive.
 
-    ``runs``: when long runs of ``input_json_delta`` events are read fast (``framing_runs``); None
+    ``runs``: when long runs of ``input_json_delta`` events are read fast (``conformance.framing.runs``); None
     reads every event the general way (the same events)."""
     return chain.from_iterable(_event_lists(chunks, tools, runs))  # C-level iteration over each list
 

@@ -4,7 +4,7 @@ Sources: wire-formats.md §1 (openai-python ``types/chat``, ``_streaming.py``,
 ``lib/streaming/_deltas.py``; openai-openapi), §9 rule 2 and edge cases E3-E8, E24, E25, E27, E35;
 the real recordings in ``shared/realworld`` (OpenAI, Azure, Mistral, Gemini's OpenAI endpoint).
 The ``messages`` list is translated by the private helper ``_openai_chat_messages``; long runs of
-streamed argument fragments are read by the framing layer's ``framing_runs.RunReader``.
+streamed argument fragments are read by the framing layer's ``framing.runs.RunReader``.
 
 Quirks handled here:
 - arguments are a JSON *string*; fragments are keyed by ``tool_calls[].index`` (position when a
@@ -52,7 +52,7 @@ from conformance.adapters.base import (
 from conformance.assembly import fold
 from conformance.errors import UnsupportedContentError, WireFormatError
 from conformance.framing import Run, SSEDecoder, line_pieces
-from conformance.framing_runs import FAST, RunPolicy, RunReader
+from conformance.framing.runs import FAST, RunPolicy, RunReader
 from conformance.model import (
     ErrorEvent,
     ErrorKind,
@@ -489,7 +489,7 @@ def stream_from_wire(
 ) -> Iterator[StreamEvent]:
     """SSE bytes of a ``stream: true`` request -> normalized events, as the bytes arrive.
 
-    ``runs``: when long runs of argument fragments are read fast (``framing_runs``); None reads
+    ``runs``: when long runs of argument fragments are read fast (``conformance.framing.runs``); None reads
     every event the general way (the same events)."""
     return chain.from_iterable(_event_lists(chunks, tools, runs))  # C-level iteration over each list
 

@@ -1,4 +1,4 @@
-"""Tests for ``conformance.framing_runs``: the fast reading of argument-fragment events.
+"""Tests for ``conformance.framing.runs``: the fast reading of argument-fragment events.
 
 The fast path must give exactly the events of the general path on the same bytes, whatever the
 bytes: both are run here on the real recordings in ``../shared/realworld`` (skipped when absent),
@@ -26,9 +26,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import framing_runs
 from conformance.adapters import anthropic, detect_adapter, openai_chat
-from conformance.framing_runs import FAST, RunPolicy, RunReader
+from conformance.framing import runs as framing_runs
+from conformance.framing.runs import FAST, RunPolicy, RunReader
 from conformance.model import StreamEvent, ToolCallChunk
 from conformance.traffic.cassettes import is_streaming, load_cassette
 

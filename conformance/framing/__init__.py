@@ -68,7 +68,7 @@ class RunTemplate(Protocol):
 
 
 class RunSource(Protocol):
-    """Gives the decoder its current template (``framing_runs.RunReader``, per stream)."""
+    """Gives the decoder its current template (``framing.runs.RunReader``, per stream)."""
 
     @property
     def template(self) -> RunTemplate | None:
@@ -96,7 +96,7 @@ class SSEDecoder:
     end of a chunk) goes line by line. CRLF becomes LF first. ``decode`` decodes the data to text;
     ``decode_raw`` (for adapters) leaves it as bytes, e.g. for ``orjson.loads``.
 
-    ``runs`` (``decode_raw`` only; ``framing_runs.RunReader``): what gives the shape of a frequent
+    ``runs`` (``decode_raw`` only; ``framing.runs.RunReader``): what gives the shape of a frequent
     event, as a prefix and a suffix (``RunTemplate``), when it has one. ``decode_raw`` then splits
     the text at every ``suffix``, blank line, ``prefix`` and hands over each run of consecutive
     events of that shape as one ``Run`` of the pieces between, without looking at them one by one;
