@@ -305,6 +305,7 @@ class _Stream:
         "done",
         "held",
         "message_id",
+        "policy",
         "runs",
         "signatures",
         "start_inputs",
@@ -313,7 +314,7 @@ class _Stream:
         "usage",
     )
 
-    def __init__(self, names: NameMap, runs: RunReader | None = None) -> None:
+    def __init__(self, names: NameMap, policy: RunPolicy | None = None) -> None:
         self.tracker = CallTracker(names)
         self.message_id = ""
         self.held: int | None = None  # tool_use block stopped, its End waiting for the next event
@@ -323,7 +324,8 @@ class _Stream:
         self.usage: JSONObject = {}
         self.completed = False
         self.done = False
-        self.runs = runs
+        self.policy = policy
+        self.runs: RunReader | None = None  # made by ``start_runs`` once the stream is past the warm-up
 
     def feed(self, name: str, data: bytes) -> list[StreamEvent]:
         try:
@@ -451,6 +453,12 @@ class _Stream:
             self.usage.update((k, v) for k, v in raw.items() if v is not None)
             events.append(UsageEvent(usage_from_wire(self.usage)))
 
+    def start_runs(self) -> RunReader:
+        """The stream's run reader (``framing.RunStart``: the decoder asks once past the warm-up)."""
+        assert self.policy is not None  # the decoder is given this state only with a policy
+        self.runs = RunReader(self.policy, ("index",), _TEXT_PATH, _KEYS, per_index=True)
+        return self.runs
+
     def run_general(self, event: str, data: bytes) -> list[StreamEvent]:
         return self.feed(event, data)
 
@@ -481,9 +489,8 @@ def stream_from_wire(
 def _event_lists(
     chunks: Iterable[bytes], tools: Sequence[Tool], policy: RunPolicy | None
 ) -> Iterator[list[StreamEvent]]:
-    reader = RunReader(policy, ("index",), _TEXT_PATH, _KEYS, per_index=True) if policy is not None else None
-    decoder = SSEDecoder(reader)
-    state = _Stream(_names(tools), reader)
+    state = _Stream(_names(tools), policy)
+    decoder = SSEDecoder(start=state if policy is not None else None, after=policy.warmup if policy is not None else 0)
     head: list[bytes] = []  # bytes before the first non-blank one, or a whole JSON body (E23)
     is_sse: bool | None = None
     for chunk in line_pieces(chunks, sse=True):
@@ -500,8 +507,8 @@ def _event_lists(
             head.clear()
         for item in decoder.decode_raw(chunk):
             if isinstance(item, Run):
-                assert reader is not None  # runs come from a reader only
-                yield reader.read_run(state, item)
+                assert state.runs is not None  # runs come from a reader only
+                yield state.runs.read_run(state, item)
             else:
                 yield state.feed(item[0], item[1])
             if state.done:
@@ -511,8 +518,8 @@ def _event_lists(
         return
     for item in [*decoder.decode_raw(b"".join(head)), *decoder.flush_raw()]:
         if isinstance(item, Run):
-            assert reader is not None  # runs come from a reader only
-            yield reader.read_run(state, item)
+            assert state.runs is not None  # runs come from a reader only
+            yield state.runs.read_run(state, item)
         else:
             yield state.feed(item[0], item[1])
         if state.done:

@@ -321,13 +321,14 @@ class _Stream:
         "ids",
         "keys",
         "pending",
+        "policy",
         "produced_calls",
         "response_id",
         "runs",
         "tracker",
     )
 
-    def __init__(self, names: NameMap, runs: RunReader | None = None) -> None:
+    def __init__(self, names: NameMap, policy: RunPolicy | None = None) -> None:
         self.tracker = CallTracker(names)
         self.finish_reason: str | None = None
         self.produced_calls = False
@@ -337,7 +338,8 @@ class _Stream:
         self.pending: dict[Any, tuple[str | None, list[str]]] = {}
         self.keys: dict[Any, Any] = {}  # wire index -> tracker key, when an index was reused
         self.ids: dict[str, Any] = {}  # call ids the wire sent -> tracker key
-        self.runs = runs
+        self.policy = policy
+        self.runs: RunReader | None = None  # made by ``start_runs`` once the stream is past the warm-up
 
     def feed(self, data: bytes, event: str = "") -> list[StreamEvent]:
         """One SSE ``data`` payload (``event``: its SSE event name, which only the run reader keeps)."""
@@ -364,6 +366,12 @@ class _Stream:
         ):
             self.runs.learn(event, data, chunk)
         return events
+
+    def start_runs(self) -> RunReader:
+        """The stream's run reader (``framing.RunStart``: the decoder asks once past the warm-up)."""
+        assert self.policy is not None  # the decoder is given this state only with a policy
+        self.runs = RunReader(self.policy, _INDEX_PATH, _TEXT_PATH, _KEYS, per_index=False)
+        return self.runs
 
     def run_general(self, event: str, data: bytes) -> list[StreamEvent]:
         return self.feed(data, event)
@@ -497,14 +505,13 @@ def stream_from_wire(
 def _event_lists(
     chunks: Iterable[bytes], tools: Sequence[Tool], policy: RunPolicy | None
 ) -> Iterator[list[StreamEvent]]:
-    reader = RunReader(policy, _INDEX_PATH, _TEXT_PATH, _KEYS, per_index=False) if policy is not None else None
-    decoder = SSEDecoder(reader)
-    state = _Stream(_names(tools), reader)
+    state = _Stream(_names(tools), policy)
+    decoder = SSEDecoder(start=state if policy is not None else None, after=policy.warmup if policy is not None else 0)
     for chunk in line_pieces(chunks, sse=True):
         for item in decoder.decode_raw(chunk):
             if isinstance(item, Run):
-                assert reader is not None  # runs come from a reader only
-                yield reader.read_run(state, item)
+                assert state.runs is not None  # runs come from a reader only
+                yield state.runs.read_run(state, item)
             else:
                 yield state.feed(item[1], item[0])
             if state.done:

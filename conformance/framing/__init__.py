@@ -26,6 +26,7 @@ __all__ = [
     "RawEvent",
     "Run",
     "RunSource",
+    "RunStart",
     "RunTemplate",
     "SSEDecoder",
     "SSEEvent",
@@ -79,6 +80,14 @@ class RunSource(Protocol):
         the decoder reads them as if it had no source)."""
 
 
+class RunStart(Protocol):
+    """Makes a stream's ``RunSource`` once the decoder has read its warm-up (``SSEDecoder(start=...)``):
+    a stream that stays shorter makes none."""
+
+    def start_runs(self) -> RunSource:
+        """The source of templates for the rest of the stream (called once)."""
+
+
 class Run(NamedTuple):
     """Consecutive events ``template.prefix + piece + template.suffix`` then a blank line, each
     ``piece`` free of line breaks: each is the event ``(NAME or "", payload head + piece + suffix)``."""
@@ -102,11 +111,27 @@ class SSEDecoder:
     events of that shape as one ``Run`` of the pieces between, without looking at them one by one;
     the caller reads each piece or, when it cannot vouch for one, rebuilds its payload. A template
     that changes while the items of a chunk are read applies from the next run on.
+
+    ``start`` (instead of ``runs``): what makes that source once ``after`` bytes have come in, from
+    the chunk that reaches it on; until then the decoder only counts the bytes of each chunk, and a
+    shorter stream makes no source at all (``framing.runs.RunPolicy.warmup``).
     """
 
-    __slots__ = ("_data", "_event", "_last_id", "_pending", "_retry", "_runs", "_skip_lf", "_splitter", "_started")
+    __slots__ = (
+        "_data",
+        "_event",
+        "_last_id",
+        "_pending",
+        "_retry",
+        "_runs",
+        "_skip_lf",
+        "_splitter",
+        "_start",
+        "_started",
+        "_wait",
+    )
 
-    def __init__(self, runs: RunSource | None = None) -> None:
+    def __init__(self, runs: RunSource | None = None, *, start: RunStart | None = None, after: int = 0) -> None:
         self._pending: list[bytes] = []
         self._skip_lf = False
         self._started = False
@@ -115,6 +140,8 @@ class SSEDecoder:
         self._last_id: str | None = None
         self._retry: int | None = None
         self._runs = runs
+        self._start = start
+        self._wait = after
         self._splitter: tuple[RunTemplate | None, Callable[[bytes], list[bytes]]] = (None, _unsplit)
 
     def decode(self, chunk: bytes) -> list[SSEEvent]:
@@ -128,6 +155,11 @@ class SSEDecoder:
 
     def decode_raw(self, chunk: bytes) -> Iterator[RawEvent | Run]:
         """``decode`` for adapters: lazy, ``data`` as bytes, runs of template events as ``Run``."""
+        if self._start is not None:
+            self._wait -= len(chunk)
+            if self._wait <= 0:
+                self._runs = self._start.start_runs()
+                self._start = None
         return self._decode(chunk, self._runs)
 
     def flush_raw(self) -> list[RawEvent]:

@@ -1,14 +1,15 @@
 """Fast reading of runs of same-shape SSE events: the argument fragments of streamed tool calls.
 
-Used by the ``openai_chat`` and ``anthropic`` adapters, which pass a ``RunReader`` to their
-``SSEDecoder`` (``SSEDecoder(runs=...)``) when their ``stream_from_wire`` is given a ``RunPolicy``
-(the default ``FAST``; ``runs=None`` reads every event the general way).
+Used by the ``openai_chat`` and ``anthropic`` adapters when their ``stream_from_wire`` is given a
+``RunPolicy`` (the default ``FAST``; ``runs=None`` reads every event the general way): their
+``SSEDecoder`` counts the bytes of the stream and, once ``RunPolicy.warmup`` of them have come in,
+has the adapter make the stream's ``RunReader`` (``SSEDecoder(start=..., after=warmup)``).
 
 Nearly every event of a long streamed tool call is one argument fragment for a call that is
 already open (``choices[0].delta.tool_calls[0].function.arguments``; Anthropic
 ``input_json_delta``), and such events differ only in the fragment, the call's wire index and, for
-some servers, padding at the end. Once ``RunPolicy.warmup`` bytes of the stream have come in,
-``RunReader.learn`` splits the payload of such an event, read by the general path, into
+some servers, padding at the end. ``RunReader.learn`` splits the payload of such an event, read
+by the general path, into
 
     HEAD | index digits | MID | the fragment as a JSON string | TAIL
 
@@ -23,10 +24,11 @@ with their constructor, or says that the general path must decide; anything else
 general path as its exact payload.
 
 Learning pays only on long runs of one shape (``benchmarks/README.md`` has the measurements): a
-stream shorter than ``warmup`` bytes never tries (until then the decoder and the adapter only
-count bytes); the shape is looked for only once two fragment events in a row agree on every field
-around the call, so a stream whose events differ by a nonce (OpenAI's ``obfuscation`` field) makes
-no template and stops looking after ``tries`` such events in a row.
+stream shorter than ``warmup`` bytes makes no reader (until then the decoder only counts bytes, and
+the adapter does what it does without a policy); the shape is looked for only once two fragment
+events in a row agree on every field around the call, so a stream whose events differ by a nonce
+(OpenAI's ``obfuscation`` field) makes no template and stops looking after ``tries`` such events in
+a row.
 """
 
 from __future__ import annotations
@@ -50,9 +52,9 @@ class RunPolicy:
     """When a stream's ``RunReader`` tries to read runs of fragments fast."""
 
     warmup: int = 16384
-    """Bytes of the stream read the general way before the first try: a shorter stream never
-    tries, and until then neither the decoder nor the adapter does any work for this reader but
-    counting the bytes of each chunk."""
+    """Bytes of the stream read the general way before its ``RunReader`` is made: a shorter stream
+    makes none, and until then the decoder only counts the bytes of each chunk (the rest of the work
+    is the general path's)."""
     tries: int = 2
     """Failed learns in a row (no piece read in between) after which the stream stays general: an
     event whose fields around the call differ from the previous one's (a nonce in every event), or
@@ -161,7 +163,6 @@ class RunReader:
         "tails",
         "template",
         "text_path",
-        "warmup",
     )
 
     def __init__(
@@ -178,9 +179,8 @@ class RunReader:
         self.text_path = text_path
         self.keys = keys
         self.per_index = per_index
-        self.warmup = policy.warmup
-        self.learning = self.warmup <= 0
-        """Past the warm-up and not given up: the adapter calls ``learn`` for plain fragments."""
+        self.learning = True
+        """Not given up: the adapter calls ``learn`` for plain fragments."""
         self.off = False
         self.frame: list[Any] | None = None
         """``_frame`` of the last payload learned from (the rest is set at that first look: most
@@ -203,10 +203,7 @@ class RunReader:
 
     def arrived(self, size: int) -> bool:
         """``size`` more bytes of the stream came in (``framing.RunSource``, asked by the decoder
-        for each chunk): whether to watch them for runs (past the warm-up, not given up)."""
-        if self.warmup > 0:
-            self.warmup -= size
-            self.learning = self.warmup <= 0
+        for each chunk once the reader is made): whether to watch them for runs (not given up)."""
         return self.learning or self.template is not None
 
     def learn(self, event: str, payload: bytes, parsed: Any) -> None:

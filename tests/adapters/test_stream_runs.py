@@ -27,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.adapters import anthropic, detect_adapter, openai_chat
+from conformance.framing import SSEDecoder
 from conformance.framing import runs as framing_runs
 from conformance.framing.runs import FAST, RunPolicy, RunReader
 from conformance.model import StreamEvent, ToolCallChunk
@@ -451,9 +452,47 @@ def test_reader_gives_a_new_split_only_for_something_new() -> None:
     assert learned(rdr, payload("f", 1)) is None  # pieces carry their index
 
 
-def test_reader_waits_for_the_warmup_and_gives_up_on_a_nonce() -> None:
-    rdr = reader(RunPolicy(warmup=100, tries=2))
-    assert not rdr.arrived(60) and not rdr.learning  # 60 bytes: the decoder does not watch yet
+class _Starter:
+    """A ``framing.RunStart`` that counts the readers it made."""
+
+    def __init__(self) -> None:
+        self.made: list[RunReader] = []
+
+    def start_runs(self) -> RunReader:
+        self.made.append(reader(RunPolicy(warmup=100)))
+        return self.made[-1]
+
+
+def test_the_decoder_makes_the_reader_once_past_the_warmup() -> None:
+    starter = _Starter()
+    decoder = SSEDecoder(start=starter, after=100)
+    assert list(decoder.decode_raw(b"data: 1\n\n" * 6)) and not starter.made  # 60 bytes: no reader yet
+    assert list(decoder.decode_raw(b"data: 2\n\n" * 6)) and len(starter.made) == 1  # 120: made, and only once
+    assert list(decoder.decode_raw(b"data: 3\n\n" * 60)) and len(starter.made) == 1
+
+
+@pytest.mark.parametrize("stream_from_wire", ADAPTERS.values(), ids=ADAPTERS)
+def test_a_stream_shorter_than_the_warmup_makes_no_reader(
+    stream_from_wire: StreamFn, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made: list[RunReader] = []
+    real = RunReader.__init__
+
+    def init(self: RunReader, *args: Any, **kwargs: Any) -> None:
+        made.append(self)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(RunReader, "__init__", init)
+    data = (anthropic_stream if stream_from_wire is anthropic.stream_from_wire else openai_stream)(1, 20)
+    assert len(data) < FAST.warmup
+    events(stream_from_wire, [data], FAST)
+    assert not made
+    events(stream_from_wire, [data], RunPolicy(warmup=len(data) // 2))
+    assert len(made) == 1
+
+
+def test_reader_gives_up_on_a_nonce() -> None:
+    rdr = reader(RunPolicy(tries=2))
     assert rdr.arrived(60) and rdr.learning
     for n in range(4):  # a new nonce each time (the first look only notes it), nothing read in between
         rdr.learn("", payload("x", obfuscation=str(n) * 4), json.loads(payload("x", obfuscation=str(n) * 4)))
