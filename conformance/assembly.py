@@ -71,7 +71,10 @@ def fold(events: Iterable[StreamEvent], *, provider_details: Mapping[str, Any] |
             reasoning_open = False
 
     for ev in events:
-        if isinstance(ev, TextDelta):
+        if isinstance(ev, ToolCallChunk):  # first: most events of a tool-call stream are chunks
+            if (open_call := calls.get(ev.tool_call_id)) is not None:
+                open_call.chunks.append(ev.tool_call_arguments_chunk)
+        elif isinstance(ev, TextDelta):
             if ev.text:
                 close_reasoning()
                 text.append(ev.text)
@@ -90,9 +93,6 @@ def fold(events: Iterable[StreamEvent], *, provider_details: Mapping[str, Any] |
             close_reasoning()
             calls[ev.tool_call_id] = _OpenCall(len(parts), ev)
             parts.append(None)
-        elif isinstance(ev, ToolCallChunk):
-            if (open_call := calls.get(ev.tool_call_id)) is not None:
-                open_call.chunks.append(ev.tool_call_arguments_chunk)
         elif isinstance(ev, ToolCallEnd):
             if (open_call := calls.pop(ev.tool_call_id, None)) is not None:
                 parts[open_call.position] = ToolCall(

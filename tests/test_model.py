@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 import typing
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 import pytest
 
@@ -170,3 +172,52 @@ def test_replace_makes_a_new_value() -> None:
 def test_json_object_alias_is_a_str_keyed_dict() -> None:
     assert typing.get_origin(model.JSONObject) is dict
     assert get_args(model.JSONObject)[0] is str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _GeneratedChunk:
+    """``ToolCallChunk`` as ``dataclass`` writes it whole (its ``__init__`` included)."""
+
+    tool_call_id: str
+    tool_call_arguments_chunk: str
+    type: Literal["tool_call_chunk"] = "tool_call_chunk"
+
+
+def test_tool_call_chunk_is_the_generated_dataclass_but_for_its_init() -> None:
+    # ToolCallChunk writes its own __init__ (slot setters: cheaper per fragment); all else must be
+    # what dataclass(frozen=True, slots=True) gives.
+    def shape(f: dataclasses.Field[Any]) -> tuple[Any, ...]:
+        return (f.name, f.type, f.default, f.default_factory, f.init, f.repr, f.hash, f.compare, f.kw_only)
+
+    assert [shape(f) for f in dataclasses.fields(ToolCallChunk)] == [
+        shape(f) for f in dataclasses.fields(_GeneratedChunk)
+    ]
+    params = ToolCallChunk.__dataclass_params__  # type: ignore[attr-defined]
+    assert params.frozen and params.eq and not params.init
+    assert ToolCallChunk.__slots__ == _GeneratedChunk.__slots__
+    assert ToolCallChunk.__match_args__ == _GeneratedChunk.__match_args__
+    calls: list[tuple[Any, Any]] = [
+        (("c", "{"), {}),
+        ((), {"tool_call_id": "c", "tool_call_arguments_chunk": "{"}),
+        (("c", ""), {"type": "tool_call_chunk"}),
+    ]
+    for args, kwargs in calls:
+        ours, generated = ToolCallChunk(*args, **kwargs), _GeneratedChunk(*args, **kwargs)
+        assert dataclasses.astuple(ours) == dataclasses.astuple(generated)
+        assert dataclasses.asdict(ours) == dataclasses.asdict(generated)
+        assert repr(ours) == repr(generated).replace("_GeneratedChunk", "ToolCallChunk")
+        assert hash(ours) == hash(generated)
+        assert ours == ToolCallChunk(*args, **kwargs) and ours != ToolCallChunk("other", "{")
+        assert ours != generated  # type: ignore[comparison-overlap]  # eq compares the class too
+    chunk = ToolCallChunk("c", "{", "tool_call_chunk")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        chunk.tool_call_arguments_chunk = "}"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del chunk.tool_call_id
+    with pytest.raises(TypeError):
+        ToolCallChunk("c")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        ToolCallChunk("c", "{", "tool_call_chunk", "extra")  # type: ignore[call-arg]
+    assert dataclasses.replace(chunk, tool_call_arguments_chunk="}") == ToolCallChunk("c", "}")
+    assert pickle.loads(pickle.dumps(chunk)) == chunk
+    assert copy.copy(chunk) == chunk and copy.deepcopy(chunk) == chunk
