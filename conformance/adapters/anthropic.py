@@ -304,6 +304,7 @@ class _Stream:
         "completed",
         "done",
         "held",
+        "learning",
         "message_id",
         "policy",
         "runs",
@@ -326,6 +327,7 @@ class _Stream:
         self.done = False
         self.policy = policy
         self.runs: RunReader | None = None  # made by ``start_runs`` once the stream is past the warm-up
+        self.learning = False  # the reader is made and still learns (one test per event either way)
 
     def feed(self, name: str, data: bytes) -> list[StreamEvent]:
         try:
@@ -345,13 +347,15 @@ class _Stream:
         if kind == "content_block_delta":  # the hot path
             deltas = self._delta(event.get("index", 0), event.get("delta") or {})
             if (
-                self.runs is not None
-                and self.runs.learning
+                self.learning
                 and len(deltas) == 1
                 and deltas[0].__class__ is ToolCallChunk
                 and event.get("type") == "content_block_delta"  # not the SSE name: the reader keeps it
             ):
-                self.runs.learn(name, data, event)
+                runs = self.runs
+                assert runs is not None  # learning: the reader is made
+                runs.learn(name, data, event)
+                self.learning = runs.learning
             return deltas
         events: list[StreamEvent] = []
         if kind == "content_block_start":
@@ -457,6 +461,7 @@ class _Stream:
         """The stream's run reader (``framing.RunStart``: the decoder asks once past the warm-up)."""
         assert self.policy is not None  # the decoder is given this state only with a policy
         self.runs = RunReader(self.policy, ("index",), _TEXT_PATH, _KEYS, per_index=True)
+        self.learning = True
         return self.runs
 
     def run_general(self, event: str, data: bytes) -> list[StreamEvent]:

@@ -320,6 +320,7 @@ class _Stream:
         "finish_reason",
         "ids",
         "keys",
+        "learning",
         "pending",
         "policy",
         "produced_calls",
@@ -340,6 +341,7 @@ class _Stream:
         self.ids: dict[str, Any] = {}  # call ids the wire sent -> tracker key
         self.policy = policy
         self.runs: RunReader | None = None  # made by ``start_runs`` once the stream is past the warm-up
+        self.learning = False  # the reader is made and still learns (one test per event either way)
 
     def feed(self, data: bytes, event: str = "") -> list[StreamEvent]:
         """One SSE ``data`` payload (``event``: its SSE event name, which only the run reader keeps)."""
@@ -357,20 +359,18 @@ class _Stream:
             text = data.decode("utf-8", "replace")
             return self._broken("malformed_response", f"a stream event that is not a JSON object: {text[:80]!r}")
         events = self.chunk(chunk)
-        if (
-            self.runs is not None
-            and self.runs.learning
-            and len(events) == 1
-            and events[0].__class__ is ToolCallChunk
-            and _fragment_only(chunk)
-        ):
-            self.runs.learn(event, data, chunk)
+        if self.learning and len(events) == 1 and events[0].__class__ is ToolCallChunk and _fragment_only(chunk):
+            runs = self.runs
+            assert runs is not None  # learning: the reader is made
+            runs.learn(event, data, chunk)
+            self.learning = runs.learning
         return events
 
     def start_runs(self) -> RunReader:
         """The stream's run reader (``framing.RunStart``: the decoder asks once past the warm-up)."""
         assert self.policy is not None  # the decoder is given this state only with a policy
         self.runs = RunReader(self.policy, _INDEX_PATH, _TEXT_PATH, _KEYS, per_index=False)
+        self.learning = True
         return self.runs
 
     def run_general(self, event: str, data: bytes) -> list[StreamEvent]:
