@@ -30,7 +30,7 @@ import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from importlib import metadata
@@ -43,6 +43,7 @@ from conformance.checks import FAMILIES, CaseContext, run_checks
 from conformance.errors import CassetteError, ConformanceError, McpServerError, ScenarioError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool, open_scenario_tools
 from conformance.run.conversation import ConversationOutcome, run_conversation
+from conformance.run.workers import can_fork, run_in_workers
 from conformance.scenarios.values import MODES, Mode, Scenario
 from conformance.traffic.cassettes import Cassette, load_cassette
 from conformance.traffic.recorder import record_command
@@ -129,12 +130,7 @@ def run_suite(
     cases: list[CaseResult] = []
     provenance: dict[str, Mapping[str, Any]] = {}
     pairs = [(adapter, scenario) for adapter in adapters for scenario in scenarios]
-    if options.jobs > 1:
-        from conformance.run.workers import run_in_workers
-
-        results = run_in_workers(pairs, options)
-    else:
-        results = run_pairs(pairs, options)
+    results = _in_workers(pairs, options) if options.jobs > 1 and can_fork() else run_pairs(pairs, options)
     with contextlib.closing(results):  # fail-fast: stop the threads or workers still running
         for cases_of_pair, found in results:
             provenance.update(found)
@@ -207,6 +203,48 @@ def waits_on_mcp(adapter: Adapter, scenario: Scenario, options: RunOptions) -> b
 def _run_one(adapter: Adapter, scenario: Scenario, options: RunOptions, pool: McpPool) -> PairResult:
     provenance: dict[str, Mapping[str, Any]] = {}
     return run_pair(scenario, adapter, options, provenance=provenance, pool=pool), provenance
+
+
+def _in_workers(pairs: Sequence[tuple[Adapter, Scenario]], options: RunOptions) -> Generator[PairResult, None, None]:
+    """``run_pairs``, with the pairs run by ``options.jobs`` worker processes (``conformance.run.workers``)."""
+
+    @contextlib.contextmanager
+    def worker() -> Iterator[Callable[[int], PairResult]]:
+        pool = McpPool(start_timeout=options.timeout)  # for an MCP pair the waiting lane could not run
+
+        def run_alone(index: int) -> PairResult:
+            adapter, scenario = pairs[index]
+            try:
+                return _run_one(adapter, scenario, options, pool)
+            except Exception as exc:  # a bug of ours: the pair's ERROR, not a dead worker
+                message = f"internal error in the runner ({type(exc).__name__}: {exc}); please report it"
+                trace = traceback.format_exc()
+                modes = pair_modes(scenario, adapter, options)
+                return [_case(adapter, scenario, m, "error", message=message, traceback=trace) for m in modes], {}
+
+        try:
+            yield run_alone
+        finally:
+            pool.close()
+
+    def crashed(index: int, how: str) -> PairResult:
+        adapter, scenario = pairs[index]
+        message = (
+            f"the worker process running {adapter.name} on {scenario.id} died ({how}) before this case finished:"
+            " the adapter or a check crashed the interpreter (os._exit, a segfault, out of memory);"
+            " the run went on in a new worker"
+        )
+        modes = pair_modes(scenario, adapter, options)
+        return [_case(adapter, scenario, m, "error", message=message) for m in modes], {}
+
+    return run_in_workers(
+        len(pairs),
+        jobs=options.jobs,
+        worker=worker,
+        crashed=crashed,
+        waiting=[i for i, (adapter, scenario) in enumerate(pairs) if waits_on_mcp(adapter, scenario, options)],
+        run_waiting=lambda chosen: run_pairs([pairs[i] for i in chosen], options),
+    )
 
 
 def run_pair(

@@ -1,9 +1,9 @@
-"""Running a suite's (adapter, scenario) pairs in worker processes, with the results of a serial run.
+"""Worker processes that run numbered items and give the results back in their order (the I/O edge
+of ``conformance run --jobs N``: ``conformance.run.runner`` says what an item is, a pair).
 
-``conformance run --jobs N`` (``RunOptions.jobs``) hands the pairs to worker processes; threads
-cannot share the CPU-bound work of decoding and checking (the GIL). The results come back in the
-serial order, so the progress lines, the matrix and the reports are those of ``--jobs 1``, and
-``--fail-fast`` stops at the same case.
+Threads cannot share the CPU-bound work of decoding and checking (the GIL): processes can. The
+results come back in the items' order, so the progress lines, the matrix and the reports are those
+of ``--jobs 1``, and ``--fail-fast`` stops at the same case.
 
 - **Fork after loading, before any thread.** Workers are forked (the ``fork`` start method) from a
   parent that has loaded the scenarios and adapters and has started no thread and no MCP server,
@@ -11,16 +11,16 @@ serial order, so the progress lines, the matrix and the reports are those of ``-
   ``-k`` selection reach them as they are: only pair numbers go out, and the cases (frozen
   dataclasses, pickled) come back. The parent stays single-threaded for the whole run, so it can
   fork a new worker at any time.
-- **N workers run one pair at a time**, the next pair in serial order as each finishes.
-- **The waiting lane.** Pairs whose scenario takes its tools from an MCP server go, all at once, to
-  one more process that runs them in threads (``conformance.run.runner.run_pairs``) over one
-  server per launch spec: their tool calls mostly wait (``mcp/slow_tool_timeout`` waits 0.25 s for
-  its timeout, twice per adapter), and those waits overlap each other and the workers' work. The
-  ``mcp`` SDK is imported there only, off the parent's path.
-- **A worker that dies** (``os._exit`` in an adapter, a segfault, the OOM killer) costs the pair it
-  was running one ERROR per case, saying so; a new worker takes the next pair and the run goes on.
-  When the lane dies, its unfinished pairs go back to the queue and run one at a time in workers,
-  so that the pair that kills its process is the one named.
+- **N workers run one item at a time**, the next item in order as each finishes.
+- **The waiting lane.** The ``waiting`` items (pairs whose scenario takes its tools from an MCP
+  server) go, all at once, to one more process that runs them together (``run_waiting``: in
+  threads, over one server per launch spec): their tool calls mostly wait (``mcp/slow_tool_timeout``
+  waits 0.25 s for its timeout, twice per adapter), and those waits overlap each other and the
+  workers' work. The ``mcp`` SDK is imported there only, off the parent's path.
+- **A worker that dies** (``os._exit`` in an adapter, a segfault, the OOM killer) costs the item it
+  was running: its result is ``crashed(item, how)`` (one ERROR per case, saying so); a new worker
+  takes the next item and the run goes on. When the lane dies, its unfinished items go back to the
+  queue and run one at a time in workers, so that the item that kills its process is the one named.
 - **Stopping.** Every case keeps its timeout (``conformance.run.runner``, in the worker). When the
   run ends early (``--fail-fast``, Ctrl-C, an error) the parent terminates the workers and waits
   for them. Workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process group; the parent
@@ -34,41 +34,57 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import signal
-import traceback
+import sys
 from collections import deque
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from types import FrameType
-from typing import Any
+from typing import Generic, TypeVar
 
-from conformance.adapters.base import Adapter
-from conformance.mcp_bridge.scenario_tools import McpPool
-from conformance.run.runner import PairResult, RunOptions, pair_modes, run_pair, run_pairs, waits_on_mcp
-from conformance.scenarios.values import Scenario
-from conformance.verdicts import CaseResult
-
-__all__ = ["can_fork", "run_in_workers"]
+__all__ = ["can_fork", "exit_text", "run_in_workers"]
 
 _STOP_GRACE = 5.0
 """Seconds a terminated worker has to close its MCP servers before it is killed."""
 
-Pair = tuple[Adapter, Scenario]
+T = TypeVar("T")
 
 
 def can_fork() -> bool:
-    """Whether worker processes can be forked here (POSIX)."""
-    return "fork" in multiprocessing.get_all_start_methods()
+    """Whether worker processes can be forked here: POSIX, but not macOS, whose system libraries
+    do not survive a fork (Python's default there is ``spawn``)."""
+    return "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
 
 
-def run_in_workers(pairs: Sequence[Pair], options: RunOptions) -> Generator[PairResult, None, None]:
-    """The results of ``pairs`` in their order, run by ``options.jobs`` worker processes (and the
-    waiting lane for MCP pairs). Falls back to this process where ``fork`` is not available.
-    Closing the iterator early stops every worker."""
-    if not can_fork():
-        return run_pairs(pairs, options)
-    return _Run(pairs, options).results()
+def run_in_workers(
+    count: int,
+    *,
+    jobs: int,
+    worker: Callable[[], AbstractContextManager[Callable[[int], T]]],
+    crashed: Callable[[int, str], T],
+    waiting: Sequence[int] = (),
+    run_waiting: Callable[[Sequence[int]], Iterable[T]] | None = None,
+) -> Generator[T, None, None]:
+    """The results of items ``0 .. count-1``, in that order, computed by up to ``jobs`` forked workers.
+
+    In each worker, ``worker()`` is entered once and gives the function that runs one item; the
+    ``waiting`` items go together to one more process, which iterates ``run_waiting(waiting)`` (their
+    results in that order). ``crashed(item, how)`` is the result of an item whose process died
+    (``how``: ``exit code 3``, ``killed by SIGSEGV``). Closing the generator early stops every
+    process. Call it from a process that runs no other thread (it forks).
+    """
+    run = _Run(count, jobs, worker, crashed, list(waiting), run_waiting)
+    return run.results()
+
+
+def exit_text(code: int | None) -> str:
+    """How a process ended, from its exit code (negative: the signal that killed it)."""
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+    return f"exit code {code}"
 
 
 @dataclass(eq=False)
@@ -78,31 +94,44 @@ class _Worker:
     process: BaseProcess
     conn: Connection
     lane: bool
-    """The waiting lane (MCP pairs, run concurrently) rather than a one-pair-at-a-time worker."""
+    """The waiting lane rather than a one-item-at-a-time worker."""
     running: list[int] = field(default_factory=list)
-    """The pairs sent and not answered yet."""
+    """The items sent and not answered yet."""
 
 
-class _Run:
-    def __init__(self, pairs: Sequence[Pair], options: RunOptions) -> None:
-        self.pairs = pairs
-        self.options = options
+class _Run(Generic[T]):
+    def __init__(
+        self,
+        count: int,
+        jobs: int,
+        worker: Callable[[], AbstractContextManager[Callable[[int], T]]],
+        crashed: Callable[[int, str], T],
+        waiting: list[int],
+        run_waiting: Callable[[Sequence[int]], Iterable[T]] | None,
+    ) -> None:
+        self.count = count
+        self.jobs = max(1, jobs)
+        self.worker = worker
+        self.crashed = crashed
+        self.run_waiting = run_waiting
         self.context = multiprocessing.get_context("fork")
         self.workers: list[_Worker] = []
-        self.done: dict[int, PairResult] = {}
-        waiting = [i for i, (adapter, scenario) in enumerate(pairs) if waits_on_mcp(adapter, scenario, options)]
-        self.lane_pairs = waiting
-        self.queue: deque[int] = deque(i for i in range(len(pairs)) if i not in set(waiting))
+        self.done: dict[int, T] = {}
+        if run_waiting is None:
+            waiting = []
+        self.waiting = waiting
+        chosen = set(waiting)
+        self.queue: deque[int] = deque(i for i in range(count) if i not in chosen)
 
-    def results(self) -> Generator[PairResult, None, None]:
+    def results(self) -> Generator[T, None, None]:
         finished = False
         try:
-            if self.lane_pairs:
+            if self.waiting:
                 lane = self._start(lane=True)
-                lane.running = list(self.lane_pairs)
+                lane.running = list(self.waiting)
                 lane.conn.send(lane.running)
             self._feed()
-            for index in range(len(self.pairs)):
+            for index in range(self.count):
                 while index not in self.done:
                     self._receive()
                 yield self.done.pop(index)
@@ -112,11 +141,12 @@ class _Run:
 
     def _start(self, *, lane: bool) -> _Worker:
         parent_end, child_end = self.context.Pipe()
-        # The child closes its copies of the parents' ends, so that it reads EOF when the parent dies.
+        # The child closes its copies of the parent's ends, so that it reads EOF when the parent dies.
         inherited = [parent_end, *(w.conn for w in self.workers)]
+        target = _serve_lane if lane else _serve
         process = self.context.Process(
-            target=_serve,
-            args=(child_end, inherited, self.pairs, self.options, lane),
+            target=target,
+            args=(child_end, inherited, self.run_waiting if lane else self.worker),
             name="conformance-lane" if lane else "conformance-worker",
             daemon=True,
         )
@@ -127,19 +157,19 @@ class _Run:
         return worker
 
     def _feed(self) -> None:
-        """Give every idle one-pair worker the next pair; start workers up to ``jobs``."""
+        """Give every idle one-item worker the next item; start workers up to ``jobs``."""
         for worker in list(self.workers):
             if not self.queue:
                 return
             if not worker.lane and not worker.running:
                 self._send(worker, self.queue.popleft())
-        while self.queue and sum(not w.lane for w in self.workers) < self.options.jobs:
+        while self.queue and sum(not w.lane for w in self.workers) < self.jobs:
             self._send(self._start(lane=False), self.queue.popleft())
 
     def _send(self, worker: _Worker, index: int) -> None:
         try:
             worker.conn.send(index)
-        except OSError:  # it died between two pairs: the pair was not started
+        except OSError:  # it died between two items: this one was not started
             self.queue.appendleft(index)
             self._died(worker)
         else:
@@ -161,28 +191,18 @@ class _Run:
         worker.process.join(_STOP_GRACE)
         worker.conn.close()
         self.workers.remove(worker)
-        if worker.lane:  # which of its concurrent pairs crashed it is unknown: run each alone
+        if worker.lane:  # which of its concurrent items crashed it is unknown: run each alone
             self.queue.extendleft(reversed(worker.running))
             return
-        how = _exit_text(worker.process.exitcode)
+        how = exit_text(worker.process.exitcode)
         for index in worker.running:
-            adapter, scenario = self.pairs[index]
-            message = (
-                f"the worker process running {adapter.name} on {scenario.id} died ({how}) before this case "
-                "finished: the adapter or a check crashed the interpreter (os._exit, a segfault, out of memory); "
-                "the run went on in a new worker"
-            )
-            cases = [
-                CaseResult(adapter=adapter.name, scenario=scenario.id, mode=mode, status="error", message=message)
-                for mode in pair_modes(scenario, adapter, self.options)
-            ]
-            self.done[index] = (cases, {})
+            self.done[index] = self.crashed(index, how)
 
     def _stop(self, *, graceful: bool) -> None:
         for worker in self.workers:
             with contextlib.suppress(OSError):
                 if graceful:
-                    worker.conn.send(None)  # finish: close the MCP servers and exit
+                    worker.conn.send(None)  # finish: leave ``worker()`` (MCP servers close) and exit
                 else:
                     worker.process.terminate()
         for worker in self.workers:
@@ -194,53 +214,38 @@ class _Run:
         self.workers.clear()
 
 
-def _exit_text(code: int | None) -> str:
-    if code is not None and code < 0:
-        with contextlib.suppress(ValueError):
-            return f"killed by {signal.Signals(-code).name}"
-    return f"exit code {code}"
+def _detach(inherited: Sequence[Connection]) -> None:
+    for other in inherited:
+        other.close()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent decides
+    signal.signal(signal.SIGTERM, _exit_on_terminate)
 
 
 def _serve(
-    conn: Connection, inherited: Sequence[Connection], pairs: Sequence[Pair], options: RunOptions, lane: bool
+    conn: Connection, inherited: Sequence[Connection], worker: Callable[[], AbstractContextManager[Callable[[int], T]]]
 ) -> None:
-    """A worker's loop: run the pairs the parent sends, send back each pair's result."""
-    for other in inherited:
-        other.close()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _exit_on_terminate)
+    """A worker's loop: run the items the parent sends, one at a time; send back each result."""
+    _detach(inherited)
     try:
-        if lane:
-            chosen: list[int] = conn.recv()
-            for index, result in zip(chosen, run_pairs([pairs[i] for i in chosen], options), strict=True):
-                conn.send((index, result))
-            conn.recv()
-            return
-        pool = McpPool(start_timeout=options.timeout)  # for a pair the lane could not run
-        try:
+        with worker() as run_one:
             while (index := conn.recv()) is not None:
-                conn.send((index, _run_alone(pairs[index], options, pool)))
-        finally:
-            pool.close()
+                conn.send((index, run_one(index)))
     except (EOFError, BrokenPipeError, SystemExit):
         pass  # the parent is gone or stopped us
 
 
-def _run_alone(pair: Pair, options: RunOptions, pool: McpPool) -> PairResult:
-    adapter, scenario = pair
-    provenance: dict[str, Mapping[str, Any]] = {}
+def _serve_lane(
+    conn: Connection, inherited: Sequence[Connection], run_waiting: Callable[[Sequence[int]], Iterable[T]]
+) -> None:
+    """The waiting lane: run the items the parent sends together; send back each result."""
+    _detach(inherited)
     try:
-        return run_pair(scenario, adapter, options, provenance=provenance, pool=pool), provenance
-    except Exception as exc:  # a bug of ours: the pair's ERROR, not a dead worker
-        message = f"internal error in the runner ({type(exc).__name__}: {exc}); please report it"
-        trace = traceback.format_exc()
-        cases = [
-            CaseResult(
-                adapter=adapter.name, scenario=scenario.id, mode=mode, status="error", message=message, traceback=trace
-            )
-            for mode in pair_modes(scenario, adapter, options)
-        ]
-        return cases, {}
+        chosen: list[int] = conn.recv()
+        for index, result in zip(chosen, run_waiting(chosen), strict=True):
+            conn.send((index, result))
+        conn.recv()  # stay until the parent says the run is over
+    except (EOFError, BrokenPipeError, SystemExit):
+        pass
 
 
 def _exit_on_terminate(signum: int, frame: FrameType | None) -> None:
