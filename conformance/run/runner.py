@@ -209,18 +209,21 @@ def _in_workers(pairs: Sequence[tuple[Adapter, Scenario]], options: RunOptions) 
     """``run_pairs``, with the pairs run by ``options.jobs`` worker processes (``conformance.run.workers``)."""
 
     @contextlib.contextmanager
-    def worker() -> Iterator[Callable[[int], PairResult]]:
+    def worker() -> Iterator[Callable[[int], tuple[PairResult, bool]]]:
         pool = McpPool(start_timeout=options.timeout)  # for an MCP pair the waiting lane could not run
 
-        def run_alone(index: int) -> PairResult:
+        def run_alone(index: int) -> tuple[PairResult, bool]:
+            """The pair's result, and whether this process should retire: a case that overran its
+            timeout left its thread running (it would take CPU from every later case here)."""
             adapter, scenario = pairs[index]
             try:
-                return _run_one(adapter, scenario, options, pool)
+                result = _run_one(adapter, scenario, options, pool)
             except Exception as exc:  # a bug of ours: the pair's ERROR, not a dead worker
                 message = f"internal error in the runner ({type(exc).__name__}: {exc}); please report it"
                 trace = traceback.format_exc()
                 modes = pair_modes(scenario, adapter, options)
-                return [_case(adapter, scenario, m, "error", message=message, traceback=trace) for m in modes], {}
+                result = [_case(adapter, scenario, m, "error", message=message, traceback=trace) for m in modes], {}
+            return result, any(thread.is_alive() for thread in _abandoned)
 
         try:
             yield run_alone
@@ -411,11 +414,14 @@ class _Worker:
 
 _workers = threading.local()
 """Each thread that runs cases has its own case worker (``run_pairs`` runs MCP pairs in threads)."""
+_abandoned: list[threading.Thread] = []
+"""Case threads left running past their timeout (a worker process with one alive retires)."""
 
 
 def _forget_workers() -> None:
     global _workers
     _workers = threading.local()  # a forked child has none of its parent's threads
+    _abandoned.clear()
 
 
 os.register_at_fork(after_in_child=_forget_workers)
@@ -430,6 +436,7 @@ def _with_timeout(work: Callable[[], None], timeout: float) -> tuple[BaseExcepti
     worker.jobs.put((work, box, done))
     if not done.wait(timeout):
         _workers.worker = None  # abandoned with its hung case; the next case starts a new worker
+        _abandoned.append(worker.thread)
         return None, None, True
     return box.get("error"), box.get("trace"), False
 

@@ -62,14 +62,15 @@ def run_in_workers(
     count: int,
     *,
     jobs: int,
-    worker: Callable[[], AbstractContextManager[Callable[[int], T]]],
+    worker: Callable[[], AbstractContextManager[Callable[[int], tuple[T, bool]]]],
     crashed: Callable[[int, str], T],
     waiting: Sequence[int] = (),
     run_waiting: Callable[[Sequence[int]], Iterable[T]] | None = None,
 ) -> Generator[T, None, None]:
     """The results of items ``0 .. count-1``, in that order, computed by up to ``jobs`` forked workers.
 
-    In each worker, ``worker()`` is entered once and gives the function that runs one item; the
+    In each worker, ``worker()`` is entered once and gives the function that runs one item (its
+    result, and whether the worker should retire after it: a new worker takes the next item); the
     ``waiting`` items go together to one more process, which iterates ``run_waiting(waiting)`` (their
     results in that order). ``crashed(item, how)`` is the result of an item whose process died
     (``how``: ``exit code 3``, ``killed by SIGSEGV``). Closing the generator early stops every
@@ -97,6 +98,8 @@ class _Worker:
     """The waiting lane rather than a one-item-at-a-time worker."""
     running: list[int] = field(default_factory=list)
     """The items sent and not answered yet."""
+    retiring: bool = False
+    """It said it exits after its last answer: it gets no more items."""
 
 
 class _Run(Generic[T]):
@@ -104,7 +107,7 @@ class _Run(Generic[T]):
         self,
         count: int,
         jobs: int,
-        worker: Callable[[], AbstractContextManager[Callable[[int], T]]],
+        worker: Callable[[], AbstractContextManager[Callable[[int], tuple[T, bool]]]],
         crashed: Callable[[int, str], T],
         waiting: list[int],
         run_waiting: Callable[[Sequence[int]], Iterable[T]] | None,
@@ -161,9 +164,9 @@ class _Run(Generic[T]):
         for worker in list(self.workers):
             if not self.queue:
                 return
-            if not worker.lane and not worker.running:
+            if not worker.lane and not worker.retiring and not worker.running:
                 self._send(worker, self.queue.popleft())
-        while self.queue and sum(not w.lane for w in self.workers) < self.jobs:
+        while self.queue and sum(not w.lane and not w.retiring for w in self.workers) < self.jobs:
             self._send(self._start(lane=False), self.queue.popleft())
 
     def _send(self, worker: _Worker, index: int) -> None:
@@ -179,7 +182,7 @@ class _Run(Generic[T]):
         ready = wait([w.conn for w in self.workers])
         for worker in [w for w in self.workers if w.conn in ready]:
             try:
-                index, result = worker.conn.recv()
+                index, result, worker.retiring = worker.conn.recv()
             except (EOFError, OSError):
                 self._died(worker)
                 continue
@@ -222,14 +225,19 @@ def _detach(inherited: Sequence[Connection]) -> None:
 
 
 def _serve(
-    conn: Connection, inherited: Sequence[Connection], worker: Callable[[], AbstractContextManager[Callable[[int], T]]]
+    conn: Connection,
+    inherited: Sequence[Connection],
+    worker: Callable[[], AbstractContextManager[Callable[[int], tuple[T, bool]]]],
 ) -> None:
     """A worker's loop: run the items the parent sends, one at a time; send back each result."""
     _detach(inherited)
     try:
         with worker() as run_one:
             while (index := conn.recv()) is not None:
-                conn.send((index, run_one(index)))
+                result, retire = run_one(index)
+                conn.send((index, result, retire))
+                if retire:
+                    return  # the parent sends it nothing more and forks a new worker
     except (EOFError, BrokenPipeError, SystemExit):
         pass  # the parent is gone or stopped us
 
@@ -242,7 +250,7 @@ def _serve_lane(
     try:
         chosen: list[int] = conn.recv()
         for index, result in zip(chosen, run_waiting(chosen), strict=True):
-            conn.send((index, result))
+            conn.send((index, result, False))
         conn.recv()  # stay until the parent says the run is over
     except (EOFError, BrokenPipeError, SystemExit):
         pass

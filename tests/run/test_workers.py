@@ -274,3 +274,34 @@ def test_ctrl_c_leaves_no_worker_or_mcp_server_behind(tmp_path: Path) -> None:
         if run.poll() is None:
             run.kill()
         run.communicate()
+
+
+def test_a_worker_whose_case_overran_its_timeout_retires_with_the_abandoned_thread(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    reference = get_adapter("anthropic")
+
+    def response_from_wire(body: Any, **kwargs: Any) -> Any:
+        try:
+            (tmp_path / "hung").open("x").close()  # the first call of the run, in whichever worker
+        except FileExistsError:
+            hang = False
+        else:
+            hang = True
+        with log.open("a") as out:
+            out.write(f"{os.getpid()} {'hang' if hang else 'call'}\n")
+        # The hung case is abandoned after the timeout: its worker must not run later cases beside it.
+        # The other cases last long enough that there are cases left when the timeout comes.
+        time.sleep(60 if hang else 0.3)
+        return reference.response_from_wire(body, **kwargs)
+
+    adapter = dataclasses.replace(reference, response_from_wire=response_from_wire)
+    scenarios = _scenarios("basic/get_time", "basic/single_call", "basic/text_only_reply", "basic/parallel_calls")
+    options = RunOptions(cassette_dir=CASSETTES, jobs=2, timeout=2.0, modes=("non_stream",))
+    result = run_suite(scenarios, [adapter, adapter, adapter], options)
+    statuses = [c.status for c in result.cases]
+    assert statuses.count("error") == 1 and statuses.count("pass") == 11
+    assert "timed out after 2 s" in next(c.message for c in result.cases if c.status == "error")
+    lines = log.read_text().split("\n")
+    hung = next(i for i, line in enumerate(lines) if line.endswith("hang"))
+    pid = lines[hung].split()[0]
+    assert not [line for line in lines[hung + 1 :] if line.startswith(f"{pid} ")]
