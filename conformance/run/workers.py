@@ -24,15 +24,16 @@ of ``--jobs 1``, and ``--fail-fast`` stops at the same case.
 - **Stopping.** Every case keeps its timeout (``conformance.run.runner``, in the worker). When the
   run ends early (``--fail-fast``, Ctrl-C, an error) the parent terminates the workers and waits
   for them. Workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process group; the parent
-  decides) and close their MCP servers on SIGTERM; a server also dies with the process that started
-  it (``conformance.mcp_bridge._spawn``: PR_SET_PDEATHSIG), and a worker whose parent is gone reads
-  the end of its pipe and exits.
+  decides) and close their MCP servers on SIGTERM. A worker dies with its parent (PR_SET_PDEATHSIG
+  on Linux; elsewhere it reads the end of its pipe and exits), and a server dies with the worker
+  that started it (``conformance.mcp_bridge._spawn``), so a SIGKILLed run leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import signal
 import sys
 from collections import deque
@@ -149,7 +150,7 @@ class _Run(Generic[T]):
         target = _serve_lane if lane else _serve
         process = self.context.Process(
             target=target,
-            args=(child_end, inherited, self.run_waiting if lane else self.worker),
+            args=(child_end, inherited, os.getpid(), self.run_waiting if lane else self.worker),
             name="conformance-lane" if lane else "conformance-worker",
             daemon=True,
         )
@@ -217,20 +218,34 @@ class _Run(Generic[T]):
         self.workers.clear()
 
 
-def _detach(inherited: Sequence[Connection]) -> None:
+def _detach(inherited: Sequence[Connection], parent: int) -> None:
     for other in inherited:
         other.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent decides
     signal.signal(signal.SIGTERM, _exit_on_terminate)
+    _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    """Be killed when the parent dies (SIGKILLed, it cannot stop us), so that nothing outlives a run:
+    our MCP servers die with us in turn (``conformance.mcp_bridge._spawn``). See prctl(2)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # it died before the signal was armed
+        os._exit(0)
 
 
 def _serve(
     conn: Connection,
     inherited: Sequence[Connection],
+    parent: int,
     worker: Callable[[], AbstractContextManager[Callable[[int], tuple[T, bool]]]],
 ) -> None:
     """A worker's loop: run the items the parent sends, one at a time; send back each result."""
-    _detach(inherited)
+    _detach(inherited, parent)
     try:
         with worker() as run_one:
             while (index := conn.recv()) is not None:
@@ -243,10 +258,10 @@ def _serve(
 
 
 def _serve_lane(
-    conn: Connection, inherited: Sequence[Connection], run_waiting: Callable[[Sequence[int]], Iterable[T]]
+    conn: Connection, inherited: Sequence[Connection], parent: int, run_waiting: Callable[[Sequence[int]], Iterable[T]]
 ) -> None:
     """The waiting lane: run the items the parent sends together; send back each result."""
-    _detach(inherited)
+    _detach(inherited, parent)
     try:
         chosen: list[int] = conn.recv()
         for index, result in zip(chosen, run_waiting(chosen), strict=True):
