@@ -192,9 +192,15 @@ def pair_modes(scenario: Scenario, adapter: Adapter, options: RunOptions) -> lis
 
 
 def waits_on_mcp(adapter: Adapter, scenario: Scenario, options: RunOptions) -> bool:
-    """Does the pair run cases against an MCP server (cases that mostly wait)?"""
+    """Does the pair run cases against an MCP server that mostly wait (to run beside the others)?
+
+    Not with ``exhaustive``: decoding every 2-way cut of every stream makes its streamed cases
+    CPU-bound, and a dozen of them sharing one interpreter (one core, the GIL) would overrun their
+    timeouts; they run one at a time like the other pairs.
+    """
     return (
         scenario.mcp is not None
+        and not options.exhaustive
         and not (scenario.requires - adapter.capabilities)
         and bool(pair_modes(scenario, adapter, options))
     )
@@ -436,7 +442,7 @@ def _with_timeout(work: Callable[[], None], timeout: float) -> tuple[BaseExcepti
     worker.jobs.put((work, box, done))
     if not done.wait(timeout):
         _workers.worker = None  # abandoned with its hung case; the next case starts a new worker
-        _abandoned.append(worker.thread)
+        _abandoned[:] = [thread for thread in (*_abandoned, worker.thread) if thread.is_alive()]
         return None, None, True
     return box.get("error"), box.get("trace"), False
 
