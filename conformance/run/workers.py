@@ -23,9 +23,10 @@ of ``--jobs 1``, and ``--fail-fast`` stops at the same case.
   queue and run one at a time in workers, so that the item that kills its process is the one named.
 - **Stopping.** Every case keeps its timeout (``conformance.run.runner``, in the worker); a worker
   whose case overran it retires after answering (the case's thread cannot be stopped and would take
-  CPU from every later case there), and a new worker takes the next item. When the run ends early (``--fail-fast``, Ctrl-C, an error) the parent terminates the workers and waits
-  for them. Workers ignore SIGINT (a terminal's Ctrl-C reaches the whole process group; the parent
-  decides) and close their MCP servers on SIGTERM. A worker dies with its parent (PR_SET_PDEATHSIG
+  CPU from every later case there), and a new worker takes the next item. When the run ends early
+  (``--fail-fast``, Ctrl-C, an error) the parent terminates the workers and waits for them. Workers
+  ignore SIGINT (a terminal's Ctrl-C reaches the whole process group; the parent decides) and close
+  their MCP servers on SIGTERM. A worker dies with its parent (PR_SET_PDEATHSIG
   on Linux; elsewhere it reads the end of its pipe and exits), and a server dies with the worker
   that started it (``conformance.mcp_bridge._spawn``), so a SIGKILLed run leaves nothing behind.
 """
