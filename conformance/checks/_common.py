@@ -7,8 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from deepdiff import DeepDiff
-
 from conformance.adapters.base import Adapter
 from conformance.model import Request
 from conformance.run.conversation import ConversationOutcome
@@ -77,6 +75,8 @@ def diff_findings(
     """One finding per difference deepdiff sees between ``expected`` and ``actual``."""
     if _same(expected, actual):
         return []  # the common case, without deepdiff's cost
+    from deepdiff import DeepDiff  # imported on the first difference: it brings numpy and pydantic (~0.2 s)
+
     diff = DeepDiff(expected, actual, ignore_order=False, verbose_level=2, view="tree")
     findings: list[Finding] = []
     for kind, items in diff.items():

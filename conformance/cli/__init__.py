@@ -148,6 +148,14 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case (default: %(default)s)")
     parser.add_argument("--exhaustive", action="store_true", help="streaming: also every 2-way cut of each stream")
     parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="worker processes (default: the number of CPUs; 1 runs every case in this process); "
+        "the output is the same for every N",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import importlib
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -32,6 +33,7 @@ __all__ = [
     "FAMILIES",
     "REPORT_FORMATS",
     "compile_keyword",
+    "default_jobs",
     "list_command",
     "load_adapter",
     "matrix_text",
@@ -146,6 +148,14 @@ def compile_keyword(expression: str) -> Callable[[str, str, str], bool]:
     return select
 
 
+def default_jobs() -> int:
+    """``--jobs`` when not given: the CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def _split(values: Sequence[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
@@ -185,6 +195,9 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         select = compile_keyword(args.keyword) if args.keyword else None
         if args.timeout <= 0:
             raise UsageError("--timeout must be positive")
+        jobs = default_jobs() if args.jobs is None else args.jobs
+        if jobs < 1:
+            raise UsageError("--jobs must be at least 1")
         scenarios, problems = _scenarios(args.scenarios or [])
     except UsageError as exc:
         print(f"conformance run: error: {exc}", file=sys.stderr)
@@ -198,6 +211,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         fail_fast=args.fail_fast,
         exhaustive=args.exhaustive,
         select=select,
+        jobs=jobs,
     )
     progress = None if args.quiet else _Progress(out)
     result = run_suite(scenarios, adapters, options, progress=progress, problems=problems)

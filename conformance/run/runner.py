@@ -15,16 +15,24 @@ id, or ``check@scenario-glob``, -> reason): a failing check there is XFAIL, a pa
 A scenario taking its tools from an MCP server (``tools: {mcp: ...}``) uses the run's shared server
 for its launch spec (``conformance.mcp_bridge.scenario_tools.McpPool``), stopped when the run ends; a server that
 fails to start or dies is an ERROR naming its command and the tail of its stderr.
+
+With ``jobs`` > 1 the pairs run in worker processes (``conformance.run.workers``); the cases, their
+order and the reports are the same. Pairs with MCP tools run concurrently, in threads beside the
+other pairs, so that their tool calls' waits (a slow tool timing out) overlap with other work
+instead of following one another.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
+import os
 import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
@@ -36,6 +44,7 @@ from conformance.checks import FAMILIES, CaseContext, run_checks
 from conformance.errors import CassetteError, ConformanceError, McpServerError, ScenarioError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool, open_scenario_tools
 from conformance.run.conversation import ConversationOutcome, run_conversation
+from conformance.run.workers import can_fork, run_in_workers
 from conformance.scenarios.values import MODES, Mode, Scenario
 from conformance.traffic.cassettes import Cassette, load_cassette
 from conformance.traffic.recorder import record_command
@@ -43,7 +52,25 @@ from conformance.traffic.replay import replay_transport
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import AdapterInfo, CaseResult, CheckVerdict, RunResult, ScenarioInfo, Status, worst
 
-__all__ = ["RunOptions", "adapter_info", "cassette_for", "run_pair", "run_suite", "suite_version"]
+__all__ = [
+    "WAITING_THREADS",
+    "PairResult",
+    "RunOptions",
+    "adapter_info",
+    "cassette_for",
+    "pair_modes",
+    "run_pair",
+    "run_pairs",
+    "run_suite",
+    "suite_version",
+    "waits_on_mcp",
+]
+
+WAITING_THREADS = 16
+"""Pairs with MCP tools run at once (their cases mostly wait for a server's answer)."""
+
+PairResult = tuple[list[CaseResult], dict[str, Mapping[str, Any]]]
+"""The cases of one (adapter, scenario) pair, and the provenance of the cassette they read."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,6 +85,8 @@ class RunOptions:
     seed: int = 0
     select: Callable[[str, str, str], bool] | None = None
     """``-k``: (adapter, scenario id, mode) -> run this case?"""
+    jobs: int = 1
+    """Worker processes (``conformance.run.workers``); 1 runs every case in this process."""
 
 
 def suite_version() -> str:
@@ -93,26 +122,21 @@ def run_suite(
     """Run every chosen case; one failing case never stops the others (unless ``fail_fast``)."""
     cases: list[CaseResult] = []
     provenance: dict[str, Mapping[str, Any]] = {}
-    stop = False
-    pool = McpPool(start_timeout=options.timeout)
-    pool.prestart([s for s in scenarios if any(not (s.requires - a.capabilities) for a in adapters)])
-    try:
-        for adapter in adapters:
-            for scenario in scenarios:
-                cases_of_pair = run_pair(scenario, adapter, options, provenance=provenance, pool=pool)
-                for case in cases_of_pair:
-                    cases.append(case)
-                    if progress is not None:
-                        progress(case)
-                    if options.fail_fast and case.status in ("fail", "error", "stale"):
-                        stop = True
-                        break
-                if stop:
+    pairs = [(adapter, scenario) for adapter in adapters for scenario in scenarios]
+    results = _in_workers(pairs, options) if options.jobs > 1 and can_fork() else run_pairs(pairs, options)
+    with contextlib.closing(results):  # fail-fast: stop the threads or workers still running
+        for cases_of_pair, found in results:
+            provenance.update(found)
+            stop = False
+            for case in cases_of_pair:
+                cases.append(case)
+                if progress is not None:
+                    progress(case)
+                if options.fail_fast and case.status in ("fail", "error", "stale"):
+                    stop = True
                     break
             if stop:
                 break
-    finally:
-        pool.close()
     return RunResult(
         suite_version=suite_version(),
         adapters=tuple(adapter_info(a) for a in adapters),
@@ -126,6 +150,105 @@ def run_suite(
     )
 
 
+def run_pairs(
+    pairs: Sequence[tuple[Adapter, Scenario]],
+    options: RunOptions,
+) -> Generator[PairResult, None, None]:
+    """The results of ``pairs``, in their order, run in this process.
+
+    Pairs whose scenario takes its tools from an MCP server start at once in up to
+    ``WAITING_THREADS`` threads (their waits overlap); the others run one after another in the
+    calling thread. Closing the iterator early cancels the waiting pairs not started yet, waits
+    for those running, and stops the MCP servers.
+    """
+    pool = McpPool(start_timeout=options.timeout)
+    waiting = [i for i, (adapter, scenario) in enumerate(pairs) if waits_on_mcp(adapter, scenario, options)]
+    pool.prestart(list({id(pairs[i][1]): pairs[i][1] for i in waiting}.values()))
+    threads = ThreadPoolExecutor(min(len(waiting), WAITING_THREADS) or 1, thread_name_prefix="conformance-pair")
+    started: dict[int, Future[PairResult]] = {}
+    try:
+        for i in waiting:
+            started[i] = threads.submit(_run_one, *pairs[i], options, pool)
+        for i, (adapter, scenario) in enumerate(pairs):
+            yield started.pop(i).result() if i in started else _run_one(adapter, scenario, options, pool)
+    finally:
+        threads.shutdown(wait=True, cancel_futures=True)
+        pool.close()
+
+
+def pair_modes(scenario: Scenario, adapter: Adapter, options: RunOptions) -> list[Mode]:
+    """The modes of the pair's cases: those the scenario and the run allow, and ``-k`` selects."""
+    modes = [m for m in scenario.modes if m in options.modes]
+    if options.select is not None:
+        modes = [m for m in modes if options.select(adapter.name, scenario.id, m)]
+    return modes
+
+
+def waits_on_mcp(adapter: Adapter, scenario: Scenario, options: RunOptions) -> bool:
+    """Does the pair run cases against an MCP server that mostly wait (to run beside the others)?
+
+    Not with ``exhaustive``: decoding every 2-way cut of every stream makes its streamed cases
+    CPU-bound, and a dozen of them sharing one interpreter (one core, the GIL) would overrun their
+    timeouts; they run one at a time like the other pairs.
+    """
+    return (
+        scenario.mcp is not None
+        and not options.exhaustive
+        and not (scenario.requires - adapter.capabilities)
+        and bool(pair_modes(scenario, adapter, options))
+    )
+
+
+def _run_one(adapter: Adapter, scenario: Scenario, options: RunOptions, pool: McpPool) -> PairResult:
+    provenance: dict[str, Mapping[str, Any]] = {}
+    return run_pair(scenario, adapter, options, provenance=provenance, pool=pool), provenance
+
+
+def _in_workers(pairs: Sequence[tuple[Adapter, Scenario]], options: RunOptions) -> Generator[PairResult, None, None]:
+    """``run_pairs``, with the pairs run by ``options.jobs`` worker processes (``conformance.run.workers``)."""
+
+    @contextlib.contextmanager
+    def worker() -> Iterator[Callable[[int], tuple[PairResult, bool]]]:
+        pool = McpPool(start_timeout=options.timeout)  # for an MCP pair the waiting lane could not run
+
+        def run_alone(index: int) -> tuple[PairResult, bool]:
+            """The pair's result, and whether this process should retire: a case that overran its
+            timeout left its thread running (it would take CPU from every later case here)."""
+            adapter, scenario = pairs[index]
+            try:
+                result = _run_one(adapter, scenario, options, pool)
+            except Exception as exc:  # a bug of ours: the pair's ERROR, not a dead worker
+                message = f"internal error in the runner ({type(exc).__name__}: {exc}); please report it"
+                trace = traceback.format_exc()
+                modes = pair_modes(scenario, adapter, options)
+                result = [_case(adapter, scenario, m, "error", message=message, traceback=trace) for m in modes], {}
+            return result, any(thread.is_alive() for thread in _abandoned)
+
+        try:
+            yield run_alone
+        finally:
+            pool.close()
+
+    def crashed(index: int, how: str) -> PairResult:
+        adapter, scenario = pairs[index]
+        message = (
+            f"the worker process running {adapter.name} on {scenario.id} died ({how}) before this case finished:"
+            " the adapter or a check crashed the interpreter (os._exit, a segfault, out of memory);"
+            " the run went on in a new worker"
+        )
+        modes = pair_modes(scenario, adapter, options)
+        return [_case(adapter, scenario, m, "error", message=message) for m in modes], {}
+
+    return run_in_workers(
+        len(pairs),
+        jobs=options.jobs,
+        worker=worker,
+        crashed=crashed,
+        waiting=[i for i, (adapter, scenario) in enumerate(pairs) if waits_on_mcp(adapter, scenario, options)],
+        run_waiting=lambda chosen: run_pairs([pairs[i] for i in chosen], options),
+    )
+
+
 def run_pair(
     scenario: Scenario,
     adapter: Adapter,
@@ -135,9 +258,7 @@ def run_pair(
     pool: McpPool | None = None,
 ) -> list[CaseResult]:
     """The cases of one (adapter, scenario) pair: one per mode the scenario and the run allow."""
-    modes = [m for m in scenario.modes if m in options.modes]
-    if options.select is not None:
-        modes = [m for m in modes if options.select(adapter.name, scenario.id, m)]
+    modes = pair_modes(scenario, adapter, options)
     if not modes:
         return []
     missing = sorted(scenario.requires - adapter.capabilities)
@@ -289,23 +410,31 @@ class _Worker:
                 done.set()
 
 
-_worker: _Worker | None = None
-_worker_lock = threading.Lock()
+_workers = threading.local()
+"""Each thread that runs cases has its own case worker (``run_pairs`` runs MCP pairs in threads)."""
+_abandoned: list[threading.Thread] = []
+"""Case threads left running past their timeout (a worker process with one alive retires)."""
+
+
+def _forget_workers() -> None:
+    global _workers
+    _workers = threading.local()  # a forked child has none of its parent's threads
+    _abandoned.clear()
+
+
+os.register_at_fork(after_in_child=_forget_workers)
 
 
 def _with_timeout(work: Callable[[], None], timeout: float) -> tuple[BaseException | None, str | None, bool]:
-    global _worker
-    with _worker_lock:
-        if _worker is None:
-            _worker = _Worker()
-        worker = _worker
+    worker: _Worker | None = getattr(_workers, "worker", None)
+    if worker is None:
+        worker = _workers.worker = _Worker()
     box: dict[str, Any] = {}
     done = threading.Event()
     worker.jobs.put((work, box, done))
     if not done.wait(timeout):
-        with _worker_lock:
-            if _worker is worker:
-                _worker = None  # abandoned with its hung case; the next case starts a new worker
+        _workers.worker = None  # abandoned with its hung case; the next case starts a new worker
+        _abandoned[:] = [thread for thread in (*_abandoned, worker.thread) if thread.is_alive()]
         return None, None, True
     return box.get("error"), box.get("trace"), False
 

@@ -3,7 +3,9 @@
 Each file goes through four steps, and every problem found is kept with its file, line, column
 and JSON pointer (``ScenarioProblem``), so one bad file never hides the problems of another:
 
-1. YAML (``_positioned_yaml``): syntax, duplicate keys, non-string keys, non-core tags;
+1. YAML (``_positioned_yaml``): syntax, duplicate keys, non-string keys, non-core tags (composed by
+   libyaml; a file with any problem is read again by the pure-Python composer, whose positions
+   and messages the problems carry);
 2. ``schemas/scenario.schema.json`` (``_schema``): shapes, unknown keys (with the closest
    valid one), enums (with the allowed values);
 3. the rules JSON Schema cannot say (``_rules``), run when the schema holds;
@@ -180,7 +182,18 @@ def _load_file(path: Path, scenario_id: str) -> tuple[Scenario | None, list[Scen
         return None, [ScenarioProblem(path=path, message=f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
     except OSError as exc:
         return None, [ScenarioProblem(path=path, message=f"cannot read the file: {exc.strerror or exc}")]
-    document, problems = compose(text.removeprefix("\ufeff"), path)
+    text = text.removeprefix("\ufeff")
+    try:
+        scenario, problems = _read(text, path, scenario_id, fast=True)
+    except Exception:  # whatever libyaml makes of a broken file: the pure-Python composer says what it is
+        scenario, problems = None, []
+    if scenario is None:  # problems are placed and worded by the pure-Python composer (libyaml's differ)
+        scenario, problems = _read(text, path, scenario_id, fast=False)
+    return scenario, problems
+
+
+def _read(text: str, path: Path, scenario_id: str, *, fast: bool) -> tuple[Scenario | None, list[ScenarioProblem]]:
+    document, problems = compose(text, path, fast=fast)
     if document is None:
         return None, problems
     problems += schema_problems(document.data, document.locator)

@@ -4,8 +4,12 @@ timed tests). Loading compares the same files: both sides read every bundled cas
 from __future__ import annotations
 
 import importlib.util
+import shutil
+import subprocess
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,3 +31,21 @@ def test_loading_measures_every_bundled_cassette() -> None:
 def test_help_measurement_runs_the_console() -> None:
     result = _module().measure_help(1)
     assert result["help_s"] > 0 and result["python_s"] > 0
+
+
+def _in_git_checkout() -> bool:
+    done = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, check=False)
+    return shutil.which("git") is not None and done.returncode == 0
+
+
+@pytest.mark.skipif(not _in_git_checkout(), reason="needs the git checkout (a worktree of HEAD)")
+def test_run_against_a_baseline_worktree_compares_results_and_removes_the_worktree() -> None:
+    module = _module()
+    with module.worktree("HEAD") as tree:
+        assert (tree / "conformance" / "cli" / "__init__.py").is_file()
+        result = module.measure_run(1, baseline=tree, args=("--scenarios", "basic/get_time", "--adapters", "gemini"))
+        startup = module.measure_startup(1, baseline=tree)
+    assert not tree.exists()
+    assert result["same_results"] is True and result["ratio"] > 0
+    assert "2 cases: 2 pass" in result["current"]["summary"]
+    assert startup["current_s"] > 0 and startup["baseline_s"] > 0

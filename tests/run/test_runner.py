@@ -199,3 +199,14 @@ def test_checks_selects_the_families_run() -> None:
     result = run_suite(_scenarios("errors/rate_limit"), [get_adapter("gemini")], options)
     assert {v.check.split(".")[0] for c in result.cases for v in c.checks} == {"recovery"}
     assert {c.status for c in result.cases} == {"pass"}
+
+
+def test_mcp_pairs_wait_beside_the_others_except_when_exhaustive_makes_them_cpu_bound() -> None:
+    from conformance.run.runner import waits_on_mcp
+
+    slow, plain = _scenarios("mcp/slow_tool_timeout", "basic/get_time")
+    adapter = get_adapter("gemini")
+    assert waits_on_mcp(adapter, slow, RunOptions())
+    assert not waits_on_mcp(adapter, plain, RunOptions())
+    assert not waits_on_mcp(adapter, slow, RunOptions(exhaustive=True))
+    assert not waits_on_mcp(adapter, slow, RunOptions(select=lambda *_: False))  # no case selected

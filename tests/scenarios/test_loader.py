@@ -547,3 +547,29 @@ def test_bundled_scenarios_are_valid(capsys: pytest.CaptureFixture[str], monkeyp
         pytest.skip("no bundled scenarios yet")
     code = main(["validate"])
     assert code == 0, capsys.readouterr().out
+
+
+def _yaml_files() -> list[Path]:
+    root = Path(__file__).resolve().parents[2]
+    return sorted([*(root / "scenarios").rglob("*.yaml"), *DATA.rglob("*.yaml"), *DATA.rglob("*.yml")])
+
+
+@pytest.mark.parametrize("path", _yaml_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_libyaml_composes_what_the_positioned_composer_does(path: Path) -> None:
+    """The loader composes with libyaml and reads a file again with the pure-Python composer when
+    anything is wrong with it: on a file it accepts, libyaml must give the same data and marks,
+    and it must never accept a file the pure-Python composer refuses."""
+    from conformance.scenarios._positioned_yaml import compose
+
+    try:
+        text = path.read_bytes().decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        return
+    exact, exact_problems = compose(text, path)
+    try:
+        fast, fast_problems = compose(text, path, fast=True)
+    except Exception:  # the loader falls back on anything libyaml raises
+        return
+    if fast is not None and not fast_problems:
+        assert exact is not None and not exact_problems
+        assert (fast.data, fast.locator) == (exact.data, exact.locator)

@@ -1,0 +1,277 @@
+"""Worker processes that run numbered items and give the results back in their order (the I/O edge
+of ``conformance run --jobs N``: ``conformance.run.runner`` says what an item is, a pair).
+
+Threads cannot share the CPU-bound work of decoding and checking (the GIL): processes can. The
+results come back in the items' order, so the progress lines, the matrix and the reports are those
+of ``--jobs 1``, and ``--fail-fast`` stops at the same case.
+
+- **Fork after loading, before any thread.** Workers are forked (the ``fork`` start method) from a
+  parent that has loaded the scenarios and adapters and has started no thread and no MCP server,
+  so a user's adapter object (``--adapter pkg.module:object``, or one built in a test) and the
+  ``-k`` selection reach them as they are: only pair numbers go out, and the cases (frozen
+  dataclasses, pickled) come back. The parent stays single-threaded for the whole run, so it can
+  fork a new worker at any time.
+- **N workers run one item at a time**, the next item in order as each finishes.
+- **The waiting lane.** The ``waiting`` items (pairs whose scenario takes its tools from an MCP
+  server) go, all at once, to one more process that runs them together (``run_waiting``: in
+  threads, over one server per launch spec): their tool calls mostly wait (``mcp/slow_tool_timeout``
+  waits 0.25 s for its timeout, twice per adapter), and those waits overlap each other and the
+  workers' work. The ``mcp`` SDK is imported there only, off the parent's path.
+- **A worker that dies** (``os._exit`` in an adapter, a segfault, the OOM killer) costs the item it
+  was running: its result is ``crashed(item, how)`` (one ERROR per case, saying so); a new worker
+  takes the next item and the run goes on. When the lane dies, its unfinished items go back to the
+  queue and run one at a time in workers, so that the item that kills its process is the one named.
+- **Stopping.** Every case keeps its timeout (``conformance.run.runner``, in the worker); a worker
+  whose case overran it retires after answering (the case's thread cannot be stopped and would take
+  CPU from every later case there), and a new worker takes the next item. When the run ends early
+  (``--fail-fast``, Ctrl-C, an error) the parent terminates the workers and waits for them. Workers
+  ignore SIGINT (a terminal's Ctrl-C reaches the whole process group; the parent decides) and close
+  their MCP servers on SIGTERM. A worker dies with its parent (PR_SET_PDEATHSIG
+  on Linux; elsewhere it reads the end of its pipe and exits), and a server dies with the worker
+  that started it (``conformance.mcp_bridge._spawn``), so a SIGKILLed run leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from types import FrameType
+from typing import Generic, TypeVar
+
+__all__ = ["can_fork", "exit_text", "run_in_workers"]
+
+_STOP_GRACE = 5.0
+"""Seconds a terminated worker has to close its MCP servers before it is killed."""
+
+T = TypeVar("T")
+
+
+def can_fork() -> bool:
+    """Whether worker processes can be forked here: POSIX, but not macOS, whose system libraries
+    do not survive a fork (Python's default there is ``spawn``)."""
+    return "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
+
+
+def run_in_workers(
+    count: int,
+    *,
+    jobs: int,
+    worker: Callable[[], AbstractContextManager[Callable[[int], tuple[T, bool]]]],
+    crashed: Callable[[int, str], T],
+    waiting: Sequence[int] = (),
+    run_waiting: Callable[[Sequence[int]], Iterable[T]] | None = None,
+) -> Generator[T, None, None]:
+    """The results of items ``0 .. count-1``, in that order, computed by up to ``jobs`` forked workers.
+
+    In each worker, ``worker()`` is entered once and gives the function that runs one item (its
+    result, and whether the worker should retire after it: a new worker takes the next item); the
+    ``waiting`` items go together to one more process, which iterates ``run_waiting(waiting)`` (their
+    results in that order). ``crashed(item, how)`` is the result of an item whose process died
+    (``how``: ``exit code 3``, ``killed by SIGSEGV``). Closing the generator early stops every
+    process. Call it from a process that runs no other thread (it forks).
+    """
+    run = _Run(count, jobs, worker, crashed, list(waiting), run_waiting)
+    return run.results()
+
+
+def exit_text(code: int | None) -> str:
+    """How a process ended, from its exit code (negative: the signal that killed it)."""
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
+@dataclass(eq=False)
+class _Worker:
+    """A worker process as the parent sees it."""
+
+    process: BaseProcess
+    conn: Connection
+    lane: bool
+    """The waiting lane rather than a one-item-at-a-time worker."""
+    running: list[int] = field(default_factory=list)
+    """The items sent and not answered yet."""
+    retiring: bool = False
+    """It said it exits after its last answer: it gets no more items."""
+
+
+class _Run(Generic[T]):
+    def __init__(
+        self,
+        count: int,
+        jobs: int,
+        worker: Callable[[], AbstractContextManager[Callable[[int], tuple[T, bool]]]],
+        crashed: Callable[[int, str], T],
+        waiting: list[int],
+        run_waiting: Callable[[Sequence[int]], Iterable[T]] | None,
+    ) -> None:
+        self.count = count
+        self.jobs = max(1, jobs)
+        self.worker = worker
+        self.crashed = crashed
+        self.run_waiting = run_waiting
+        self.context = multiprocessing.get_context("fork")
+        self.workers: list[_Worker] = []
+        self.done: dict[int, T] = {}
+        if run_waiting is None:
+            waiting = []
+        self.waiting = waiting
+        chosen = set(waiting)
+        self.queue: deque[int] = deque(i for i in range(count) if i not in chosen)
+
+    def results(self) -> Generator[T, None, None]:
+        finished = False
+        try:
+            if self.waiting:
+                lane = self._start(lane=True)
+                lane.running = list(self.waiting)
+                lane.conn.send(lane.running)
+            self._feed()
+            for index in range(self.count):
+                while index not in self.done:
+                    self._receive()
+                yield self.done.pop(index)
+            finished = True
+        finally:
+            self._stop(graceful=finished)
+
+    def _start(self, *, lane: bool) -> _Worker:
+        parent_end, child_end = self.context.Pipe()
+        # The child closes its copies of the parent's ends, so that it reads EOF when the parent dies.
+        inherited = [parent_end, *(w.conn for w in self.workers)]
+        target = _serve_lane if lane else _serve
+        process = self.context.Process(
+            target=target,
+            args=(child_end, inherited, os.getpid(), self.run_waiting if lane else self.worker),
+            name="conformance-lane" if lane else "conformance-worker",
+            daemon=True,
+        )
+        process.start()
+        child_end.close()
+        worker = _Worker(process=process, conn=parent_end, lane=lane)
+        self.workers.append(worker)
+        return worker
+
+    def _feed(self) -> None:
+        """Give every idle one-item worker the next item; start workers up to ``jobs``."""
+        for worker in list(self.workers):
+            if not self.queue:
+                return
+            if not worker.lane and not worker.retiring and not worker.running:
+                self._send(worker, self.queue.popleft())
+        while self.queue and sum(not w.lane and not w.retiring for w in self.workers) < self.jobs:
+            self._send(self._start(lane=False), self.queue.popleft())
+
+    def _send(self, worker: _Worker, index: int) -> None:
+        try:
+            worker.conn.send(index)
+        except OSError:  # it died between two items: this one was not started
+            self.queue.appendleft(index)
+            self._died(worker)
+        else:
+            worker.running.append(index)
+
+    def _receive(self) -> None:
+        ready = wait([w.conn for w in self.workers])
+        for worker in [w for w in self.workers if w.conn in ready]:
+            try:
+                index, result, worker.retiring = worker.conn.recv()
+            except (EOFError, OSError):
+                self._died(worker)
+                continue
+            worker.running.remove(index)
+            self.done[index] = result
+        self._feed()
+
+    def _died(self, worker: _Worker) -> None:
+        worker.process.join(_STOP_GRACE)
+        worker.conn.close()
+        self.workers.remove(worker)
+        if worker.lane:  # which of its concurrent items crashed it is unknown: run each alone
+            self.queue.extendleft(reversed(worker.running))
+            return
+        how = exit_text(worker.process.exitcode)
+        for index in worker.running:
+            self.done[index] = self.crashed(index, how)
+
+    def _stop(self, *, graceful: bool) -> None:
+        for worker in self.workers:
+            with contextlib.suppress(OSError):
+                if graceful:
+                    worker.conn.send(None)  # finish: leave ``worker()`` (MCP servers close) and exit
+                else:
+                    worker.process.terminate()
+        for worker in self.workers:
+            worker.process.join(_STOP_GRACE)
+            if worker.process.exitcode is None:
+                worker.process.kill()
+                worker.process.join()
+            worker.conn.close()
+        self.workers.clear()
+
+
+def _detach(inherited: Sequence[Connection], parent: int) -> None:
+    for other in inherited:
+        other.close()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent decides
+    signal.signal(signal.SIGTERM, _exit_on_terminate)
+    _die_with(parent)
+
+
+def _die_with(parent: int) -> None:
+    """Be killed when the parent dies (SIGKILLed, it cannot stop us), so that nothing outlives a run:
+    our MCP servers die with us in turn (``conformance.mcp_bridge._spawn``). See prctl(2)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # it died before the signal was armed
+        os._exit(0)
+
+
+def _serve(
+    conn: Connection,
+    inherited: Sequence[Connection],
+    parent: int,
+    worker: Callable[[], AbstractContextManager[Callable[[int], tuple[T, bool]]]],
+) -> None:
+    """A worker's loop: run the items the parent sends, one at a time; send back each result."""
+    _detach(inherited, parent)
+    try:
+        with worker() as run_one:
+            while (index := conn.recv()) is not None:
+                result, retire = run_one(index)
+                conn.send((index, result, retire))
+                if retire:
+                    return  # the parent sends it nothing more and forks a new worker
+    except (EOFError, BrokenPipeError, SystemExit):
+        pass  # the parent is gone or stopped us
+
+
+def _serve_lane(
+    conn: Connection, inherited: Sequence[Connection], parent: int, run_waiting: Callable[[Sequence[int]], Iterable[T]]
+) -> None:
+    """The waiting lane: run the items the parent sends together; send back each result."""
+    _detach(inherited, parent)
+    try:
+        chosen: list[int] = conn.recv()
+        for index, result in zip(chosen, run_waiting(chosen), strict=True):
+            conn.send((index, result, False))
+        conn.recv()  # stay until the parent says the run is over
+    except (EOFError, BrokenPipeError, SystemExit):
+        pass
+
+
+def _exit_on_terminate(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(0)
