@@ -145,7 +145,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="json,md,html,junit", help="report formats (default: %(default)s)")
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failing or erroring case")
     parser.add_argument("-k", dest="keyword", metavar="EXPR", help="select cases by adapter::scenario::mode")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case (default: %(default)s)")
+    parser.add_argument(
+        "--timeout", type=float, default=None, help="seconds per case (default: 30, or 300 with --exhaustive)"
+    )
     parser.add_argument("--exhaustive", action="store_true", help="streaming: also every 2-way cut of each stream")
     parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
     parser.add_argument(

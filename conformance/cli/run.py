@@ -30,8 +30,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECK_IDS",
+    "EXHAUSTIVE_TIMEOUT",
     "FAMILIES",
     "REPORT_FORMATS",
+    "TIMEOUT",
     "compile_keyword",
     "default_jobs",
     "list_command",
@@ -41,6 +43,11 @@ __all__ = [
 ]
 
 REPORT_FORMATS = ("json", "md", "html", "junit")
+TIMEOUT = 30.0
+"""Seconds per case by default."""
+EXHAUSTIVE_TIMEOUT = 300.0
+"""Seconds per case with ``--exhaustive``: every 2-way cut of a stream decodes it again, so a case
+costs the square of its streams' length (the longest bundled case takes ~30 s on a busy core)."""
 FAMILIES = ("translation", "roundtrip", "streaming", "recovery")
 """The check families (``conformance.checks.FAMILIES``, named here so ``--help`` stays fast)."""
 CHECK_IDS: dict[str, tuple[str, ...]] = {
@@ -193,7 +200,8 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if bad:
             raise UsageError(f"unknown report format {', '.join(bad)} (known: {', '.join(REPORT_FORMATS)})")
         select = compile_keyword(args.keyword) if args.keyword else None
-        if args.timeout <= 0:
+        timeout = args.timeout if args.timeout is not None else (EXHAUSTIVE_TIMEOUT if args.exhaustive else TIMEOUT)
+        if timeout <= 0:
             raise UsageError("--timeout must be positive")
         jobs = default_jobs() if args.jobs is None else args.jobs
         if jobs < 1:
@@ -207,7 +215,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     options = RunOptions(
         cassette_dir=Path(args.cassette_dir),
         families=families,
-        timeout=args.timeout,
+        timeout=timeout,
         fail_fast=args.fail_fast,
         exhaustive=args.exhaustive,
         select=select,

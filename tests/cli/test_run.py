@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,3 +115,27 @@ def test_every_check_id_a_run_gives_is_listed() -> None:
     seen = {v.check for c in result.cases for v in c.checks}
     listed = {check for ids in CHECK_IDS.values() for check in ids}
     assert seen and seen <= listed
+
+
+def test_exhaustive_runs_get_a_longer_default_timeout(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Every 2-way cut decodes a stream again: a case costs the square of its streams' length, so
+    ``--exhaustive`` gives each case ``EXHAUSTIVE_TIMEOUT`` unless ``--timeout`` says otherwise."""
+    from conformance.cli import main
+    from conformance.cli import run as run_module
+
+    seen: list[float] = []
+
+    def capture(scenarios: object, adapters: object, options: Any, **kwargs: Any) -> Any:
+        seen.append(options.timeout)
+        raise SystemExit(0)
+
+    monkeypatch.setattr("conformance.run.runner.run_suite", capture)
+    for argv, expected in (
+        ([], run_module.TIMEOUT),
+        (["--exhaustive"], run_module.EXHAUSTIVE_TIMEOUT),
+        (["--exhaustive", "--timeout", "7"], 7.0),
+    ):
+        with pytest.raises(SystemExit):
+            main(["run", "-k", "get_time", "--report-dir", str(tmp_path), *argv])
+        assert seen.pop() == expected
+    assert run_module.EXHAUSTIVE_TIMEOUT > run_module.TIMEOUT
