@@ -47,12 +47,16 @@ from multiprocessing.process import BaseProcess
 from types import FrameType
 from typing import Generic, TypeVar
 
-__all__ = ["can_fork", "exit_text", "run_in_workers"]
+__all__ = ["WORKER_NICENESS", "can_fork", "exit_text", "run_in_workers"]
 
 _STOP_GRACE = 5.0
 """Seconds a terminated worker has to close its MCP servers before it is killed."""
 
 T = TypeVar("T")
+
+
+WORKER_NICENESS = 5
+"""How much lower one-item workers run than the waiting lane (``os.nice``)."""
 
 
 def can_fork() -> bool:
@@ -248,6 +252,10 @@ def _serve(
 ) -> None:
     """A worker's loop: run the items the parent sends, one at a time; send back each result."""
     _detach(inherited, parent)
+    with contextlib.suppress(OSError, AttributeError):
+        # The waiting lane (and the MCP servers it boots) is a run's longest chain: one-item workers
+        # take the CPU it leaves (benchmarks/README.md, suite_speed.py).
+        os.nice(WORKER_NICENESS)
     try:
         with worker() as run_one:
             while (index := conn.recv()) is not None:

@@ -305,3 +305,23 @@ def test_a_worker_whose_case_overran_its_timeout_retires_with_the_abandoned_thre
     hung = next(i for i, line in enumerate(lines) if line.endswith("hang"))
     pid = lines[hung].split()[0]
     assert not [line for line in lines[hung + 1 :] if line.startswith(f"{pid} ")]
+
+
+def test_one_item_workers_yield_the_cpu_to_the_waiting_lane() -> None:
+    """The lane (MCP pairs, their servers) is a run's longest chain; workers run ``WORKER_NICENESS``
+    lower, the lane at the parent's niceness."""
+    import contextlib
+    from collections.abc import Callable, Iterator, Sequence
+
+    from conformance.run.workers import WORKER_NICENESS, run_in_workers
+
+    @contextlib.contextmanager
+    def worker() -> Iterator[Callable[[int], tuple[int, bool]]]:
+        yield lambda index: (os.nice(0), False)
+
+    def lane(chosen: Sequence[int]) -> Iterator[int]:
+        return iter([os.nice(0) for _ in chosen])
+
+    mine = os.nice(0)
+    niceness = list(run_in_workers(3, jobs=2, worker=worker, crashed=lambda i, how: -1, waiting=[1], run_waiting=lane))
+    assert niceness == [min(mine + WORKER_NICENESS, 19), mine, min(mine + WORKER_NICENESS, 19)]
