@@ -1,6 +1,9 @@
-"""Reading the JSON of the Gemini ``generateContent`` wire: chunks parsed exactly, usage counts,
-RetryInfo delays. Private helper of ``conformance.adapters.gemini`` (see its docstring for the
-sources; kept apart to keep modules small).
+"""Reading Gemini's JSON exactly: a stream chunk parsed with orjson unless a call's ``args`` could
+hold integers beyond 64 bits (then the exact path), orjson's own text of each ``args`` container
+(the compact argument text without a second dump), usage counts that are counts, and
+``RetryInfo`` delays. The exactness rules are their own concern, tested on their own
+(``tests/adapters/test__gemini_json.py``); ``conformance.adapters.gemini`` holds the wire's
+sections and cites the sources.
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@ Sources: wire-formats.md §3 (anthropic-sdk-python ``types/*_param.py``, ``types
 ``types/raw_message_delta_event.py``, ``_streaming.py``, ``lib/streaming/_messages.py``,
 ``_client.py``; the API errors page), §8, §9 rule 4 and edge cases E9, E10, E13, E17, E19, E22, E23;
 the real recordings in ``shared/realworld/cassettes/anthropic``. The ``messages`` list, tools and
-tool choice are translated by the private helper ``_anthropic_messages``, stop reasons, usage and
-error kinds read by ``_anthropic_wire`` (both kept apart to keep modules small); long runs of
-streamed argument fragments are read by the framing layer's ``framing.runs.RunReader``.
+tool choice are translated by the private helper ``_anthropic_messages`` (the message history, its
+own concern); stop reasons, usage, tool_use ids and error kinds are read here (tables and wire
+values); long runs of streamed argument fragments are read by the framing layer's
+``framing.runs.RunReader``.
 
 Quirks handled here:
 - tool input is a JSON *object* (``tool_use.input``); streams send it as raw text fragments
@@ -70,7 +71,6 @@ from conformance.adapters._anthropic_messages import (
     tool_choice_to_wire,
     tool_from_wire,
 )
-from conformance.adapters._anthropic_wire import call_id_of, cut_message, error_info, finish_event, usage_from_wire
 from conformance.adapters.base import (
     Adapter,
     CallTracker,
@@ -80,10 +80,13 @@ from conformance.adapters.base import (
     WireRequest,
     WireTools,
     dumps_compact,
+    error_kind_from_status,
     header,
     load_json_body,
     object_schema,
+    retry_after_from_headers,
     stream_broken,
+    synthetic_call_id,
 )
 from conformance.assembly import fold
 from conformance.errors import ProviderError, WireFormatError
@@ -91,7 +94,10 @@ from conformance.framing import Run, SSEDecoder, line_pieces
 from conformance.framing.runs import FAST, RunPolicy, RunReader
 from conformance.model import (
     ErrorEvent,
+    ErrorInfo,
+    ErrorKind,
     Finish,
+    FinishReason,
     JSONObject,
     ReasoningDelta,
     Request,
@@ -101,6 +107,7 @@ from conformance.model import (
     Tool,
     ToolCallChunk,
     ToolCallEnd,
+    Usage,
     UsageEvent,
 )
 
@@ -127,6 +134,100 @@ _HANDLED_KEYS = frozenset("model system messages tools tool_choice stream max_to
 
 def _names(tools: Sequence[Tool]) -> NameMap:
     return _NAME_RULE.map(t.name for t in tools)
+
+
+# --------------------------------------------------------------------------------------------
+# Wire values: stop reasons, usage, tool_use ids, error kinds
+# --------------------------------------------------------------------------------------------
+
+_FINISH_REASONS: dict[str, FinishReason] = {
+    # ANT-SDK types/stop_reason.py; anything else (``terminated``, E22) is "other"
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "stop_sequence": "stop",
+    "refusal": "content_filter",
+    "pause_turn": "other",  # a server-tool turn paused; the client resends to continue
+    "model_context_window_exceeded": "length",
+}
+
+_COMPLETE_STOPS = frozenset({"end_turn", "tool_use", "stop_sequence", "pause_turn"})
+"""Stop reasons after which the last tool_use block is known to be whole."""
+
+_ERROR_KINDS: dict[str, ErrorKind] = {
+    # error.type (API errors page; wire-formats.md §3e)
+    "invalid_request_error": "invalid_request",
+    "authentication_error": "auth",
+    "billing_error": "permission",  # 402: the key may not use the API until billing is fixed; not retryable
+    "permission_error": "permission",
+    "not_found_error": "not_found",
+    "request_too_large": "invalid_request",  # 413, from Cloudflare before the API
+    "rate_limit_error": "rate_limit",
+    "api_error": "server",
+    "timeout_error": "server",  # 504
+    "overloaded_error": "overloaded",  # 529
+}
+
+_CONTEXT_LENGTH = "prompt is too long"
+"""``invalid_request_error`` message prefix for an over-long prompt ("prompt is too long: 203284
+tokens > 200000 maximum", anthropics/claude-code#59696)."""
+
+
+def _usage_from_wire(raw: Mapping[str, Any]) -> Usage:
+    """Usage with ``input_tokens`` = input + cache creation + cache read (SDK docstring, E19)."""
+    base = raw.get("input_tokens")
+    write = raw.get("cache_creation_input_tokens")
+    read = raw.get("cache_read_input_tokens")
+    output = raw.get("output_tokens")
+    total_input = None if base is None else base + (write or 0) + (read or 0)
+    return Usage(
+        input_tokens=total_input,
+        output_tokens=output,
+        total_tokens=None if total_input is None or output is None else total_input + output,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+def _finish_event(raw_reason: str | None, completed_calls: bool) -> Finish:
+    reason = _FINISH_REASONS.get(raw_reason or "", "other")
+    if completed_calls and reason == "stop":
+        reason = "tool_calls"  # complete calls under end_turn (like E7)
+    return Finish(reason, raw_reason)
+
+
+def _cut_message(raw_reason: str | None) -> str | None:
+    """None when the stop reason says the last tool_use block is whole, else why it is not."""
+    if raw_reason in _COMPLETE_STOPS:
+        return None
+    return f"the response stopped ({raw_reason or 'no stop reason'}) while the call's input may be incomplete"
+
+
+def _call_id_of(block: Mapping[str, Any], message_id: Any, index: Any) -> tuple[str, JSONObject | None]:
+    """The tool_use id; a deterministic one, flagged ``synthetic_id``, when a proxy sent none."""
+    if block.get("id"):
+        return str(block["id"]), None
+    return synthetic_call_id("anthropic", message_id, index), {"synthetic_id": True}
+
+
+def _error_info(
+    error: Mapping[str, Any], status: int | None, headers: Mapping[str, str], request_id: Any = None
+) -> ErrorInfo:
+    etype = error.get("type")
+    message = str(error.get("message") or "")
+    kind: ErrorKind | None = _ERROR_KINDS.get(str(etype)) if etype else None
+    if kind == "invalid_request" and message.startswith(_CONTEXT_LENGTH):
+        kind = "context_length"
+    if kind is None:
+        kind = error_kind_from_status(status) if status is not None and status >= 400 else "unknown"
+    return ErrorInfo(
+        kind=kind,
+        message=message,
+        status=status,
+        retry_after=retry_after_from_headers(headers),
+        code=str(etype) if etype else None,
+        provider_details={"request_id": request_id} if request_id else {},
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -264,12 +365,12 @@ def _events_from_body(body: Mapping[str, Any], names: NameMap) -> Iterator[Strea
         elif kind == "redacted_thinking":
             yield ReasoningDelta(redacted=block.get("data", ""))
         elif kind == "tool_use":
-            call_id, made_up = call_id_of(block, body.get("id", ""), position)
+            call_id, made_up = _call_id_of(block, body.get("id", ""), position)
             yield tracker.start(position, call_id, str(block.get("name", "")), made_up)
             arguments = block.get("input")
             if (chunk := tracker.chunk(position, dumps_compact(arguments))) is not None:
                 yield chunk
-            cut = cut_message(raw_reason) if position == last else None
+            cut = _cut_message(raw_reason) if position == last else None
             if cut is None and not isinstance(arguments, dict):
                 cut = "tool_use input is not an object"
             end = tracker.end(position, error=cut, arguments=arguments if cut is None else None)
@@ -278,8 +379,8 @@ def _events_from_body(body: Mapping[str, Any], names: NameMap) -> Iterator[Strea
                 yield end
         # other blocks (server_tool_use, web_search_tool_result ...) are not client tool calls
     if isinstance(body.get("usage"), Mapping):
-        yield UsageEvent(usage_from_wire(body["usage"]))
-    yield finish_event(raw_reason, completed)
+        yield UsageEvent(_usage_from_wire(body["usage"]))
+    yield _finish_event(raw_reason, completed)
 
 
 def response_from_wire(body: Mapping[str, Any], *, tools: Sequence[Tool] = ()) -> Response:
@@ -367,7 +468,7 @@ class _Stream:
             delta = event.get("delta") or {}
             if delta.get("stop_reason") is not None:
                 self.stop_reason = str(delta["stop_reason"])
-            cut = cut_message(self.stop_reason)
+            cut = _cut_message(self.stop_reason)
             self._release(cut, events)
             for end in self.tracker.end_all(error=cut):
                 self._ended(end, events)
@@ -377,15 +478,15 @@ class _Stream:
             self.message_id = str(message.get("id", ""))
             self._add_usage(message.get("usage"), events)
         elif kind == "message_stop":
-            cut = cut_message(self.stop_reason)
+            cut = _cut_message(self.stop_reason)
             self._release(cut, events)
             for end in self.tracker.end_all(error=cut):
                 self._ended(end, events)
-            events.append(finish_event(self.stop_reason, self.completed))
+            events.append(_finish_event(self.stop_reason, self.completed))
             self.done = True
         elif kind == "error":  # a provider error inside a 200 stream (§3d)
             error = event.get("error")
-            info = error_info(error if isinstance(error, Mapping) else {"message": str(error)}, None, {})
+            info = _error_info(error if isinstance(error, Mapping) else {"message": str(error)}, None, {})
             events.extend(self.tracker.end_all(error=f"the stream failed: {info.message}"))
             events.extend((ErrorEvent(info), Finish("error")))
             self.done = True
@@ -395,7 +496,7 @@ class _Stream:
     def _start(self, index: int, block: Mapping[str, Any], events: list[StreamEvent]) -> None:
         kind = block.get("type")
         if kind == "tool_use":
-            call_id, made_up = call_id_of(block, self.message_id, index)
+            call_id, made_up = _call_id_of(block, self.message_id, index)
             events.append(self.tracker.start(index, call_id, str(block.get("name", "")), made_up))
             if block.get("input"):  # some proxies send the whole input here and no deltas
                 self.start_inputs[index] = block["input"]
@@ -455,7 +556,7 @@ class _Stream:
         if isinstance(raw, Mapping):
             # cumulative: each field present replaces the one before (ANT-SDK accumulate_event, E19)
             self.usage.update((k, v) for k, v in raw.items() if v is not None)
-            events.append(UsageEvent(usage_from_wire(self.usage)))
+            events.append(UsageEvent(_usage_from_wire(self.usage)))
 
     def start_runs(self) -> RunReader:
         """The stream's run reader (``framing.RunStart``: the decoder asks once past the warm-up)."""
@@ -540,7 +641,7 @@ def _json_instead_of_stream(body: bytes, tracker: CallTracker) -> list[StreamEve
     """E23: a JSON body on a stream request (a 401 envelope labelled as a stream, a proxy error)."""
     parsed = load_json_body(body)
     if isinstance(parsed, Mapping) and isinstance(parsed.get("error"), Mapping):
-        return [ErrorEvent(error_info(parsed["error"], None, {}, parsed.get("request_id"))), Finish("error")]
+        return [ErrorEvent(_error_info(parsed["error"], None, {}, parsed.get("request_id"))), Finish("error")]
     return stream_broken(tracker, "malformed_response", "a JSON body where an SSE stream was expected (E23)")
 
 
@@ -559,7 +660,7 @@ def error_from_wire(
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body or "")
         error = {"message": text.strip() or f"HTTP {status}"}
     request_id = parsed.get("request_id") if isinstance(parsed, Mapping) else None
-    return ProviderError(error_info(error, status, headers, request_id or header(headers, "request-id")))
+    return ProviderError(_error_info(error, status, headers, request_id or header(headers, "request-id")))
 
 
 # --------------------------------------------------------------------------------------------
