@@ -5,7 +5,7 @@ Sources: wire-formats.md §5, §8, §9 rule 6 and edge cases E3, E6, E8, E15 (OL
 ``ChatHandler``/``toolCallId``/``streamResponse``, ``llm/server.go`` ``DoneReason``, ``docs/api.md``,
 ``docs/api/errors.mdx``, ``docs/api/streaming.mdx``, ``docs/capabilities/tool-calling.mdx``); the real
 recordings in ``shared/realworld/cassettes/ollama``. The ``messages`` list is translated by the
-private helper ``_ollama_messages`` (kept apart to keep modules small).
+private helper ``_ollama_messages`` (the message history, its own concern).
 
 Quirks handled here:
 - arguments are JSON *objects* (``arguments_raw`` is their compact JSON); a string is parsed as text;
