@@ -47,6 +47,12 @@ def naive_sse(body: bytes) -> list[dict[str, Any]]:
     return [json.loads(p) for p in payloads if p.strip() != "[DONE]"]
 
 
+def sse_done(body: bytes) -> bool:
+    """Whether the last SSE ``data:`` line of a whole body is ``[DONE]`` (OpenAI Chat ends so)."""
+    payloads = [line[len("data:") :] for line in body.decode().split("\n") if line.startswith("data:")]
+    return bool(payloads) and payloads[-1].strip() == "[DONE]"
+
+
 def naive_ndjson(body: bytes) -> list[dict[str, Any]]:
     """One JSON object per non-blank line."""
     return [json.loads(line) for line in body.decode().split("\n") if line.strip()]
@@ -150,6 +156,9 @@ class RealWorld:
     """A reply holding calls finishes ``tool_calls`` whatever the stop reason says."""
     non_stream_calls: Mapping[str, list[tuple[list[tuple[str, str]], str]]] = field(default_factory=dict)
     """File -> per interaction, ([(tool, argument preview)], stop reason)."""
+    preview_of: Callable[[ToolCall], str] = lambda call: json.dumps(call.arguments, ensure_ascii=False)
+    """What a MANIFEST argument preview is a prefix of: the arguments as JSON, or the raw wire string
+    where the format sends arguments as text (MANIFEST copies it, compact or not)."""
     check_call: Callable[[ToolCall], None] = _nothing
     """Adapter facts about every non-streamed call (id shape, synthetic ids)."""
     check_reply: Callable[[Response, Any], None] = _nothing

@@ -4,12 +4,10 @@ Parametrised over the adapters' ``RealWorld`` declarations (``tests/adapters/_re
 built in ``test_<adapter>_realworld.py`` from MANIFEST tables; the adapter-specific tests stay
 there. Expected values come from ``shared/realworld/MANIFEST.md``, from the recorded bytes read with
 a naive parser independent of the adapter, and from the wire; never from our own output.
-``openai_chat`` has its own real-traffic tests in ``test_openai_chat.py`` and is not declared here.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -19,6 +17,7 @@ from hypothesis import strategies as st
 from test_anthropic_realworld import SPEC as ANTHROPIC
 from test_gemini_realworld import SPEC as GEMINI
 from test_ollama_realworld import SPEC as OLLAMA
+from test_openai_chat_realworld import SPEC as OPENAI_CHAT
 from test_openai_responses_realworld import SPEC as OPENAI_RESPONSES
 
 from conformance.assembly import fold, lifecycle_problems
@@ -37,7 +36,7 @@ from tests.adapters._realworld import (
 
 pytestmark = pytest.mark.realworld
 
-SPECS = [ANTHROPIC, GEMINI, OLLAMA, OPENAI_RESPONSES]
+SPECS = [ANTHROPIC, GEMINI, OLLAMA, OPENAI_CHAT, OPENAI_RESPONSES]
 
 
 def _by_file(table: str) -> list[Any]:
@@ -106,7 +105,7 @@ def test_non_streamed_calls_match_the_manifest(spec: RealWorld, name: str) -> No
         assert [c.name for c in response.tool_calls] == [n for n, _ in calls]
         for call, (_, preview) in zip(response.tool_calls, calls, strict=True):
             assert call.arguments_error is None
-            assert json.dumps(call.arguments, ensure_ascii=False).startswith(preview)  # the preview is a prefix
+            assert spec.preview_of(call).startswith(preview)  # the preview is a prefix
             spec.check_call(call)
         assert response.provider_details["finish_reason"] == stop
         assert response.finish_reason == spec.finish_of(stop, bool(calls))
