@@ -503,13 +503,16 @@ class _Source:
     def arrived(self, size: int) -> bool:
         return True  # always watched: the template may change after any item
 
+    def start_runs(self) -> _Source:
+        return self  # ``SSEDecoder(start=source)``: the source from the first chunk on (no warm-up)
+
 
 def raw_events(stream: bytes, chunks: Iterable[bytes], templates: list[_Template | None]) -> list[tuple[str, str]]:
     """(event, data) of ``decode_raw`` with runs expanded as ``SSEDecoder`` documents them: a piece
     is the event ``(template event, head + piece + suffix)``. After each item the decoder's source
     gives the next template of ``templates`` (cycling), as a reader learning mid-chunk would."""
     source = _Source()
-    dec = SSEDecoder(source)
+    dec = SSEDecoder(start=source)
     out: list[tuple[str, bytes]] = []
     n = 0
     for chunk in chunks:
@@ -585,7 +588,7 @@ def test_sse_runs_of_a_template() -> None:
     # by another of the template; the last one of a run, followed by another event, reads alone.
     tpl = _template("content_block_delta", b'{"i":', b"}")
     one, two, three = (tpl.prefix + p + b"}\n\n" for p in (b"1", b"2", b"3"))
-    dec = SSEDecoder(_Source(tpl))
+    dec = SSEDecoder(start=_Source(tpl))
     items = list(dec.decode_raw(one + two + three + b"data: other\n\n" + one + two))
     assert items == [
         Run(tpl, [b"1", b"2"]),

@@ -56,11 +56,10 @@ def prompt_adapters() -> tuple[str, ...]:
 def for_format(traffic_format: str) -> Adapter:
     """The reference adapter for a wire format or a prompt format (``Adapter.traffic_format``): how
     the emulator and ``conformance inspect`` read traffic of that format."""
-    for name in adapter_names():
-        adapter = get_adapter(name)
-        if adapter.traffic_format == traffic_format:
-            return adapter
-    raise AdapterNotFoundError(traffic_format, [get_adapter(n).traffic_format for n in adapter_names()])
+    adapter = get_adapter(traffic_format) if traffic_format in BUILTIN else None
+    if adapter is None or adapter.traffic_format != traffic_format:  # each bundled adapter bears its format's name
+        raise AdapterNotFoundError(traffic_format, BUILTIN)
+    return adapter
 
 
 def get_adapter(name: str) -> Adapter:

@@ -132,14 +132,6 @@ _VERSION_HEADERS = {"anthropic-version": "2023-06-01"}  # ANT-SDK _client.py def
 _HANDLED_KEYS = frozenset("model system messages tools tool_choice stream max_tokens".split())
 
 
-def _names(tools: Sequence[Tool]) -> NameMap:
-    return _NAME_RULE.map(t.name for t in tools)
-
-
-# --------------------------------------------------------------------------------------------
-# Wire values: stop reasons, usage, tool_use ids, error kinds
-# --------------------------------------------------------------------------------------------
-
 _FINISH_REASONS: dict[str, FinishReason] = {
     # ANT-SDK types/stop_reason.py; anything else (``terminated``, E22) is "other"
     "end_turn": "stop",
@@ -173,61 +165,8 @@ _CONTEXT_LENGTH = "prompt is too long"
 tokens > 200000 maximum", anthropics/claude-code#59696)."""
 
 
-def _usage_from_wire(raw: Mapping[str, Any]) -> Usage:
-    """Usage with ``input_tokens`` = input + cache creation + cache read (SDK docstring, E19)."""
-    base = raw.get("input_tokens")
-    write = raw.get("cache_creation_input_tokens")
-    read = raw.get("cache_read_input_tokens")
-    output = raw.get("output_tokens")
-    total_input = None if base is None else base + (write or 0) + (read or 0)
-    return Usage(
-        input_tokens=total_input,
-        output_tokens=output,
-        total_tokens=None if total_input is None or output is None else total_input + output,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-    )
-
-
-def _finish_event(raw_reason: str | None, completed_calls: bool) -> Finish:
-    reason = _FINISH_REASONS.get(raw_reason or "", "other")
-    if completed_calls and reason == "stop":
-        reason = "tool_calls"  # complete calls under end_turn (like E7)
-    return Finish(reason, raw_reason)
-
-
-def _cut_message(raw_reason: str | None) -> str | None:
-    """None when the stop reason says the last tool_use block is whole, else why it is not."""
-    if raw_reason in _COMPLETE_STOPS:
-        return None
-    return f"the response stopped ({raw_reason or 'no stop reason'}) while the call's input may be incomplete"
-
-
-def _call_id_of(block: Mapping[str, Any], message_id: Any, index: Any) -> tuple[str, JSONObject | None]:
-    """The tool_use id; a deterministic one, flagged ``synthetic_id``, when a proxy sent none."""
-    if block.get("id"):
-        return str(block["id"]), None
-    return synthetic_call_id("anthropic", message_id, index), {"synthetic_id": True}
-
-
-def _error_info(
-    error: Mapping[str, Any], status: int | None, headers: Mapping[str, str], request_id: Any = None
-) -> ErrorInfo:
-    etype = error.get("type")
-    message = str(error.get("message") or "")
-    kind: ErrorKind | None = _ERROR_KINDS.get(str(etype)) if etype else None
-    if kind == "invalid_request" and message.startswith(_CONTEXT_LENGTH):
-        kind = "context_length"
-    if kind is None:
-        kind = error_kind_from_status(status) if status is not None and status >= 400 else "unknown"
-    return ErrorInfo(
-        kind=kind,
-        message=message,
-        status=status,
-        retry_after=retry_after_from_headers(headers),
-        code=str(etype) if etype else None,
-        provider_details={"request_id": request_id} if request_id else {},
-    )
+def _names(tools: Sequence[Tool]) -> NameMap:
+    return _NAME_RULE.map(t.name for t in tools)
 
 
 # --------------------------------------------------------------------------------------------
@@ -345,6 +284,43 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
 # --------------------------------------------------------------------------------------------
 # Responses
 # --------------------------------------------------------------------------------------------
+
+
+def _usage_from_wire(raw: Mapping[str, Any]) -> Usage:
+    """Usage with ``input_tokens`` = input + cache creation + cache read (SDK docstring, E19)."""
+    base = raw.get("input_tokens")
+    write = raw.get("cache_creation_input_tokens")
+    read = raw.get("cache_read_input_tokens")
+    output = raw.get("output_tokens")
+    total_input = None if base is None else base + (write or 0) + (read or 0)
+    return Usage(
+        input_tokens=total_input,
+        output_tokens=output,
+        total_tokens=None if total_input is None or output is None else total_input + output,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+def _finish_event(raw_reason: str | None, completed_calls: bool) -> Finish:
+    reason = _FINISH_REASONS.get(raw_reason or "", "other")
+    if completed_calls and reason == "stop":
+        reason = "tool_calls"  # complete calls under end_turn (like E7)
+    return Finish(reason, raw_reason)
+
+
+def _cut_message(raw_reason: str | None) -> str | None:
+    """None when the stop reason says the last tool_use block is whole, else why it is not."""
+    if raw_reason in _COMPLETE_STOPS:
+        return None
+    return f"the response stopped ({raw_reason or 'no stop reason'}) while the call's input may be incomplete"
+
+
+def _call_id_of(block: Mapping[str, Any], message_id: Any, index: Any) -> tuple[str, JSONObject | None]:
+    """The tool_use id; a deterministic one, flagged ``synthetic_id``, when a proxy sent none."""
+    if block.get("id"):
+        return str(block["id"]), None
+    return synthetic_call_id("anthropic", message_id, index), {"synthetic_id": True}
 
 
 def _events_from_body(body: Mapping[str, Any], names: NameMap) -> Iterator[StreamEvent]:
@@ -648,6 +624,26 @@ def _json_instead_of_stream(body: bytes, tracker: CallTracker) -> list[StreamEve
 # --------------------------------------------------------------------------------------------
 # Errors
 # --------------------------------------------------------------------------------------------
+
+
+def _error_info(
+    error: Mapping[str, Any], status: int | None, headers: Mapping[str, str], request_id: Any = None
+) -> ErrorInfo:
+    etype = error.get("type")
+    message = str(error.get("message") or "")
+    kind: ErrorKind | None = _ERROR_KINDS.get(str(etype)) if etype else None
+    if kind == "invalid_request" and message.startswith(_CONTEXT_LENGTH):
+        kind = "context_length"
+    if kind is None:
+        kind = error_kind_from_status(status) if status is not None and status >= 400 else "unknown"
+    return ErrorInfo(
+        kind=kind,
+        message=message,
+        status=status,
+        retry_after=retry_after_from_headers(headers),
+        code=str(etype) if etype else None,
+        provider_details={"request_id": request_id} if request_id else {},
+    )
 
 
 def error_from_wire(

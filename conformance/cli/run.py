@@ -11,6 +11,7 @@ translation,roundtrip,streaming,recovery``, ``-k EXPR`` (pytest-style: words mat
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import fnmatch
 import importlib
 import os
@@ -102,20 +103,8 @@ def load_adapter(spec: str) -> Adapter:
         problems = contract_problems(obj)
         if problems:
             raise UsageError(f"--adapter {spec}: " + "; ".join(problems) + " (see docs/adapters.md)")
-        adapter = Adapter(
-            name=obj.name,
-            wire_format=obj.wire_format,
-            capabilities=frozenset(obj.capabilities),
-            tools_to_wire=obj.tools_to_wire,
-            request_to_wire=obj.request_to_wire,
-            request_from_wire=obj.request_from_wire,
-            response_from_wire=obj.response_from_wire,
-            stream_from_wire=obj.stream_from_wire,
-            error_from_wire=obj.error_from_wire,
-            tools_in_prompt=getattr(obj, "tools_in_prompt", False),
-            prompt_format=getattr(obj, "prompt_format", None),
-            known_gaps=getattr(obj, "known_gaps", {}),
-        )
+        declared = {f.name: getattr(obj, f.name) for f in dataclasses.fields(Adapter) if hasattr(obj, f.name)}
+        adapter = Adapter(**{**declared, "capabilities": frozenset(obj.capabilities)})
     valid = [check for ids in CHECK_IDS.values() for check in ids]
     for key in adapter.known_gaps:
         check = key.partition("@")[0]

@@ -105,16 +105,15 @@ class SSEDecoder:
     end of a chunk) goes line by line. CRLF becomes LF first. ``decode`` decodes the data to text;
     ``decode_raw`` (for adapters) leaves it as bytes, e.g. for ``orjson.loads``.
 
-    ``runs`` (``decode_raw`` only; ``framing.runs.RunReader``): what gives the shape of a frequent
+    ``start`` (``decode_raw`` only): what makes, once ``after`` bytes have come in, the stream's
+    source of templates (``RunSource``; ``framing.runs.RunReader``), from the chunk that reaches it
+    on; until then the decoder only counts the bytes of each chunk, and a shorter stream makes no
+    source at all (``framing.runs.RunPolicy.warmup``). The source gives the shape of a frequent
     event, as a prefix and a suffix (``RunTemplate``), when it has one. ``decode_raw`` then splits
     the text at every ``suffix``, blank line, ``prefix`` and hands over each run of consecutive
     events of that shape as one ``Run`` of the pieces between, without looking at them one by one;
     the caller reads each piece or, when it cannot vouch for one, rebuilds its payload. A template
     that changes while the items of a chunk are read applies from the next run on.
-
-    ``start`` (instead of ``runs``): what makes that source once ``after`` bytes have come in, from
-    the chunk that reaches it on; until then the decoder only counts the bytes of each chunk, and a
-    shorter stream makes no source at all (``framing.runs.RunPolicy.warmup``).
     """
 
     __slots__ = (
@@ -131,7 +130,7 @@ class SSEDecoder:
         "_wait",
     )
 
-    def __init__(self, runs: RunSource | None = None, *, start: RunStart | None = None, after: int = 0) -> None:
+    def __init__(self, *, start: RunStart | None = None, after: int = 0) -> None:
         self._pending: list[bytes] = []
         self._skip_lf = False
         self._started = False
@@ -139,7 +138,7 @@ class SSEDecoder:
         self._event = ""
         self._last_id: str | None = None
         self._retry: int | None = None
-        self._runs = runs
+        self._runs: RunSource | None = None
         self._start = start
         self._wait = after
         self._splitter: tuple[RunTemplate | None, Callable[[bytes], list[bytes]]] = (None, _unsplit)

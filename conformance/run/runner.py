@@ -38,7 +38,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from conformance.adapters import for_format
 from conformance.adapters.base import Adapter
 from conformance.checks import FAMILIES, CaseContext, run_checks
 from conformance.errors import CassetteError, ConformanceError, McpServerError, ScenarioError
@@ -265,7 +264,7 @@ def run_pair(
     if missing:
         message = f"requires {', '.join(missing)}, which {adapter.name} does not declare"
         return [_case(adapter, scenario, mode, "unsupported", message=message) for mode in modes]
-    command = record_command(for_format(adapter.traffic_format).name, scenario.id)
+    command = record_command(adapter.traffic_format, scenario.id)  # bundled adapters bear their format's name
     path = cassette_for(options.cassette_dir, adapter, scenario)
     if not path.is_file():
         message = f"missing cassette {path}: record it with `{command}`"

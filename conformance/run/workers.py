@@ -11,7 +11,9 @@ of ``--jobs 1``, and ``--fail-fast`` stops at the same case.
   ``-k`` selection reach them as they are: only pair numbers go out, and the cases (frozen
   dataclasses, pickled) come back. The parent stays single-threaded for the whole run, so it can
   fork a new worker at any time.
-- **N workers run one item at a time**, the next item in order as each finishes.
+- **N workers run one item at a time**, the next item in order as each finishes, ``WORKER_NICENESS``
+  levels below the waiting lane: the lane (its ``mcp`` import, its servers booting, then its
+  items) is a run's longest chain, and the workers take the CPU it leaves.
 - **The waiting lane.** The ``waiting`` items (pairs whose scenario takes its tools from an MCP
   server) go, all at once, to one more process that runs them together (``run_waiting``: in
   threads, over one server per launch spec): their tool calls mostly wait (``mcp/slow_tool_timeout``

@@ -24,16 +24,13 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from conformance.scenarios.problems import DocPath, Locator, ScenarioProblem, json_pointer
+from conformance.traffic.safe_yaml import FastSafeLoader
 
 __all__ = ["YamlDocument", "compose"]
 
 _TAG = "tag:yaml.org,2002:"
 _STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + name for name in ("str", "null", "bool", "int", "float"))
 _TIMESTAMP, _MAP, _SEQ, _MERGE = (_TAG + name for name in ("timestamp", "map", "seq", "merge"))
-try:
-    from yaml import CSafeLoader as _FastLoader
-except ImportError:  # PyYAML built without libyaml
-    from yaml import SafeLoader as _FastLoader  # type: ignore[assignment]
 _MAX_NODES = 200_000
 """Aliases let a small file expand into a huge value ("billion laughs"); no scenario needs this many."""
 
@@ -176,7 +173,7 @@ def compose(text: str, path: Path, *, fast: bool = False) -> tuple[YamlDocument 
 
     ``fast``: compose with libyaml; its problems are not worded or placed like the pure-Python
     composer's (see the module docstring)."""
-    loader = _FastLoader(text) if fast else yaml.SafeLoader(text)
+    loader = FastSafeLoader(text) if fast else yaml.SafeLoader(text)
     try:
         try:
             root = loader.get_single_node()

@@ -356,14 +356,9 @@ def _holds_bytes(value: Any) -> bool:
     return False
 
 
-def _reload(data: bytes | str) -> Any:
-    """A cassette text read back the way ``conformance.traffic.cassettes`` reads it."""
-    return load_yaml(data)
-
-
 def _previous(target: Path) -> Any:
     try:
-        return _reload(target.read_bytes())
+        return load_yaml(target.read_bytes())
     except (OSError, yaml.YAMLError):
         return None
 
@@ -377,7 +372,7 @@ def _same_traffic(previous: Any, block: Mapping[str, Any], interactions: list[di
     old_block = previous.get("provenance")
     if not isinstance(old_block, dict) or "recorded" not in old_block:
         return False
-    new = _reload(render_cassette(block, interactions))
+    new = load_yaml(render_cassette(block, interactions))
     untracked = {k: v for k, v in old_block.items() if k not in _UNTRACKED}
     tracked = {k: v for k, v in new["provenance"].items() if k not in _UNTRACKED}
     return bool(untracked == tracked and previous.get("interactions") == new["interactions"])

@@ -29,16 +29,17 @@ from yaml.nodes import ScalarNode
 
 from conformance.errors import CassetteFormatError
 
-__all__ = ["CassetteLoader", "Fallback", "build_fast", "load_yaml", "parse_yaml"]
+__all__ = ["CassetteLoader", "Fallback", "FastSafeLoader", "build_fast", "load_yaml", "parse_yaml"]
 
 # --------------------------------------------------------------------------------------------
 # YAML: a safe loader, and a fast builder over libyaml's events
 # --------------------------------------------------------------------------------------------
 
 try:
-    from yaml import CSafeLoader as _BaseLoader
+    from yaml import CSafeLoader as FastSafeLoader
 except ImportError:  # PyYAML built without libyaml
-    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+    from yaml import SafeLoader as FastSafeLoader  # type: ignore[assignment]
+"""PyYAML's safe loader on libyaml where PyYAML has it (the one place that falls back)."""
 
 _ISTR_TAG = "tag:yaml.org,2002:python/object/apply:multidict._multidict.istr"
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -48,7 +49,7 @@ _MAP_TAGS = frozenset({None, "!", "tag:yaml.org,2002:map"})
 _SEQ_TAGS = frozenset({None, "!", "tag:yaml.org,2002:seq"})
 
 
-class CassetteLoader(_BaseLoader):
+class CassetteLoader(FastSafeLoader):
     """The safe loader plus the aiohttp ``istr`` header-key tag; ``python/`` tags are refused.
 
     Timestamps are not resolved: a cassette's text stays text (``json.dumps`` of a
@@ -81,7 +82,7 @@ CassetteLoader.add_constructor(_ISTR_TAG, _construct_istr)
 CassetteLoader.add_multi_constructor("tag:yaml.org,2002:python/", _refuse_python_tag)
 CassetteLoader.yaml_implicit_resolvers = {
     first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+    for first, resolvers in FastSafeLoader.yaml_implicit_resolvers.items()
 }
 
 # A plain scalar can resolve to something other than a string only if it is empty or starts
