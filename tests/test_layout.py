@@ -22,6 +22,7 @@ PACKAGES = {
     "adapters",
     "checks",
     "cli",
+    "clients",
     "emulator",
     "framing",
     "mcp_bridge",

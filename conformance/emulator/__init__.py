@@ -14,7 +14,16 @@ by turn (faults included), and answers the same request with the same bytes ever
 
 from __future__ import annotations
 
+from conformance.emulator._cassette import PlayedAnswer
 from conformance.emulator._command import serve_command
 from conformance.emulator._server import DEFAULT_REPLY, ENCODERS, Emulator, EmulatorScript, ReceivedRequest
 
-__all__ = ["DEFAULT_REPLY", "ENCODERS", "Emulator", "EmulatorScript", "ReceivedRequest", "serve_command"]
+__all__ = [
+    "DEFAULT_REPLY",
+    "ENCODERS",
+    "Emulator",
+    "EmulatorScript",
+    "PlayedAnswer",
+    "ReceivedRequest",
+    "serve_command",
+]

@@ -33,10 +33,12 @@ from urllib.parse import parse_qs, urlsplit
 
 from conformance.adapters import detect_adapter, for_format
 from conformance.emulator import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses, _prompt_formats
+from conformance.emulator._cassette import CassettePlay, PlayedAnswer, is_stream_request, request_turn, served_pieces
 from conformance.emulator._wire import DEFAULT_AFTER, ErrorAnswer, Headers, WireContext, WireEncoder
 from conformance.scenarios.values import HTTP_FAULTS, STREAM_FAULTS, Reply, Scenario
+from conformance.traffic.cassettes import Cassette
 
-__all__ = ["DEFAULT_REPLY", "ENCODERS", "Emulator", "EmulatorScript", "ReceivedRequest"]
+__all__ = ["DEFAULT_REPLY", "ENCODERS", "Emulator", "EmulatorScript", "PlayedAnswer", "ReceivedRequest"]
 
 logger = logging.getLogger("conformance.emulator")
 
@@ -60,6 +62,7 @@ _ENDPOINTS = {
     "ollama": "POST /api/chat",
 }
 _MAX_BODY = 64 * 1024 * 1024
+_NOT_REPLAYED = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection", "date"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,6 +111,8 @@ class Emulator:
         self._requests: list[ReceivedRequest] = []
         self._log: list[str] = []
         self._responses: dict[str, tuple[str, int]] = {}  # Responses ids -> (scenario id, turn)
+        self._play: CassettePlay | None = None
+        self._played: list[PlayedAnswer] = []
         self._server = _Server(port, self)
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name="conformance-emulator", daemon=True
@@ -159,6 +164,24 @@ class Emulator:
         with self._lock:
             self._script = script
 
+    def play_cassette(self, cassette: Cassette | None) -> None:
+        """Answer from now on with ``cassette``'s recorded answers (``conformance.emulator._cassette``:
+        chosen by the request's wire, turn and stream mode, sent with their recorded chunk
+        boundaries, a stream that broke when recorded broken again); ``None`` goes back to the
+        script. The requests, played answers and notes recorded so far are cleared."""
+        play = CassettePlay.of(cassette) if cassette is not None else None
+        with self._lock:
+            self._play = play
+            self._requests.clear()
+            self._played.clear()
+            self._log.clear()
+
+    @property
+    def played(self) -> list[PlayedAnswer]:
+        """The answers given while playing a cassette, oldest first (a copy)."""
+        with self._lock:
+            return list(self._played)
+
     @property
     def script(self) -> EmulatorScript | None:
         with self._lock:
@@ -194,6 +217,8 @@ class Emulator:
         headers = {name.lower(): value for name, value in handler.headers.items()}
         with self._lock:
             self._requests.append(ReceivedRequest(method=handler.command, path=raw_path, headers=headers, body=body))
+            number = len(self._requests) - 1
+            play = self._play
         url = urlsplit(raw_path)
         wire = detect_adapter(url.path)
         if wire is None or wire not in ENCODERS:
@@ -201,12 +226,78 @@ class Emulator:
             _send_whole(handler, *_generic_error(404, f"no emulated endpoint at POST {url.path} (served: {served})"))
             return
         encoder = ENCODERS[wire]
+        if play is not None:
+            self._play_answer(handler, play, number, wire, encoder, body)
+            return
         try:
             ctx, reply = self._plan(wire, raw_path, body)
         except _BadRequest as exc:
             _send_whole(handler, *encoder.invalid_request(str(exc), _bare_context(wire, raw_path)))
             return
         self._answer(handler, encoder, ctx, reply)
+
+    def _play_answer(
+        self, handler: _Handler, play: CassettePlay, number: int, wire: str, encoder: WireEncoder, body: bytes
+    ) -> None:
+        """Answer with the cassette's recorded answer for this request's (wire, turn, stream mode)."""
+        raw_path = handler.path
+        stream = False
+        turn: int | None = None
+        try:
+            parsed = json.loads(body) if body else None
+            if not isinstance(parsed, dict):
+                raise ValueError("the request body is not a JSON object")
+            stream = is_stream_request(wire, raw_path, parsed)
+            turn = request_turn(wire, urlsplit(raw_path).path, parsed)
+        except Exception as exc:  # the body is not that wire's request: the client's defect, answered
+            status, headers, error = encoder.invalid_request(
+                f"cannot read the request as {wire}: {exc}", _bare_context(wire, raw_path)
+            )
+            self._record_play(number, wire, None, stream, None, status, error)
+            _send_whole(handler, status, headers, error)
+            return
+        interaction = play.answer(wire, turn, stream)
+        if interaction is None or interaction.response is None:
+            message = (
+                f"no recorded answer for this request (turn {turn}, read as the assistant messages in its history): "
+                f"{play.describe(wire, stream)}"
+            )
+            status, headers, error = encoder.invalid_request(message, _bare_context(wire, raw_path))
+            self._record_play(number, wire, turn, stream, None, status, error)
+            _send_whole(handler, status, headers, error)
+            return
+        response = interaction.response
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() not in _NOT_REPLAYED]
+        pieces = served_pieces(response, stream=stream and response.status < 400)
+        self._record_play(number, wire, turn, stream, interaction.index, response.status, b"".join(pieces), pieces)
+        if stream and response.status < 400:
+            _send_stream(handler, headers, pieces, cut=response.interrupted is not None)
+        else:
+            _send_whole(handler, response.status, headers, response.body)
+
+    def _record_play(
+        self,
+        number: int,
+        wire: str,
+        turn: int | None,
+        stream: bool,
+        interaction: int | None,
+        status: int,
+        body: bytes,
+        chunks: list[bytes] | None = None,
+    ) -> None:
+        answer = PlayedAnswer(
+            request=number,
+            wire=wire,
+            turn=turn,
+            stream=stream,
+            interaction=interaction,
+            status=status,
+            body=body,
+            chunks=tuple(chunks or ()),
+        )
+        with self._lock:
+            self._played.append(answer)
 
     def _plan(self, wire: str, raw_path: str, body: bytes) -> tuple[WireContext, Reply]:
         """The context and the reply for a request, or ``_BadRequest`` saying why there is none."""

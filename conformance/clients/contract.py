@@ -1,0 +1,132 @@
+"""The Client contract: how the suite drives a black box that does its own HTTP (public API).
+
+A **client** is what users ship: LiteLLM, pydantic-ai, LangChain, an official SDK or their own
+httpx code, wrapped in a 15-40 line driver (``docs/clients.md``). The suite serves each scenario's
+recorded answers over loopback HTTP and hands the driver one ``Call`` per turn; the driver points
+its library at ``call.base_url``, sends what the call asks for in the library's own terms, and
+returns what the library decoded in the unified model:
+
+- a ``Response`` (a library that only exposes an accumulated result), or
+- its stream events (``conformance.model.StreamEvent``), as a sync or an async iterator;
+
+``complete`` may be a coroutine function (``async def``): every coroutine of a run runs on one
+long-lived event loop, so pooled connections survive from turn to turn. When the library raises,
+``error_info(exc)`` maps the exception to an ``ErrorInfo`` (kind, status, ``retry_after``), most
+specific class first; ``None`` says the exception is not typed (itself a finding).
+
+This module is pure and stdlib-only (with ``conformance.model``), so a driver running in another
+interpreter (``conformance certify --python``) needs nothing the suite pins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from conformance.model import ErrorInfo, Message, Response, StreamEvent, Tool, ToolChoice
+
+__all__ = [
+    "CLIENT_WIRES",
+    "Call",
+    "Client",
+    "Completion",
+    "SimpleClient",
+    "client_problems",
+]
+
+CLIENT_WIRES: tuple[str, ...] = ("openai_chat", "openai_responses", "anthropic", "gemini", "ollama")
+"""The wires a client can be certified on (the native wire formats)."""
+
+Completion: TypeAlias = Response | Iterable[StreamEvent] | AsyncIterator[StreamEvent]
+"""What ``Client.complete`` returns (or its coroutine returns)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Call:
+    """One turn the suite asks a client to send: everything a caller of the library would pass.
+
+    ``messages`` is the history in the unified model, carrying the ids the client itself decoded
+    on earlier turns (its tool calls' ids, and the tool results answering them).
+    """
+
+    wire: str
+    """One of ``CLIENT_WIRES``: the provider API the client must speak."""
+    base_url: str
+    """The server root, ``http://127.0.0.1:PORT`` (no path): OpenAI SDKs want ``base_url + "/v1"``,
+    Anthropic, Gemini (``HttpOptions(base_url=...)``) and Ollama take it as it is."""
+    api_key: str
+    """A fake key, never a real one; the suite checks it never reaches a report."""
+    model: str
+    system: str | None = None
+    messages: tuple[Message, ...] = ()
+    tools: tuple[Tool, ...] = ()
+    """In MCP form (``Tool.input_schema`` is MCP ``inputSchema``)."""
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+    max_tokens: int | None = None
+    stream: bool = False
+    """Stream the answer (return its events) or not (return a ``Response``)."""
+    timeout: float = 30.0
+    """Seconds the turn may take; a driver may pass it to the library as its own timeout."""
+    turn: int = 0
+    scenario: str = ""
+    """For the driver's logs only: answers never depend on it."""
+
+
+@runtime_checkable
+class Client(Protocol):
+    """A black-box client under certification (a driver around a library)."""
+
+    name: str
+    wires: Mapping[str, frozenset[str]]
+    """The wires it speaks, each with its declared capabilities (``conformance.adapters.base.CAPABILITIES``):
+    a scenario requiring one it does not declare is UNSUPPORTED."""
+    known_gaps: Mapping[str, str]
+    """Check id, or ``check-id@scenario-glob``, or ``wire:check-id[@glob]`` -> reason: failing there is
+    XFAIL, passing STALE."""
+
+    def complete(self, call: Call) -> Completion | Awaitable[Completion]: ...
+
+    def error_info(self, exc: BaseException) -> ErrorInfo | None: ...
+
+
+def client_problems(client: Any) -> list[str]:
+    """What a client-like object declares wrong (empty when it keeps the contract)."""
+    from conformance.adapters.base import CAPABILITIES
+
+    problems: list[str] = []
+    if not isinstance(getattr(client, "name", None), str) or not client.name:
+        problems.append("name must be a non-empty string")
+    wires = getattr(client, "wires", None)
+    if not isinstance(wires, Mapping) or not wires:
+        problems.append(f"wires must map at least one wire ({', '.join(CLIENT_WIRES)}) to its capabilities")
+    else:
+        for wire, capabilities in wires.items():
+            if wire not in CLIENT_WIRES:
+                problems.append(f"unknown wire {wire!r} (valid: {', '.join(CLIENT_WIRES)})")
+            elif not isinstance(capabilities, frozenset | set):
+                problems.append(f"wires[{wire!r}] must be a set of capability names")
+            elif unknown := sorted(str(c) for c in capabilities if c not in CAPABILITIES):
+                problems.append(
+                    f"unknown capability {', '.join(unknown)} for {wire} (valid: {', '.join(sorted(CAPABILITIES))})"
+                )
+    gaps = getattr(client, "known_gaps", {})
+    if not isinstance(gaps, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in gaps.items()):
+        problems.append("known_gaps must map check ids (or check@scenario-glob) to reasons")
+    for method in ("complete", "error_info"):
+        if not callable(getattr(client, method, None)):
+            problems.append(f"{method} must be a method")
+    return problems
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimpleClient:
+    """A client built from functions (what most drivers are): ``SimpleClient(name=..., wires=...,
+    complete=fn, error_info=fn)``."""
+
+    name: str
+    wires: Mapping[str, frozenset[str]]
+    complete: Any
+    error_info: Any
+    known_gaps: Mapping[str, str] = field(default_factory=dict)
