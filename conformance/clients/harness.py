@@ -52,7 +52,13 @@ from conformance.traffic.cassettes import Cassette, load_cassette
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import CaseResult, RunResult, ScenarioInfo, worst
 
-__all__ = ["FAKE_API_KEY", "CertifyOptions", "certify", "client_adapter"]
+__all__ = ["CLIENT_MODELS", "FAKE_API_KEY", "CertifyOptions", "Harness", "certify", "client_adapter"]
+
+CLIENT_MODELS = {**DEFAULT_MODELS, "gemini": "gemini-3.5-flash"}
+"""The model a call asks for, per wire. Gemini: a model that sends ``functionCall.id`` (wire-formats.md
+E31), as the call-id scenarios' answers do; libraries send the ids back only for such models
+(litellm and hermes-agent key it on Gemini 3+), so asking for an older one would blame them for
+a combination no real server produces. The loopback server answers whatever model is asked."""
 
 FAKE_API_KEY = "sk-conformance-0000000000000000"
 """The key every call carries: the loopback server ignores it, and no report may show it."""
@@ -105,7 +111,7 @@ def certify(
     adapters = [client_adapter(client, wire) for wire in wires]
     cases: list[CaseResult] = []
     with Emulator() as server, EventLoop() as loop, McpPool(start_timeout=options.timeout) as pool:
-        driver = _Driver(client=client, server=server, loop=loop, pool=pool, options=options)
+        driver = Harness(client=client, server=server, loop=loop, pool=pool, options=options)
         stop = False
         for adapter in adapters:
             for scenario in scenarios:
@@ -134,7 +140,11 @@ def certify(
 
 
 @dataclass
-class _Driver:
+class Harness:
+    """The run's server, event loop and MCP servers, driving one client: ``pair`` gives the cases of
+    one (wire, scenario) pair, ``case`` one case, ``converse`` the conversation alone (what the client
+    did, before any check: ``benchmarks/client_overhead.py`` times the parts)."""
+
     client: Client
     server: Emulator
     loop: EventLoop
@@ -241,7 +251,7 @@ class _Driver:
         """Drive every turn; the outcome, what the client did, the exchanges, and why the case is
         an ERROR (a turn that timed out or returned something that is not a result), if it is."""
         self.server.play_cassette(cassette)
-        model = self.options.model or DEFAULT_MODELS[adapter.wire_format]
+        model = self.options.model or CLIENT_MODELS[adapter.wire_format]
         history: list[Message] = []
         outcomes: list[TurnOutcome] = []
         turns: list[ClientTurn] = []
