@@ -51,10 +51,10 @@ def _lifecycle(ctx: CaseContext) -> CheckVerdict | None:
 
 def _has_events(ctx: CaseContext, turn: int) -> bool:
     """Did the turn give stream events? (A client that only exposes an accumulated result gives a
-    ``Response``: the event checks do not apply to it.)"""
+    ``Response``, and one that raised gives its exception: the event checks do not apply to them.)"""
     if ctx.client is None:
         return True
-    return any(t.turn == turn and t.result.returned != "response" for t in ctx.client)
+    return any(t.turn == turn and t.result.returned == "events" for t in ctx.client)
 
 
 def response_projection(response: Response | None) -> dict[str, Any]:

@@ -186,6 +186,12 @@ def _add_certify_arguments(parser: argparse.ArgumentParser) -> None:
         help="run the driver under this interpreter (a virtualenv with the library's own pins); serving and "
         "checking stay here",
     )
+    parser.add_argument(
+        "--intercept",
+        action="store_true",
+        help="for a client that cannot take a base URL: answer in-process with vcrpy at the provider's real "
+        "address (streams arrive in one piece; broken streams are unsupported)",
+    )
     parser.add_argument("--wires", metavar="W1,W2", help="wires to certify (default: every wire the client declares)")
     parser.add_argument("--scenarios", action="append", metavar="PATH|GLOB", help="scenario files/folders or id glob")
     parser.add_argument(

@@ -83,6 +83,8 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
             raise UsageError("--timeout must be positive")
         select = compile_keyword(args.keyword) if args.keyword else None
         scenarios, problems = select_scenarios(args.scenarios or [])
+        if args.intercept and args.python:
+            raise UsageError("--intercept patches this process's HTTP clients: it cannot reach a --python driver")
         client = load_client(args.client, args.python)
         _check_gaps(client)
         wires = tuple(split_list([args.wires])) if args.wires else None
@@ -104,6 +106,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         select=select,
         fail_fast=args.fail_fast,
         model=args.model,
+        intercept=args.intercept,
     )
     progress = None if args.quiet else Progress(out)
     try:

@@ -18,6 +18,7 @@ Every case has its own per-turn timeout; one failing case never stops the run.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import time
@@ -25,7 +26,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from conformance.adapters import for_format
 from conformance.adapters.base import Adapter, WireRequest
@@ -33,11 +34,12 @@ from conformance.assembly import fold
 from conformance.checks import FAMILIES, CaseContext, run_checks
 from conformance.clients.contract import Call, Client
 from conformance.clients.evidence import ClientTurn, SentRequest
+from conformance.clients.intercept import CHUNKS_NOTE, PROVIDER_URLS, breaks_streams, intercepting
 from conformance.clients.invoke import EventLoop, TurnResult, invoke
 from conformance.emulator import Emulator
 from conformance.errors import CassetteError, McpServerError, ScenarioError, UsageError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool
-from conformance.model import ErrorEvent, ErrorInfo, Message, Request, Response, StreamEvent, ToolCall
+from conformance.model import ErrorEvent, ErrorInfo, Finish, Message, Request, Response, StreamEvent, ToolCall
 from conformance.run.conversation import (
     DEFAULT_MODELS,
     ConversationOutcome,
@@ -77,6 +79,9 @@ class CertifyOptions:
     """``-k``: (client/wire, scenario id, mode) -> run this case?"""
     fail_fast: bool = False
     model: str | None = None
+    intercept: bool = False
+    """Answer in-process with vcrpy at the provider's real address (``conformance.clients.intercept``)
+    instead of over loopback: for clients that cannot take a base URL."""
 
 
 def client_adapter(client: Client, wire: str) -> Adapter:
@@ -186,6 +191,10 @@ class Harness:
                 message = f"{adapter.name} does not declare streaming"
                 results.append(case_result(adapter, scenario, mode, "unsupported", message=message))
                 continue
+            if mode == "stream" and options.intercept and breaks_streams(cassette):
+                message = "vcrpy interception cannot break a stream as recorded; certify over loopback to play it"
+                results.append(case_result(adapter, scenario, mode, "unsupported", message=message))
+                continue
             case, outcome = self.case(adapter, scenario, mode, cassette, str(path), non_stream, executor)
             if mode == "non_stream":
                 non_stream = outcome
@@ -228,6 +237,8 @@ class Harness:
         verdicts = apply_gaps(run_checks(ctx, self.options.families), adapter, scenario)
         status = worst([v.status for v in verdicts])
         message = f"conversation stopped early: {outcome.stopped}" if outcome.stopped and status == "pass" else ""
+        if self.options.intercept and mode == "stream":
+            message = "; ".join(m for m in (message, CHUNKS_NOTE) if m)
         kept = exchanges if status in ("fail", "error", "stale") else []
         duration = time.perf_counter() - started
         return (
@@ -250,7 +261,24 @@ class Harness:
     ) -> tuple[ConversationOutcome, list[ClientTurn], list[Exchange], str | None]:
         """Drive every turn; the outcome, what the client did, the exchanges, and why the case is
         an ERROR (a turn that timed out or returned something that is not a result), if it is."""
-        self.server.play_cassette(cassette)
+        with contextlib.ExitStack() as stack:
+            if self.options.intercept:
+                capture: _Capture = stack.enter_context(intercepting(cassette))
+                base_url = PROVIDER_URLS[adapter.wire_format]
+            else:
+                self.server.play_cassette(cassette)
+                capture, base_url = _Served(self.server), self.server.base_url
+            return self._turns(adapter, scenario, mode, capture, base_url, executor)
+
+    def _turns(
+        self,
+        adapter: Adapter,
+        scenario: Scenario,
+        mode: Mode,
+        capture: _Capture,
+        base_url: str,
+        executor: McpExecutor | None,
+    ) -> tuple[ConversationOutcome, list[ClientTurn], list[Exchange], str | None]:
         model = self.options.model or CLIENT_MODELS[adapter.wire_format]
         history: list[Message] = []
         outcomes: list[TurnOutcome] = []
@@ -264,7 +292,7 @@ class Harness:
             request = build_request(scenario, history, model=model, stream=mode == "stream")
             call = Call(
                 wire=adapter.wire_format,
-                base_url=self.server.base_url,
+                base_url=base_url,
                 api_key=FAKE_API_KEY,
                 model=model,
                 system=request.system,
@@ -278,11 +306,11 @@ class Harness:
                 turn=turn.index,
                 scenario=scenario.id,
             )
-            before = len(self.server.requests)
+            before = capture.count()
             result = invoke(self.client, call, self.loop, timeout=self.options.timeout)
-            sent = self._sent_since(before)
+            sent = capture.sent_since(before)
             turns.append(ClientTurn(turn=turn.index, asked_stream=request.stream, sent=tuple(sent), result=result))
-            exchanges += [_exchange(s, self.server.base_url) for s in sent]
+            exchanges += [_exchange(s, base_url) for s in sent]
             if result.returned == "timeout":
                 broke = f"turn {turn.index}: {result.exception} (the client hung); --timeout changes the limit"
                 break
@@ -321,7 +349,25 @@ class Harness:
         )
         return outcome, turns, exchanges, broke
 
-    def _sent_since(self, before: int) -> list[SentRequest]:
+
+class _Capture(Protocol):
+    """Where a turn's requests are seen: the loopback server, or the in-process interception."""
+
+    def count(self) -> int: ...
+
+    def sent_since(self, before: int) -> list[SentRequest]: ...
+
+
+@dataclass(frozen=True)
+class _Served:
+    """The requests the loopback server received and what it answered them."""
+
+    server: Emulator
+
+    def count(self) -> int:
+        return len(self.server.requests)
+
+    def sent_since(self, before: int) -> list[SentRequest]:
         requests = self.server.requests[before:]
         played = {p.request: p for p in self.server.played}
         sent: list[SentRequest] = []
@@ -358,9 +404,11 @@ def _turn_outcome(adapter: Adapter, index: int, request: Request, sent: SentRequ
     events: tuple[StreamEvent, ...] = result.events
     if result.returned == "raised":
         info = result.error_info or ErrorInfo(kind="unknown", message=f"untyped exception {result.exception}")
-        if not events:
+        if not sent.stream or (sent.status is not None and sent.status >= 400):
             return TurnOutcome(**base, error=info)
-        events = (*events, ErrorEvent(error=info))  # raised mid-stream: the stream ended in that error
+        # raised while streaming: read as a stream that ended in that error (error, then finish: error),
+        # the events a translator gives for a broken stream
+        events = (*events, ErrorEvent(error=info), Finish(reason="error"))
     response: Response = fold(events)
     stream_error = next((e.error for e in events if isinstance(e, ErrorEvent)), None)
     return TurnOutcome(**base, response=response, events=events, error=stream_error or response.error)
