@@ -112,6 +112,21 @@ def test_a_cassette_indexes_itself_by_wire_turn_and_stream_mode() -> None:
     assert "holds non-streamed anthropic turns none" in play.describe("anthropic", False)
 
 
+def test_a_responses_cassette_knows_the_turn_of_each_response_id_it_answers() -> None:
+    play = CassettePlay.of(_cassette("openai_responses/basic/get_time.yaml"))
+    # whole and streamed answers of a turn carry the same recorded id (body ``id``, ``response.created``)
+    assert play.response_turns == {
+        "resp_e901924fcff57d8820b1747f79ff6cc2be8001db439e332b0c": 0,
+        "resp_ef592e2f15c89e0ab75173f76512de281f4bfc6ba942c47636": 1,
+    }
+    body = {"model": "m", "input": [{"role": "user", "content": "hi"}]}
+    assert play.turn("openai_responses", "/v1/responses", body) == 0
+    continued = {**body, "previous_response_id": "resp_e901924fcff57d8820b1747f79ff6cc2be8001db439e332b0c"}
+    assert play.turn("openai_responses", "/v1/responses", continued) == 1
+    unknown = {**body, "previous_response_id": "resp_not_in_the_cassette"}
+    assert play.turn("openai_responses", "/v1/responses", unknown) == 0
+
+
 def test_stream_mode_is_read_per_wire() -> None:
     assert is_stream_request("gemini", "/v1beta/models/x:streamGenerateContent?alt=sse", {})
     assert not is_stream_request("gemini", "/v1beta/models/x:generateContent", {"stream": True})
@@ -414,3 +429,29 @@ def test_play_cassette_clears_the_records_and_none_returns_to_the_script(emu: Em
     assert json.loads(raw.body)["choices"][0]["message"]["content"] == "Hello from the conformance emulator."
     assert emu.played == []  # script mode records no played answers
     assert len(emu.requests) == 1
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_stateful_responses_request_continues_from_the_recorded_response(emu: Emulator, stream: bool) -> None:
+    """A Responses client using ``previous_response_id`` sends only the new items: it continues
+    from the turn of the response it names, as in script mode (docs/emulator.md, Turn index)."""
+    cassette = _cassette("openai_responses/basic/get_time.yaml")
+    emu.play_cassette(cassette)
+    first = cassette.interactions[2 if stream else 0]
+    recorded = first.request.json
+    with openai.OpenAI(base_url=emu.base_url + "/v1", api_key="sk-fake", max_retries=0) as sdk:
+        if stream:
+            with sdk.responses.create(
+                model=recorded["model"], input=recorded["input"], tools=recorded["tools"], stream=True
+            ) as events:
+                response = next(e.response for e in events if e.type == "response.completed")
+        else:
+            response = sdk.responses.create(model=recorded["model"], input=recorded["input"], tools=recorded["tools"])
+        (call,) = [item for item in response.output if item.type == "function_call"]
+        assert call.call_id == "call_HnSSMfO6h1wlNGv2RKymKnTz"
+        output = {"type": "function_call_output", "call_id": call.call_id, "output": "1684713600000"}
+        followed = sdk.responses.create(
+            model=recorded["model"], previous_response_id=response.id, input=[output], tools=recorded["tools"]
+        )
+    assert followed.output_text == "昨天是2023年5月22日。"
+    assert [(p.turn, p.interaction) for p in emu.played] == [(0, first.index), (1, 1)]
