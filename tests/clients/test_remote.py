@@ -302,6 +302,18 @@ def test_a_turn_that_hangs_in_the_driver_times_out_and_the_next_works(canned: Re
     assert isinstance(canned.complete(_call()), Response)
 
 
+def test_after_invoke_gives_up_on_a_turn_the_next_turn_gets_its_own_answer(canned: RemoteClient) -> None:
+    """As the harness drives it: the same timeout here and in the child, so ``invoke`` gives up
+    just before the child answers ``timeout``; that late answer must not reach the next turn."""
+    with EventLoop() as loop:
+        for _ in range(5):
+            hung = invoke(canned, _call("hang", timeout=0.3), loop, timeout=0.3)
+            assert hung.returned == "timeout"
+            after = invoke(canned, _call(), loop, timeout=5)
+            assert after.returned == "response", after.exception
+            assert after.response == Response(parts=(Text(text="turn 0 of 0 messages"),), finish_reason="stop")
+
+
 def test_a_child_that_stops_answering_is_killed_and_the_next_turn_works(tmp_path: Path) -> None:
     with QuickRemote(_driver(tmp_path, CANNED), sys.executable, start_timeout=30) as remote:
         remote.cap = 1.0
