@@ -455,3 +455,25 @@ def test_a_stateful_responses_request_continues_from_the_recorded_response(emu: 
         )
     assert followed.output_text == "昨天是2023年5月22日。"
     assert [(p.turn, p.interaction) for p in emu.played] == [(0, first.index), (1, 1)]
+
+
+@pytest.mark.parametrize("api_version", ["v1beta", "v1"])
+def test_the_gemini_sdk_streams_the_recorded_turns_under_any_model(emu: Emulator, api_version: str) -> None:
+    cassette = _cassette("gemini/basic/get_time.yaml")
+    emu.play_cassette(cassette)
+    recorded = cassette.interactions[2].request.json
+    options = genai_types.HttpOptions(base_url=emu.base_url, api_version=api_version)
+    config = genai_types.GenerateContentConfig(tools=recorded["tools"])
+    sdk = genai.Client(api_key="fake-key", http_options=options)
+    try:
+        chunks = list(
+            sdk.models.generate_content_stream(model="any-model", contents=recorded["contents"], config=config)
+        )
+        again = list(sdk.models.generate_content_stream(model="other", contents=recorded["contents"], config=config))
+    finally:
+        sdk.close()
+    calls = [call for chunk in chunks for call in chunk.function_calls or []]
+    assert [(c.name, c.args) for c in calls] == [("getTime", {"offset_ms": -86400000})]
+    assert [c.model_dump() for c in again] == [c.model_dump() for c in chunks]  # a retry: the same answer
+    assert [(p.turn, p.stream, p.interaction) for p in emu.played] == [(0, True, 2), (0, True, 2)]
+    assert all(urlsplit(r.path).path.startswith(f"/{api_version}/models/") for r in emu.requests)
