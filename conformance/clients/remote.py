@@ -16,6 +16,7 @@ import os
 import selectors
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -53,6 +54,8 @@ class RemoteClient:
         self.start_timeout = start_timeout
         self._process: subprocess.Popen[str] | None = None
         self._stderr: IO[str] | None = None
+        self._turn_lock = threading.Lock()
+        """One turn at a time on the pipe: a turn ``invoke`` gave up on still reads its own answer."""
         hello = self._start()
         self.name: str = hello.get("name", "")
         self.wires: Mapping[str, frozenset[str]] = {
@@ -137,6 +140,10 @@ class RemoteClient:
         return hello
 
     def _ask(self, call: Call) -> TurnResult:
+        with self._turn_lock:
+            return self._ask_locked(call)
+
+    def _ask_locked(self, call: Call) -> TurnResult:
         if self._process is None or self._process.poll() is not None:
             self.close()
             self._start()
