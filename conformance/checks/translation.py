@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -30,7 +31,7 @@ from conformance.checks._common import CaseContext, diff_findings, verdict
 from conformance.scenarios.values import json_path_get
 from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["NAME_RULES", "check_translation", "request_schema"]
+__all__ = ["NAME_RULES", "check_translation", "request_schema", "without_details"]
 
 _OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 NAME_RULES: Mapping[str, re.Pattern[str]] = {
@@ -71,29 +72,62 @@ def _wire_paths(ctx: CaseContext) -> CheckVerdict | None:
         for turn in ctx.outcome.turns:
             if expectation.turn is not None and expectation.turn != turn.turn:
                 continue
-            body = turn.wire.body if ctx.client is None else ctx.adapter.request_to_wire(ctx.read_back(turn.turn)).body
+            bodies = [turn.wire.body] if ctx.client is None else _client_bodies(ctx, turn.turn)
             for path in expectation.present:
-                if not json_path_get(body, path)[0]:
+                if not any(json_path_get(body, path)[0] for body in bodies):
                     findings.append(Finding(check=check, message="must be present", path=path, turn=turn.turn))
             for path in expectation.absent:
-                found, value = json_path_get(body, path)
-                if found:
+                seen = [json_path_get(body, path) for body in bodies]
+                if all(found for found, _ in seen):
                     findings.append(
-                        Finding(check=check, message="must be absent", path=path, actual=value, turn=turn.turn)
+                        Finding(check=check, message="must be absent", path=path, actual=seen[0][1], turn=turn.turn)
                     )
             for path, expected in expectation.equal.items():
-                found, value = json_path_get(body, path)
-                if not found:
-                    findings.append(
-                        Finding(check=check, message="missing", path=path, expected=expected, turn=turn.turn)
+                seen = [json_path_get(body, path) for body in bodies]
+                if any(found and value == expected for found, value in seen):
+                    continue
+                found, value = seen[0]
+                findings.append(
+                    Finding(
+                        check=check,
+                        message="differs" if found else "missing",
+                        path=path,
+                        expected=expected,
+                        actual=value if found else None,
+                        turn=turn.turn,
                     )
-                elif value != expected:
-                    findings.append(
-                        Finding(
-                            check=check, message="differs", path=path, expected=expected, actual=value, turn=turn.turn
-                        )
-                    )
+                )
     return verdict(check, findings)
+
+
+def _client_bodies(ctx: CaseContext, turn: int) -> list[Any]:
+    """A black-box client's request in the forms a ``wire:`` expectation may hold on: as sent; read
+    back and written again by the reference adapter in the wire's own spelling (Gemini's snake_case
+    and camelCase keys are one request); and written from its meaning alone (the choices the wire
+    leaves open, such as a system prompt as a string or as text blocks, made as the reference
+    adapter makes them)."""
+    sent = ctx.outcome.turns[turn].wire.body
+    back = ctx.read_back(turn)
+    spelled = ctx.adapter.request_to_wire(without_details(back, only=("spelling",))).body
+    meant = ctx.adapter.request_to_wire(without_details(back)).body
+    return [sent, spelled, meant]
+
+
+def without_details(value: Any, *, only: tuple[str, ...] | None = None) -> Any:
+    """``value`` (a model value, or a tuple of them) with ``provider_details`` emptied, or with only
+    the keys ``only`` dropped, at every depth."""
+    if isinstance(value, tuple):
+        return tuple(without_details(v, only=only) for v in value)
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return value
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(value):
+        current = getattr(value, f.name)
+        if f.name == "provider_details" and isinstance(current, Mapping):
+            changes[f.name] = {} if only is None else {k: v for k, v in current.items() if k not in only}
+        elif isinstance(current, tuple) or dataclasses.is_dataclass(current):
+            changes[f.name] = without_details(current, only=only)
+    return dataclasses.replace(value, **changes) if changes else value
 
 
 def _tool_names(ctx: CaseContext) -> CheckVerdict | None:
@@ -177,11 +211,12 @@ def _tool_definitions(ctx: CaseContext) -> CheckVerdict | None:
         return None  # with tool_choice none an adapter may leave the tools out (Ollama has no tool_choice)
     read = ctx.read_back(0)
     changed = {change.tool for change in ctx.outcome.turns[0].wire.schema_changes}
+    canonical = _canonical_schema if ctx.client is not None else _schema
     expected = [
         {
             "name": t.name,
             "description": t.description or "",
-            **({} if t.name in changed else {"input_schema": _schema(t.input_schema)}),
+            **({} if t.name in changed else {"input_schema": canonical(t.input_schema)}),
         }
         for t in ctx.scenario.tools
     ]
@@ -189,7 +224,7 @@ def _tool_definitions(ctx: CaseContext) -> CheckVerdict | None:
         {
             "name": t.name,
             "description": t.description or "",
-            **({} if t.name in changed else {"input_schema": _schema(t.input_schema)}),
+            **({} if t.name in changed else {"input_schema": canonical(t.input_schema)}),
         }
         for t in read.tools
     ]
@@ -201,6 +236,25 @@ def _schema(schema: Mapping[str, Any] | None) -> Any:
     if not schema or dict(schema) == {"type": "object", "properties": {}}:
         return {"type": "object"}
     return schema
+
+
+def _canonical_schema(schema: Mapping[str, Any] | None) -> Any:
+    """A black-box client's schema in one spelling: JSON numbers (``1.0`` is ``1``) and type names
+    in lower case (Gemini's ``Schema.type`` is the ``Type`` enum, ``OBJECT``, ``STRING``: the same
+    types, ai.google.dev/api/caching#Type)."""
+
+    def canon(node: Any, key: str = "") -> Any:
+        if isinstance(node, Mapping):
+            return {k: canon(v, k) for k, v in node.items()}
+        if isinstance(node, list):
+            return [canon(v, key) for v in node]
+        if isinstance(node, float) and node.is_integer():
+            return int(node)
+        if key == "type" and isinstance(node, str):
+            return node.lower()
+        return node
+
+    return canon(_schema(schema))
 
 
 def _tool_choice(ctx: CaseContext) -> CheckVerdict | None:

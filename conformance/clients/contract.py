@@ -88,6 +88,10 @@ class Client(Protocol):
 
     def complete(self, call: Call) -> Completion | Awaitable[Completion]: ...
 
+    # Optional: ``schema_rewrites: Mapping[str, str]``, wire -> what the client does to tool schemas
+    # on that wire (pydantic-ai's OpenAI strict mode): declared rewrites are data, and
+    # ``translation.tool_definitions`` then compares those tools by name and description only.
+
     def error_info(self, exc: BaseException) -> ErrorInfo | None: ...
 
 

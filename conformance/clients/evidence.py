@@ -35,4 +35,7 @@ class ClientTurn:
     asked_stream: bool
     """What the ``Call`` asked for."""
     sent: tuple[SentRequest, ...]
+    """The requests to the wire's endpoint (the turn's own)."""
     result: TurnResult
+    side: tuple[SentRequest, ...] = ()
+    """Requests to other endpoints (model info, ``/api/show``): not the turn's request, not judged."""

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from conformance.adapters import for_format
-from conformance.adapters.base import Adapter, WireRequest
+from conformance.adapters import detect_adapter, for_format
+from conformance.adapters.base import Adapter, SchemaChange, WireRequest
 from conformance.assembly import fold
 from conformance.checks import FAMILIES, CaseContext, run_checks
 from conformance.clients.contract import Call, Client
@@ -56,11 +56,12 @@ from conformance.verdicts import CaseResult, RunResult, ScenarioInfo, worst
 
 __all__ = ["CLIENT_MODELS", "FAKE_API_KEY", "CertifyOptions", "Harness", "certify", "client_adapter"]
 
-CLIENT_MODELS = {**DEFAULT_MODELS, "gemini": "gemini-3.5-flash"}
-"""The model a call asks for, per wire. Gemini: a model that sends ``functionCall.id`` (wire-formats.md
-E31), as the call-id scenarios' answers do; libraries send the ids back only for such models
-(litellm and hermes-agent key it on Gemini 3+), so asking for an older one would blame them for
-a combination no real server produces. The loopback server answers whatever model is asked."""
+CLIENT_MODELS = dict(DEFAULT_MODELS)
+"""The model a call asks for, per wire (``--model`` overrides it): the model the cassettes were
+recorded asking for. Gemini's answers may carry ``functionCall.id`` whatever the model (per-model
+coverage is unverified, wire-formats.md §4b, E31), and the API asks the client to echo a sent id in
+``functionResponse.id``: a library that echoes ids only for model names it deems recent (litellm
+1.110 keys it on Gemini 3+, BerriAI/litellm#34603) is judged on the recorded model's name."""
 
 FAKE_API_KEY = "sk-conformance-0000000000000000"
 """The key every call carries: the loopback server ignores it, and no report may show it."""
@@ -309,8 +310,12 @@ class Harness:
             before = capture.count()
             slack = float(getattr(self.client, "turn_slack", 0.0))  # a client timing its own turns (--python)
             result = invoke(self.client, call, self.loop, timeout=self.options.timeout + slack)
-            sent = capture.sent_since(before)
-            turns.append(ClientTurn(turn=turn.index, asked_stream=request.stream, sent=tuple(sent), result=result))
+            everything = capture.sent_since(before)
+            sent = [s for s in everything if detect_adapter(s.path) == adapter.wire_format]
+            side = tuple(s for s in everything if detect_adapter(s.path) != adapter.wire_format)
+            turns.append(
+                ClientTurn(turn=turn.index, asked_stream=request.stream, sent=tuple(sent), side=side, result=result)
+            )
             exchanges += [_exchange(s, base_url) for s in sent]
             if result.returned == "timeout":
                 broke = f"turn {turn.index}: {result.exception} (the client hung); --timeout changes the limit"
@@ -323,7 +328,8 @@ class Harness:
                     f" (it raised {result.exception})" if result.exception else ""
                 )
                 break
-            answered = _turn_outcome(adapter, turn.index, request, sent[-1], result)
+            rewrites = dict(getattr(self.client, "schema_rewrites", {}) or {}).get(adapter.wire_format)
+            answered = _turn_outcome(adapter, turn.index, request, sent[-1], result, rewrites)
             outcomes.append(answered)
             if answered.error is not None or answered.response is None:
                 if turn.index < len(scenario.turns) - 1:
@@ -392,12 +398,25 @@ class _Served:
         return sent
 
 
-def _turn_outcome(adapter: Adapter, index: int, request: Request, sent: SentRequest, result: TurnResult) -> TurnOutcome:
-    """The turn as the checks see it: the client's request (with the schema rewrites the wire
-    requires, which ``translation.tool_definitions`` then compares by name only, as for the
-    reference adapter: Gemini E15), and what it decoded or raised."""
+def _turn_outcome(
+    adapter: Adapter,
+    index: int,
+    request: Request,
+    sent: SentRequest,
+    result: TurnResult,
+    rewrites: str | None = None,
+) -> TurnOutcome:
+    """The turn as the checks see it: the client's request, with the schema rewrites the wire
+    requires (Gemini E15) or the client declares (``Client.schema_rewrites``), which
+    ``translation.tool_definitions`` compares by name only, as for the reference adapter; and what
+    the client decoded or raised."""
     body = sent.body if isinstance(sent.body, dict) else {}
     required = adapter.request_to_wire(request).schema_changes
+    if rewrites:
+        required += tuple(
+            SchemaChange(tool=t.name, pointer="", action="changed", detail=f"declared by the client: {rewrites}")
+            for t in request.tools
+        )
     wire = WireRequest(method=sent.method, path=sent.path, body=body, stream=sent.stream, schema_changes=required)
     base: dict[str, Any] = {"turn": index, "request": request, "wire": wire, "status": sent.status}
     if result.returned == "response" and result.response is not None:
