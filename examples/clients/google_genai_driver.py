@@ -3,8 +3,9 @@
 ``client.models.generate_content(...)`` (or ``generate_content_stream``) with
 ``HttpOptions(base_url=call.base_url)``. The MCP tools go through the SDK's own MCP translation
 (``google.genai._mcp_utils.mcp_to_gemini_tool``, what ``tools=[mcp_session]`` uses: JSON Schema
-filtered to the supported subset, then ``Schema.from_json_schema``), merged into one ``Tool`` (in 3.6.1 that translation raises ``AttributeError`` on a boolean
-``additionalProperties``: ``_filter_to_supported_schema`` recurses into ``false``).
+filtered to the supported subset, then ``Schema.from_json_schema``), merged into one ``Tool``.
+In 3.6.1 that translation raises ``AttributeError`` on a boolean ``additionalProperties``
+(``_filter_to_supported_schema`` recurses into ``false``): a finding, not a driver bug.
 Each streamed ``GenerateContentResponse`` chunk becomes events: text parts text deltas, thought
 parts reasoning deltas, a ``function_call`` part (Gemini sends each call whole) a start, one chunk
 of its compact JSON and an end, and the candidate's ``finish_reason`` the finish. A call without an
