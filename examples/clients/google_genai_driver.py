@@ -119,7 +119,7 @@ def _real_id(call: Call, call_id: str) -> bool:
 
 
 def _config(call: Call) -> types.GenerateContentConfig:
-    tools: list[types.Tool] = []
+    tools: list[Any] = []
     if call.tools:
         declarations: list[types.FunctionDeclaration] = []
         for tool in call.tools:
@@ -187,7 +187,7 @@ def _call_of(part: types.Part, position: int) -> ToolCall:
 
 def _response(response: types.GenerateContentResponse) -> Response:
     parts: list[Part] = []
-    candidate = (response.candidates or [None])[0]
+    candidate = response.candidates[0] if response.candidates else None
     if candidate is None:
         return Response(finish_reason="other")
     for part in (candidate.content.parts if candidate.content else None) or ():
@@ -203,10 +203,10 @@ def _response(response: types.GenerateContentResponse) -> Response:
 
 def _events(client: genai.Client, call: Call) -> Iterator[StreamEvent]:
     # The client lives as long as the stream: a collected ``genai.Client`` closes its HTTP client.
-    chunks = client.models.generate_content_stream(model=call.model, contents=_contents(call), config=_config(call))  # type: ignore[arg-type]
+    chunks = client.models.generate_content_stream(model=call.model, contents=_contents(call), config=_config(call))
     position = 0
     for chunk in chunks:
-        candidate = (chunk.candidates or [None])[0]
+        candidate = chunk.candidates[0] if chunk.candidates else None
         if candidate is None:
             continue
         for part in (candidate.content.parts if candidate.content else None) or ():
@@ -229,7 +229,7 @@ def complete(call: Call) -> Completion:
     client = _client(call)
     if call.stream:
         return _events(client, call)
-    return _response(client.models.generate_content(model=call.model, contents=_contents(call), config=_config(call)))  # type: ignore[arg-type]
+    return _response(client.models.generate_content(model=call.model, contents=_contents(call), config=_config(call)))
 
 
 def _retry_delay(details: Any) -> float | None:

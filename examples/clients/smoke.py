@@ -136,8 +136,8 @@ def judge(expect: Expectation, result: TurnResult, stream: bool) -> list[str]:
         calls = response.tool_calls
         if len(calls) != len(expect.tool_calls):
             problems.append(f"{len(calls)} calls {[c.name for c in calls]} != {len(expect.tool_calls)}")
-        for want, got in zip(expect.tool_calls, calls, strict=False):
-            if (why := _call_matches(want, got)) is not None:
+        for want_call, got_call in zip(expect.tool_calls, calls, strict=False):
+            if (why := _call_matches(want_call, got_call)) is not None:
                 problems.append(why)
     if expect.text is not None:
         text = response.text
@@ -147,13 +147,13 @@ def judge(expect: Expectation, result: TurnResult, stream: bool) -> list[str]:
     if expect.finish_reason is not None and response.finish_reason != expect.finish_reason:
         problems.append(f"finish {response.finish_reason} != {expect.finish_reason}")
     if stream and expect.events is not None:
-        types = [e.type for e in result.events]
+        types: list[str] = [e.type for e in result.events]
         position = 0
-        for want in expect.events:
+        for want_event in expect.events:
             try:
-                position = types.index(want, position) + 1
+                position = types.index(want_event, position) + 1
             except ValueError:
-                problems.append(f"event {want!r} missing in order ({' '.join(types[-6:])})")
+                problems.append(f"event {want_event!r} missing in order ({' '.join(types[-6:])})")
                 break
     return problems
 
