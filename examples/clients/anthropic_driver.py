@@ -24,7 +24,7 @@ from typing import Any
 import anthropic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _convert import StreamCalls, dumps, kind_for_code, kind_for_status, result_images, result_text, retry_after
+from _convert import StreamCalls, dumps, kind_for_code, kind_for_status, retry_after
 
 from conformance.clients.contract import Call, Completion, SimpleClient
 from conformance.model import (
@@ -32,9 +32,11 @@ from conformance.model import (
     ErrorKind,
     Finish,
     FinishReason,
+    Image,
     Part,
     Reasoning,
     ReasoningDelta,
+    Resource,
     Response,
     StreamEvent,
     Text,
@@ -71,19 +73,29 @@ def _blocks(call: Call) -> list[dict[str, Any]]:
                 content.append({"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments or {}})
             elif isinstance(part, ToolResult):
                 content.append(_tool_result(part))
-        out.append({"role": "assistant" if message.role == "assistant" else "user", "content": content})
+        role = "assistant" if message.role == "assistant" else "user"
+        if out and out[-1]["role"] == role:  # tool results then user text: one user turn, results first
+            out[-1]["content"].extend(content)
+        else:
+            out.append({"role": role, "content": content})
     return out
 
 
 def _tool_result(result: ToolResult) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
-    if text := result_text(result):
-        content.append({"type": "text", "text": text})
-    for image in result_images(result):
-        content.append(
-            {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
-        )
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.call_id, "content": content}
+    for item in result.content:
+        if isinstance(item, Text):
+            content.append({"type": "text", "text": item.text})
+        elif isinstance(item, Image) and item.data:
+            source = {"type": "base64", "media_type": item.media_type, "data": item.data}
+            content.append({"type": "image", "source": source})
+        elif isinstance(item, Resource) and item.text is not None:
+            content.append({"type": "text", "text": item.text})
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.call_id}
+    if len(content) == 1 and content[0]["type"] == "text":
+        block["content"] = content[0]["text"]
+    elif content:
+        block["content"] = content
     if result.is_error:
         block["is_error"] = True
     return block

@@ -277,6 +277,7 @@ def _responses_events(stream: Any) -> Iterator[StreamEvent]:
             kind = event.type
             if kind == "response.output_item.added" and event.item.type == "function_call":
                 yield from calls.start(event.item.id, event.item.call_id, event.item.name)
+                yield from calls.chunk(event.item.id, event.item.arguments or "")  # a call sent whole
             elif kind == "response.function_call_arguments.delta":
                 yield from calls.chunk(event.item_id, event.delta)
             elif kind == "response.function_call_arguments.done":
