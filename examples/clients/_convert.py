@@ -31,7 +31,9 @@ from conformance.model import (
 
 __all__ = [
     "StreamCalls",
+    "closing_events",
     "dumps",
+    "finish_call",
     "kind_for_code",
     "kind_for_status",
     "parse_arguments",
@@ -40,6 +42,27 @@ __all__ = [
     "retry_after",
     "tool_call",
 ]
+
+
+def closing_events(client: Any, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+    """``events``, then the client closed (its pooled sockets with it) once the stream is drained or dropped."""
+    try:
+        yield from events
+    finally:
+        client.close()
+
+
+def finish_call(client: Any, send: Any) -> Any:
+    """``send(client)``; the client closed unless the answer is a stream (which closes it when done)."""
+    try:
+        answer = send(client)
+    except BaseException:
+        client.close()
+        raise
+    if isinstance(answer, Iterator):
+        return closing_events(client, answer)
+    client.close()
+    return answer
 
 
 def dumps(value: Any) -> str:

@@ -199,13 +199,28 @@ async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
                 yield Finish(_finish(stop_reason, calls.any), stop_reason)
 
 
+async def _closing(client: anthropic.AsyncAnthropic, events: AsyncIterator[StreamEvent]) -> AsyncIterator[StreamEvent]:
+    """The events, then the client closed (its pooled sockets with it)."""
+    try:
+        async for event in events:
+            yield event
+    finally:
+        await client.close()
+
+
 async def complete(call: Call) -> Completion:
     # max_retries=0: the suite counts requests per turn; a hidden retry is a finding and would
     # take the next turn's recorded answer.
     client = anthropic.AsyncAnthropic(api_key=call.api_key, base_url=call.base_url, max_retries=0, timeout=call.timeout)
-    if call.stream:
-        return _events(await client.messages.create(**_kwargs(call), stream=True))
-    return _response(await client.messages.create(**_kwargs(call)))
+    try:
+        if call.stream:
+            return _closing(client, _events(await client.messages.create(**_kwargs(call), stream=True)))
+        response = _response(await client.messages.create(**_kwargs(call)))
+    except BaseException:
+        await client.close()
+        raise
+    await client.close()
+    return response
 
 
 _CLASSES: tuple[tuple[type[anthropic.APIStatusError], ErrorKind], ...] = (

@@ -31,7 +31,7 @@ from google import genai
 from google.genai import _mcp_utils, errors, types
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _convert import dumps, kind_for_code, kind_for_status, result_images, result_text, retry_after
+from _convert import dumps, finish_call, kind_for_code, kind_for_status, result_images, result_text, retry_after
 
 from conformance.clients.contract import Call, Completion, SimpleClient
 from conformance.model import (
@@ -201,9 +201,7 @@ def _response(response: types.GenerateContentResponse) -> Response:
     return Response(parts=tuple(parts), finish_reason=reason, provider_details={"finish_reason": raw})
 
 
-def _events(client: genai.Client, call: Call) -> Iterator[StreamEvent]:
-    # The client lives as long as the stream: a collected ``genai.Client`` closes its HTTP client.
-    chunks = client.models.generate_content_stream(model=call.model, contents=_contents(call), config=_config(call))
+def _events(chunks: Iterator[types.GenerateContentResponse]) -> Iterator[StreamEvent]:
     position = 0
     for chunk in chunks:
         candidate = chunk.candidates[0] if chunk.candidates else None
@@ -225,11 +223,19 @@ def _events(client: genai.Client, call: Call) -> Iterator[StreamEvent]:
             yield Finish(reason, raw)
 
 
-def complete(call: Call) -> Completion:
-    client = _client(call)
+def _send(client: genai.Client, call: Call) -> Completion:
     if call.stream:
-        return _events(client, call)
+        # The client must outlive the stream (a collected ``genai.Client`` closes its HTTP client):
+        # finish_call closes it once the events are drained.
+        return _events(
+            client.models.generate_content_stream(model=call.model, contents=_contents(call), config=_config(call))
+        )
     return _response(client.models.generate_content(model=call.model, contents=_contents(call), config=_config(call)))
+
+
+def complete(call: Call) -> Completion:
+    completion: Completion = finish_call(_client(call), lambda client: _send(client, call))
+    return completion
 
 
 def _retry_delay(details: Any) -> float | None:

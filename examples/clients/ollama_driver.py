@@ -25,7 +25,7 @@ from typing import Any
 import ollama
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _convert import dumps, kind_for_status, result_images, result_text
+from _convert import dumps, finish_call, kind_for_status, result_images, result_text
 
 from conformance.clients.contract import Call, Completion, SimpleClient
 from conformance.model import (
@@ -147,12 +147,18 @@ def _events(chunks: Iterator[Any]) -> Iterator[StreamEvent]:
             yield Finish(_finish(chunk.done_reason, position > 0), chunk.done_reason)
 
 
-def complete(call: Call) -> Completion:
-    # The ollama SDK has no retries of its own (one request per call), so nothing to turn off.
-    client = ollama.Client(host=call.base_url, timeout=call.timeout)
+def _send(client: ollama.Client, call: Call) -> Completion:
     if call.stream:
         return _events(client.chat(**_kwargs(call), stream=True))
     return _response(client.chat(**_kwargs(call), stream=False))
+
+
+def complete(call: Call) -> Completion:
+    # The ollama SDK has no retries of its own (one request per call), so nothing to turn off.
+    completion: Completion = finish_call(
+        ollama.Client(host=call.base_url, timeout=call.timeout), lambda client: _send(client, call)
+    )
+    return completion
 
 
 def error_info(exc: BaseException) -> ErrorInfo | None:

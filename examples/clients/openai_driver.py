@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _convert import (
     StreamCalls,
     dumps,
+    finish_call,
     kind_for_code,
     kind_for_status,
     result_images,
@@ -301,8 +302,7 @@ def _responses_events(stream: Any) -> Iterator[StreamEvent]:
 # ---- the client -----------------------------------------------------------------------------
 
 
-def complete(call: Call) -> Completion:
-    client = _client(call)
+def _send(client: openai.OpenAI, call: Call) -> Completion:
     if call.wire == "openai_responses":
         if call.stream:
             return _responses_events(client.responses.create(**_responses_kwargs(call), stream=True))
@@ -310,6 +310,11 @@ def complete(call: Call) -> Completion:
     if call.stream:
         return _chat_events(client.chat.completions.create(**_chat_kwargs(call), stream=True))
     return _chat_response(client.chat.completions.create(**_chat_kwargs(call)))
+
+
+def complete(call: Call) -> Completion:
+    completion: Completion = finish_call(_client(call), lambda client: _send(client, call))
+    return completion
 
 
 def error_info(exc: BaseException) -> ErrorInfo | None:
