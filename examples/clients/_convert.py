@@ -1,0 +1,255 @@
+"""Helpers the official-SDK drivers share: argument text, tool-result text, error kinds, stream calls.
+
+Stdlib and ``conformance.model`` only (never ``conformance.adapters``: a driver must judge the
+library's translation, not ours). Each driver keeps its own wire conversion; what lives here is
+what every user of these SDKs writes the same way: ``json.loads`` of the argument text, the text of
+an MCP tool result, the ``retry-after`` headers, and the bookkeeping that turns a library's
+streamed call fragments into ``ToolCallStart``/``ToolCallChunk``/``ToolCallEnd`` events.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from conformance.model import (
+    ErrorKind,
+    Image,
+    Resource,
+    StreamEvent,
+    Text,
+    ToolCall,
+    ToolCallChunk,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolResult,
+)
+
+__all__ = [
+    "StreamCalls",
+    "closing_events",
+    "dumps",
+    "finish_call",
+    "kind_for_code",
+    "kind_for_status",
+    "parse_arguments",
+    "result_images",
+    "result_text",
+    "retry_after",
+    "tool_call",
+]
+
+
+def closing_events(client: Any, events: Iterator[StreamEvent]) -> Iterator[StreamEvent]:
+    """``events``, then the client closed (its pooled sockets with it) once the stream is drained or dropped."""
+    try:
+        yield from events
+    finally:
+        client.close()
+
+
+def finish_call(client: Any, send: Any) -> Any:
+    """``send(client)``; the client closed unless the answer is a stream (which closes it when done)."""
+    try:
+        answer = send(client)
+    except BaseException:
+        client.close()
+        raise
+    if isinstance(answer, Iterator):
+        return closing_events(client, answer)
+    client.close()
+    return answer
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, as the drivers send argument objects and report object-valued arguments."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The arguments a caller gets from ``json.loads`` of the text, or why it cannot use them.
+
+    An empty text is a call without arguments (``{}``), as every SDK's own helpers read it.
+    """
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return None, f"invalid JSON: {exc}"
+    if not isinstance(value, dict):
+        return None, f"arguments are a JSON {type(value).__name__}, not an object"
+    return value, None
+
+
+def tool_call(call_id: str, name: str, raw: str, *, details: Mapping[str, Any] | None = None) -> ToolCall:
+    """A ``ToolCall`` from argument text (parsed as ``parse_arguments`` does)."""
+    arguments, error = parse_arguments(raw)
+    return ToolCall(
+        id=call_id,
+        name=name,
+        arguments=arguments,
+        arguments_raw=raw,
+        arguments_error=error,
+        provider_details=dict(details or {}),
+    )
+
+
+def result_text(result: ToolResult) -> str:
+    """The text of an MCP tool result (text items and embedded text resources, joined by newlines)."""
+    texts: list[str] = []
+    for item in result.content:
+        if isinstance(item, Text):
+            texts.append(item.text)
+        elif isinstance(item, Resource) and item.text is not None:
+            texts.append(item.text)
+    return "\n".join(texts)
+
+
+def result_images(result: ToolResult) -> list[Image]:
+    """The inline images of an MCP tool result."""
+    return [item for item in result.content if isinstance(item, Image) and item.data]
+
+
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    if not headers:
+        return None
+    lower = {str(k).lower(): str(v) for k, v in headers.items()}
+    if (ms := lower.get("retry-after-ms")) is not None:
+        try:
+            return float(ms) / 1000.0
+        except ValueError:
+            pass
+    value = lower.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        from datetime import datetime
+
+        return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def kind_for_status(status: int | None) -> ErrorKind:
+    """The error kind an HTTP status means."""
+    if status is None:
+        return "unknown"
+    table: dict[int, ErrorKind] = {
+        400: "invalid_request",
+        401: "auth",
+        403: "permission",
+        404: "not_found",
+        413: "context_length",
+        422: "invalid_request",
+        429: "rate_limit",
+        503: "overloaded",
+        529: "overloaded",
+    }
+    if status in table:
+        return table[status]
+    if 500 <= status < 600:
+        return "server"
+    if 400 <= status < 500:
+        return "invalid_request"
+    return "unknown"
+
+
+_CODES: dict[str, ErrorKind] = {
+    # Anthropic error types
+    "invalid_request_error": "invalid_request",
+    "authentication_error": "auth",
+    "permission_error": "permission",
+    "not_found_error": "not_found",
+    "request_too_large": "context_length",
+    "rate_limit_error": "rate_limit",
+    "api_error": "server",
+    "overloaded_error": "overloaded",
+    # OpenAI error types / codes
+    "server_error": "server",
+    "rate_limit_exceeded": "rate_limit",
+    "insufficient_quota": "rate_limit",
+    "context_length_exceeded": "context_length",
+    "invalid_api_key": "auth",
+    # Google RPC statuses
+    "INVALID_ARGUMENT": "invalid_request",
+    "FAILED_PRECONDITION": "invalid_request",
+    "UNAUTHENTICATED": "auth",
+    "PERMISSION_DENIED": "permission",
+    "NOT_FOUND": "not_found",
+    "RESOURCE_EXHAUSTED": "rate_limit",
+    "INTERNAL": "server",
+    "UNAVAILABLE": "overloaded",
+    "DEADLINE_EXCEEDED": "server",
+}
+
+
+def kind_for_code(*codes: object) -> ErrorKind | None:
+    """The error kind of the first provider error type/code string that names one."""
+    for code in codes:
+        if isinstance(code, str) and code in _CODES:
+            return _CODES[code]
+    return None
+
+
+@dataclass
+class _Call:
+    id: str
+    name: str
+    position: int
+    raw: list[str] = field(default_factory=list)
+    ended: bool = False
+
+
+@dataclass
+class StreamCalls:
+    """Turns a library's streamed call pieces (keyed by its own index, item id or block) into events.
+
+    ``start`` opens a call once (a repeated id/name on a later piece is not a new call), ``chunk``
+    adds argument text, ``end``/``end_all`` close them with the text parsed. ``positions`` count
+    the calls of this response from 0, whatever key the wire used.
+    """
+
+    calls: dict[object, _Call] = field(default_factory=dict)
+
+    def start(self, key: object, call_id: str, name: str) -> Iterator[StreamEvent]:
+        if key in self.calls:
+            return
+        call = _Call(id=call_id, name=name, position=len(self.calls))
+        self.calls[key] = call
+        yield ToolCallStart(tool_call_id=call_id, tool_call_name=name, index=call.position)
+
+    def chunk(self, key: object, text: str) -> Iterator[StreamEvent]:
+        call = self.calls.get(key)
+        if call is None or not text:
+            return
+        call.raw.append(text)
+        yield ToolCallChunk(call.id, text)
+
+    def end(self, key: object, complete: str | None = None) -> Iterator[StreamEvent]:
+        call = self.calls.get(key)
+        if call is None or call.ended:
+            return
+        call.ended = True
+        raw = "".join(call.raw) if complete is None else complete
+        arguments, error = parse_arguments(raw)
+        yield ToolCallEnd(
+            tool_call_id=call.id, tool_call_arguments_complete=raw, arguments=arguments, arguments_error=error
+        )
+
+    def end_all(self) -> Iterator[StreamEvent]:
+        for key in list(self.calls):
+            yield from self.end(key)
+
+    @property
+    def any(self) -> bool:
+        return bool(self.calls)

@@ -1,0 +1,375 @@
+"""Driver for the official ``openai`` Python SDK (3.57), sync client, on two wires.
+
+- ``openai_chat``: ``client.chat.completions.create(...)``; a stream's events are built from the
+  SDK's ``ChatCompletionChunk`` deltas (text, ``tool_calls[i]`` keyed by their ``index``,
+  ``finish_reason``); a non-stream answer from ``ChatCompletion.choices[0].message``.
+- ``openai_responses``: ``client.responses.create(...)``; a stream's events from the SDK's typed
+  Responses events (``response.output_item.added`` opens a call, ``function_call_arguments.delta``
+  / ``.done`` carry its arguments, ``response.completed`` / ``incomplete`` / ``failed`` end it).
+
+The SDK raises ``APIStatusError`` subclasses on an HTTP error, ``APIError`` (no status) on an
+error event inside a stream and ``APIConnectionError`` when the body breaks off; ``error_info``
+maps them. Run: ``conformance certify --client examples/clients/openai_driver.py:CLIENT``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _convert import (
+    StreamCalls,
+    dumps,
+    finish_call,
+    kind_for_code,
+    kind_for_status,
+    result_images,
+    result_text,
+    retry_after,
+    tool_call,
+)
+
+from conformance.clients.contract import Call, Completion, SimpleClient
+from conformance.model import (
+    ErrorInfo,
+    Finish,
+    FinishReason,
+    Part,
+    Reasoning,
+    ReasoningDelta,
+    Response,
+    StreamEvent,
+    Text,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+)
+
+_CHAT_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+
+
+def _client(call: Call) -> openai.OpenAI:
+    # max_retries=0: the suite counts requests per turn; a hidden retry is a finding and would
+    # take the next turn's recorded answer.
+    return openai.OpenAI(api_key=call.api_key, base_url=call.base_url + "/v1", max_retries=0, timeout=call.timeout)
+
+
+def _finish(reason: FinishReason, has_calls: bool) -> FinishReason:
+    """The unified reason: ``tool_calls`` whenever complete calls came back (a forced call says ``stop``)."""
+    return "tool_calls" if has_calls and reason == "stop" else reason
+
+
+# ---- openai_chat ----------------------------------------------------------------------------
+
+
+def _chat_messages(call: Call) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if call.system:
+        out.append({"role": "system", "content": call.system})
+    for message in call.messages:
+        texts = "".join(p.text for p in message.parts if isinstance(p, Text))
+        if message.role == "user":
+            out.append({"role": "user", "content": texts})
+        elif message.role == "assistant":
+            calls = [p for p in message.parts if isinstance(p, ToolCall)]
+            entry: dict[str, Any] = {"role": "assistant", "content": texts or None}
+            if calls:
+                entry["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": c.arguments_raw or dumps(c.arguments or {})},
+                    }
+                    for c in calls
+                ]
+            out.append(entry)
+        else:
+            for result in message.parts:
+                if isinstance(result, ToolResult):
+                    out.append({"role": "tool", "tool_call_id": result.call_id, "content": result_text(result)})
+    return out
+
+
+def _chat_kwargs(call: Call) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"model": call.model, "messages": _chat_messages(call)}
+    if call.tools:
+        kwargs["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    **({"description": t.description} if t.description else {}),
+                    "parameters": dict(t.input_schema),
+                },
+            }
+            for t in call.tools
+        ]
+    if call.tool_choice in ("auto", "none", "required"):
+        kwargs["tool_choice"] = call.tool_choice
+    elif call.tool_choice is not None:
+        kwargs["tool_choice"] = {"type": "function", "function": {"name": call.tool_choice}}
+    if call.parallel_tool_calls is not None:
+        kwargs["parallel_tool_calls"] = call.parallel_tool_calls
+    if call.max_tokens is not None:
+        kwargs["max_tokens"] = call.max_tokens
+    return kwargs
+
+
+def _chat_response(completion: Any) -> Response:
+    choice = completion.choices[0]
+    message = choice.message
+    parts: list[Part] = []
+    if message.content:
+        parts.append(Text(text=message.content))
+    for tc in message.tool_calls or ():
+        parts.append(tool_call(tc.id, tc.function.name, tc.function.arguments or ""))
+    reason = _CHAT_FINISH.get(choice.finish_reason or "", "other")
+    return Response(
+        parts=tuple(parts),
+        finish_reason=_finish(reason, any(isinstance(p, ToolCall) for p in parts)),
+        provider_details={"finish_reason": choice.finish_reason},
+    )
+
+
+def _chat_events(stream: Any) -> Iterator[StreamEvent]:
+    calls = StreamCalls()
+    with stream:
+        for chunk in stream:
+            for choice in chunk.choices[:1]:
+                delta = choice.delta
+                reasoning = (delta.model_extra or {}).get("reasoning_content")
+                if isinstance(reasoning, str) and reasoning:
+                    yield ReasoningDelta(text=reasoning)
+                if delta.content:
+                    yield TextDelta(delta.content)
+                for tc in delta.tool_calls or ():
+                    fn = tc.function
+                    if tc.index not in calls.calls:
+                        yield from calls.start(tc.index, tc.id or "", (fn.name if fn else None) or "")
+                    if fn is not None and fn.arguments:
+                        yield from calls.chunk(tc.index, fn.arguments)
+                if choice.finish_reason is not None:
+                    yield from calls.end_all()
+                    reason = _CHAT_FINISH.get(choice.finish_reason, "other")
+                    yield Finish(_finish(reason, calls.any), choice.finish_reason)
+
+
+# ---- openai_responses -----------------------------------------------------------------------
+
+
+def _responses_input(call: Call) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in call.messages:
+        if message.role == "tool":
+            out.extend(_function_output(r) for r in message.parts if isinstance(r, ToolResult))
+            continue
+        for r in message.parts:
+            if isinstance(r, Reasoning) and isinstance(r.provider_details.get("item"), dict):
+                out.append(dict(r.provider_details["item"]))  # replayed as the SDK returned it
+        texts = "".join(p.text for p in message.parts if isinstance(p, Text))
+        if texts:
+            out.append({"role": message.role, "content": texts})
+        for c in message.parts:
+            if isinstance(c, ToolCall):
+                item: dict[str, Any] = {
+                    "type": "function_call",
+                    "call_id": c.id,
+                    "name": c.name,
+                    "arguments": c.arguments_raw or dumps(c.arguments or {}),
+                }
+                if isinstance(c.provider_details.get("item_id"), str):
+                    item["id"] = c.provider_details["item_id"]
+                out.append(item)
+    return out
+
+
+def _function_output(result: ToolResult) -> dict[str, Any]:
+    images = result_images(result)
+    output: Any = result_text(result)
+    if images:
+        output = ([{"type": "input_text", "text": output}] if output else []) + [
+            {"type": "input_image", "image_url": f"data:{i.media_type};base64,{i.data}"} for i in images
+        ]
+    return {"type": "function_call_output", "call_id": result.call_id, "output": output}
+
+
+def _responses_kwargs(call: Call) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"model": call.model, "input": _responses_input(call)}
+    if call.system:
+        kwargs["instructions"] = call.system
+    if call.tools:
+        kwargs["tools"] = [
+            {
+                "type": "function",
+                "name": t.name,
+                **({"description": t.description} if t.description else {}),
+                "parameters": dict(t.input_schema),
+                "strict": False,
+            }
+            for t in call.tools
+        ]
+    if call.tool_choice in ("auto", "none", "required"):
+        kwargs["tool_choice"] = call.tool_choice
+    elif call.tool_choice is not None:
+        kwargs["tool_choice"] = {"type": "function", "name": call.tool_choice}
+    if call.parallel_tool_calls is not None:
+        kwargs["parallel_tool_calls"] = call.parallel_tool_calls
+    if call.max_tokens is not None:
+        kwargs["max_output_tokens"] = call.max_tokens
+    return kwargs
+
+
+def _responses_finish(response: Any, has_calls: bool) -> tuple[FinishReason, str]:
+    status = str(response.status or "")
+    if status == "incomplete":
+        why = str(getattr(response.incomplete_details, "reason", None) or "")
+        return (
+            "length" if why == "max_output_tokens" else "content_filter" if why == "content_filter" else "other"
+        ), why
+    if status == "failed":
+        return "error", status
+    return _finish("stop", has_calls), status
+
+
+def _responses_response(response: Any) -> Response:
+    parts: list[Part] = []
+    for item in response.output:
+        if item.type == "reasoning":
+            parts.append(
+                Reasoning(text=_reasoning_text(item), provider_details={"item": item.model_dump(exclude_none=True)})
+            )
+        elif item.type == "message":
+            text = "".join(c.text for c in item.content if c.type == "output_text")
+            if text:
+                parts.append(Text(text=text))
+        elif item.type == "function_call":
+            parts.append(tool_call(item.call_id, item.name, item.arguments or "", details={"item_id": item.id}))
+    reason, raw = _responses_finish(response, any(isinstance(p, ToolCall) for p in parts))
+    error = None
+    if response.error is not None:
+        error = ErrorInfo(
+            kind=kind_for_code(response.error.code) or "server",
+            message=response.error.message,
+            code=response.error.code,
+        )
+    return Response(parts=tuple(parts), finish_reason=reason, error=error, provider_details={"status": raw})
+
+
+def _reasoning_text(item: Any) -> str:
+    return "".join(s.text for s in item.summary or ()) or "".join(c.text for c in item.content or ())
+
+
+def _responses_events(stream: Any) -> Iterator[StreamEvent]:
+    calls = StreamCalls()
+    reasoning_streamed: set[str] = set()
+    with stream:
+        for event in stream:
+            kind = event.type
+            if kind == "response.output_item.added" and event.item.type == "function_call":
+                yield from calls.start(event.item.id, event.item.call_id, event.item.name)
+                yield from calls.chunk(event.item.id, event.item.arguments or "")  # a call sent whole
+            elif kind == "response.function_call_arguments.delta":
+                yield from calls.chunk(event.item_id, event.delta)
+            elif kind == "response.function_call_arguments.done":
+                yield from calls.end(event.item_id, event.arguments)
+            elif kind == "response.output_text.delta":
+                yield TextDelta(event.delta)
+            elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+                reasoning_streamed.add(event.item_id)
+                yield ReasoningDelta(text=event.delta)
+            elif kind == "response.output_item.done" and event.item.type == "reasoning":
+                # The whole item closes the block (and carries it for replay); its summary is the text
+                # when no delta streamed it.
+                text = "" if event.item.id in reasoning_streamed else _reasoning_text(event.item)
+                yield ReasoningDelta(text=text, provider_details={"item": event.item.model_dump(exclude_none=True)})
+            elif kind in ("response.completed", "response.incomplete", "response.failed"):
+                yield from calls.end_all()
+                reason, raw = _responses_finish(event.response, calls.any)
+                yield Finish(reason, raw)
+
+
+# ---- the client -----------------------------------------------------------------------------
+
+
+def _send(client: openai.OpenAI, call: Call) -> Completion:
+    if call.wire == "openai_responses":
+        if call.stream:
+            return _responses_events(client.responses.create(**_responses_kwargs(call), stream=True))
+        return _responses_response(client.responses.create(**_responses_kwargs(call)))
+    if call.stream:
+        return _chat_events(client.chat.completions.create(**_chat_kwargs(call), stream=True))
+    return _chat_response(client.chat.completions.create(**_chat_kwargs(call)))
+
+
+def complete(call: Call) -> Completion:
+    completion: Completion = finish_call(_client(call), lambda client: _send(client, call))
+    return completion
+
+
+def error_info(exc: BaseException) -> ErrorInfo | None:
+    if isinstance(exc, openai.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        inner = body.get("error", body)
+        code = inner.get("code") if isinstance(inner, dict) else None
+        kind = kind_for_status(exc.status_code)
+        if kind == "invalid_request" and code == "context_length_exceeded":
+            kind = "context_length"
+        return ErrorInfo(
+            kind=kind,
+            message=exc.message,
+            status=exc.status_code,
+            retry_after=retry_after(exc.response.headers),
+            code=str(code) if code is not None else exc.type,
+        )
+    if isinstance(exc, openai.APITimeoutError):
+        return ErrorInfo(kind="unknown", message=f"timeout: {exc.message}")
+    if isinstance(exc, openai.APIConnectionError):
+        # Also raised from a stream's byte iterator when the body breaks off after the 200 headers
+        # (its cause is then the transport's protocol/read error, not a failed connect).
+        broken = type(exc.__cause__).__name__ in ("RemoteProtocolError", "ReadError")
+        return ErrorInfo(
+            kind="stream_incomplete" if broken else "unknown", message=f"{exc.message} ({exc.__cause__!r})"
+        )
+    if isinstance(exc, openai.APIResponseValidationError):
+        return ErrorInfo(kind="malformed_response", message=exc.message, status=exc.status_code)
+    if isinstance(exc, openai.APIError):
+        # An error event inside a 200 stream: no status, the body is the event's ``error`` object.
+        return ErrorInfo(
+            kind=kind_for_code(exc.code, exc.type) or "unknown", message=exc.message, code=exc.code or exc.type
+        )
+    return None
+
+
+_CHAT = frozenset(
+    {
+        "streaming",
+        "parallel_tool_calls",
+        "disable_parallel_tool_calls",
+        "tool_choice_auto",
+        "tool_choice_none",
+        "tool_choice_required",
+        "tool_choice_named",
+        "system_prompt",
+        "call_ids",
+    }
+)
+
+CLIENT = SimpleClient(
+    name=f"openai-python {openai.__version__}",
+    wires={"openai_chat": _CHAT, "openai_responses": _CHAT | {"images_in_tool_results"}},
+    complete=complete,
+    error_info=error_info,
+)
+
+__all__ = ["CLIENT"]

@@ -1,0 +1,275 @@
+"""The official-SDK drivers (``examples/clients/*_driver.py``) certified over every bundled scenario.
+
+Each driver keeps the Client contract and imports nothing of ``conformance.adapters`` (a driver
+must judge the library's translation, never ours). Certified with ``conformance.clients.harness``
+(the emulator playing each scenario's cassette), a driver's run is its SDK's baseline: no case may
+ERROR (an ERROR is a driver bug), and every failing check must be one of the SDK's findings below,
+each explained from the SDK's own source; a finding that no longer fails is stale (the SDK, the
+driver or the suite changed: look, then update the table). The findings stay FAILs in the reports
+(they are not the drivers' ``known_gaps``, which are only for behaviour a library documents).
+
+An SDK that is not installed skips its driver.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.clients.contract import client_problems
+from conformance.clients.harness import CertifyOptions, certify
+from conformance.scenarios.loader import load_scenarios
+from conformance.verdicts import RunResult
+
+pytestmark = pytest.mark.filterwarnings(
+    # anthropic 2.14 warns on the suite's default model (claude-sonnet-4-5: end of life 2026-11-30)
+    "ignore:The model .* is deprecated:DeprecationWarning"
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENTS = ROOT / "examples" / "clients"
+DRIVERS = {"openai": "openai", "anthropic": "anthropic", "google_genai": "google.genai", "ollama": "ollama"}
+"""Driver file stem -> the SDK module it drives."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    wire: str
+    check: str
+    scenarios: str
+    """An id glob."""
+    why: str
+
+
+def _f(wire: str, check: str, scenarios: str, why: str) -> Finding:
+    return Finding(wire, check, scenarios, why)
+
+
+# Findings every raising SDK shares: the harness records a library that raises mid-stream as the
+# events it yielded plus one error event (no finish), and a raise before any event as no events.
+_RAISES_MID_STREAM = "the SDK raises instead of yielding an error event; the turn gets no finish event"
+_SILENT_END = "the SDK ends the iteration silently when the body closes without the terminator"
+
+
+def _broken_streams(wire: str, *, typed_disconnect: bool) -> list[Finding]:
+    out = [
+        _f(wire, "streaming.events", "errors/stream_*", _RAISES_MID_STREAM + " / " + _SILENT_END),
+        _f(wire, "streaming.lifecycle", "errors/*", _RAISES_MID_STREAM + " / " + _SILENT_END),
+        _f(wire, "recovery.broken_stream", "errors/stream_*", _RAISES_MID_STREAM + " / " + _SILENT_END),
+        _f(wire, "recovery.provider_error", "errors/stream_no_terminator", _SILENT_END),
+        _f(
+            wire,
+            "recovery.provider_error",
+            "errors/malformed_body",
+            "a body that is not JSON raises json.JSONDecodeError",
+        ),
+        _f(wire, "client.typed_errors", "errors/malformed_body", "a body that is not JSON raises json.JSONDecodeError"),
+    ]
+    if not typed_disconnect:
+        why = "a body cut mid-stream raises the transport's RemoteProtocolError, not an SDK exception"
+        out += [
+            _f(wire, "recovery.provider_error", "errors/stream_disconnect*", why),
+            _f(wire, "client.typed_errors", "errors/stream_disconnect*", why),
+        ]
+    return out
+
+
+def _names(
+    wire: str, checks: tuple[str, ...] = ("translation.tool_names", "translation.request_shape")
+) -> list[Finding]:
+    why = "the SDK sends tool names as given (no mapping of MCP names to the wire's name pattern)"
+    return [_f(wire, check, "names/*", why) for check in checks]
+
+
+_UNTERMINATED = "the SDK's SSE decoder drops a last event that has no blank line after it (no finish)"
+
+FINDINGS: dict[str, list[Finding]] = {
+    "openai": [
+        *(f for wire in ("openai_chat", "openai_responses") for f in _broken_streams(wire, typed_disconnect=True)),
+        *_names("openai_chat"),
+        *_names("openai_responses"),
+        *(
+            _f("openai_responses", check, "streaming/unterminated_last_event", _UNTERMINATED)
+            for check in ("roundtrip.finish_reason", "streaming.events", "streaming.lifecycle")
+        ),
+    ],
+    "anthropic": [
+        *_broken_streams("anthropic", typed_disconnect=False),
+        *_names("anthropic"),
+        _f(
+            "anthropic",
+            "translation.request_shape",
+            "schemas/empty_schema",
+            "the SDK sends input_schema as given: an MCP inputSchema {} has no type",
+        ),
+        *(
+            _f("anthropic", check, "streaming/unterminated_last_event", _UNTERMINATED)
+            for check in ("roundtrip.finish_reason", "streaming.events", "streaming.lifecycle")
+        ),
+    ],
+    "google_genai": [
+        *_broken_streams("gemini", typed_disconnect=False),
+        *_names("gemini"),
+        _f(
+            "gemini",
+            "translation.tool_definitions",
+            "*",
+            "Schema.from_json_schema spells types as the Type enum (OBJECT, STRING) and bounds as floats; "
+            "the check compares case- and type-sensitively",
+        ),
+        *(
+            _f(
+                "gemini",
+                check,
+                "schemas/*",
+                "_mcp_utils._filter_to_supported_schema recurses into a boolean "
+                "additionalProperties: AttributeError before any request",
+            )
+            for check in ("client.one_request", "client.typed_errors")
+        ),
+        *(
+            _f(
+                "gemini",
+                check,
+                "arguments/*",
+                "functionCall.args that is not an object fails the SDK's "
+                "pydantic model: ValidationError instead of a response",
+            )
+            for check in ("client.typed_errors", "recovery.provider_error", "streaming.lifecycle")
+        ),
+        *(
+            _f(
+                "gemini",
+                check,
+                scenario,
+                "FunctionResponse.parts go out in snake_case (inline_data, mime_type), which the reference "
+                "reader does not read back",
+            )
+            for check in ("translation.wire_paths", "roundtrip.request")
+            for scenario in ("tool_results/image_content", "tool_results/text_and_image", "mcp/render_chart")
+        ),
+    ],
+    "ollama": [
+        *_broken_streams("ollama", typed_disconnect=False),
+        *_names("ollama", ("translation.tool_names",)),
+        _f("ollama", "recovery.provider_error", "errors/rate_limit", "ResponseError keeps no headers: no retry-after"),
+        _f(
+            "ollama",
+            "translation.tool_definitions",
+            "arguments/nested_objects_arrays",
+            "the SDK's Tool.Function.Parameters.Property model drops a nested object's properties",
+        ),
+        *(
+            _f("ollama", "translation.wire_paths", scenario, "the SDK always sends tools ([] when none are given)")
+            for scenario in ("basic/no_tools", "tool_choice/none")
+        ),
+        *(
+            _f(
+                "ollama",
+                check,
+                pattern,
+                "a tool call whose arguments are not an object (or are missing) fails the "
+                "SDK's pydantic ChatResponse: ValidationError instead of a response",
+            )
+            for pattern in ("arguments/*", "streaming/empty_args_string")
+            for check in ("client.typed_errors", "recovery.provider_error", "streaming.lifecycle")
+        ),
+        _f(
+            "ollama",
+            "streaming.events",
+            "streaming/empty_args_string",
+            "a streamed call without arguments fails the SDK's pydantic ChatResponse before any event",
+        ),
+    ],
+}
+
+
+def _load(stem: str) -> Any:
+    from conformance.cli.certify import load_client
+
+    return load_client(f"{CLIENTS / (stem + '_driver.py')}:CLIENT")
+
+
+_RUNS: dict[str, RunResult] = {}
+
+
+def _run(stem: str) -> RunResult:
+    if stem not in _RUNS:
+        scenarios = load_scenarios([ROOT / "scenarios"], root=ROOT / "scenarios").scenarios
+        options = CertifyOptions(cassette_dir=ROOT / "cassettes", timeout=20.0)
+        _RUNS[stem] = certify(scenarios, _load(stem), options)
+    return _RUNS[stem]
+
+
+@pytest.fixture(params=sorted(DRIVERS))
+def driver(request: pytest.FixtureRequest) -> str:
+    stem: str = request.param
+    pytest.importorskip(DRIVERS[stem])
+    return stem
+
+
+def test_driver_keeps_the_contract(driver: str) -> None:
+    assert client_problems(_load(driver)) == []
+
+
+def test_driver_imports_no_reference_adapter(driver: str) -> None:
+    for path in (CLIENTS / f"{driver}_driver.py", CLIENTS / "_convert.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for name in names:
+                assert not name.startswith("conformance.") or name in (
+                    "conformance.model",
+                    "conformance.clients.contract",
+                ), f"{path.name} imports {name}"
+
+
+def _covered(stem: str, wire: str, check: str, scenario: str) -> Finding | None:
+    for finding in FINDINGS[stem]:
+        if finding.wire == wire and finding.check == check and fnmatch.fnmatchcase(scenario, finding.scenarios):
+            return finding
+    return None
+
+
+def test_baseline_every_failure_is_a_known_sdk_finding(driver: str) -> None:
+    run = _run(driver)
+    errors = [f"{c.adapter} {c.scenario} [{c.mode}]: {c.message}" for c in run.cases if c.status in ("error", "stale")]
+    assert not errors, "cases that ERROR are driver bugs:\n" + "\n".join(errors)
+    unexplained: list[str] = []
+    used: set[Finding] = set()
+    for case in run.cases:
+        wire = case.adapter.rpartition("/")[2]
+        for verdict in case.checks:
+            if verdict.status != "fail":
+                continue
+            finding = _covered(driver, wire, verdict.check, case.scenario)
+            if finding is None:
+                first = verdict.findings[0] if verdict.findings else None
+                detail = f"{first.path}: {first.message}" if first is not None else ""
+                unexplained.append(f"{wire} {case.scenario} [{case.mode}] {verdict.check}: {detail}")
+            else:
+                used.add(finding)
+    assert not unexplained, "failures no finding explains (a driver bug, or a new SDK finding):\n" + "\n".join(
+        unexplained
+    )
+    stale = [f"{f.wire} {f.check} @ {f.scenarios}" for f in FINDINGS[driver] if f not in used]
+    assert not stale, "findings that no longer fail (update the table):\n" + "\n".join(stale)
+
+
+def test_baseline_passes_the_scenarios_the_sdk_handles(driver: str) -> None:
+    """The bulk of the suite passes: a driver whose conversion broke fails far more than its findings."""
+    run = _run(driver)
+    passed = sum(1 for c in run.cases if c.status == "pass")
+    judged = sum(1 for c in run.cases if c.status in ("pass", "fail"))
+    floor = {"openai": 0.8, "anthropic": 0.8, "google_genai": 0.1, "ollama": 0.65}[driver]
+    assert judged and passed / judged >= floor, f"{passed}/{judged} cases pass"
