@@ -232,8 +232,8 @@ ERRORS: tuple[tuple[type[BaseException], str], ...] = (
 
 
 def _retry_after(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or {}
+    headers = getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
+    headers = headers or {}
     try:
         if (ms := headers.get("retry-after-ms")) is not None:
             return float(ms) / 1000.0
