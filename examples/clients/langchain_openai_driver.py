@@ -111,7 +111,7 @@ def _model(call: Call) -> Any:
     tools = [
         {
             "type": "function",
-            "function": {"name": t.name, "description": t.description or "", "parameters": t.input_schema},
+            "function": {"name": t.name, "description": t.description or "", "parameters": dict(t.input_schema)},
         }
         for t in call.tools
     ]
@@ -188,7 +188,7 @@ ERRORS: tuple[tuple[type[BaseException], str], ...] = (
     (openai.APITimeoutError, "server"),
     (openai.APIConnectionError, "stream_incomplete"),
     (openai.APIStatusError, "server"),
-    (openai.APIError, "unknown"),
+    (openai.APIError, "server"),  # no status: the SDK raises it for an error event inside a stream
 )
 
 
