@@ -1,7 +1,8 @@
-"""The four check families run on every case; each gives verdicts with stable check ids and never raises.
+"""The check families run on every case; each gives verdicts with stable check ids and never raises.
 
-``translation`` (``conformance.checks.translation``), ``roundtrip``, ``streaming`` and ``recovery``:
-see each module's docstring for its check ids. ``run_checks`` runs the chosen families and turns
+``translation`` (``conformance.checks.translation``), ``roundtrip``, ``streaming`` and ``recovery``,
+and for black-box clients (``conformance certify``) ``client``: see each module's docstring for its
+check ids. ``run_checks`` runs the chosen families and turns
 a family that raised into an ERROR verdict (``<family>.internal``) with the traceback, so one broken
 check never hides the others.
 """
@@ -12,6 +13,7 @@ import traceback
 from collections.abc import Iterable, Mapping
 
 from conformance.checks._common import CaseContext, Check, diff_findings, verdict
+from conformance.checks.client import check_client
 from conformance.checks.recovery import check_recovery
 from conformance.checks.roundtrip import check_roundtrip
 from conformance.checks.streaming import check_streaming
@@ -25,6 +27,7 @@ FAMILIES: Mapping[str, Check] = {
     "roundtrip": check_roundtrip,
     "streaming": check_streaming,
     "recovery": check_recovery,
+    "client": check_client,
 }
 """Family name -> check function, in report order."""
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.adapters.base import Adapter
+from conformance.clients.evidence import ClientTurn
 from conformance.model import Request
 from conformance.run.conversation import ConversationOutcome
 from conformance.scenarios.values import Mode, Scenario
@@ -32,6 +33,9 @@ class CaseContext:
     exhaustive: bool = False
     """Streaming: every 2-way cut of each stream, besides single bytes and seeded random cuts."""
     seed: int = 0
+    client: tuple[ClientTurn, ...] | None = None
+    """A black-box case (``conformance certify``): what the client did each turn. The wire bodies are
+    then the client's own, so checks that judge our decoder or our encoder's spelling step aside."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     _read_backs: dict[int, Request] = field(default_factory=dict, compare=False, repr=False)
 

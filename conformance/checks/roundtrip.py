@@ -82,7 +82,8 @@ def check_roundtrip(ctx: CaseContext) -> Sequence[CheckVerdict]:
     if ran_finish:
         verdicts.append(verdict("roundtrip.finish_reason", finish))
     verdicts.append(_request_roundtrip(ctx))
-    verdicts.append(_wire_roundtrip(ctx))
+    if ctx.client is None:  # a client's body is its own spelling, judged on its read-back instead
+        verdicts.append(_wire_roundtrip(ctx))
     ids = _call_ids(ctx)
     if ids is not None:
         verdicts.append(ids)

@@ -31,19 +31,30 @@ RANDOM_SPLITS = 3
 def check_streaming(ctx: CaseContext) -> Sequence[CheckVerdict]:
     if ctx.mode != "stream" or not ctx.outcome.turns:
         return ()
-    verdicts = (_lifecycle(ctx), _chunk_invariance(ctx), _fold(ctx), _events(ctx))
+    invariance = _chunk_invariance(ctx) if ctx.client is None else None  # a client decodes with its own code
+    verdicts = (_lifecycle(ctx), invariance, _fold(ctx), _events(ctx))
     return [v for v in verdicts if v is not None]
 
 
-def _lifecycle(ctx: CaseContext) -> CheckVerdict:
+def _lifecycle(ctx: CaseContext) -> CheckVerdict | None:
     check = "streaming.lifecycle"
+    turns = [t for t in ctx.outcome.turns if t.status is not None and t.status < 400 and _has_events(ctx, t.turn)]
+    if not turns and ctx.client is not None:
+        return None
     findings = [
         Finding(check=check, message=problem, path=f"turn {turn.turn} events", turn=turn.turn)
-        for turn in ctx.outcome.turns
-        if turn.status is not None and turn.status < 400
+        for turn in turns
         for problem in lifecycle_problems(turn.events)
     ]
     return verdict(check, findings)
+
+
+def _has_events(ctx: CaseContext, turn: int) -> bool:
+    """Did the turn give stream events? (A client that only exposes an accumulated result gives a
+    ``Response``, and one that raised gives its exception: the event checks do not apply to them.)"""
+    if ctx.client is None:
+        return True
+    return any(t.turn == turn and t.result.returned == "events" for t in ctx.client)
 
 
 def response_projection(response: Response | None) -> dict[str, Any]:
@@ -149,7 +160,7 @@ def _events(ctx: CaseContext) -> CheckVerdict | None:
     ran = False
     for turn in ctx.outcome.turns:
         wanted = ctx.scenario.turns[turn.turn].expect.events
-        if wanted is None:
+        if wanted is None or not _has_events(ctx, turn.turn):
             continue
         ran = True
         types: list[str] = [e.type for e in turn.events]

@@ -1,6 +1,9 @@
 """Translation checks: tools and messages reach the wire as the scenario expects.
 
-``translation.wire_paths``      the scenario's present/absent/equal JSON paths, on every request they name;
+``translation.wire_paths``      the scenario's present/absent/equal JSON paths, on every request they name (a
+                                black-box client's request normalised first: read back, then written by the
+                                reference adapter, so ``function_declarations`` and ``functionDeclarations``
+                                are the same request);
 ``translation.tool_names``      wire tool names valid for the wire (OpenAI/Anthropic ``^[a-zA-Z0-9_-]{1,64}$``,
                                 Gemini: letter or ``_`` first, then ``[a-zA-Z0-9_.:-]``, 128 at most since
                                 python-genai 29103464, wire-formats.md §4a; E14) and
@@ -68,7 +71,7 @@ def _wire_paths(ctx: CaseContext) -> CheckVerdict | None:
         for turn in ctx.outcome.turns:
             if expectation.turn is not None and expectation.turn != turn.turn:
                 continue
-            body = turn.wire.body
+            body = turn.wire.body if ctx.client is None else ctx.adapter.request_to_wire(ctx.read_back(turn.turn)).body
             for path in expectation.present:
                 if not json_path_get(body, path)[0]:
                     findings.append(Finding(check=check, message="must be present", path=path, turn=turn.turn))
@@ -97,8 +100,10 @@ def _tool_names(ctx: CaseContext) -> CheckVerdict | None:
     check = "translation.tool_names"
     if not ctx.scenario.tools:
         return None
-    wire_tools = ctx.adapter.tools_to_wire(ctx.scenario.tools)
     rule = None if ctx.adapter.tools_in_prompt else NAME_RULES.get(ctx.adapter.wire_format)
+    if ctx.client is not None:
+        return _sent_tool_names(ctx, rule)
+    wire_tools = ctx.adapter.tools_to_wire(ctx.scenario.tools)
     findings: list[Finding] = []
     seen: dict[str, str] = {}
     for tool in ctx.scenario.tools:
@@ -134,6 +139,34 @@ def _tool_names(ctx: CaseContext) -> CheckVerdict | None:
                     expected=tool.name,
                     actual=back,
                 )
+            )
+    return verdict(check, findings)
+
+
+def _sent_tool_names(ctx: CaseContext, rule: re.Pattern[str] | None) -> CheckVerdict | None:
+    """A black-box client's tool names as it sent them (its own naming): valid for the wire and
+    distinct; that they map back to the MCP names is ``translation.tool_definitions``."""
+    check = "translation.tool_names"
+    if not ctx.outcome.turns:
+        return None
+    wire = ctx.outcome.turns[0].wire
+    sent = [t.name for t in ctx.adapter.request_from_wire(wire.body, path=wire.path).tools]
+    findings: list[Finding] = []
+    for number, name in enumerate(sent):
+        if rule is not None and not rule.match(name):
+            findings.append(
+                Finding(
+                    check=check,
+                    message=f"wire name is not valid for {ctx.adapter.wire_format} ({rule.pattern})",
+                    path=f"tools[{number}]",
+                    expected=rule.pattern,
+                    actual=name,
+                    turn=0,
+                )
+            )
+        if name in sent[:number]:
+            findings.append(
+                Finding(check=check, message=f"two tools share the wire name {name!r}", path=f"tools[{number}]", turn=0)
             )
     return verdict(check, findings)
 

@@ -103,6 +103,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run_arguments(run)
     run.set_defaults(handler=_run)
 
+    certify = commands.add_parser(
+        "certify",
+        help="certify a black-box client (a driver around a library or SDK) over loopback HTTP, and write reports",
+        description=(
+            "Serve every chosen scenario's recorded answers over loopback HTTP for each wire the client speaks, "
+            "drive the client turn by turn, capture every request it really sent and judge the requests and its "
+            "decoded results with the same checks (plus client.*), verdicts and reports as `conformance run`. "
+            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors."
+        ),
+    )
+    _add_certify_arguments(certify)
+    certify.set_defaults(handler=_certify)
+
     listing = commands.add_parser("list", help="show the scenarios, adapters (with capabilities) and checks")
     listing.set_defaults(handler=_list)
 
@@ -158,6 +171,40 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         help="worker processes (default: the number of CPUs; 1 runs every case in this process); "
         "the output is the same for every N",
     )
+
+
+def _add_certify_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--client",
+        required=True,
+        metavar="MODULE:OBJECT|FILE.py:OBJECT",
+        help="the driver to certify (docs/clients.md), e.g. examples/clients/openai_driver.py:CLIENT",
+    )
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        help="run the driver under this interpreter (a virtualenv with the library's own pins); serving and "
+        "checking stay here",
+    )
+    parser.add_argument(
+        "--intercept",
+        action="store_true",
+        help="for a client that cannot take a base URL: answer in-process with vcrpy at the provider's real "
+        "address (streams arrive in one piece; broken streams are unsupported)",
+    )
+    parser.add_argument("--wires", metavar="W1,W2", help="wires to certify (default: every wire the client declares)")
+    parser.add_argument("--scenarios", action="append", metavar="PATH|GLOB", help="scenario files/folders or id glob")
+    parser.add_argument(
+        "--checks", metavar="FAMILIES", help="comma-separated, from translation,roundtrip,streaming,recovery,client"
+    )
+    parser.add_argument("-k", dest="keyword", metavar="EXPR", help="select cases by client/wire::scenario::mode")
+    parser.add_argument("--cassette-dir", default="cassettes", metavar="DIR", help="default: %(default)s")
+    parser.add_argument("--report-dir", default="reports", metavar="DIR", help="default: %(default)s")
+    parser.add_argument("--format", default="json,md,html,junit", help="report formats (default: %(default)s)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per turn (default: %(default)s)")
+    parser.add_argument("--model", metavar="NAME", help="model name to ask for (default: per wire)")
+    parser.add_argument("--fail-fast", action="store_true", help="stop at the first failing or erroring case")
+    parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -217,6 +264,12 @@ def _run(args: argparse.Namespace) -> int:
     from conformance.cli.run import run_command
 
     return run_command(args)
+
+
+def _certify(args: argparse.Namespace) -> int:
+    from conformance.cli.certify import certify_command
+
+    return certify_command(args)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -35,12 +35,17 @@ __all__ = [
     "FAMILIES",
     "REPORT_FORMATS",
     "TIMEOUT",
+    "Progress",
+    "case_text",
     "compile_keyword",
     "default_jobs",
     "list_command",
     "load_adapter",
     "matrix_text",
     "run_command",
+    "select_scenarios",
+    "split_list",
+    "write_run_reports",
 ]
 
 REPORT_FORMATS = ("json", "md", "html", "junit")
@@ -49,8 +54,9 @@ TIMEOUT = 30.0
 EXHAUSTIVE_TIMEOUT = 300.0
 """Seconds per case with ``--exhaustive``: every 2-way cut of a stream decodes it again, so a case
 costs the square of its streams' length (the longest bundled case takes ~30 s on a busy core)."""
-FAMILIES = ("translation", "roundtrip", "streaming", "recovery")
-"""The check families (``conformance.checks.FAMILIES``, named here so ``--help`` stays fast)."""
+FAMILIES = ("translation", "roundtrip", "streaming", "recovery", "client")
+"""The check families (``conformance.checks.FAMILIES``, named here so ``--help`` stays fast); ``client``
+judges black-box clients (``conformance certify``) and gives no verdict on an adapter."""
 CHECK_IDS: dict[str, tuple[str, ...]] = {
     "translation": (
         "translation.wire_paths",
@@ -69,6 +75,7 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
     ),
     "streaming": ("streaming.lifecycle", "streaming.fold", "streaming.chunk_invariance", "streaming.events"),
     "recovery": ("recovery.provider_error", "recovery.arguments_error", "recovery.broken_stream"),
+    "client": ("client.one_request", "client.stream_mode", "client.call_ids", "client.typed_errors"),
 }
 _SYMBOL = {"pass": ".", "fail": "F", "error": "E", "unsupported": "u", "xfail": "x", "stale": "S"}
 
@@ -152,11 +159,14 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _split(values: Sequence[str] | None) -> list[str]:
+def split_list(values: Sequence[str] | None) -> list[str]:
+    """``--opt a,b --opt c`` -> ``[a, b, c]``."""
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
-def _scenarios(specs: list[str]) -> tuple[list[Scenario], list[str]]:
+def select_scenarios(specs: list[str]) -> tuple[list[Scenario], list[str]]:
+    """The scenarios ``--scenarios`` names (files, folders or id globs; none: all bundled), and the
+    problems of the files that could not be loaded."""
     from conformance.scenarios.loader import load_scenarios
 
     paths = [s for s in specs if Path(s).exists()]
@@ -175,16 +185,16 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from conformance.run.runner import RunOptions, run_suite
 
     try:
-        names = [*(args.adapter or []), *_split([args.adapters] if args.adapters else [])] or [
+        names = [*(args.adapter or []), *split_list([args.adapters] if args.adapters else [])] or [
             *native_adapters(),
             *prompt_adapters(),
         ]
         adapters = [load_adapter(n) for n in names]
-        families = tuple(_split([args.checks])) if args.checks else tuple(FAMILIES)
+        families = tuple(split_list([args.checks])) if args.checks else tuple(FAMILIES)
         unknown = [f for f in families if f not in FAMILIES]
         if unknown:
             raise UsageError(f"unknown check family {', '.join(unknown)} (known: {', '.join(FAMILIES)})")
-        formats = _split([args.format])
+        formats = split_list([args.format])
         bad = [f for f in formats if f not in REPORT_FORMATS]
         if bad:
             raise UsageError(f"unknown report format {', '.join(bad)} (known: {', '.join(REPORT_FORMATS)})")
@@ -195,7 +205,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         jobs = default_jobs() if args.jobs is None else args.jobs
         if jobs < 1:
             raise UsageError("--jobs must be at least 1")
-        scenarios, problems = _scenarios(args.scenarios or [])
+        scenarios, problems = select_scenarios(args.scenarios or [])
     except UsageError as exc:
         print(f"conformance run: error: {exc}", file=sys.stderr)
         return 2
@@ -210,15 +220,15 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         select=select,
         jobs=jobs,
     )
-    progress = None if args.quiet else _Progress(out)
+    progress = None if args.quiet else Progress(out)
     result = run_suite(scenarios, adapters, options, progress=progress, problems=problems)
     if progress is not None:
         progress.done()
         print(matrix_text(result), file=out)
     for case in result.cases:
         if case.status in ("fail", "error", "stale") and not args.quiet:
-            print(_case_text(case), file=out)
-    written = _write_reports(result, Path(args.report_dir), formats)
+            print(case_text(case), file=out)
+    written = write_run_reports(result, Path(args.report_dir), formats)
     counts = result.counts()
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s])
     print(
@@ -228,7 +238,8 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return 1 if failed or problems or not result.cases else 0
 
 
-def _write_reports(result: RunResult, report_dir: Path, formats: list[str]) -> list[Path]:
+def write_run_reports(result: RunResult, report_dir: Path, formats: list[str]) -> list[Path]:
+    """Write the reports in ``formats`` (none: no report) and return their paths."""
     if not formats:
         return []
     from conformance.reporting import write_reports
@@ -236,7 +247,7 @@ def _write_reports(result: RunResult, report_dir: Path, formats: list[str]) -> l
     return list(write_reports(result, report_dir, formats=tuple(formats)))
 
 
-class _Progress:
+class Progress:
     """One line per adapter, one character per case (``.`` pass, ``F`` fail, ``E`` error, ...)."""
 
     def __init__(self, out: TextIO) -> None:
@@ -277,7 +288,8 @@ def matrix_text(result: RunResult) -> str:
     return "\n".join(lines)
 
 
-def _case_text(case: CaseResult) -> str:
+def case_text(case: CaseResult) -> str:
+    """A failing case as the terminal shows it: the case line, then each finding."""
     lines = [f"{case.status.upper()} {case.adapter} {case.scenario} [{case.mode}] {case.message}".rstrip()]
     for check in case.checks:
         if check.status == "pass":

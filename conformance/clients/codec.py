@@ -15,6 +15,7 @@ from typing import Any
 
 from conformance import model
 from conformance.clients.contract import Call
+from conformance.clients.invoke import TurnResult
 from conformance.errors import UsageError
 
 __all__ = ["from_json", "to_json"]
@@ -23,7 +24,7 @@ _CLASSES: Mapping[str, type] = {
     name: getattr(model, name)
     for name in model.__all__
     if isinstance(getattr(model, name), type) and dataclasses.is_dataclass(getattr(model, name))
-} | {"Call": Call}
+} | {"Call": Call, "TurnResult": TurnResult}
 
 
 def to_json(value: Any) -> Any:

@@ -57,6 +57,9 @@ class PlayedAnswer:
     body: bytes
     """The body served (a stream's chunks joined)."""
     chunks: tuple[bytes, ...] = ()
+    seconds: float = 0.0
+    """The server's own time on the request: reading it, choosing the answer (up to its first byte
+    written; writing is the socket's)."""
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import logging
 import socket
 import socketserver
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -207,6 +208,7 @@ class Emulator:
     # ---- answering -------------------------------------------------------------------------
 
     def _handle(self, handler: _Handler) -> None:
+        handler.started = time.perf_counter()
         raw_path = handler.path
         try:
             body = _read_body(handler)
@@ -253,7 +255,7 @@ class Emulator:
             status, headers, error = encoder.invalid_request(
                 f"cannot read the request as {wire}: {exc}", _bare_context(wire, raw_path)
             )
-            self._record_play(number, wire, None, stream, None, status, error)
+            self._record_play(handler, number, wire, None, stream, None, status, error)
             _send_whole(handler, status, headers, error)
             return
         interaction = play.answer(wire, turn, stream)
@@ -263,13 +265,15 @@ class Emulator:
                 f"{play.describe(wire, stream)}"
             )
             status, headers, error = encoder.invalid_request(message, _bare_context(wire, raw_path))
-            self._record_play(number, wire, turn, stream, None, status, error)
+            self._record_play(handler, number, wire, turn, stream, None, status, error)
             _send_whole(handler, status, headers, error)
             return
         response = interaction.response
         headers = [(k, v) for k, v in response.headers.items() if k.lower() not in _NOT_REPLAYED]
         pieces = served_pieces(response, stream=stream and response.status < 400)
-        self._record_play(number, wire, turn, stream, interaction.index, response.status, b"".join(pieces), pieces)
+        self._record_play(
+            handler, number, wire, turn, stream, interaction.index, response.status, b"".join(pieces), pieces
+        )
         if stream and response.status < 400:
             _send_stream(handler, headers, pieces, cut=response.interrupted is not None)
         else:
@@ -277,6 +281,7 @@ class Emulator:
 
     def _record_play(
         self,
+        handler: _Handler,
         number: int,
         wire: str,
         turn: int | None,
@@ -287,6 +292,7 @@ class Emulator:
         chunks: list[bytes] | None = None,
     ) -> None:
         answer = PlayedAnswer(
+            seconds=time.perf_counter() - handler.started,
             request=number,
             wire=wire,
             turn=turn,
@@ -526,6 +532,8 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "conformance-emulator"
     sys_version = ""
     disable_nagle_algorithm = True
+    started = 0.0
+    """When the request began to be read (``time.perf_counter``)."""
     timeout = 120  # an idle keep-alive connection is dropped after this
 
     @property

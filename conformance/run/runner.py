@@ -56,7 +56,10 @@ __all__ = [
     "PairResult",
     "RunOptions",
     "adapter_info",
+    "apply_gaps",
+    "case_result",
     "cassette_for",
+    "exchange_view",
     "pair_modes",
     "run_pair",
     "run_pairs",
@@ -220,7 +223,10 @@ def _in_workers(pairs: Sequence[tuple[Adapter, Scenario]], options: RunOptions) 
                 message = f"internal error in the runner ({type(exc).__name__}: {exc}); please report it"
                 trace = traceback.format_exc()
                 modes = pair_modes(scenario, adapter, options)
-                result = [_case(adapter, scenario, m, "error", message=message, traceback=trace) for m in modes], {}
+                result = (
+                    [case_result(adapter, scenario, m, "error", message=message, traceback=trace) for m in modes],
+                    {},
+                )
             return result, any(thread.is_alive() for thread in _abandoned)
 
         try:
@@ -236,7 +242,7 @@ def _in_workers(pairs: Sequence[tuple[Adapter, Scenario]], options: RunOptions) 
             " the run went on in a new worker"
         )
         modes = pair_modes(scenario, adapter, options)
-        return [_case(adapter, scenario, m, "error", message=message) for m in modes], {}
+        return [case_result(adapter, scenario, m, "error", message=message) for m in modes], {}
 
     return run_in_workers(
         len(pairs),
@@ -263,20 +269,20 @@ def run_pair(
     missing = sorted(scenario.requires - adapter.capabilities)
     if missing:
         message = f"requires {', '.join(missing)}, which {adapter.name} does not declare"
-        return [_case(adapter, scenario, mode, "unsupported", message=message) for mode in modes]
+        return [case_result(adapter, scenario, mode, "unsupported", message=message) for mode in modes]
     command = record_command(adapter.traffic_format, scenario.id)  # bundled adapters bear their format's name
     path = cassette_for(options.cassette_dir, adapter, scenario)
     if not path.is_file():
         message = f"missing cassette {path}: record it with `{command}`"
-        return [_case(adapter, scenario, mode, "error", message=message) for mode in modes]
+        return [case_result(adapter, scenario, mode, "error", message=message) for mode in modes]
     try:
         cassette = load_cassette(path)
     except CassetteError as exc:
         message = f"cannot read cassette {path}: {exc}; re-record it with `{command}`"
-        return [_case(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
+        return [case_result(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
     if cassette.problems:
         message = f"cassette {path}: {'; '.join(cassette.problems)}; re-record it with `{command}`"
-        return [_case(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
+        return [case_result(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
     if provenance is not None and cassette.provenance:
         provenance[str(path)] = cassette.provenance
     if scenario.mcp is not None:  # the run's shared server, or one for the pair's cases
@@ -289,7 +295,9 @@ def run_pair(
         except (McpServerError, ScenarioError) as exc:
             what = "server failed" if isinstance(exc, McpServerError) else "tools cannot be offered"
             message = f"the scenario's MCP {what}: {exc}"
-            return [_case(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
+            return [
+                case_result(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes
+            ]
     return _run_modes(scenario, adapter, modes, cassette, path, command, options, None)
 
 
@@ -359,20 +367,22 @@ def _run_case(
             f"timed out after {options.timeout:g} s (the adapter hung or a check never finished);"
             " --timeout changes the limit"
         )
-        return _case(adapter, scenario, mode, "error", message=message, exchanges=exchanges, **common), outcome
+        return case_result(adapter, scenario, mode, "error", message=message, exchanges=exchanges, **common), outcome
     if error is not None:
         where = "replay" if isinstance(error, ConformanceError) else "the adapter"
         message = f"{where} raised {type(error).__name__}: {error}"
         if isinstance(error, McpServerError):  # raised again from the executor: the server died mid-run
             message = f"the scenario's MCP server failed: {error}"
-        case = _case(adapter, scenario, mode, "error", message=message, traceback=trace, exchanges=exchanges, **common)
+        case = case_result(
+            adapter, scenario, mode, "error", message=message, traceback=trace, exchanges=exchanges, **common
+        )
         return case, outcome
-    verdicts = _apply_gaps(box["verdicts"], adapter, scenario)
+    verdicts = apply_gaps(box["verdicts"], adapter, scenario)
     status = worst([v.status for v in verdicts])
     message = ""
     if outcome is not None and outcome.stopped and status == "pass":
         message = f"conversation stopped early: {outcome.stopped}"
-    case = _case(
+    case = case_result(
         adapter,
         scenario,
         mode,
@@ -438,7 +448,8 @@ def _with_timeout(work: Callable[[], None], timeout: float) -> tuple[BaseExcepti
     return box.get("error"), box.get("trace"), False
 
 
-def _apply_gaps(verdicts: Sequence[CheckVerdict], adapter: Adapter, scenario: Scenario) -> tuple[CheckVerdict, ...]:
+def apply_gaps(verdicts: Sequence[CheckVerdict], adapter: Adapter, scenario: Scenario) -> tuple[CheckVerdict, ...]:
+    """The verdicts with the adapter's known gaps applied: a failing check there is XFAIL, a passing one STALE."""
     gaps = adapter.known_gaps
     if not gaps:
         return tuple(verdicts)
@@ -462,19 +473,21 @@ def _gap_reason(gaps: Mapping[str, str], check: str, scenario_id: str) -> str | 
     return None
 
 
-def _case(adapter: Adapter, scenario: Scenario, mode: Mode, status: Status, **fields: Any) -> CaseResult:
+def case_result(adapter: Adapter, scenario: Scenario, mode: Mode, status: Status, **fields: Any) -> CaseResult:
+    """A case's result; ``exchanges`` (``Exchange`` values) are kept as their report view."""
     exchanges = fields.pop("exchanges", None) or []
     return CaseResult(
         adapter=adapter.name,
         scenario=scenario.id,
         mode=mode,
         status=status,
-        exchanges=tuple(_exchange_view(e) for e in exchanges),
+        exchanges=tuple(exchange_view(e) for e in exchanges),
         **fields,
     )
 
 
-def _exchange_view(exchange: Exchange) -> Mapping[str, Any]:
+def exchange_view(exchange: Exchange) -> Mapping[str, Any]:
+    """What a report shows of an exchange (no headers: they carry the keys)."""
     body = exchange.response_body
     text = body.decode("utf-8", "replace")
     return {

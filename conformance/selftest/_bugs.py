@@ -43,6 +43,7 @@ __all__ = [
     "chat_length_as_stop",
     "concat_repeated_names",
     "cumulative_args_as_deltas",
+    "drop_gemini_call_ids",
     "drop_input_schema",
     "drop_is_error",
     "drop_parallel_false",
@@ -378,6 +379,18 @@ def is_error_as_result(body: JSONObject) -> JSONObject:
             response = (part.get("functionResponse") or {}).get("response") if isinstance(part, dict) else None
             if isinstance(response, dict) and "error" in response and "result" not in response:
                 response["result"] = response.pop("error")
+    return body
+
+
+def drop_gemini_call_ids(body: JSONObject) -> JSONObject:
+    """The history goes out without ``id`` on its ``functionCall`` and ``functionResponse`` parts,
+    although the provider gave the calls ids."""
+    for content in body.get("contents") or ():
+        for part in content.get("parts") or () if isinstance(content, dict) else ():
+            for key in ("functionCall", "functionResponse"):
+                carrier = part.get(key) if isinstance(part, dict) else None
+                if isinstance(carrier, dict):
+                    carrier.pop("id", None)
     return body
 
 

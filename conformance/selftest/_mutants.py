@@ -256,6 +256,14 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
         ),
         Mutant(
             base="gemini",
+            bug="call_ids_dropped",
+            description="The functionCall.id the provider sent is dropped from the replayed call and its "
+            "functionResponse.",
+            source="§4b, E31; " + _ISSUE + "BerriAI/litellm/pull/34603",
+            patch=bugs.on_request(bugs.drop_gemini_call_ids),
+        ),
+        Mutant(
+            base="gemini",
             bug="last_event_not_flushed",
             description="The SSE decoder is not flushed at the end: a last event without its blank line is lost.",
             source="§9 rule 1; "

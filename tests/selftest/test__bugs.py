@@ -99,6 +99,15 @@ def test_is_error_as_result_sends_the_error_as_a_result() -> None:
     assert response == {"result": "boom"}
 
 
+def test_drop_gemini_call_ids_removes_the_ids_of_calls_and_responses_only() -> None:
+    call = {"functionCall": {"name": "f", "args": {}, "id": "ab12cd34"}}
+    response = {"functionResponse": {"name": "f", "id": "ab12cd34", "response": {"result": "ok"}}}
+    body: dict[str, Any] = {"contents": [{"role": "model", "parts": [call]}, {"role": "user", "parts": [response]}]}
+    contents = bugs.drop_gemini_call_ids(body)["contents"]
+    assert contents[0]["parts"][0] == {"functionCall": {"name": "f", "args": {}}}
+    assert contents[1]["parts"][0] == {"functionResponse": {"name": "f", "response": {"result": "ok"}}}
+
+
 def test_arguments_as_json_string_serializes_replayed_arguments() -> None:
     body: dict[str, Any] = {
         "messages": [

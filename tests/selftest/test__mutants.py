@@ -42,6 +42,7 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "gemini~names_not_mapped_back": ("roundtrip.calls", "names/slash"),
     "gemini~retry_delay_ignored": ("recovery.provider_error", "errors/rate_limit"),
     "gemini~is_error_as_result": ("translation.wire_paths", "tool_results/is_error"),
+    "gemini~call_ids_dropped": ("translation.wire_paths", "multi_turn/call_id_sent_back"),
     "gemini~last_event_not_flushed": ("recovery.provider_error", "streaming/unterminated_last_event"),
     "ollama~arguments_as_json_string": ("translation.request_shape", "multi_turn/call_result_answer"),
     "ollama~length_as_stop": ("roundtrip.finish_reason", "basic/max_tokens_length"),

@@ -1,0 +1,137 @@
+"""``conformance certify``: certify a black-box client (a driver around a library) end to end.
+
+``conformance certify --client my_pkg.drivers:CLIENT [--wires anthropic,gemini] [--scenarios ...]
+[-k ...] [--python VENV/bin/python] [--report-dir ...]`` loads the driver (here, or with
+``--python`` in that interpreter: ``conformance.clients.remote``), checks it keeps the contract
+(exit 2 naming what is wrong), runs ``conformance.clients.harness.certify`` and prints and writes
+what ``conformance run`` does: progress, the matrix, every failing case with its findings, and
+the reports. Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from conformance.errors import UsageError
+
+__all__ = ["certify_command", "load_client"]
+
+
+def load_client(spec: str, python: str | None = None) -> Any:
+    """The client ``spec`` names, checked against the contract (``UsageError`` says what is wrong)."""
+    from conformance.clients.contract import client_problems
+
+    if python is not None:
+        from conformance.clients.remote import RemoteClient
+
+        return RemoteClient(spec, python)
+    from conformance.clients.child import load_object
+
+    try:
+        client = load_object(spec)
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"--client {spec}: {exc} (is it on PYTHONPATH?)") from exc
+    except Exception as exc:  # the driver module failed while importing
+        raise UsageError(f"--client {spec}: importing it failed: {type(exc).__name__}: {exc}") from exc
+    problems = client_problems(client)
+    if problems:
+        raise UsageError(f"--client {spec}: " + "; ".join(problems) + " (see docs/clients.md)")
+    return client
+
+
+def _check_gaps(client: Any) -> None:
+    from conformance.cli.run import CHECK_IDS
+
+    valid = [check for ids in CHECK_IDS.values() for check in ids]
+    for key in client.known_gaps:
+        check = key.partition("@")[0]
+        check = check.partition(":")[2] or check
+        if check not in valid:
+            raise UsageError(f"--client: known gap {key!r} names no check (valid check ids: {', '.join(valid)})")
+
+
+def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    from conformance.cli.run import (
+        CHECK_IDS,
+        REPORT_FORMATS,
+        Progress,
+        case_text,
+        compile_keyword,
+        matrix_text,
+        select_scenarios,
+        split_list,
+        write_run_reports,
+    )
+    from conformance.clients.harness import CertifyOptions, certify
+    from conformance.verdicts import STATUS_ORDER
+
+    client: Any = None
+    try:
+        families = tuple(split_list([args.checks])) if args.checks else tuple(CHECK_IDS)
+        unknown = [f for f in families if f not in CHECK_IDS]
+        if unknown:
+            raise UsageError(f"unknown check family {', '.join(unknown)} (known: {', '.join(CHECK_IDS)})")
+        formats = split_list([args.format])
+        bad = [f for f in formats if f not in REPORT_FORMATS]
+        if bad:
+            raise UsageError(f"unknown report format {', '.join(bad)} (known: {', '.join(REPORT_FORMATS)})")
+        if args.timeout <= 0:
+            raise UsageError("--timeout must be positive")
+        select = compile_keyword(args.keyword) if args.keyword else None
+        scenarios, problems = select_scenarios(args.scenarios or [])
+        if args.intercept and args.python:
+            raise UsageError("--intercept patches this process's HTTP clients: it cannot reach a --python driver")
+        client = load_client(args.client, args.python)
+        _check_gaps(client)
+        wires = tuple(split_list([args.wires])) if args.wires else None
+        if wires is not None and (missing := [w for w in wires if w not in client.wires]):
+            raise UsageError(
+                f"{client.name} does not declare {', '.join(missing)} (it declares {', '.join(client.wires)})"
+            )
+    except UsageError as exc:
+        print(f"conformance certify: error: {exc}", file=sys.stderr)
+        _close(client)
+        return 2
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    options = CertifyOptions(
+        cassette_dir=Path(args.cassette_dir),
+        wires=wires,
+        families=families,
+        timeout=args.timeout,
+        select=select,
+        fail_fast=args.fail_fast,
+        model=args.model,
+        intercept=args.intercept,
+    )
+    progress = None if args.quiet else Progress(out)
+    try:
+        result = certify(scenarios, client, options, progress=progress, problems=problems)
+    finally:
+        _close(client)
+    if progress is not None:
+        progress.done()
+        print(matrix_text(result), file=out)
+    for case in result.cases:
+        if case.status in ("fail", "error", "stale") and not args.quiet:
+            print(case_text(case), file=out)
+    written = write_run_reports(result, Path(args.report_dir), formats)
+    counts = result.counts()
+    summary = ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s])
+    print(
+        f"{client.name}: {len(result.cases)} cases: {summary or 'none'}; reports: "
+        f"{', '.join(map(str, written)) or 'none'}",
+        file=out,
+    )
+    failed = counts["fail"] + counts["error"] + counts["stale"]
+    return 1 if failed or problems or not result.cases else 0
+
+
+def _close(client: Any) -> None:
+    close = getattr(client, "close", None)
+    if callable(close) and type(client).__name__ == "RemoteClient":
+        close()

@@ -1,0 +1,427 @@
+"""Certify a black-box client: serve each scenario's recorded answers over loopback, drive the
+client turn by turn, capture what it really sent, and judge it with the suite's checks.
+
+For each wire the client speaks and each scenario and mode, the emulator plays the scenario's
+cassette for that wire (``Emulator.play_cassette``: the answer is picked by the request's turn and
+stream mode, with the recorded chunk boundaries; fault scenarios are their recorded faults). Each
+turn, the client gets a ``Call`` (the scenario's system prompt, tools and the history so far, with
+the ids the client itself decoded) and returns a ``Response`` or stream events, or raises
+(``conformance.clients.invoke``). Every request the server received during the turn is kept
+(``ClientTurn``); the last one is the turn's wire request, read back with the reference adapter's
+``request_from_wire`` so the translation and round-trip checks judge the client's own body. Checks
+that judge our own decoder or encoder spelling step aside (``CaseContext.client``) and the
+``client.*`` checks run. Verdicts, check ids and reports are those of ``conformance run``; a client
+on several wires shows as one column per wire (``name/wire``).
+
+Every case has its own per-turn timeout; one failing case never stops the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from conformance.adapters import for_format
+from conformance.adapters.base import Adapter, WireRequest
+from conformance.assembly import fold
+from conformance.checks import FAMILIES, CaseContext, run_checks
+from conformance.clients.contract import Call, Client
+from conformance.clients.evidence import ClientTurn, SentRequest
+from conformance.clients.intercept import CHUNKS_NOTE, PROVIDER_URLS, breaks_streams, intercepting
+from conformance.clients.invoke import EventLoop, TurnResult, invoke
+from conformance.emulator import Emulator
+from conformance.errors import CassetteError, McpServerError, ScenarioError, UsageError
+from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool
+from conformance.model import ErrorEvent, ErrorInfo, Finish, Message, Request, Response, StreamEvent, ToolCall
+from conformance.run.conversation import (
+    DEFAULT_MODELS,
+    ConversationOutcome,
+    TurnOutcome,
+    build_request,
+    mcp_result_message,
+    tool_result_message,
+)
+from conformance.run.runner import adapter_info, apply_gaps, case_result, suite_version
+from conformance.scenarios.values import MODES, Mode, Scenario
+from conformance.traffic.cassettes import Cassette, load_cassette
+from conformance.traffic.transport import Exchange
+from conformance.verdicts import CaseResult, RunResult, ScenarioInfo, worst
+
+__all__ = ["CLIENT_MODELS", "FAKE_API_KEY", "CertifyOptions", "Harness", "certify", "client_adapter"]
+
+CLIENT_MODELS = {**DEFAULT_MODELS, "gemini": "gemini-3.5-flash"}
+"""The model a call asks for, per wire. Gemini: a model that sends ``functionCall.id`` (wire-formats.md
+E31), as the call-id scenarios' answers do; libraries send the ids back only for such models
+(litellm and hermes-agent key it on Gemini 3+), so asking for an older one would blame them for
+a combination no real server produces. The loopback server answers whatever model is asked."""
+
+FAKE_API_KEY = "sk-conformance-0000000000000000"
+"""The key every call carries: the loopback server ignores it, and no report may show it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CertifyOptions:
+    cassette_dir: Path = Path("cassettes")
+    wires: tuple[str, ...] | None = None
+    """The wires to certify (None: every wire the client declares)."""
+    families: tuple[str, ...] = tuple(FAMILIES)
+    modes: tuple[Mode, ...] = MODES
+    timeout: float = 30.0
+    """Seconds per turn."""
+    select: Callable[[str, str, str], bool] | None = None
+    """``-k``: (client/wire, scenario id, mode) -> run this case?"""
+    fail_fast: bool = False
+    model: str | None = None
+    intercept: bool = False
+    """Answer in-process with vcrpy at the provider's real address (``conformance.clients.intercept``)
+    instead of over loopback: for clients that cannot take a base URL."""
+
+
+def client_adapter(client: Client, wire: str) -> Adapter:
+    """The column a client on ``wire`` is reported as: the reference adapter of the wire (its
+    ``request_from_wire`` reads the client's bodies back) under the client's name, capabilities and
+    known gaps (``wire:check[@glob]`` keys only on that wire)."""
+    reference = for_format(wire)
+    gaps: dict[str, str] = {}
+    for key, reason in client.known_gaps.items():
+        prefix, colon, rest = key.partition(":")
+        if not colon or "@" in prefix:
+            gaps[key] = reason
+        elif prefix == wire:
+            gaps[rest] = reason
+    return dataclasses.replace(
+        reference, name=f"{client.name}/{wire}", capabilities=frozenset(client.wires[wire]), known_gaps=gaps
+    )
+
+
+def certify(
+    scenarios: Sequence[Scenario],
+    client: Client,
+    options: CertifyOptions,
+    *,
+    progress: Callable[[CaseResult], None] | None = None,
+    problems: Sequence[str] = (),
+) -> RunResult:
+    """Run every chosen (wire, scenario, mode) case of ``client``; the run's ``RunResult``."""
+    wires = [w for w in client.wires if options.wires is None or w in options.wires]
+    if options.wires is not None and (missing := [w for w in options.wires if w not in client.wires]):
+        raise UsageError(f"{client.name} does not speak {', '.join(missing)} (it declares {', '.join(client.wires)})")
+    adapters = [client_adapter(client, wire) for wire in wires]
+    cases: list[CaseResult] = []
+    with Emulator() as server, EventLoop() as loop, McpPool(start_timeout=options.timeout) as pool:
+        driver = Harness(client=client, server=server, loop=loop, pool=pool, options=options)
+        stop = False
+        for adapter in adapters:
+            for scenario in scenarios:
+                for case in driver.pair(adapter, scenario):
+                    cases.append(case)
+                    if progress is not None:
+                        progress(case)
+                    if options.fail_fast and case.status in ("fail", "error", "stale"):
+                        stop = True
+                        break
+                if stop:
+                    break
+            if stop:
+                break
+    return RunResult(
+        suite_version=suite_version(),
+        adapters=tuple(adapter_info(a) for a in adapters),
+        scenarios=tuple(
+            ScenarioInfo(id=s.id, behavior=s.behavior, source=s.source, requires=tuple(sorted(s.requires)))
+            for s in scenarios
+        ),
+        cases=tuple(cases),
+        provenance={},
+        problems=tuple(problems),
+    )
+
+
+@dataclass
+class Harness:
+    """The run's server, event loop and MCP servers, driving one client: ``pair`` gives the cases of
+    one (wire, scenario) pair, ``case`` one case, ``converse`` the conversation alone (what the client
+    did, before any check: ``benchmarks/client_overhead.py`` times the parts)."""
+
+    client: Client
+    server: Emulator
+    loop: EventLoop
+    pool: McpPool
+    options: CertifyOptions
+
+    def pair(self, adapter: Adapter, scenario: Scenario) -> list[CaseResult]:
+        options = self.options
+        modes = [m for m in scenario.modes if m in options.modes]
+        if options.select is not None:
+            modes = [m for m in modes if options.select(adapter.name, scenario.id, m)]
+        if not modes:
+            return []
+        missing = sorted(scenario.requires - adapter.capabilities)
+        if missing:
+            message = f"requires {', '.join(missing)}, which {adapter.name} does not declare"
+            return [case_result(adapter, scenario, m, "unsupported", message=message) for m in modes]
+        path = options.cassette_dir / adapter.wire_format / f"{scenario.id}.yaml"
+        command = f"conformance record --emulator --adapter {adapter.wire_format} --scenario {scenario.id}"
+        try:
+            cassette = load_cassette(path)
+        except CassetteError as exc:
+            message = f"cannot read cassette {path}: {exc}; record it with `{command}`"
+            return [case_result(adapter, scenario, m, "error", message=message) for m in modes]
+        if cassette.problems:
+            message = f"cassette {path}: {'; '.join(cassette.problems)}; re-record it with `{command}`"
+            return [case_result(adapter, scenario, m, "error", message=message) for m in modes]
+        executor: McpExecutor | None = None
+        if scenario.mcp is not None:
+            try:
+                scenario, executor = self.pool.open(scenario)
+            except (McpServerError, ScenarioError) as exc:
+                message = f"the scenario's MCP server failed: {exc}"
+                return [case_result(adapter, scenario, m, "error", message=message) for m in modes]
+        results: list[CaseResult] = []
+        non_stream: ConversationOutcome | None = None
+        for mode in modes:
+            if mode == "stream" and "streaming" not in adapter.capabilities:
+                message = f"{adapter.name} does not declare streaming"
+                results.append(case_result(adapter, scenario, mode, "unsupported", message=message))
+                continue
+            if mode == "stream" and options.intercept and breaks_streams(cassette):
+                message = "vcrpy interception cannot break a stream as recorded; certify over loopback to play it"
+                results.append(case_result(adapter, scenario, mode, "unsupported", message=message))
+                continue
+            case, outcome = self.case(adapter, scenario, mode, cassette, str(path), non_stream, executor)
+            if mode == "non_stream":
+                non_stream = outcome
+            results.append(case)
+        return results
+
+    def case(
+        self,
+        adapter: Adapter,
+        scenario: Scenario,
+        mode: Mode,
+        cassette: Cassette,
+        path: str,
+        non_stream: ConversationOutcome | None,
+        executor: McpExecutor | None,
+    ) -> tuple[CaseResult, ConversationOutcome | None]:
+        started = time.perf_counter()
+        common: dict[str, Any] = {"cassette": path}
+        try:
+            outcome, turns, exchanges, broke = self.converse(adapter, scenario, mode, cassette, executor)
+        except Exception as exc:  # a bug of ours: the case's ERROR, never the run's end
+            message = f"internal error in the harness ({type(exc).__name__}: {exc}); please report it"
+            trace = traceback.format_exc()
+            return case_result(adapter, scenario, mode, "error", message=message, traceback=trace, **common), None
+        if broke is not None:
+            duration = time.perf_counter() - started
+            return (
+                case_result(adapter, scenario, mode, "error", message=broke, exchanges=exchanges, duration=duration),
+                outcome,
+            )
+        ctx = CaseContext(
+            scenario=scenario,
+            adapter=adapter,
+            mode=mode,
+            outcome=outcome,
+            exchanges=tuple(exchanges),
+            non_stream=non_stream,
+            client=tuple(turns),
+        )
+        verdicts = apply_gaps(run_checks(ctx, self.options.families), adapter, scenario)
+        status = worst([v.status for v in verdicts])
+        message = f"conversation stopped early: {outcome.stopped}" if outcome.stopped and status == "pass" else ""
+        if self.options.intercept and mode == "stream":
+            message = "; ".join(m for m in (message, CHUNKS_NOTE) if m)
+        kept = exchanges if status in ("fail", "error", "stale") else []
+        duration = time.perf_counter() - started
+        return (
+            case_result(
+                adapter,
+                scenario,
+                mode,
+                status,
+                checks=verdicts,
+                message=message,
+                exchanges=kept,
+                duration=duration,
+                **common,
+            ),
+            outcome,
+        )
+
+    def converse(
+        self, adapter: Adapter, scenario: Scenario, mode: Mode, cassette: Cassette, executor: McpExecutor | None
+    ) -> tuple[ConversationOutcome, list[ClientTurn], list[Exchange], str | None]:
+        """Drive every turn; the outcome, what the client did, the exchanges, and why the case is
+        an ERROR (a turn that timed out or returned something that is not a result), if it is."""
+        with contextlib.ExitStack() as stack:
+            if self.options.intercept:
+                capture: _Capture = stack.enter_context(intercepting(cassette))
+                base_url = PROVIDER_URLS[adapter.wire_format]
+            else:
+                self.server.play_cassette(cassette)
+                capture, base_url = _Served(self.server), self.server.base_url
+            return self._turns(adapter, scenario, mode, capture, base_url, executor)
+
+    def _turns(
+        self,
+        adapter: Adapter,
+        scenario: Scenario,
+        mode: Mode,
+        capture: _Capture,
+        base_url: str,
+        executor: McpExecutor | None,
+    ) -> tuple[ConversationOutcome, list[ClientTurn], list[Exchange], str | None]:
+        model = self.options.model or CLIENT_MODELS[adapter.wire_format]
+        history: list[Message] = []
+        outcomes: list[TurnOutcome] = []
+        turns: list[ClientTurn] = []
+        exchanges: list[Exchange] = []
+        stopped: str | None = None
+        broke: str | None = None
+        for turn in scenario.turns:
+            if turn.user:
+                history.append(Message(role="user", parts=turn.user))
+            request = build_request(scenario, history, model=model, stream=mode == "stream")
+            call = Call(
+                wire=adapter.wire_format,
+                base_url=base_url,
+                api_key=FAKE_API_KEY,
+                model=model,
+                system=request.system,
+                messages=request.messages,
+                tools=request.tools,
+                tool_choice=request.tool_choice,
+                parallel_tool_calls=request.parallel_tool_calls,
+                max_tokens=request.max_tokens,
+                stream=request.stream,
+                timeout=self.options.timeout,
+                turn=turn.index,
+                scenario=scenario.id,
+            )
+            before = capture.count()
+            result = invoke(self.client, call, self.loop, timeout=self.options.timeout)
+            sent = capture.sent_since(before)
+            turns.append(ClientTurn(turn=turn.index, asked_stream=request.stream, sent=tuple(sent), result=result))
+            exchanges += [_exchange(s, base_url) for s in sent]
+            if result.returned == "timeout":
+                broke = f"turn {turn.index}: {result.exception} (the client hung); --timeout changes the limit"
+                break
+            if result.returned == "invalid":
+                broke = f"turn {turn.index}: {result.exception} (see docs/clients.md)"
+                break
+            if not sent:
+                stopped = f"turn {turn.index}: the client sent no request" + (
+                    f" (it raised {result.exception})" if result.exception else ""
+                )
+                break
+            answered = _turn_outcome(adapter, turn.index, request, sent[-1], result)
+            outcomes.append(answered)
+            if answered.error is not None or answered.response is None:
+                if turn.index < len(scenario.turns) - 1:
+                    stopped = f"turn {turn.index}: {answered.error.message if answered.error else 'no response'}"
+                break
+            history.append(Message(role="assistant", parts=answered.response.parts))
+            if turn.tool_results or turn.mcp_results:
+                calls = tuple(p for p in answered.response.parts if isinstance(p, ToolCall))
+                if turn.mcp_results:
+                    message, problem = mcp_result_message(turn, calls, executor)
+                else:
+                    message, problem = tool_result_message(turn, calls)
+                if message is None:
+                    stopped = problem
+                    break
+                history.append(message)
+        outcome = ConversationOutcome(
+            scenario=scenario.id,
+            adapter=adapter.name,
+            mode=mode,
+            turns=tuple(outcomes),
+            stopped=stopped,
+            history=tuple(history),
+        )
+        return outcome, turns, exchanges, broke
+
+
+class _Capture(Protocol):
+    """Where a turn's requests are seen: the loopback server, or the in-process interception."""
+
+    def count(self) -> int: ...
+
+    def sent_since(self, before: int) -> list[SentRequest]: ...
+
+
+@dataclass(frozen=True)
+class _Served:
+    """The requests the loopback server received and what it answered them."""
+
+    server: Emulator
+
+    def count(self) -> int:
+        return len(self.server.requests)
+
+    def sent_since(self, before: int) -> list[SentRequest]:
+        requests = self.server.requests[before:]
+        played = {p.request: p for p in self.server.played}
+        sent: list[SentRequest] = []
+        for number, received in enumerate(requests, start=before):
+            answer = played.get(number)
+            try:
+                body = json.loads(received.body) if received.body else None
+            except ValueError:
+                body = None
+            sent.append(
+                SentRequest(
+                    method=received.method,
+                    path=received.path,
+                    body=body,
+                    stream=answer.stream if answer is not None else False,
+                    status=answer.status if answer is not None else None,
+                    response_body=answer.body if answer is not None else b"",
+                    answered_turn=answer.turn if answer is not None else None,
+                )
+            )
+        return sent
+
+
+def _turn_outcome(adapter: Adapter, index: int, request: Request, sent: SentRequest, result: TurnResult) -> TurnOutcome:
+    """The turn as the checks see it: the client's request (with the schema rewrites the wire
+    requires, which ``translation.tool_definitions`` then compares by name only, as for the
+    reference adapter: Gemini E15), and what it decoded or raised."""
+    body = sent.body if isinstance(sent.body, dict) else {}
+    required = adapter.request_to_wire(request).schema_changes
+    wire = WireRequest(method=sent.method, path=sent.path, body=body, stream=sent.stream, schema_changes=required)
+    base: dict[str, Any] = {"turn": index, "request": request, "wire": wire, "status": sent.status}
+    if result.returned == "response" and result.response is not None:
+        return TurnOutcome(**base, response=result.response, error=result.response.error)
+    events: tuple[StreamEvent, ...] = result.events
+    if result.returned == "raised":
+        info = result.error_info or ErrorInfo(kind="unknown", message=f"untyped exception {result.exception}")
+        if not sent.stream or (sent.status is not None and sent.status >= 400):
+            return TurnOutcome(**base, error=info)
+        # raised while streaming: read as a stream that ended in that error (error, then finish: error),
+        # the events a translator gives for a broken stream
+        events = (*events, ErrorEvent(error=info), Finish(reason="error"))
+    response: Response = fold(events)
+    stream_error = next((e.error for e in events if isinstance(e, ErrorEvent)), None)
+    return TurnOutcome(**base, response=response, events=events, error=stream_error or response.error)
+
+
+def _exchange(sent: SentRequest, base_url: str) -> Exchange:
+    body = json.dumps(sent.body).encode() if sent.body is not None else b""
+    return Exchange(
+        method=sent.method,
+        url=base_url + sent.path,
+        request_headers=(),
+        request_body=body,
+        stream=sent.stream,
+        status=sent.status,
+        response_body=sent.response_body,
+    )

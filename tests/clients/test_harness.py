@@ -1,0 +1,350 @@
+"""The harness certifies black-box clients: the reference adapters wrapped as clients pass what they
+pass as adapters (self-consistency), and each client defect the ``client.*`` checks (and the shared
+checks) exist for is caught in a client that has it, with a finding naming the field."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.adapters import for_format, native_adapters
+from conformance.clients.contract import Call
+from conformance.clients.harness import FAKE_API_KEY, CertifyOptions, certify, client_adapter
+from conformance.clients.translator import TranslatorClient
+from conformance.model import ErrorInfo, Message, Response, StreamEvent, ToolCall, ToolResult
+from conformance.run.runner import RunOptions, run_suite
+from conformance.scenarios.loader import load_scenarios
+from conformance.scenarios.values import Scenario
+from conformance.verdicts import CaseResult, RunResult
+
+REPO = Path(__file__).resolve().parents[2]
+CASSETTES = REPO / "cassettes"
+
+
+def scenarios(*globs: str) -> list[Scenario]:
+    import fnmatch
+
+    loaded = load_scenarios([]).scenarios
+    return [s for s in loaded if not globs or any(fnmatch.fnmatchcase(s.id, g) for g in globs)]
+
+
+def run(client: Any, *globs: str, **options: Any) -> RunResult:
+    return certify(scenarios(*globs), client, CertifyOptions(cassette_dir=CASSETTES, **options))
+
+
+def verdict_of(case: CaseResult, check: str) -> Any:
+    found = [v for v in case.checks if v.check == check]
+    assert found, f"{check} did not run on {case.adapter} {case.scenario} [{case.mode}]: {case.checks}"
+    return found[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class Wrapped:
+    """A client that delegates to a reference adapter wrapped as a client, with one defect."""
+
+    inner: TranslatorClient
+    name: str = "wrapped"
+
+    @property
+    def wires(self) -> dict[str, frozenset[str]]:
+        return dict(self.inner.wires)
+
+    @property
+    def known_gaps(self) -> dict[str, str]:
+        return {}
+
+    def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
+        return self.inner.complete(call)
+
+    def error_info(self, exc: BaseException) -> ErrorInfo | None:
+        return self.inner.error_info(exc)
+
+
+# ---- self-consistency ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", native_adapters())
+def test_a_reference_adapter_as_a_client_passes_every_case_it_passes_as_an_adapter(name: str) -> None:
+    adapter = for_format(name)
+    every = scenarios()
+    as_adapter = run_suite(every, [adapter], RunOptions(cassette_dir=CASSETTES))
+    as_client = certify(every, TranslatorClient(adapter), CertifyOptions(cassette_dir=CASSETTES))
+    client_cases = {(c.scenario, c.mode): c for c in as_client.cases}
+    assert len(client_cases) == len(as_adapter.cases)
+    passed = [c for c in as_adapter.cases if c.status == "pass"]
+    assert len(passed) > 100
+    differ = [
+        (c.scenario, c.mode, client_cases[(c.scenario, c.mode)].status, client_cases[(c.scenario, c.mode)].message)
+        for c in passed
+        if client_cases[(c.scenario, c.mode)].status != "pass"
+    ]
+    assert differ == []
+    unsupported = {(c.scenario, c.mode) for c in as_adapter.cases if c.status == "unsupported"}
+    assert unsupported == {k for k, c in client_cases.items() if c.status == "unsupported"}
+    ran = {v.check for c in as_client.cases for v in c.checks}
+    assert {"client.one_request", "client.stream_mode"} <= ran
+    assert "streaming.chunk_invariance" not in ran and "roundtrip.wire" not in ran  # they judge our decoder
+
+
+def test_a_client_on_a_wire_is_reported_as_its_name_and_wire_with_its_own_capabilities() -> None:
+    client = TranslatorClient(for_format("anthropic"), name="mine")
+    adapter = client_adapter(client, "anthropic")
+    assert adapter.name == "mine/anthropic"
+    assert adapter.capabilities == for_format("anthropic").capabilities
+    result = run(client, "basic/get_time")
+    assert {c.adapter for c in result.cases} == {"mine/anthropic"}
+    assert [a.name for a in result.adapters] == ["mine/anthropic"]
+
+
+def test_wire_scoped_known_gaps_apply_only_on_their_wire() -> None:
+    client = replace(TranslatorClient(for_format("gemini")))
+    object.__setattr__(client, "known_gaps", {"gemini:client.one_request": "x", "anthropic:roundtrip.calls": "y"})
+    adapter = client_adapter(client, "gemini")
+    assert dict(adapter.known_gaps) == {"client.one_request": "x"}
+
+
+# ---- client.one_request and retries ----------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Retrying(Wrapped):
+    """Sends every turn twice (a hidden retry) and keeps the second answer."""
+
+    def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
+        first = self.inner.complete(call)
+        if not isinstance(first, Response):
+            list(first)
+        return self.inner.complete(call)
+
+
+def test_a_hidden_retry_is_a_finding_and_gets_the_same_answer_not_the_next_turns() -> None:
+    result = run(Retrying(TranslatorClient(for_format("openai_chat"))), "multi_turn/call_result_answer")
+    assert [c.status for c in result.cases] == ["fail", "fail"]
+    for case in result.cases:
+        one = verdict_of(case, "client.one_request")
+        assert one.status == "fail"
+        assert [(f.turn, f.expected, f.actual) for f in one.findings] == [(0, 1, 2), (1, 1, 2)]
+        # the retried request of turn 0 got turn 0's answer again: the calls and the final text still hold
+        assert verdict_of(case, "roundtrip.calls").status == "pass"
+        assert verdict_of(case, "roundtrip.text").status == "pass"
+        failing = {v.check for v in case.checks if v.status == "fail"}
+        assert failing == {"client.one_request"}
+
+
+# ---- client.stream_mode ------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class AlwaysStreams(Wrapped):
+    """Streams even when a whole answer was asked for, and folds it (pydantic-ai's Anthropic defect)."""
+
+    def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
+        if call.stream:
+            return self.inner.complete(call)
+        from conformance.assembly import fold
+
+        events = self.inner.complete(replace(call, stream=True))
+        assert not isinstance(events, Response)
+        return fold(list(events))
+
+
+def test_streaming_when_a_whole_answer_was_asked_for_is_a_finding_naming_the_stream_field() -> None:
+    result = run(AlwaysStreams(TranslatorClient(for_format("anthropic"))), "basic/get_time")
+    by_mode = {c.mode: c for c in result.cases}
+    mode = verdict_of(by_mode["non_stream"], "client.stream_mode")
+    assert mode.status == "fail"
+    assert {(f.path, f.expected, f.actual) for f in mode.findings} == {("$.stream", False, True)}
+    assert len(mode.findings) == len(by_mode["non_stream"].checks and scenarios("basic/get_time")[0].turns)
+    assert verdict_of(by_mode["stream"], "client.stream_mode").status == "pass"
+
+
+# ---- client.call_ids ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ForgesIds(Wrapped):
+    """Sends the history back with ids of its own instead of the provider's."""
+
+    def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
+        def forged(message: Message) -> Message:
+            parts = tuple(
+                replace(p, id=f"forged_{p.id[-4:]}")
+                if isinstance(p, ToolCall)
+                else replace(p, call_id=f"forged_{p.call_id[-4:]}")
+                if isinstance(p, ToolResult)
+                else p
+                for p in message.parts
+            )
+            return replace(message, parts=parts)
+
+        return self.inner.complete(replace(call, messages=tuple(forged(m) for m in call.messages)))
+
+
+@pytest.mark.parametrize(
+    ("wire", "scenario"),
+    [("anthropic", "multi_turn/call_result_answer"), ("gemini", "multi_turn/call_id_sent_back")],
+)
+def test_ids_sent_back_other_than_the_decoded_ones_are_a_finding(wire: str, scenario: str) -> None:
+    result = run(ForgesIds(TranslatorClient(for_format(wire))), scenario, modes=("non_stream",))
+    [case] = result.cases
+    ids = verdict_of(case, "client.call_ids")
+    assert ids.status == "fail"
+    assert {f.turn for f in ids.findings} == {1}
+    assert all(str(f.actual).count("forged_") >= 1 for f in ids.findings)
+    paths = " ".join(f.path for f in ids.findings)
+    expected_paths = {
+        "anthropic": ("tool_use", "tool_use_id"),
+        "gemini": ("functionCall.id", "functionResponse.id"),
+    }[wire]
+    assert all(p in paths for p in expected_paths)
+
+
+def test_ids_the_client_made_up_are_not_asked_back() -> None:
+    """Gemini answers without ``functionCall.id``: the ids are the client's own (synthetic), any
+    history is fine."""
+    result = run(ForgesIds(TranslatorClient(for_format("gemini"))), "multi_turn/call_result_answer")
+    assert all(not [v for v in c.checks if v.check == "client.call_ids"] for c in result.cases)
+
+
+# ---- is_error dropped (a defect the shared checks catch on a client's own body) -----------------
+
+
+@dataclasses.dataclass(frozen=True)
+class DropsIsError(Wrapped):
+    def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
+        messages = tuple(
+            replace(m, parts=tuple(replace(p, is_error=False) if isinstance(p, ToolResult) else p for p in m.parts))
+            for m in call.messages
+        )
+        return self.inner.complete(replace(call, messages=messages))
+
+
+def test_a_tool_result_sent_without_its_is_error_flag_fails_naming_the_field() -> None:
+    result = run(DropsIsError(TranslatorClient(for_format("anthropic"))), "tool_results/is_error")
+    for case in result.cases:
+        request = verdict_of(case, "roundtrip.request")
+        assert request.status == "fail"
+        assert any(f.path.endswith(".is_error") and f.expected is True and f.actual is False for f in request.findings)
+
+
+# ---- client.typed_errors -----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Untyped(Wrapped):
+    def error_info(self, exc: BaseException) -> ErrorInfo | None:
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class BrokenErrorInfo(Wrapped):
+    def error_info(self, exc: BaseException) -> ErrorInfo | None:
+        raise KeyError("status")
+
+
+def test_an_exception_error_info_does_not_map_is_an_untyped_finding() -> None:
+    result = run(Untyped(TranslatorClient(for_format("openai_chat"))), "errors/rate_limit", modes=("non_stream",))
+    [case] = result.cases
+    typed = verdict_of(case, "client.typed_errors")
+    assert typed.status == "fail"
+    assert "ProviderError" in str(typed.findings[0].actual)
+    assert verdict_of(case, "recovery.provider_error").status == "fail"  # no kind: rate_limit was expected
+    good = run(TranslatorClient(for_format("openai_chat")), "errors/rate_limit", modes=("non_stream",))
+    assert verdict_of(good.cases[0], "client.typed_errors").status == "pass"
+    assert verdict_of(good.cases[0], "recovery.provider_error").status == "pass"
+
+
+def test_error_info_that_raises_is_a_finding_not_a_crash() -> None:
+    result = run(BrokenErrorInfo(TranslatorClient(for_format("anthropic"))), "errors/overloaded")
+    for case in result.cases:
+        typed = verdict_of(case, "client.typed_errors")
+        assert typed.status == "fail"
+        assert "KeyError" in typed.findings[0].message
+
+
+# ---- async clients, timeouts -------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Async(Wrapped):
+    """An ``async def complete`` whose streams are async generators; records its loops."""
+
+    loops: list[int] = dataclasses.field(default_factory=list)
+
+    async def complete(self, call: Call) -> Any:  # type: ignore[override]
+        self.loops.append(id(asyncio.get_running_loop()))
+        result = await asyncio.to_thread(self.inner.complete, call)
+        if isinstance(result, Response):
+            return result
+        events = await asyncio.to_thread(list, result)
+
+        async def stream() -> Any:
+            for event in events:
+                yield event
+
+        return stream()
+
+
+def test_an_async_client_passes_like_its_sync_twin_on_one_event_loop() -> None:
+    client = Async(TranslatorClient(for_format("gemini")))
+    result = run(client, "basic/*", "multi_turn/two_rounds")
+    twin = run(TranslatorClient(for_format("gemini")), "basic/*", "multi_turn/two_rounds")
+    assert [c.status for c in result.cases] == [c.status for c in twin.cases]
+    assert {c.status for c in result.cases} == {"pass"}
+    assert len(client.loops) > 20 and len(set(client.loops)) == 1
+
+
+@dataclasses.dataclass(frozen=True)
+class HangsOnStreams(Wrapped):
+    def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
+        if call.stream:
+            time.sleep(30)
+        return self.inner.complete(call)
+
+
+@dataclasses.dataclass(frozen=True)
+class AsyncHang(Wrapped):
+    async def complete(self, call: Call) -> Any:  # type: ignore[override]
+        await asyncio.sleep(30)
+
+
+@pytest.mark.parametrize("hanging", [HangsOnStreams, AsyncHang])
+def test_a_client_that_hangs_costs_its_case_an_error_after_the_timeout_and_the_run_goes_on(
+    hanging: type[Wrapped],
+) -> None:
+    started = time.perf_counter()
+    result = run(hanging(TranslatorClient(for_format("openai_chat"))), "basic/get_time", "basic/no_tools", timeout=0.5)
+    assert time.perf_counter() - started < 10
+    for case in result.cases:
+        if case.mode == "stream" or hanging is AsyncHang:
+            assert case.status == "error"
+            assert "did not finish within 0.5 s" in case.message and "--timeout" in case.message
+        else:
+            assert case.status == "pass"
+    assert len(result.cases) == 4
+
+
+# ---- what a report may show --------------------------------------------------------------------
+
+
+def test_the_api_key_never_reaches_a_case_result() -> None:
+    result = run(Retrying(TranslatorClient(for_format("anthropic"))), "basic/get_time", "errors/*")
+    assert any(c.exchanges for c in result.cases)
+    assert FAKE_API_KEY not in repr(result)
+
+
+def test_unsupported_when_the_client_does_not_declare_what_a_scenario_requires() -> None:
+    client = TranslatorClient(for_format("anthropic"))
+    object.__setattr__(client, "wires", {"anthropic": frozenset({"call_ids"})})
+    result = run(client, "basic/parallel_calls", "basic/get_time")
+    statuses = {(c.scenario, c.mode): c.status for c in result.cases}
+    assert statuses[("basic/parallel_calls", "non_stream")] == "unsupported"
+    assert statuses[("basic/get_time", "stream")] == "unsupported"  # no streaming declared
+    assert statuses[("basic/get_time", "non_stream")] == "pass"
