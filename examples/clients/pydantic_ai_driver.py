@@ -246,6 +246,7 @@ async def _events(call: Call) -> AsyncIterator[StreamEvent]:
         model, _messages(call, model), model_settings=_settings(call), model_request_parameters=_parameters(call)
     ) as stream:
         calls: dict[int, str] = {}
+        chunked: set[str] = set()  # calls whose argument text arrived in pieces (Gemini sends whole objects)
         async for event in stream:
             if isinstance(event, PartStartEvent):
                 part = event.part
@@ -258,6 +259,7 @@ async def _events(call: Call) -> AsyncIterator[StreamEvent]:
                     keep = {KEY: _keep(stream.get(), part)}
                     yield ToolCallStart(part.tool_call_id, part.tool_name, len(calls) - 1, provider_details=keep)
                     if isinstance(part.args, str) and part.args:
+                        chunked.add(part.tool_call_id)
                         yield ToolCallChunk(part.tool_call_id, part.args)
             elif isinstance(event, PartDeltaEvent):
                 delta = event.delta
@@ -266,9 +268,12 @@ async def _events(call: Call) -> AsyncIterator[StreamEvent]:
                 elif isinstance(delta, ThinkingPartDelta) and (delta.content_delta or delta.signature_delta):
                     yield ReasoningDelta(delta.content_delta or "", signature=delta.signature_delta)
                 elif isinstance(delta, ToolCallPartDelta) and isinstance(delta.args_delta, str) and delta.args_delta:
+                    chunked.add(calls[event.index])
                     yield ToolCallChunk(calls[event.index], delta.args_delta)
         final = _response(stream.get())
     for part in final.tool_calls:
+        if part.id not in chunked and part.arguments_raw:
+            yield ToolCallChunk(part.id, part.arguments_raw)
         yield ToolCallEnd(part.id, part.arguments_raw, part.arguments, part.arguments_error)
     yield Finish(final.finish_reason or "other", stream.get().finish_reason)
 
