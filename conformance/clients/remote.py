@@ -11,11 +11,13 @@ stderr's tail names the cause.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -47,12 +49,18 @@ class RemoteRaised(Exception):
 class RemoteClient:
     """A ``Client`` whose driver ``spec`` runs under ``python`` (``OTHER/bin/python``)."""
 
+    turn_slack = 15.0
+    """Seconds the harness waits beyond a turn's timeout: the child times the turn itself (and says
+    so), the slack covers the pipe and a restart."""
+
     def __init__(self, spec: str, python: str, *, start_timeout: float = START_TIMEOUT) -> None:
         self.spec = spec
         self.python = python
         self.start_timeout = start_timeout
         self._process: subprocess.Popen[str] | None = None
         self._stderr: IO[str] | None = None
+        self._turn_lock = threading.Lock()
+        """One turn at a time on the pipe: a turn ``invoke`` gave up on still reads its own answer."""
         hello = self._start()
         self.name: str = hello.get("name", "")
         self.wires: Mapping[str, frozenset[str]] = {
@@ -86,11 +94,15 @@ class RemoteClient:
 
     # ---- the child process -----------------------------------------------------------------
 
-    def close(self) -> None:
+    def close(self, *, kill: bool = False) -> None:
+        """Stop the child: let it finish (5 s at most), or ``kill`` it at once (it hung)."""
         process, self._process = self._process, None
         if process is not None:
+            if kill:
+                process.kill()
             if process.stdin is not None:
-                process.stdin.close()
+                with contextlib.suppress(OSError):
+                    process.stdin.close()
             try:
                 process.wait(timeout=5)
             except subprocess.TimeoutExpired:
@@ -137,6 +149,10 @@ class RemoteClient:
         return hello
 
     def _ask(self, call: Call) -> TurnResult:
+        with self._turn_lock:
+            return self._ask_locked(call)
+
+    def _ask_locked(self, call: Call) -> TurnResult:
         if self._process is None or self._process.poll() is not None:
             self.close()
             self._start()
@@ -150,7 +166,7 @@ class RemoteClient:
         line = self._read_line(call.timeout + 10)
         if line is None:
             tail = self._stderr_tail()
-            self.close()  # hung or dead: the next turn starts a new one
+            self.close(kill=True)  # hung or dead: the next turn starts a new one
             raise RemoteRaised(f"the driver's interpreter died or hung on this turn: {tail}", None, None)
         result = from_json(json.loads(line)["result"])
         if not isinstance(result, TurnResult):

@@ -12,6 +12,7 @@ indexes itself: (wire, turn, stream) -> the first interaction with those.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,10 +69,15 @@ class CassettePlay:
 
     cassette: Cassette
     answers: Mapping[tuple[str, int, bool], Interaction] = field(default_factory=dict)
+    response_turns: Mapping[str, int] = field(default_factory=dict)
+    """The Responses ids the recorded answers carry -> their turn: a request naming one as its
+    ``previous_response_id`` (a stateful client sends only the new items) continues from that turn,
+    as when the emulator plays a script."""
 
     @classmethod
     def of(cls, cassette: Cassette) -> CassettePlay:
         answers: dict[tuple[str, int, bool], Interaction] = {}
+        response_turns: dict[str, int] = {}
         for interaction in cassette.interactions:
             if interaction.response is None or not isinstance(interaction.request.json, dict):
                 continue
@@ -84,7 +90,18 @@ class CassettePlay:
             except Exception:  # a recorded request its own wire cannot read: never played
                 continue
             answers.setdefault((wire, turn, is_streaming(interaction)), interaction)
-        return cls(cassette, answers)
+            if wire == "openai_responses" and (response_id := _response_id(interaction.response)) is not None:
+                response_turns.setdefault(response_id, turn)
+        return cls(cassette, answers, response_turns)
+
+    def turn(self, wire: str, path: str, body: Mapping[str, Any]) -> int:
+        """The turn a request is: ``request_turn``, continued from the turn of the recorded Responses
+        answer its ``previous_response_id`` names."""
+        turn = request_turn(wire, path, body)
+        previous = body.get("previous_response_id") if wire == "openai_responses" else None
+        if isinstance(previous, str) and previous in self.response_turns:
+            turn += self.response_turns[previous] + 1
+        return turn
 
     def answer(self, wire: str, turn: int, stream: bool) -> Interaction | None:
         return self.answers.get((wire, turn, stream))
@@ -94,6 +111,25 @@ class CassettePlay:
         turns = sorted(t for (w, t, s) in self.answers if w == wire and s == stream)
         mode = "streamed" if stream else "non-streamed"
         return f"{self.cassette.path} holds {mode} {wire} turns {turns or 'none'}"
+
+
+def _response_id(response: RecordedResponse) -> str | None:
+    """The id of a recorded Responses answer: its body's ``id``, or its stream's ``response.created``."""
+    if isinstance(response.json, dict):
+        found = response.json.get("id")
+        return found if isinstance(found, str) else None
+    for piece in served_pieces(response, stream=True):
+        for line in piece.splitlines():
+            if not line.startswith(b"data:"):
+                continue
+            try:
+                event = json.loads(line[5:])
+            except ValueError:
+                continue
+            if isinstance(event, dict) and isinstance(event.get("response"), dict):
+                found = event["response"].get("id")
+                return found if isinstance(found, str) else None
+    return None
 
 
 def served_pieces(response: RecordedResponse, *, stream: bool) -> list[bytes]:

@@ -34,7 +34,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from conformance.adapters import detect_adapter, for_format
 from conformance.emulator import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses, _prompt_formats
-from conformance.emulator._cassette import CassettePlay, PlayedAnswer, is_stream_request, request_turn, served_pieces
+from conformance.emulator._cassette import CassettePlay, PlayedAnswer, is_stream_request, served_pieces
 from conformance.emulator._wire import DEFAULT_AFTER, ErrorAnswer, Headers, WireContext, WireEncoder
 from conformance.scenarios.values import HTTP_FAULTS, STREAM_FAULTS, Reply, Scenario
 from conformance.traffic.cassettes import Cassette
@@ -250,7 +250,7 @@ class Emulator:
             if not isinstance(parsed, dict):
                 raise ValueError("the request body is not a JSON object")
             stream = is_stream_request(wire, raw_path, parsed)
-            turn = request_turn(wire, urlsplit(raw_path).path, parsed)
+            turn = play.turn(wire, urlsplit(raw_path).path, parsed)
         except Exception as exc:  # the body is not that wire's request: the client's defect, answered
             status, headers, error = encoder.invalid_request(
                 f"cannot read the request as {wire}: {exc}", _bare_context(wire, raw_path)
