@@ -1,0 +1,257 @@
+"""Driver for langchain-anthropic 1.7.10 (``ChatAnthropic``), in its own virtualenv.
+
+``ChatAnthropic(base_url=server, max_retries=0)`` (``base_url`` is the alias of
+``anthropic_api_url``) with the tools bound by ``bind_tools``: ``tool_choice`` in its documented
+spellings (``"auto"``, ``"any"`` for required, a tool name, the ``{"type": "none"}`` dict passed
+through), ``parallel_tool_calls``. The history becomes LangChain messages: ``AIMessage`` content
+blocks for thinking (with its signature) and text, ``tool_calls`` (``invalid_tool_calls`` for
+arguments that did not parse), ``ToolMessage`` with ``status="error"`` for a failed result (which
+langchain-anthropic sends as ``is_error``). Non-streamed turns use ``ainvoke``; streamed turns
+``astream``, whose content blocks and ``tool_call_chunks`` become stream events.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anthropic
+from langchain_anthropic import ChatAnthropic
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from conformance.clients.contract import Call, SimpleClient
+from conformance.model import (
+    ErrorInfo,
+    Finish,
+    FinishReason,
+    Image,
+    Reasoning,
+    ReasoningDelta,
+    Resource,
+    Response,
+    StreamEvent,
+    Text,
+    TextDelta,
+    ToolCall,
+    ToolCallChunk,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolResult,
+)
+
+FINISH: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+}
+CHOICE = {"auto": "auto", "required": "any", "none": {"type": "none"}}
+
+
+def _blocks(items: tuple[Any, ...]) -> str | list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, Text):
+            blocks.append({"type": "text", "text": item.text})
+        elif isinstance(item, Resource) and item.text is not None:
+            blocks.append({"type": "text", "text": item.text})
+        elif isinstance(item, Image) and item.data is not None:
+            blocks.append(
+                {"type": "image", "source": {"type": "base64", "media_type": item.media_type, "data": item.data}}
+            )
+        elif isinstance(item, Image) and item.url:
+            blocks.append({"type": "image", "source": {"type": "url", "url": item.url}})
+    if len(blocks) == 1 and blocks[0]["type"] == "text":
+        return blocks[0]["text"]
+    return blocks
+
+
+def _assistant(parts: tuple[Any, ...]) -> AIMessage:
+    content: list[dict[str, Any]] = []
+    for p in parts:
+        if isinstance(p, Reasoning) and p.redacted is not None:
+            content.append({"type": "redacted_thinking", "data": p.redacted})
+        elif isinstance(p, Reasoning):
+            content.append({"type": "thinking", "thinking": p.text, "signature": p.signature or ""})
+        elif isinstance(p, Text):
+            content.append({"type": "text", "text": p.text})
+    calls = [p for p in parts if isinstance(p, ToolCall)]
+    return AIMessage(
+        content=content,  # type: ignore[arg-type]
+        tool_calls=[
+            {"id": c.id, "name": c.name, "args": c.arguments, "type": "tool_call"}
+            for c in calls
+            if c.arguments is not None
+        ],
+        invalid_tool_calls=[
+            {"id": c.id, "name": c.name, "args": c.arguments_raw, "error": c.arguments_error}
+            for c in calls
+            if c.arguments is None
+        ],
+    )
+
+
+def _messages(call: Call) -> list[BaseMessage]:
+    out: list[BaseMessage] = [SystemMessage(content=call.system)] if call.system else []
+    for message in call.messages:
+        if message.role == "user":
+            out.append(HumanMessage(content=_blocks(message.parts)))  # type: ignore[arg-type]
+        elif message.role == "assistant":
+            out.append(_assistant(message.parts))
+        else:
+            for r in message.parts:
+                if isinstance(r, ToolResult):
+                    status = "error" if r.is_error else "success"
+                    out.append(ToolMessage(content=_blocks(r.content), tool_call_id=r.call_id, status=status))  # type: ignore[arg-type]
+    return out
+
+
+def _model(call: Call) -> Any:
+    kwargs: dict[str, Any] = {"max_tokens": call.max_tokens} if call.max_tokens is not None else {}
+    chat = ChatAnthropic(
+        model=call.model,
+        base_url=call.base_url,
+        api_key=call.api_key,
+        max_retries=0,  # the suite counts requests per turn: a hidden retry would eat the next turn's answer
+        timeout=call.timeout,
+        streaming=call.stream,
+        **kwargs,
+    )
+    if not call.tools:
+        return chat
+    bind: dict[str, Any] = {}
+    if call.tool_choice is not None:
+        bind["tool_choice"] = CHOICE.get(call.tool_choice, call.tool_choice)
+    if call.parallel_tool_calls is not None:
+        bind["parallel_tool_calls"] = call.parallel_tool_calls
+    tools = [
+        {"name": t.name, "description": t.description or "", "input_schema": dict(t.input_schema)} for t in call.tools
+    ]
+    return chat.bind_tools(tools, **bind)
+
+
+def _parse(call_id: str, name: str, raw: str) -> ToolCall:
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        return ToolCall(id=call_id, name=name, arguments_raw=raw, arguments_error=str(exc))
+    if not isinstance(arguments, dict):
+        return ToolCall(id=call_id, name=name, arguments_raw=raw, arguments_error="arguments are not a JSON object")
+    return ToolCall(id=call_id, name=name, arguments=arguments, arguments_raw=raw)
+
+
+def _finish(reason: str | None) -> FinishReason:
+    return FINISH.get(reason or "", "other")
+
+
+def _response(message: AIMessage) -> Response:
+    parts: list[Any] = []
+    blocks = message.content if isinstance(message.content, list) else [{"type": "text", "text": message.content}]
+    for block in blocks:
+        if isinstance(block, str):
+            parts.append(Text(text=block))
+        elif block.get("type") == "thinking":
+            parts.append(Reasoning(text=block.get("thinking", ""), signature=block.get("signature")))
+        elif block.get("type") == "redacted_thinking":
+            parts.append(Reasoning(redacted=block.get("data")))
+        elif block.get("type") == "text" and block.get("text"):
+            parts.append(Text(text=block["text"]))
+    for c in message.tool_calls:
+        args = c["args"]
+        parts.append(ToolCall(id=c["id"] or "", name=c["name"], arguments=args, arguments_raw=json.dumps(args)))
+    for c in message.invalid_tool_calls:
+        parts.append(
+            ToolCall(id=c["id"] or "", name=c["name"] or "", arguments_raw=c["args"] or "", arguments_error=c["error"])
+        )
+    return Response(parts=tuple(parts), finish_reason=_finish(message.response_metadata.get("stop_reason")))
+
+
+async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[StreamEvent]:
+    calls: dict[int, tuple[str, str, list[str]]] = {}
+    reason: str | None = None
+    async for chunk in model.astream(messages):
+        blocks = chunk.content if isinstance(chunk.content, list) else [{"type": "text", "text": chunk.content}]
+        for block in blocks:
+            if isinstance(block, str) and block:
+                yield TextDelta(block)
+            elif not isinstance(block, dict):
+                continue
+            elif block.get("type") == "text" and block.get("text"):
+                yield TextDelta(block["text"])
+            elif block.get("type") == "thinking" and (block.get("thinking") or block.get("signature")):
+                yield ReasoningDelta(block.get("thinking", ""), signature=block.get("signature") or None)
+            elif block.get("type") == "redacted_thinking":
+                yield ReasoningDelta(redacted=block.get("data"))
+        for c in chunk.tool_call_chunks:
+            index = c.get("index") or 0
+            if index not in calls:
+                calls[index] = (c.get("id") or "", c.get("name") or "", [])
+                yield ToolCallStart(calls[index][0], calls[index][1], len(calls) - 1)
+            if c.get("args"):
+                calls[index][2].append(c["args"])
+                yield ToolCallChunk(calls[index][0], c["args"])
+        reason = chunk.response_metadata.get("stop_reason") or reason
+    for call_id, name, pieces in calls.values():
+        done = _parse(call_id, name, "".join(pieces))
+        yield ToolCallEnd(call_id, done.arguments_raw, done.arguments, done.arguments_error)
+    yield Finish(_finish(reason), reason)
+
+
+async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
+    model = _model(call)
+    if call.stream:
+        return _events(model, _messages(call))
+    return _response(await model.ainvoke(_messages(call)))
+
+
+ERRORS: tuple[tuple[type[BaseException], str], ...] = (
+    (anthropic.RateLimitError, "rate_limit"),
+    (anthropic.OverloadedError, "overloaded"),
+    (anthropic.ServiceUnavailableError, "overloaded"),
+    (anthropic.AuthenticationError, "auth"),
+    (anthropic.PermissionDeniedError, "permission"),
+    (anthropic.NotFoundError, "not_found"),
+    (anthropic.BadRequestError, "invalid_request"),
+    (anthropic.UnprocessableEntityError, "invalid_request"),
+    (anthropic.InternalServerError, "server"),
+    (anthropic.APITimeoutError, "server"),
+    (anthropic.APIConnectionError, "stream_incomplete"),
+    (anthropic.APIStatusError, "server"),
+    (anthropic.APIError, "server"),  # no status: the SDK raises it for an error event inside a stream
+)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return float(ms) / 1000.0
+        if (seconds := headers.get("retry-after")) is not None:
+            return float(seconds)
+    except ValueError:
+        return None
+    return None
+
+
+def error_info(exc: BaseException) -> ErrorInfo | None:
+    for cls, kind in ERRORS:
+        if isinstance(exc, cls):
+            status = getattr(exc, "status_code", None)
+            return ErrorInfo(kind=kind, message=str(exc), status=status, retry_after=_retry_after(exc))  # type: ignore[arg-type]
+    return None
+
+
+CLIENT = SimpleClient(
+    name="langchain-anthropic",
+    wires={
+        "anthropic": frozenset(
+            "streaming parallel_tool_calls disable_parallel_tool_calls system_prompt call_ids reasoning_replay"
+            " tool_choice_auto tool_choice_none tool_choice_required tool_choice_named images_in_tool_results"
+            " is_error_in_tool_results".split()
+        )
+    },
+    complete=complete,
+    error_info=error_info,
+)

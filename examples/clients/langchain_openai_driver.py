@@ -1,0 +1,227 @@
+"""Driver for langchain-openai 1.7.4 (``ChatOpenAI``), in its own virtualenv.
+
+``ChatOpenAI(base_url=server + "/v1", max_retries=0)`` with the tools bound by ``bind_tools``
+(``tool_choice``, ``parallel_tool_calls``); the history becomes LangChain messages
+(``SystemMessage``, ``HumanMessage``, ``AIMessage`` with ``tool_calls`` (and
+``invalid_tool_calls`` for a call whose arguments did not parse), ``ToolMessage`` with
+``tool_call_id`` and ``status="error"`` for a failed result). Non-streamed turns use ``ainvoke``;
+streamed turns ``astream``, whose ``AIMessageChunk.tool_call_chunks`` and text become stream events.
+LangChain parses arguments itself: a call that did not parse is in ``invalid_tool_calls``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import openai
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_openai import ChatOpenAI
+
+from conformance.clients.contract import Call, SimpleClient
+from conformance.model import (
+    ErrorInfo,
+    Finish,
+    FinishReason,
+    Image,
+    Resource,
+    Response,
+    StreamEvent,
+    Text,
+    TextDelta,
+    ToolCall,
+    ToolCallChunk,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolResult,
+)
+
+FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+
+
+def _blocks(items: tuple[Any, ...]) -> str | list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, Text):
+            blocks.append({"type": "text", "text": item.text})
+        elif isinstance(item, Resource) and item.text is not None:
+            blocks.append({"type": "text", "text": item.text})
+        elif isinstance(item, Image):
+            url = item.url or f"data:{item.media_type};base64,{item.data}"
+            blocks.append({"type": "image_url", "image_url": {"url": url}})
+    if len(blocks) == 1 and blocks[0]["type"] == "text":
+        return blocks[0]["text"]
+    return blocks
+
+
+def _messages(call: Call) -> list[BaseMessage]:
+    out: list[BaseMessage] = [SystemMessage(content=call.system)] if call.system else []
+    for message in call.messages:
+        if message.role == "user":
+            out.append(HumanMessage(content=_blocks(message.parts)))
+        elif message.role == "assistant":
+            calls = [p for p in message.parts if isinstance(p, ToolCall)]
+            out.append(
+                AIMessage(
+                    content="".join(p.text for p in message.parts if isinstance(p, Text)),
+                    tool_calls=[
+                        {"id": c.id, "name": c.name, "args": c.arguments, "type": "tool_call"}
+                        for c in calls
+                        if c.arguments is not None
+                    ],
+                    invalid_tool_calls=[
+                        {"id": c.id, "name": c.name, "args": c.arguments_raw, "error": c.arguments_error}
+                        for c in calls
+                        if c.arguments is None
+                    ],
+                )
+            )
+        else:
+            for r in message.parts:
+                if isinstance(r, ToolResult):
+                    status = "error" if r.is_error else "success"
+                    out.append(ToolMessage(content=_blocks(r.content), tool_call_id=r.call_id, status=status))
+    return out
+
+
+def _model(call: Call) -> Any:
+    chat = ChatOpenAI(
+        model=call.model,
+        base_url=call.base_url + "/v1",
+        api_key=call.api_key,
+        max_retries=0,  # the suite counts requests per turn: a hidden retry would eat the next turn's answer
+        timeout=call.timeout,
+        max_tokens=call.max_tokens,
+        streaming=call.stream,
+    )
+    if not call.tools:
+        return chat
+    kwargs: dict[str, Any] = {}
+    if call.tool_choice is not None:
+        kwargs["tool_choice"] = call.tool_choice
+    if call.parallel_tool_calls is not None:
+        kwargs["parallel_tool_calls"] = call.parallel_tool_calls
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description or "", "parameters": dict(t.input_schema)},
+        }
+        for t in call.tools
+    ]
+    return chat.bind_tools(tools, **kwargs)
+
+
+def _parse(call_id: str, name: str, raw: str) -> ToolCall:
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        return ToolCall(id=call_id, name=name, arguments_raw=raw, arguments_error=str(exc))
+    if not isinstance(arguments, dict):
+        return ToolCall(id=call_id, name=name, arguments_raw=raw, arguments_error="arguments are not a JSON object")
+    return ToolCall(id=call_id, name=name, arguments=arguments, arguments_raw=raw)
+
+
+def _finish(reason: str | None) -> FinishReason:
+    return FINISH.get(reason or "", "other")
+
+
+def _response(message: AIMessage) -> Response:
+    parts: list[Any] = []
+    text = message.text
+    if text:
+        parts.append(Text(text=text))
+    raw = {c.get("id"): c["function"].get("arguments") or "" for c in message.additional_kwargs.get("tool_calls", [])}
+    for c in message.tool_calls:
+        parts.append(
+            ToolCall(id=c["id"] or "", name=c["name"], arguments=c["args"], arguments_raw=raw.get(c["id"]) or "")
+        )
+    for c in message.invalid_tool_calls:
+        parts.append(
+            ToolCall(id=c["id"] or "", name=c["name"] or "", arguments_raw=c["args"] or "", arguments_error=c["error"])
+        )
+    return Response(parts=tuple(parts), finish_reason=_finish(message.response_metadata.get("finish_reason")))
+
+
+async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[StreamEvent]:
+    calls: dict[int, tuple[str, str, list[str]]] = {}
+    reason: str | None = None
+    async for chunk in model.astream(messages):
+        if chunk.text:
+            yield TextDelta(chunk.text)
+        for c in chunk.tool_call_chunks:
+            index = c.get("index") or 0
+            if index not in calls:
+                calls[index] = (c.get("id") or "", c.get("name") or "", [])
+                yield ToolCallStart(calls[index][0], calls[index][1], len(calls) - 1)
+            if c.get("args"):
+                calls[index][2].append(c["args"])
+                yield ToolCallChunk(calls[index][0], c["args"])
+        reason = chunk.response_metadata.get("finish_reason") or reason
+    for call_id, name, pieces in calls.values():
+        done = _parse(call_id, name, "".join(pieces))
+        yield ToolCallEnd(call_id, done.arguments_raw, done.arguments, done.arguments_error)
+    yield Finish(_finish(reason), reason)
+
+
+async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
+    model = _model(call)
+    if call.stream:
+        return _events(model, _messages(call))
+    return _response(await model.ainvoke(_messages(call)))
+
+
+ERRORS: tuple[tuple[type[BaseException], str], ...] = (
+    (openai.RateLimitError, "rate_limit"),
+    (openai.AuthenticationError, "auth"),
+    (openai.PermissionDeniedError, "permission"),
+    (openai.NotFoundError, "not_found"),
+    (openai.BadRequestError, "invalid_request"),
+    (openai.UnprocessableEntityError, "invalid_request"),
+    (openai.InternalServerError, "server"),
+    (openai.APITimeoutError, "server"),
+    (openai.APIConnectionError, "stream_incomplete"),
+    (openai.APIStatusError, "server"),
+    (openai.APIError, "server"),  # no status: the SDK raises it for an error event inside a stream
+)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return float(ms) / 1000.0
+        if (seconds := headers.get("retry-after")) is not None:
+            return float(seconds)
+    except ValueError:
+        return None
+    return None
+
+
+def error_info(exc: BaseException) -> ErrorInfo | None:
+    for cls, kind in ERRORS:
+        if isinstance(exc, cls):
+            status = getattr(exc, "status_code", None)
+            if status == 503:
+                kind = "overloaded"
+            return ErrorInfo(kind=kind, message=str(exc), status=status, retry_after=_retry_after(exc))  # type: ignore[arg-type]
+    return None
+
+
+CLIENT = SimpleClient(
+    name="langchain-openai",
+    wires={
+        "openai_chat": frozenset(
+            "streaming parallel_tool_calls disable_parallel_tool_calls system_prompt call_ids tool_choice_auto"
+            " tool_choice_none tool_choice_required tool_choice_named".split()
+        )
+    },
+    complete=complete,
+    error_info=error_info,
+)

@@ -1,0 +1,276 @@
+"""Driver for LiteLLM 1.110.2 (``litellm.acompletion``), in its own virtualenv.
+
+LiteLLM takes OpenAI Chat messages for every provider and translates them itself, so the history
+is written once in the OpenAI shape (what a LiteLLM user writes) and the provider is picked by the
+model prefix: ``openai/`` (``api_base`` = server + ``/v1``), ``anthropic/`` (server root: LiteLLM
+appends ``/v1/messages``), ``gemini/`` (``api_base`` = server + ``/v1beta``: LiteLLM builds
+``{api_base}/models/{model}:generateContent``, ``:streamGenerateContent?alt=sse`` when streaming,
+``litellm_core_utils/url_utils.py`` ``join_api_base`` via ``vertex_llm_base._check_custom_proxy``)
+and ``ollama_chat/`` (server root: ``/api/chat``). A failed tool result is passed the way a user
+would mark it, ``is_error: True`` on the tool message; whether LiteLLM forwards it is what the suite
+checks. Streams are LiteLLM's OpenAI-style chunks, turned into stream events one delta at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of the cost map from GitHub at import
+
+import litellm
+from litellm.exceptions import MidStreamFallbackError
+
+from conformance.clients.contract import Call, SimpleClient
+from conformance.model import (
+    ErrorInfo,
+    Finish,
+    FinishReason,
+    Image,
+    Reasoning,
+    ReasoningDelta,
+    Resource,
+    Response,
+    StreamEvent,
+    Text,
+    TextDelta,
+    ToolCall,
+    ToolCallChunk,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolResult,
+)
+
+PREFIX = {"openai_chat": ("openai", "/v1"), "anthropic": ("anthropic", ""), "gemini": ("gemini", "/v1beta")}
+PREFIX["ollama"] = ("ollama_chat", "")
+
+FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+
+
+def _image_url(image: Image) -> dict[str, Any]:
+    url = image.url or f"data:{image.media_type};base64,{image.data}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _content(items: tuple[Any, ...]) -> str | list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, Text):
+            parts.append({"type": "text", "text": item.text})
+        elif isinstance(item, Image):
+            parts.append(_image_url(item))
+        elif isinstance(item, Resource) and item.text is not None:
+            parts.append({"type": "text", "text": item.text})
+    if all(p["type"] == "text" for p in parts):
+        return "".join(p["text"] for p in parts) if len(parts) <= 1 else parts
+    return parts
+
+
+def _messages(call: Call) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": call.system}] if call.system else []
+    for message in call.messages:
+        if message.role == "user":
+            out.append({"role": "user", "content": _content(message.parts)})
+        elif message.role == "assistant":
+            text = "".join(p.text for p in message.parts if isinstance(p, Text))
+            entry: dict[str, Any] = {"role": "assistant", "content": text or None}
+            calls = [p for p in message.parts if isinstance(p, ToolCall)]
+            if calls:
+                entry["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": c.arguments_raw or json.dumps(c.arguments or {})},
+                    }
+                    for c in calls
+                ]
+            thinking = [p for p in message.parts if isinstance(p, Reasoning)]
+            if thinking:  # LiteLLM's documented slot for Anthropic thinking blocks to replay
+                entry["thinking_blocks"] = [
+                    {"type": "thinking", "thinking": r.text, "signature": r.signature}
+                    if r.redacted is None
+                    else {"type": "redacted_thinking", "data": r.redacted}
+                    for r in thinking
+                ]
+            out.append(entry)
+        else:
+            for result in message.parts:
+                if isinstance(result, ToolResult):
+                    tool: dict[str, Any] = {
+                        "role": "tool",
+                        "tool_call_id": result.call_id,
+                        "content": _content(result.content),
+                    }
+                    if result.name:
+                        tool["name"] = result.name
+                    if result.is_error:
+                        tool["is_error"] = True
+                    out.append(tool)
+    return out
+
+
+def _kwargs(call: Call) -> dict[str, Any]:
+    provider, suffix = PREFIX[call.wire]
+    kwargs: dict[str, Any] = {
+        "model": f"{provider}/{call.model}",
+        "api_base": call.base_url + suffix,
+        "api_key": call.api_key,
+        "messages": _messages(call),
+        "stream": call.stream,
+        "timeout": call.timeout,
+        # the suite counts requests per turn: a hidden retry would eat the next turn's answer
+        "num_retries": 0,
+        "max_retries": 0,
+    }
+    if call.tools:
+        kwargs["tools"] = [
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description or "", "parameters": dict(t.input_schema)},
+            }
+            for t in call.tools
+        ]
+    if call.tool_choice in ("auto", "none", "required"):
+        kwargs["tool_choice"] = call.tool_choice
+    elif call.tool_choice is not None:
+        kwargs["tool_choice"] = {"type": "function", "function": {"name": call.tool_choice}}
+    if call.parallel_tool_calls is not None:
+        kwargs["parallel_tool_calls"] = call.parallel_tool_calls
+    if call.max_tokens is not None:
+        kwargs["max_tokens"] = call.max_tokens
+    return kwargs
+
+
+def _tool_call(call_id: str, name: str, raw: str) -> ToolCall:
+    try:
+        arguments = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        return ToolCall(id=call_id, name=name, arguments_raw=raw, arguments_error=str(exc))
+    if not isinstance(arguments, dict):
+        return ToolCall(id=call_id, name=name, arguments_raw=raw, arguments_error="arguments are not a JSON object")
+    return ToolCall(id=call_id, name=name, arguments=arguments, arguments_raw=raw)
+
+
+def _finish(reason: str | None) -> FinishReason:
+    return FINISH.get(reason or "", "other")
+
+
+def _response(answer: Any) -> Response:
+    choice = answer.choices[0]
+    message = choice.message
+    parts: list[Any] = [
+        Reasoning(text=b.get("thinking", ""), signature=b.get("signature"), redacted=b.get("data"))
+        for b in getattr(message, "thinking_blocks", None) or ()
+    ]
+    if not parts and getattr(message, "reasoning_content", None):
+        parts.append(Reasoning(text=message.reasoning_content))
+    if message.content:
+        parts.append(Text(text=message.content))
+    for c in message.tool_calls or ():
+        parts.append(_tool_call(c.id, c.function.name, c.function.arguments or ""))
+    return Response(parts=tuple(parts), finish_reason=_finish(choice.finish_reason))
+
+
+async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
+    calls: dict[int, tuple[str, str, list[str]]] = {}
+    reason: str | None = None
+    async for chunk in stream:
+        if not chunk.choices:
+            continue
+        choice = chunk.choices[0]
+        delta = choice.delta
+        if getattr(delta, "reasoning_content", None):
+            yield ReasoningDelta(delta.reasoning_content)
+        for block in getattr(delta, "thinking_blocks", None) or ():
+            if block.get("signature") or block.get("data"):
+                yield ReasoningDelta(signature=block.get("signature"), redacted=block.get("data"))
+        if delta.content:
+            yield TextDelta(delta.content)
+        for c in delta.tool_calls or ():
+            if c.index not in calls:
+                calls[c.index] = (c.id, c.function.name, [])
+                yield ToolCallStart(c.id, c.function.name, len(calls) - 1)
+            call_id, _, pieces = calls[c.index]
+            if c.function.arguments:
+                pieces.append(c.function.arguments)
+                yield ToolCallChunk(call_id, c.function.arguments)
+        reason = choice.finish_reason or reason
+    for call_id, name, pieces in calls.values():
+        done = _tool_call(call_id, name, "".join(pieces))
+        yield ToolCallEnd(call_id, done.arguments_raw, done.arguments, done.arguments_error)
+    yield Finish(_finish(reason), reason)
+
+
+async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
+    litellm.suppress_debug_info = True
+    answer = await litellm.acompletion(**_kwargs(call))
+    return _events(answer) if call.stream else _response(answer)
+
+
+ERRORS: tuple[tuple[type[BaseException], str], ...] = (
+    (litellm.ContextWindowExceededError, "context_length"),
+    (litellm.RateLimitError, "rate_limit"),
+    (litellm.ServiceUnavailableError, "overloaded"),
+    (litellm.AuthenticationError, "auth"),
+    (litellm.PermissionDeniedError, "permission"),
+    (litellm.NotFoundError, "not_found"),
+    (litellm.BadRequestError, "invalid_request"),
+    (litellm.UnprocessableEntityError, "invalid_request"),
+    (litellm.InternalServerError, "server"),
+    (litellm.Timeout, "server"),
+    (litellm.APIConnectionError, "server"),
+    (litellm.APIError, "server"),
+)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
+    headers = headers or {}
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return float(ms) / 1000.0
+        if (seconds := headers.get("retry-after")) is not None:
+            return float(seconds)
+    except ValueError:
+        return None
+    return None
+
+
+def error_info(exc: BaseException) -> ErrorInfo | None:
+    if isinstance(exc, MidStreamFallbackError):  # a stream broke: LiteLLM wraps what it caught
+        cause = exc.original_exception
+        if isinstance(cause, litellm.APIConnectionError):
+            return ErrorInfo(kind="stream_incomplete", message=str(cause), status=None)
+        return error_info(cause) if isinstance(cause, Exception) else None
+    for cls, kind in ERRORS:
+        if isinstance(exc, cls):
+            status = getattr(exc, "status_code", None)
+            if status in (529, 503):
+                kind = "overloaded"
+            return ErrorInfo(kind=kind, message=str(exc), status=status, retry_after=_retry_after(exc))  # type: ignore[arg-type]
+    return None
+
+
+COMMON = frozenset(
+    "streaming parallel_tool_calls system_prompt tool_choice_auto tool_choice_none tool_choice_required"
+    " tool_choice_named".split()
+)
+CLIENT = SimpleClient(
+    name="litellm",
+    wires={
+        "openai_chat": COMMON | {"disable_parallel_tool_calls", "call_ids"},
+        "anthropic": COMMON | {"disable_parallel_tool_calls", "call_ids", "reasoning_replay", "images_in_tool_results"},
+        "gemini": COMMON,
+        "ollama": frozenset("streaming parallel_tool_calls system_prompt tool_choice_auto".split()),
+    },
+    complete=complete,
+    error_info=error_info,
+)
