@@ -293,6 +293,8 @@ def _result_to_wire(part: Part, names: NameMap, synthetic: set[str], call_names:
             texts.append(item.text)
         elif isinstance(item, Resource) and item.text is not None:
             texts.append(item.text)
+        elif isinstance(item, Image) and details.get("parts_spelling") == "snake" and item.data is not None:
+            media.append({"inline_data": {"mime_type": item.media_type, "data": item.data}})
         elif isinstance(item, Image):
             media.append(_image_to_wire(item, allow_url=False))
         else:
@@ -471,16 +473,18 @@ def _user_part_from_wire(part: Any) -> Part | None:
     return _image_part(part, by_url=True)  # None: video/audio/PDF data, ...: kept verbatim as a raw part
 
 
-def _image_part(part: Any, *, by_url: bool) -> Image | None:
-    """An ``inlineData`` (or, ``by_url``, ``fileData``) image part with exactly the fields ``Image`` keeps."""
+def _image_part(part: Any, *, by_url: bool, snake: bool = False) -> Image | None:
+    """An ``inlineData`` (or, ``by_url``, ``fileData``) image part with exactly the fields ``Image`` keeps;
+    ``snake``: spelled ``inline_data`` / ``mime_type`` instead (E32: the API accepts both)."""
     if not isinstance(part, Mapping) or len(part) != 1:
         return None
     ((key, ref),) = part.items()
-    if not isinstance(ref, Mapping) or not str(ref.get("mimeType", "")).startswith("image/"):
+    mime = "mime_type" if snake else "mimeType"
+    if not isinstance(ref, Mapping) or not str(ref.get(mime, "")).startswith("image/"):
         return None
-    if key == "inlineData" and set(ref) == {"mimeType", "data"}:
-        return Image(media_type=str(ref["mimeType"]), data=str(ref["data"]))
-    if key == "fileData" and by_url and set(ref) == {"mimeType", "fileUri"}:
+    if key == ("inline_data" if snake else "inlineData") and set(ref) == {mime, "data"}:
+        return Image(media_type=str(ref[mime]), data=str(ref["data"]))
+    if not snake and key == "fileData" and by_url and set(ref) == {"mimeType", "fileUri"}:
         return Image(media_type=str(ref["mimeType"]), url=str(ref["fileUri"]))
     return None
 
@@ -525,6 +529,10 @@ def _result_from_wire(
         details["response_object"] = True
     media = function.get("parts")
     images = [_image_part(m, by_url=False) for m in media] if isinstance(media, list) else []
+    if isinstance(media, list) and not (images and all(images)):
+        images = [_image_part(m, by_url=False, snake=True) for m in media]  # E32's snake_case spelling
+        if images and all(images):
+            details["parts_spelling"] = "snake"
     if images and all(images):
         content += tuple(i for i in images if i is not None)
     elif media is not None:

@@ -108,7 +108,7 @@ def _client_bodies(ctx: CaseContext, turn: int) -> list[Any]:
     adapter makes them)."""
     sent = ctx.outcome.turns[turn].wire.body
     back = ctx.read_back(turn)
-    spelled = ctx.adapter.request_to_wire(without_details(back, only=("spelling",))).body
+    spelled = ctx.adapter.request_to_wire(without_details(back, only=("spelling", "parts_spelling"))).body
     meant = ctx.adapter.request_to_wire(without_details(back)).body
     return [sent, spelled, meant]
 
