@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             "name": client.name,
             "wires": {wire: sorted(caps) for wire, caps in client.wires.items()},
             "known_gaps": dict(getattr(client, "known_gaps", {}) or {}),
+            "schema_rewrites": dict(getattr(client, "schema_rewrites", {}) or {}),
             "python": sys.version.split()[0],
             "executable": sys.executable,
         }

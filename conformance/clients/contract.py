@@ -118,6 +118,11 @@ def client_problems(client: Any) -> list[str]:
     gaps = getattr(client, "known_gaps", {})
     if not isinstance(gaps, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in gaps.items()):
         problems.append("known_gaps must map check ids (or check@scenario-glob) to reasons")
+    rewrites = getattr(client, "schema_rewrites", {})
+    if not isinstance(rewrites, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) and v for k, v in rewrites.items()
+    ):
+        problems.append("schema_rewrites must map wires to a description of the rewrite")
     for method in ("complete", "error_info"):
         if not callable(getattr(client, method, None)):
             problems.append(f"{method} must be a method")
@@ -134,3 +139,5 @@ class SimpleClient:
     complete: Any
     error_info: Any
     known_gaps: Mapping[str, str] = field(default_factory=dict)
+    schema_rewrites: Mapping[str, str] = field(default_factory=dict)
+    """Wire -> what the library does to tool schemas there (see ``Client``)."""

@@ -67,6 +67,7 @@ class RemoteClient:
             str(w): frozenset(c) for w, c in (hello.get("wires") or {}).items() if isinstance(c, list)
         }
         self.known_gaps: Mapping[str, str] = dict(hello.get("known_gaps") or {})
+        self.schema_rewrites: Mapping[str, str] = dict(hello.get("schema_rewrites") or {})
         self.interpreter = f"{hello.get('executable', python)} (Python {hello.get('python', '?')})"
         problems = client_problems(self)
         if problems:
