@@ -59,15 +59,12 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         CHECK_IDS,
         REPORT_FORMATS,
         Progress,
-        case_text,
         compile_keyword,
-        matrix_text,
+        finish,
         select_scenarios,
         split_list,
-        write_run_reports,
     )
     from conformance.clients.harness import CertifyOptions, certify
-    from conformance.verdicts import STATUS_ORDER
 
     client: Any = None
     try:
@@ -113,22 +110,15 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         result = certify(scenarios, client, options, progress=progress, problems=problems)
     finally:
         _close(client)
-    if progress is not None:
-        progress.done()
-        print(matrix_text(result), file=out)
-    for case in result.cases:
-        if case.status in ("fail", "error", "stale") and not args.quiet:
-            print(case_text(case), file=out)
-    written = write_run_reports(result, Path(args.report_dir), formats)
-    counts = result.counts()
-    summary = ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s])
-    print(
-        f"{client.name}: {len(result.cases)} cases: {summary or 'none'}; reports: "
-        f"{', '.join(map(str, written)) or 'none'}",
-        file=out,
+    return finish(
+        result,
+        out,
+        progress=progress,
+        quiet=args.quiet,
+        report_dir=Path(args.report_dir),
+        formats=formats,
+        label=f"{client.name}: ",
     )
-    failed = counts["fail"] + counts["error"] + counts["stale"]
-    return 1 if failed or problems or not result.cases else 0
 
 
 def _close(client: Any) -> None:

@@ -39,6 +39,7 @@ __all__ = [
     "case_text",
     "compile_keyword",
     "default_jobs",
+    "finish",
     "list_command",
     "load_adapter",
     "matrix_text",
@@ -222,20 +223,37 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     )
     progress = None if args.quiet else Progress(out)
     result = run_suite(scenarios, adapters, options, progress=progress, problems=problems)
+    return finish(result, out, progress=progress, quiet=args.quiet, report_dir=Path(args.report_dir), formats=formats)
+
+
+def finish(
+    result: RunResult,
+    out: TextIO,
+    *,
+    progress: Progress | None,
+    quiet: bool,
+    report_dir: Path,
+    formats: list[str],
+    label: str = "",
+) -> int:
+    """End a run on the terminal: the matrix, every failing case, the reports, the summary line;
+    the exit code (1 when a case fails, errors or is stale, a scenario file had problems, or no
+    case ran)."""
     if progress is not None:
         progress.done()
         print(matrix_text(result), file=out)
     for case in result.cases:
-        if case.status in ("fail", "error", "stale") and not args.quiet:
+        if case.status in ("fail", "error", "stale") and not quiet:
             print(case_text(case), file=out)
-    written = write_run_reports(result, Path(args.report_dir), formats)
+    written = write_run_reports(result, report_dir, formats)
     counts = result.counts()
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s])
     print(
-        f"{len(result.cases)} cases: {summary or 'none'}; reports: {', '.join(map(str, written)) or 'none'}", file=out
+        f"{label}{len(result.cases)} cases: {summary or 'none'}; reports: {', '.join(map(str, written)) or 'none'}",
+        file=out,
     )
     failed = counts["fail"] + counts["error"] + counts["stale"]
-    return 1 if failed or problems or not result.cases else 0
+    return 1 if failed or result.problems or not result.cases else 0
 
 
 def write_run_reports(result: RunResult, report_dir: Path, formats: list[str]) -> list[Path]:

@@ -39,20 +39,19 @@ from conformance.clients.invoke import EventLoop, TurnResult, invoke
 from conformance.emulator import Emulator
 from conformance.errors import CassetteError, McpServerError, ScenarioError, UsageError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool
-from conformance.model import ErrorEvent, ErrorInfo, Finish, Message, Request, Response, StreamEvent, ToolCall
+from conformance.model import ErrorEvent, ErrorInfo, Finish, Message, Request, Response, StreamEvent
 from conformance.run.conversation import (
     DEFAULT_MODELS,
     ConversationOutcome,
     TurnOutcome,
+    answer_calls,
     build_request,
-    mcp_result_message,
-    tool_result_message,
 )
-from conformance.run.runner import adapter_info, apply_gaps, case_result, suite_version
+from conformance.run.runner import apply_gaps, case_result, run_result
 from conformance.scenarios.values import MODES, Mode, Scenario
 from conformance.traffic.cassettes import Cassette, load_cassette
 from conformance.traffic.transport import Exchange
-from conformance.verdicts import CaseResult, RunResult, ScenarioInfo, worst
+from conformance.verdicts import CaseResult, RunResult, worst
 
 __all__ = ["CLIENT_MODELS", "FAKE_API_KEY", "CertifyOptions", "Harness", "certify", "client_adapter"]
 
@@ -132,17 +131,7 @@ def certify(
                     break
             if stop:
                 break
-    return RunResult(
-        suite_version=suite_version(),
-        adapters=tuple(adapter_info(a) for a in adapters),
-        scenarios=tuple(
-            ScenarioInfo(id=s.id, behavior=s.behavior, source=s.source, requires=tuple(sorted(s.requires)))
-            for s in scenarios
-        ),
-        cases=tuple(cases),
-        provenance={},
-        problems=tuple(problems),
-    )
+    return run_result(adapters, scenarios, cases, problems=problems)
 
 
 @dataclass
@@ -337,11 +326,7 @@ class Harness:
                 break
             history.append(Message(role="assistant", parts=answered.response.parts))
             if turn.tool_results or turn.mcp_results:
-                calls = tuple(p for p in answered.response.parts if isinstance(p, ToolCall))
-                if turn.mcp_results:
-                    message, problem = mcp_result_message(turn, calls, executor)
-                else:
-                    message, problem = tool_result_message(turn, calls)
+                message, problem = answer_calls(turn, answered.response, executor)
                 if message is None:
                     stopped = problem
                     break

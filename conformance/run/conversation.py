@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_MODELS",
     "ConversationOutcome",
     "TurnOutcome",
+    "answer_calls",
     "build_request",
     "mcp_result_message",
     "run_conversation",
@@ -106,6 +107,17 @@ def tool_result_message(turn: Turn, calls: tuple[ToolCall, ...]) -> tuple[Messag
     return Message(role="tool", parts=tuple(results)), None
 
 
+def answer_calls(
+    turn: Turn, response: Response, executor: Callable[[ToolCall], ToolResult] | None
+) -> tuple[Message | None, str | None]:
+    """The ``tool`` message answering the calls ``response`` holds: the turn's scripted results, or
+    (``tool_results: mcp``) the executor's; or a reason it cannot."""
+    calls = tuple(part for part in response.parts if isinstance(part, ToolCall))
+    if turn.mcp_results:
+        return mcp_result_message(turn, calls, executor)
+    return tool_result_message(turn, calls)
+
+
 def mcp_result_message(
     turn: Turn, calls: tuple[ToolCall, ...], executor: Callable[[ToolCall], ToolResult] | None
 ) -> tuple[Message | None, str | None]:
@@ -162,11 +174,7 @@ def run_conversation(
             break
         history.append(Message(role="assistant", parts=outcome.response.parts))
         if turn.tool_results or turn.mcp_results:
-            calls = tuple(part for part in outcome.response.parts if isinstance(part, ToolCall))
-            if turn.mcp_results:
-                message, problem = mcp_result_message(turn, calls, executor)
-            else:
-                message, problem = tool_result_message(turn, calls)
+            message, problem = answer_calls(turn, outcome.response, executor)
             if message is None:
                 stopped = problem
                 break

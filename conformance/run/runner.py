@@ -63,6 +63,7 @@ __all__ = [
     "pair_modes",
     "run_pair",
     "run_pairs",
+    "run_result",
     "run_suite",
     "suite_version",
     "waits_on_mcp",
@@ -139,6 +140,18 @@ def run_suite(
                     break
             if stop:
                 break
+    return run_result(adapters, scenarios, cases, provenance=provenance, problems=problems)
+
+
+def run_result(
+    adapters: Sequence[Adapter],
+    scenarios: Sequence[Scenario],
+    cases: Sequence[CaseResult],
+    *,
+    provenance: Mapping[str, Mapping[str, Any]] | None = None,
+    problems: Sequence[str] = (),
+) -> RunResult:
+    """The run's result: its adapters (or clients' columns), scenarios and cases."""
     return RunResult(
         suite_version=suite_version(),
         adapters=tuple(adapter_info(a) for a in adapters),
@@ -147,7 +160,7 @@ def run_suite(
             for s in scenarios
         ),
         cases=tuple(cases),
-        provenance=provenance,
+        provenance=dict(provenance or {}),
         problems=tuple(problems),
     )
 

@@ -34,8 +34,12 @@ def failing(data: dict[str, Any], adapter: str, scenario: str, mode: str, check:
 
 def test_litellm_drops_is_error_from_anthropic_tool_results() -> None:
     for mode in ("non_stream", "stream"):
-        findings = failing(report("litellm"), "litellm/anthropic", "tool_results/is_error", mode, "roundtrip.request")
-        assert any(f["path"].endswith(".is_error") and f["expected"] is True and f["actual"] is False for f in findings)
+        findings = failing(
+            report("litellm"), "litellm/anthropic", "tool_results/is_error", mode, "translation.wire_paths"
+        )
+        assert [(f["path"], f["expected"], f["actual"]) for f in findings] == [
+            ("$.messages[2].content[0].is_error", True, None)
+        ]
 
 
 def test_litellm_drops_gemini_function_call_ids_from_the_history() -> None:
@@ -74,7 +78,7 @@ def test_the_defects_show_again_from_the_pinned_venvs(name: str, tmp_path: Path)
     subprocess.run(command, cwd=ROOT, check=False, capture_output=True, timeout=600)
     fresh = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     if name == "litellm":
-        failing(fresh, "litellm/anthropic", "tool_results/is_error", "non_stream", "roundtrip.request")
+        failing(fresh, "litellm/anthropic", "tool_results/is_error", "non_stream", "translation.wire_paths")
         failing(fresh, "litellm/gemini", "multi_turn/call_id_sent_back", "non_stream", "client.call_ids")
     else:
         failing(fresh, "pydantic-ai/anthropic", "basic/get_time", "non_stream", "client.stream_mode")
