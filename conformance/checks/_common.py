@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance.adapters.base import Adapter
 from conformance.clients.evidence import ClientTurn
-from conformance.model import Request
+from conformance.model import Request, Text, ToolResult
 from conformance.run.conversation import ConversationOutcome
 from conformance.scenarios.values import Mode, Scenario
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["CaseContext", "Check", "diff_findings", "verdict"]
+__all__ = ["CaseContext", "Check", "diff_findings", "unwrapped_results", "verdict", "without_details"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -119,3 +121,48 @@ def _same(expected: Any, actual: Any) -> bool:
             and all(_same(a, b) for a, b in zip(expected, actual, strict=True))
         )
     return type(expected) is type(actual) and bool(expected == actual)
+
+
+# ---- a black-box client's request in the reference adapter's terms --------------------------------
+
+
+def without_details(value: Any, *, only: tuple[str, ...] | None = None) -> Any:
+    """``value`` (a model value, or a tuple of them) with ``provider_details`` emptied, or with only
+    the keys ``only`` dropped, at every depth."""
+    if isinstance(value, tuple):
+        return tuple(without_details(v, only=only) for v in value)
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return value
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(value):
+        current = getattr(value, f.name)
+        if f.name == "provider_details" and isinstance(current, Mapping):
+            changes[f.name] = {} if only is None else {k: v for k, v in current.items() if k not in only}
+        elif isinstance(current, tuple) or dataclasses.is_dataclass(current):
+            changes[f.name] = without_details(current, only=only)
+    return dataclasses.replace(value, **changes) if changes else value
+
+
+def unwrapped_results(request: Request) -> Request:
+    """A black-box client's tool results with their text unwrapped: a client may wrap a result's
+    text under a key of its choosing, in Gemini's free-form ``functionResponse.response`` (E16:
+    ``{"content": ...}``, pydantic-ai's ``{"return_value": ...}``, where the reference adapter
+    writes ``{"result": ...}``) or, on a wire with no error flag, as ``{"error": ...}`` text
+    (pydantic-ai on OpenAI). A result that reads back as such a one-key JSON object is compared by
+    the text inside."""
+
+    def unwrap(part: Any) -> Any:
+        if not isinstance(part, ToolResult) or len(part.content) != 1 or not isinstance(part.content[0], Text):
+            return part
+        try:
+            value = json.loads(part.content[0].text)
+        except ValueError:
+            return part
+        if isinstance(value, dict) and len(value) == 1:
+            [inner] = value.values()
+            if isinstance(inner, str):
+                return replace(part, content=(Text(text=inner),))
+        return part
+
+    messages = tuple(replace(m, parts=tuple(unwrap(p) for p in m.parts)) for m in request.messages)
+    return replace(request, messages=messages)

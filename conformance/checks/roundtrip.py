@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -26,7 +25,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from conformance.checks._common import CaseContext, diff_findings, verdict
+from conformance.checks._common import CaseContext, diff_findings, unwrapped_results, verdict
 from conformance.model import Image, Request, Resource, Response, Text, ToolCall, ToolResult
 from conformance.scenarios.values import ExpectedCall
 from conformance.verdicts import CheckVerdict, Finding
@@ -234,8 +233,8 @@ def _request_roundtrip(ctx: CaseContext) -> CheckVerdict:
     for turn in ctx.outcome.turns:
         back = ctx.read_back(turn.turn)
         back = replace(back, tool_choice=turn.request.tool_choice if back.tool_choice is None else back.tool_choice)
-        if ctx.client is not None and ctx.adapter.wire_format == "gemini":
-            back = _unwrapped_results(back)
+        if ctx.client is not None:
+            back = unwrapped_results(back)
         findings += diff_findings(
             check,
             request_projection(turn.request, ids=ids, is_error=is_error, images=images),
@@ -245,29 +244,6 @@ def _request_roundtrip(ctx: CaseContext) -> CheckVerdict:
             message="unified -> wire -> unified",
         )
     return verdict(check, findings)
-
-
-def _unwrapped_results(request: Request) -> Request:
-    """Gemini's ``functionResponse.response`` is any object (wire-formats.md E16): a client may wrap
-    a result's text under a key of its choosing (``{"content": ...}``, pydantic-ai's
-    ``{"return_value": ...}``) where the reference adapter writes ``{"result": ...}``. A result read
-    back as such a one-key object is compared by its text."""
-
-    def unwrap(part: Any) -> Any:
-        if not isinstance(part, ToolResult) or len(part.content) != 1 or not isinstance(part.content[0], Text):
-            return part
-        try:
-            value = json.loads(part.content[0].text)
-        except ValueError:
-            return part
-        if isinstance(value, dict) and len(value) == 1:
-            [inner] = value.values()
-            if isinstance(inner, str):
-                return replace(part, content=(Text(text=inner),))
-        return part
-
-    messages = tuple(replace(m, parts=tuple(unwrap(p) for p in m.parts)) for m in request.messages)
-    return replace(request, messages=messages)
 
 
 def _wire_roundtrip(ctx: CaseContext) -> CheckVerdict:

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -27,11 +26,11 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from conformance.checks._common import CaseContext, diff_findings, verdict
+from conformance.checks._common import CaseContext, diff_findings, unwrapped_results, verdict, without_details
 from conformance.scenarios.values import json_path_get
 from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["NAME_RULES", "check_translation", "request_schema", "without_details"]
+__all__ = ["NAME_RULES", "check_translation", "request_schema"]
 
 _OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 NAME_RULES: Mapping[str, re.Pattern[str]] = {
@@ -109,25 +108,8 @@ def _client_bodies(ctx: CaseContext, turn: int) -> list[Any]:
     sent = ctx.outcome.turns[turn].wire.body
     back = ctx.read_back(turn)
     spelled = ctx.adapter.request_to_wire(without_details(back, only=("spelling", "parts_spelling"))).body
-    meant = ctx.adapter.request_to_wire(without_details(back)).body
+    meant = ctx.adapter.request_to_wire(unwrapped_results(without_details(back))).body
     return [sent, spelled, meant]
-
-
-def without_details(value: Any, *, only: tuple[str, ...] | None = None) -> Any:
-    """``value`` (a model value, or a tuple of them) with ``provider_details`` emptied, or with only
-    the keys ``only`` dropped, at every depth."""
-    if isinstance(value, tuple):
-        return tuple(without_details(v, only=only) for v in value)
-    if not dataclasses.is_dataclass(value) or isinstance(value, type):
-        return value
-    changes: dict[str, Any] = {}
-    for f in dataclasses.fields(value):
-        current = getattr(value, f.name)
-        if f.name == "provider_details" and isinstance(current, Mapping):
-            changes[f.name] = {} if only is None else {k: v for k, v in current.items() if k not in only}
-        elif isinstance(current, tuple) or dataclasses.is_dataclass(current):
-            changes[f.name] = without_details(current, only=only)
-    return dataclasses.replace(value, **changes) if changes else value
 
 
 def _tool_names(ctx: CaseContext) -> CheckVerdict | None:
@@ -238,21 +220,50 @@ def _schema(schema: Mapping[str, Any] | None) -> Any:
     return schema
 
 
-def _canonical_schema(schema: Mapping[str, Any] | None) -> Any:
-    """A black-box client's schema in one spelling: JSON numbers (``1.0`` is ``1``) and type names
-    in lower case (Gemini's ``Schema.type`` is the ``Type`` enum, ``OBJECT``, ``STRING``: the same
-    types, ai.google.dev/api/caching#Type)."""
+_ANNOTATIONS = frozenset({"title", "$schema", "$comment"})
+"""JSON Schema keywords that constrain nothing (2020-12 core and meta-data vocabularies)."""
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+_SCHEMA_VALUES = frozenset(
+    {"items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "additionalItems"}
+)
 
-    def canon(node: Any, key: str = "") -> Any:
-        if isinstance(node, Mapping):
-            return {k: canon(v, k) for k, v in node.items()}
-        if isinstance(node, list):
-            return [canon(v, key) for v in node]
-        if isinstance(node, float) and node.is_integer():
-            return int(node)
-        if key == "type" and isinstance(node, str):
-            return node.lower()
-        return node
+
+def _canonical_schema(schema: Mapping[str, Any] | None) -> Any:
+    """A black-box client's schema in one spelling, so that only a change of meaning is a finding:
+    JSON numbers (``1.0`` is ``1``), type names in lower case (Gemini's ``Schema.type`` is the
+    ``Type`` enum, ``OBJECT``: the same types, ai.google.dev/api/caching#Type), no annotation
+    keywords (``title``, ``$schema``, ``$comment``, which libraries strip or add), and no empty
+    ``properties`` (the same as none)."""
+
+    def number(value: Any) -> Any:
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, list):
+            return [number(v) for v in value]
+        if isinstance(value, Mapping):
+            return {k: number(v) for k, v in value.items()}
+        return value
+
+    def canon(node: Any) -> Any:
+        if not isinstance(node, Mapping):
+            return number(node)
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in _ANNOTATIONS:
+                continue
+            if key in _SCHEMA_MAPS and isinstance(value, Mapping):
+                if value or key != "properties":
+                    out[key] = {name: canon(sub) for name, sub in value.items()}
+            elif key in _SCHEMA_LISTS and isinstance(value, list):
+                out[key] = [canon(sub) for sub in value]
+            elif key in _SCHEMA_VALUES:
+                out[key] = [canon(sub) for sub in value] if isinstance(value, list) else canon(value)
+            elif key == "type":
+                out[key] = [t.lower() for t in value] if isinstance(value, list) else str(value).lower()
+            else:
+                out[key] = number(value)
+        return out
 
     return canon(_schema(schema))
 
