@@ -1,23 +1,27 @@
-"""Helpers the official-SDK drivers share: argument text, tool-result text, error kinds, stream calls.
+"""Helpers the client drivers share: argument text, tool-result text, finish reasons, error kinds, stream calls.
 
 Stdlib and ``conformance.model`` only (never ``conformance.adapters``: a driver must judge the
 library's translation, not ours). Each driver keeps its own wire conversion; what lives here is
-what every user of these SDKs writes the same way: ``json.loads`` of the argument text, the text of
-an MCP tool result, the ``retry-after`` headers, and the bookkeeping that turns a library's
-streamed call fragments into ``ToolCallStart``/``ToolCallChunk``/``ToolCallEnd`` events.
+what every user of these libraries writes the same way: ``json.loads`` of the argument text, the
+text of an MCP tool result, the ``retry-after`` headers, the lookup of a finish reason or an error
+class in the driver's own table (and the OpenAI Chat finish reasons, which three libraries pass on),
+and the bookkeeping that turns a library's streamed call fragments into
+``ToolCallStart``/``ToolCallChunk``/``ToolCallEnd`` events.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 from conformance.model import (
+    ErrorInfo,
     ErrorKind,
+    FinishReason,
     Image,
     Resource,
     StreamEvent,
@@ -30,10 +34,14 @@ from conformance.model import (
 )
 
 __all__ = [
+    "CHAT_FINISH",
     "StreamCalls",
     "closing_events",
+    "connection_error",
     "dumps",
     "finish_call",
+    "finish_reason",
+    "kind_for_class",
     "kind_for_code",
     "kind_for_status",
     "parse_arguments",
@@ -140,6 +148,30 @@ def retry_after(headers: Mapping[str, str] | None) -> float | None:
         return None
 
 
+CHAT_FINISH: dict[str, FinishReason] = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+"""OpenAI Chat Completions ``finish_reason`` values (what LiteLLM and LangChain's ``ChatOpenAI`` pass on too)."""
+
+
+def finish_reason(table: Mapping[str, FinishReason], raw: str | None, *, has_calls: bool = False) -> FinishReason:
+    """The unified reason for a provider's ``raw`` one (``other`` outside ``table``).
+
+    With ``has_calls``, ``tool_calls`` whenever complete calls came back (a forced call says ``stop``).
+    """
+    reason = table.get(raw or "", "other")
+    return "tool_calls" if has_calls and reason == "stop" else reason
+
+
+def kind_for_class(exc: BaseException, table: Iterable[tuple[type[BaseException], ErrorKind]]) -> ErrorKind | None:
+    """The error kind of the first exception class in ``table`` that ``exc`` is an instance of."""
+    return next((kind for cls, kind in table if isinstance(exc, cls)), None)
+
+
 def kind_for_status(status: int | None) -> ErrorKind:
     """The error kind an HTTP status means."""
     if status is None:
@@ -162,6 +194,13 @@ def kind_for_status(status: int | None) -> ErrorKind:
     if 400 <= status < 500:
         return "invalid_request"
     return "unknown"
+
+
+def connection_error(message: str, cause: BaseException | None) -> ErrorInfo:
+    """A connection error of an httpx-based SDK: ``stream_incomplete`` when the body broke off after
+    the 200 headers (the transport's protocol/read error is the cause), else ``unknown``."""
+    broken = type(cause).__name__ in ("RemoteProtocolError", "ReadError")
+    return ErrorInfo(kind="stream_incomplete" if broken else "unknown", message=f"{message} ({cause!r})")
 
 
 _CODES: dict[str, ErrorKind] = {
@@ -215,8 +254,9 @@ class StreamCalls:
     """Turns a library's streamed call pieces (keyed by its own index, item id or block) into events.
 
     ``start`` opens a call once (a repeated id/name on a later piece is not a new call), ``chunk``
-    adds argument text, ``end``/``end_all`` close them with the text parsed. ``positions`` count
-    the calls of this response from 0, whatever key the wire used.
+    adds argument text, ``piece`` does both for a fragment that may carry either, ``end``/``end_all``
+    close them with the text parsed. ``positions`` count the calls of this response from 0, whatever
+    key the wire used.
     """
 
     calls: dict[object, _Call] = field(default_factory=dict)
@@ -234,6 +274,11 @@ class StreamCalls:
             return
         call.raw.append(text)
         yield ToolCallChunk(call.id, text)
+
+    def piece(self, key: object, call_id: str, name: str, text: str) -> Iterator[StreamEvent]:
+        """A fragment of the OpenAI Chat shape (id and name on the first, argument text on any)."""
+        yield from self.start(key, call_id, name)
+        yield from self.chunk(key, text)
 
     def end(self, key: object, complete: str | None = None) -> Iterator[StreamEvent]:
         call = self.calls.get(key)

@@ -24,7 +24,16 @@ from typing import Any
 import anthropic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _convert import StreamCalls, dumps, kind_for_code, kind_for_status, retry_after
+from _convert import (
+    StreamCalls,
+    connection_error,
+    dumps,
+    finish_reason,
+    kind_for_class,
+    kind_for_code,
+    kind_for_status,
+    retry_after,
+)
 
 from conformance.clients.contract import Call, Completion, SimpleClient
 from conformance.model import (
@@ -132,11 +141,6 @@ def _kwargs(call: Call) -> dict[str, Any]:
     return kwargs
 
 
-def _finish(stop_reason: str | None, has_calls: bool) -> FinishReason:
-    reason = _STOP.get(stop_reason or "", "other")
-    return "tool_calls" if has_calls and reason == "stop" else reason
-
-
 def _response(message: Any) -> Response:
     parts: list[Part] = []
     for block in message.content:
@@ -160,7 +164,7 @@ def _response(message: Any) -> Response:
     has_calls = any(isinstance(p, ToolCall) for p in parts)
     return Response(
         parts=tuple(parts),
-        finish_reason=_finish(message.stop_reason, has_calls),
+        finish_reason=finish_reason(_STOP, message.stop_reason, has_calls=has_calls),
         provider_details={"finish_reason": message.stop_reason},
     )
 
@@ -196,7 +200,7 @@ async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
             elif event.type == "message_delta":
                 stop_reason = event.delta.stop_reason or stop_reason
             elif event.type == "message_stop":
-                yield Finish(_finish(stop_reason, calls.any), stop_reason)
+                yield Finish(finish_reason(_STOP, stop_reason, has_calls=calls.any), stop_reason)
 
 
 async def _closing(client: anthropic.AsyncAnthropic, events: AsyncIterator[StreamEvent]) -> AsyncIterator[StreamEvent]:
@@ -245,7 +249,7 @@ def error_info(exc: BaseException) -> ErrorInfo | None:
         message = str(error.get("message") or exc.message) if isinstance(error, dict) else exc.message
         if exc.status_code < 400:  # an error event inside the 200 stream: its type says the kind
             return ErrorInfo(kind=kind_for_code(code) or "unknown", message=message, code=code)
-        kind = next((k for cls, k in _CLASSES if isinstance(exc, cls)), None) or kind_for_status(exc.status_code)
+        kind = kind_for_class(exc, _CLASSES) or kind_for_status(exc.status_code)
         return ErrorInfo(
             kind=kind,
             message=message,
@@ -256,10 +260,8 @@ def error_info(exc: BaseException) -> ErrorInfo | None:
     if isinstance(exc, anthropic.APITimeoutError):
         return ErrorInfo(kind="unknown", message=f"timeout: {exc.message}")
     if isinstance(exc, anthropic.APIConnectionError):
-        broken = type(exc.__cause__).__name__ in ("RemoteProtocolError", "ReadError")
-        return ErrorInfo(
-            kind="stream_incomplete" if broken else "unknown", message=f"{exc.message} ({exc.__cause__!r})"
-        )
+        # also raised when a stream's body breaks off after the 200 headers
+        return connection_error(exc.message, exc.__cause__)
     if isinstance(exc, anthropic.APIResponseValidationError):
         return ErrorInfo(kind="malformed_response", message=exc.message, status=exc.status_code)
     return None

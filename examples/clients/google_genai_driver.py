@@ -31,7 +31,16 @@ from google import genai
 from google.genai import _mcp_utils, errors, types
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _convert import dumps, finish_call, kind_for_code, kind_for_status, result_images, result_text, retry_after
+from _convert import (
+    dumps,
+    finish_call,
+    finish_reason,
+    kind_for_code,
+    kind_for_status,
+    result_images,
+    result_text,
+    retry_after,
+)
 
 from conformance.clients.contract import Call, Completion, SimpleClient
 from conformance.model import (
@@ -167,8 +176,7 @@ def _details(part: types.Part, **extra: Any) -> dict[str, Any]:
 
 def _finish(reason: Any, has_calls: bool) -> tuple[FinishReason, str]:
     raw = str(getattr(reason, "value", reason))
-    unified = _FINISH.get(raw, "other")
-    return ("tool_calls" if has_calls and unified == "stop" else unified), raw
+    return finish_reason(_FINISH, raw, has_calls=has_calls), raw
 
 
 def _call_of(part: types.Part, position: int) -> ToolCall:

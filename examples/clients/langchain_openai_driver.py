@@ -11,19 +11,23 @@ LangChain parses arguments itself: a call that did not parse is in ``invalid_too
 
 from __future__ import annotations
 
-import json
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _convert import CHAT_FINISH, StreamCalls, finish_reason, kind_for_class, retry_after
+
 from conformance.clients.contract import Call, SimpleClient
 from conformance.model import (
     ErrorInfo,
+    ErrorKind,
     Finish,
-    FinishReason,
     Image,
     Resource,
     Response,
@@ -31,19 +35,8 @@ from conformance.model import (
     Text,
     TextDelta,
     ToolCall,
-    ToolCallChunk,
-    ToolCallEnd,
-    ToolCallStart,
     ToolResult,
 )
-
-FINISH: dict[str, FinishReason] = {
-    "stop": "stop",
-    "tool_calls": "tool_calls",
-    "function_call": "tool_calls",
-    "length": "length",
-    "content_filter": "content_filter",
-}
 
 
 def _blocks(items: tuple[Any, ...]) -> str | list[dict[str, Any]]:
@@ -118,20 +111,6 @@ def _model(call: Call) -> Any:
     return chat.bind_tools(tools, **kwargs)
 
 
-def _parse(call_id: str, name: str, raw: str) -> ToolCall:
-    try:
-        arguments = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        return ToolCall(id=call_id, name=name, arguments_raw=raw, arguments_error=str(exc))
-    if not isinstance(arguments, dict):
-        return ToolCall(id=call_id, name=name, arguments_raw=raw, arguments_error="arguments are not a JSON object")
-    return ToolCall(id=call_id, name=name, arguments=arguments, arguments_raw=raw)
-
-
-def _finish(reason: str | None) -> FinishReason:
-    return FINISH.get(reason or "", "other")
-
-
 def _response(message: AIMessage) -> Response:
     parts: list[Any] = []
     text = message.text
@@ -146,28 +125,24 @@ def _response(message: AIMessage) -> Response:
         parts.append(
             ToolCall(id=c["id"] or "", name=c["name"] or "", arguments_raw=c["args"] or "", arguments_error=c["error"])
         )
-    return Response(parts=tuple(parts), finish_reason=_finish(message.response_metadata.get("finish_reason")))
+    return Response(
+        parts=tuple(parts), finish_reason=finish_reason(CHAT_FINISH, message.response_metadata.get("finish_reason"))
+    )
 
 
 async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[StreamEvent]:
-    calls: dict[int, tuple[str, str, list[str]]] = {}
+    calls = StreamCalls()  # keyed by the chunk's index
     reason: str | None = None
     async for chunk in model.astream(messages):
         if chunk.text:
             yield TextDelta(chunk.text)
         for c in chunk.tool_call_chunks:
-            index = c.get("index") or 0
-            if index not in calls:
-                calls[index] = (c.get("id") or "", c.get("name") or "", [])
-                yield ToolCallStart(calls[index][0], calls[index][1], len(calls) - 1)
-            if c.get("args"):
-                calls[index][2].append(c["args"])
-                yield ToolCallChunk(calls[index][0], c["args"])
+            for event in calls.piece(c.get("index") or 0, c.get("id") or "", c.get("name") or "", c.get("args") or ""):
+                yield event
         reason = chunk.response_metadata.get("finish_reason") or reason
-    for call_id, name, pieces in calls.values():
-        done = _parse(call_id, name, "".join(pieces))
-        yield ToolCallEnd(call_id, done.arguments_raw, done.arguments, done.arguments_error)
-    yield Finish(_finish(reason), reason)
+    for event in calls.end_all():
+        yield event
+    yield Finish(finish_reason(CHAT_FINISH, reason), reason)
 
 
 async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
@@ -177,7 +152,7 @@ async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
     return _response(await model.ainvoke(_messages(call)))
 
 
-ERRORS: tuple[tuple[type[BaseException], str], ...] = (
+ERRORS: tuple[tuple[type[BaseException], ErrorKind], ...] = (
     (openai.RateLimitError, "rate_limit"),
     (openai.AuthenticationError, "auth"),
     (openai.PermissionDeniedError, "permission"),
@@ -192,26 +167,15 @@ ERRORS: tuple[tuple[type[BaseException], str], ...] = (
 )
 
 
-def _retry_after(exc: BaseException) -> float | None:
-    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-    try:
-        if (ms := headers.get("retry-after-ms")) is not None:
-            return float(ms) / 1000.0
-        if (seconds := headers.get("retry-after")) is not None:
-            return float(seconds)
-    except ValueError:
-        return None
-    return None
-
-
 def error_info(exc: BaseException) -> ErrorInfo | None:
-    for cls, kind in ERRORS:
-        if isinstance(exc, cls):
-            status = getattr(exc, "status_code", None)
-            if status == 503:
-                kind = "overloaded"
-            return ErrorInfo(kind=kind, message=str(exc), status=status, retry_after=_retry_after(exc))  # type: ignore[arg-type]
-    return None
+    kind = kind_for_class(exc, ERRORS)
+    if kind is None:
+        return None
+    status = getattr(exc, "status_code", None)
+    if status == 503:
+        kind = "overloaded"
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    return ErrorInfo(kind=kind, message=str(exc), status=status, retry_after=retry_after(headers))
 
 
 CLIENT = SimpleClient(

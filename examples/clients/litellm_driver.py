@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of the cost map from GitHub at import
@@ -23,11 +25,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of the
 import litellm
 from litellm.exceptions import MidStreamFallbackError
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _convert import CHAT_FINISH, StreamCalls, finish_reason, kind_for_class, retry_after, tool_call
+
 from conformance.clients.contract import Call, SimpleClient
 from conformance.model import (
     ErrorInfo,
+    ErrorKind,
     Finish,
-    FinishReason,
     Image,
     Reasoning,
     ReasoningDelta,
@@ -37,22 +42,11 @@ from conformance.model import (
     Text,
     TextDelta,
     ToolCall,
-    ToolCallChunk,
-    ToolCallEnd,
-    ToolCallStart,
     ToolResult,
 )
 
 PREFIX = {"openai_chat": ("openai", "/v1"), "anthropic": ("anthropic", ""), "gemini": ("gemini", "/v1beta")}
 PREFIX["ollama"] = ("ollama_chat", "")
-
-FINISH: dict[str, FinishReason] = {
-    "stop": "stop",
-    "tool_calls": "tool_calls",
-    "function_call": "tool_calls",
-    "length": "length",
-    "content_filter": "content_filter",
-}
 
 
 def _image_url(image: Image) -> dict[str, Any]:
@@ -149,20 +143,6 @@ def _kwargs(call: Call) -> dict[str, Any]:
     return kwargs
 
 
-def _tool_call(call_id: str, name: str, raw: str) -> ToolCall:
-    try:
-        arguments = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        return ToolCall(id=call_id, name=name, arguments_raw=raw, arguments_error=str(exc))
-    if not isinstance(arguments, dict):
-        return ToolCall(id=call_id, name=name, arguments_raw=raw, arguments_error="arguments are not a JSON object")
-    return ToolCall(id=call_id, name=name, arguments=arguments, arguments_raw=raw)
-
-
-def _finish(reason: str | None) -> FinishReason:
-    return FINISH.get(reason or "", "other")
-
-
 def _response(answer: Any) -> Response:
     choice = answer.choices[0]
     message = choice.message
@@ -175,12 +155,12 @@ def _response(answer: Any) -> Response:
     if message.content:
         parts.append(Text(text=message.content))
     for c in message.tool_calls or ():
-        parts.append(_tool_call(c.id, c.function.name, c.function.arguments or ""))
-    return Response(parts=tuple(parts), finish_reason=_finish(choice.finish_reason))
+        parts.append(tool_call(c.id, c.function.name, c.function.arguments or ""))
+    return Response(parts=tuple(parts), finish_reason=finish_reason(CHAT_FINISH, choice.finish_reason))
 
 
 async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
-    calls: dict[int, tuple[str, str, list[str]]] = {}
+    calls = StreamCalls()  # keyed by the delta's index
     reason: str | None = None
     async for chunk in stream:
         if not chunk.choices:
@@ -195,18 +175,12 @@ async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
         if delta.content:
             yield TextDelta(delta.content)
         for c in delta.tool_calls or ():
-            if c.index not in calls:
-                calls[c.index] = (c.id, c.function.name, [])
-                yield ToolCallStart(c.id, c.function.name, len(calls) - 1)
-            call_id, _, pieces = calls[c.index]
-            if c.function.arguments:
-                pieces.append(c.function.arguments)
-                yield ToolCallChunk(call_id, c.function.arguments)
+            for event in calls.piece(c.index, c.id, c.function.name, c.function.arguments or ""):
+                yield event
         reason = choice.finish_reason or reason
-    for call_id, name, pieces in calls.values():
-        done = _tool_call(call_id, name, "".join(pieces))
-        yield ToolCallEnd(call_id, done.arguments_raw, done.arguments, done.arguments_error)
-    yield Finish(_finish(reason), reason)
+    for event in calls.end_all():
+        yield event
+    yield Finish(finish_reason(CHAT_FINISH, reason), reason)
 
 
 async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
@@ -215,7 +189,7 @@ async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
     return _events(answer) if call.stream else _response(answer)
 
 
-ERRORS: tuple[tuple[type[BaseException], str], ...] = (
+ERRORS: tuple[tuple[type[BaseException], ErrorKind], ...] = (
     (litellm.ContextWindowExceededError, "context_length"),
     (litellm.RateLimitError, "rate_limit"),
     (litellm.ServiceUnavailableError, "overloaded"),
@@ -231,32 +205,20 @@ ERRORS: tuple[tuple[type[BaseException], str], ...] = (
 )
 
 
-def _retry_after(exc: BaseException) -> float | None:
-    headers = getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
-    headers = headers or {}
-    try:
-        if (ms := headers.get("retry-after-ms")) is not None:
-            return float(ms) / 1000.0
-        if (seconds := headers.get("retry-after")) is not None:
-            return float(seconds)
-    except ValueError:
-        return None
-    return None
-
-
 def error_info(exc: BaseException) -> ErrorInfo | None:
     if isinstance(exc, MidStreamFallbackError):  # a stream broke: LiteLLM wraps what it caught
         cause = exc.original_exception
         if isinstance(cause, litellm.APIConnectionError):
             return ErrorInfo(kind="stream_incomplete", message=str(cause), status=None)
         return error_info(cause) if isinstance(cause, Exception) else None
-    for cls, kind in ERRORS:
-        if isinstance(exc, cls):
-            status = getattr(exc, "status_code", None)
-            if status in (529, 503):
-                kind = "overloaded"
-            return ErrorInfo(kind=kind, message=str(exc), status=status, retry_after=_retry_after(exc))  # type: ignore[arg-type]
-    return None
+    kind = kind_for_class(exc, ERRORS)
+    if kind is None:
+        return None
+    status = getattr(exc, "status_code", None)
+    if status in (529, 503):
+        kind = "overloaded"
+    headers = getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
+    return ErrorInfo(kind=kind, message=str(exc), status=status, retry_after=retry_after(headers))
 
 
 COMMON = frozenset(

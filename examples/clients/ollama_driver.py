@@ -25,7 +25,7 @@ from typing import Any
 import ollama
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _convert import dumps, finish_call, kind_for_status, result_images, result_text
+from _convert import dumps, finish_call, finish_reason, kind_for_status, result_images, result_text
 
 from conformance.clients.contract import Call, Completion, SimpleClient
 from conformance.model import (
@@ -107,11 +107,6 @@ def _call(tc: Any, position: int) -> ToolCall:
     )
 
 
-def _finish(done_reason: str | None, has_calls: bool) -> FinishReason:
-    reason = _DONE.get(done_reason or "", "other")
-    return "tool_calls" if has_calls and reason == "stop" else reason
-
-
 def _response(response: Any) -> Response:
     message = response.message
     parts: list[Part] = []
@@ -124,7 +119,7 @@ def _response(response: Any) -> Response:
     has_calls = any(isinstance(p, ToolCall) for p in parts)
     return Response(
         parts=tuple(parts),
-        finish_reason=_finish(response.done_reason, has_calls),
+        finish_reason=finish_reason(_DONE, response.done_reason, has_calls=has_calls),
         provider_details={"finish_reason": response.done_reason},
     )
 
@@ -144,7 +139,7 @@ def _events(chunks: Iterator[Any]) -> Iterator[StreamEvent]:
             yield ToolCallEnd(call.id, call.arguments_raw, call.arguments, call.arguments_error)
             position += 1
         if chunk.done:
-            yield Finish(_finish(chunk.done_reason, position > 0), chunk.done_reason)
+            yield Finish(finish_reason(_DONE, chunk.done_reason, has_calls=position > 0), chunk.done_reason)
 
 
 def _send(client: ollama.Client, call: Call) -> Completion:

@@ -23,9 +23,12 @@ import openai
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _convert import (
+    CHAT_FINISH,
     StreamCalls,
+    connection_error,
     dumps,
     finish_call,
+    finish_reason,
     kind_for_code,
     kind_for_status,
     result_images,
@@ -50,24 +53,11 @@ from conformance.model import (
     ToolResult,
 )
 
-_CHAT_FINISH: dict[str, FinishReason] = {
-    "stop": "stop",
-    "tool_calls": "tool_calls",
-    "function_call": "tool_calls",
-    "length": "length",
-    "content_filter": "content_filter",
-}
-
 
 def _client(call: Call) -> openai.OpenAI:
     # max_retries=0: the suite counts requests per turn; a hidden retry is a finding and would
     # take the next turn's recorded answer.
     return openai.OpenAI(api_key=call.api_key, base_url=call.base_url + "/v1", max_retries=0, timeout=call.timeout)
-
-
-def _finish(reason: FinishReason, has_calls: bool) -> FinishReason:
-    """The unified reason: ``tool_calls`` whenever complete calls came back (a forced call says ``stop``)."""
-    return "tool_calls" if has_calls and reason == "stop" else reason
 
 
 # ---- openai_chat ----------------------------------------------------------------------------
@@ -134,10 +124,10 @@ def _chat_response(completion: Any) -> Response:
         parts.append(Text(text=message.content))
     for tc in message.tool_calls or ():
         parts.append(tool_call(tc.id, tc.function.name, tc.function.arguments or ""))
-    reason = _CHAT_FINISH.get(choice.finish_reason or "", "other")
+    has_calls = any(isinstance(p, ToolCall) for p in parts)
     return Response(
         parts=tuple(parts),
-        finish_reason=_finish(reason, any(isinstance(p, ToolCall) for p in parts)),
+        finish_reason=finish_reason(CHAT_FINISH, choice.finish_reason, has_calls=has_calls),
         provider_details={"finish_reason": choice.finish_reason},
     )
 
@@ -155,14 +145,12 @@ def _chat_events(stream: Any) -> Iterator[StreamEvent]:
                     yield TextDelta(delta.content)
                 for tc in delta.tool_calls or ():
                     fn = tc.function
-                    if tc.index not in calls.calls:
-                        yield from calls.start(tc.index, tc.id or "", (fn.name if fn else None) or "")
-                    if fn is not None and fn.arguments:
-                        yield from calls.chunk(tc.index, fn.arguments)
+                    name, arguments = (fn.name, fn.arguments) if fn else (None, None)
+                    yield from calls.piece(tc.index, tc.id or "", name or "", arguments or "")
                 if choice.finish_reason is not None:
                     yield from calls.end_all()
-                    reason = _CHAT_FINISH.get(choice.finish_reason, "other")
-                    yield Finish(_finish(reason, calls.any), choice.finish_reason)
+                    reason = finish_reason(CHAT_FINISH, choice.finish_reason, has_calls=calls.any)
+                    yield Finish(reason, choice.finish_reason)
 
 
 # ---- openai_responses -----------------------------------------------------------------------
@@ -239,7 +227,7 @@ def _responses_finish(response: Any, has_calls: bool) -> tuple[FinishReason, str
         ), why
     if status == "failed":
         return "error", status
-    return _finish("stop", has_calls), status
+    return ("tool_calls" if has_calls else "stop"), status  # a forced call says completed too
 
 
 def _responses_response(response: Any) -> Response:
@@ -337,10 +325,7 @@ def error_info(exc: BaseException) -> ErrorInfo | None:
     if isinstance(exc, openai.APIConnectionError):
         # Also raised from a stream's byte iterator when the body breaks off after the 200 headers
         # (its cause is then the transport's protocol/read error, not a failed connect).
-        broken = type(exc.__cause__).__name__ in ("RemoteProtocolError", "ReadError")
-        return ErrorInfo(
-            kind="stream_incomplete" if broken else "unknown", message=f"{exc.message} ({exc.__cause__!r})"
-        )
+        return connection_error(exc.message, exc.__cause__)
     if isinstance(exc, openai.APIResponseValidationError):
         return ErrorInfo(kind="malformed_response", message=exc.message, status=exc.status_code)
     if isinstance(exc, openai.APIError):

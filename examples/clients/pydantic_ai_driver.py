@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import base64
 import json
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from anthropic import AsyncAnthropic
@@ -54,9 +56,13 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _convert import finish_reason, kind_for_class, tool_call
+
 from conformance.clients.contract import Call, SimpleClient
 from conformance.model import (
     ErrorInfo,
+    ErrorKind,
     Finish,
     FinishReason,
     Image,
@@ -193,26 +199,15 @@ def _settings(call: Call) -> ModelSettings:
 def _tool_call(part: ToolCallPart, keep: dict[str, Any]) -> ToolCall:
     args = part.args
     details = {KEY: keep}
-    if isinstance(args, dict):
+    if isinstance(args, dict):  # already an object (as Gemini sends them)
         return ToolCall(
-            id=part.tool_call_id, name=part.tool_name, arguments=args, arguments_raw=json.dumps(args), **_pd(details)
+            id=part.tool_call_id,
+            name=part.tool_name,
+            arguments=args,
+            arguments_raw=json.dumps(args),
+            provider_details=details,
         )
-    raw = args or ""
-    try:
-        parsed = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        return _error(part, raw, str(exc), details)
-    if not isinstance(parsed, dict):
-        return _error(part, raw, "arguments are not a JSON object", details)
-    return ToolCall(id=part.tool_call_id, name=part.tool_name, arguments=parsed, arguments_raw=raw, **_pd(details))
-
-
-def _pd(details: dict[str, Any]) -> dict[str, Any]:
-    return {"provider_details": details}
-
-
-def _error(part: ToolCallPart, raw: str, error: str, details: dict[str, Any]) -> ToolCall:
-    return ToolCall(id=part.tool_call_id, name=part.tool_name, arguments_raw=raw, arguments_error=error, **_pd(details))
+    return tool_call(part.tool_call_id, part.tool_name, args or "", details=details)
 
 
 def _keep(response: ModelResponse, part: Any) -> dict[str, Any]:
@@ -236,7 +231,7 @@ def _response(response: ModelResponse) -> Response:
             parts.append(Reasoning(text=part.content, signature=part.signature, provider_details={KEY: keep}))
         elif isinstance(part, ToolCallPart):
             parts.append(_tool_call(part, keep))
-    reason = FINISH.get(response.finish_reason or "", "other") if response.finish_reason else None
+    reason = finish_reason(FINISH, response.finish_reason) if response.finish_reason else None
     return Response(parts=tuple(parts), finish_reason=reason)
 
 
@@ -288,7 +283,7 @@ async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
     return _response(response)
 
 
-ERRORS: tuple[tuple[type[BaseException], str], ...] = (
+ERRORS: tuple[tuple[type[BaseException], ErrorKind], ...] = (
     (exc_.ModelContextWindowExceededError, "context_length"),
     (exc_.ModelRateLimitError, "rate_limit"),
     (exc_.ModelQuotaExceededError, "rate_limit"),
@@ -307,13 +302,13 @@ ERRORS: tuple[tuple[type[BaseException], str], ...] = (
 
 
 def error_info(exc: BaseException) -> ErrorInfo | None:
-    for cls, kind in ERRORS:
-        if isinstance(exc, cls):
-            status = getattr(exc, "status_code", None)
-            code = getattr(exc, "provider_error_code", None) or getattr(exc, "provider_error_type", None)
-            retry_after = getattr(exc, "retry_after", None)
-            return ErrorInfo(kind=kind, message=str(exc), status=status, retry_after=retry_after, code=code)  # type: ignore[arg-type]
-    return None
+    kind = kind_for_class(exc, ERRORS)
+    if kind is None:
+        return None
+    status = getattr(exc, "status_code", None)
+    code = getattr(exc, "provider_error_code", None) or getattr(exc, "provider_error_type", None)
+    retry_after = getattr(exc, "retry_after", None)  # pydantic-ai reads the headers itself
+    return ErrorInfo(kind=kind, message=str(exc), status=status, retry_after=retry_after, code=code)
 
 
 COMMON = frozenset(
