@@ -44,8 +44,8 @@ from conformance.run.conversation import (
     DEFAULT_MODELS,
     ConversationOutcome,
     TurnOutcome,
-    answer_calls,
     build_request,
+    follow_turn,
 )
 from conformance.run.runner import apply_gaps, case_result, run_result
 from conformance.scenarios.values import MODES, Mode, Scenario
@@ -320,17 +320,9 @@ class Harness:
             rewrites = dict(getattr(self.client, "schema_rewrites", {}) or {}).get(adapter.wire_format)
             answered = _turn_outcome(adapter, turn.index, request, sent[-1], result, rewrites)
             outcomes.append(answered)
-            if answered.error is not None or answered.response is None:
-                if turn.index < len(scenario.turns) - 1:
-                    stopped = f"turn {turn.index}: {answered.error.message if answered.error else 'no response'}"
+            goes_on, stopped = follow_turn(scenario, turn, answered, history, executor)
+            if not goes_on:
                 break
-            history.append(Message(role="assistant", parts=answered.response.parts))
-            if turn.tool_results or turn.mcp_results:
-                message, problem = answer_calls(turn, answered.response, executor)
-                if message is None:
-                    stopped = problem
-                    break
-                history.append(message)
         outcome = ConversationOutcome(
             scenario=scenario.id,
             adapter=adapter.name,

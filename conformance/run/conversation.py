@@ -35,6 +35,7 @@ __all__ = [
     "TurnOutcome",
     "answer_calls",
     "build_request",
+    "follow_turn",
     "mcp_result_message",
     "run_conversation",
     "tool_result_message",
@@ -107,6 +108,26 @@ def tool_result_message(turn: Turn, calls: tuple[ToolCall, ...]) -> tuple[Messag
     return Message(role="tool", parts=tuple(results)), None
 
 
+def follow_turn(
+    scenario: Scenario,
+    turn: Turn,
+    outcome: TurnOutcome,
+    history: list[Message],
+    executor: Callable[[ToolCall], ToolResult] | None,
+) -> tuple[bool, str | None]:
+    """After a turn: append the assistant's message and the results answering its calls to
+    ``history``; whether the conversation goes on, and why it stopped before its last turn."""
+    if outcome.error is not None or outcome.response is None:
+        return False, f"turn {turn.index}: {_why(outcome)}" if turn.index < len(scenario.turns) - 1 else None
+    history.append(Message(role="assistant", parts=outcome.response.parts))
+    if turn.tool_results or turn.mcp_results:
+        message, problem = answer_calls(turn, outcome.response, executor)
+        if message is None:
+            return False, problem
+        history.append(message)
+    return True, None
+
+
 def answer_calls(
     turn: Turn, response: Response, executor: Callable[[ToolCall], ToolResult] | None
 ) -> tuple[Message | None, str | None]:
@@ -168,17 +189,9 @@ def run_conversation(
         request = build_request(scenario, history, model=model, stream=mode == "stream")
         outcome = _exchange(turn, request, adapter, transport, scenario)
         outcomes.append(outcome)
-        if outcome.error is not None or outcome.response is None:
-            if turn.index < len(scenario.turns) - 1:
-                stopped = f"turn {turn.index}: {_why(outcome)}"
+        goes_on, stopped = follow_turn(scenario, turn, outcome, history, executor)
+        if not goes_on:
             break
-        history.append(Message(role="assistant", parts=outcome.response.parts))
-        if turn.tool_results or turn.mcp_results:
-            message, problem = answer_calls(turn, outcome.response, executor)
-            if message is None:
-                stopped = problem
-                break
-            history.append(message)
     return ConversationOutcome(
         scenario=scenario.id,
         adapter=adapter.name,
