@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -71,21 +71,20 @@ def _wire_paths(ctx: CaseContext) -> CheckVerdict | None:
         for turn in ctx.outcome.turns:
             if expectation.turn is not None and expectation.turn != turn.turn:
                 continue
-            bodies = [turn.wire.body] if ctx.client is None else _client_bodies(ctx, turn.turn)
+            bodies = _Bodies(ctx, turn.turn)
             for path in expectation.present:
                 if not any(json_path_get(body, path)[0] for body in bodies):
                     findings.append(Finding(check=check, message="must be present", path=path, turn=turn.turn))
             for path in expectation.absent:
-                seen = [json_path_get(body, path) for body in bodies]
-                if all(found for found, _ in seen):
+                if all(json_path_get(body, path)[0] for body in bodies):
+                    value = json_path_get(bodies.made[0], path)[1]
                     findings.append(
-                        Finding(check=check, message="must be absent", path=path, actual=seen[0][1], turn=turn.turn)
+                        Finding(check=check, message="must be absent", path=path, actual=value, turn=turn.turn)
                     )
             for path, expected in expectation.equal.items():
-                seen = [json_path_get(body, path) for body in bodies]
-                if any(found and value == expected for found, value in seen):
+                if any(_equal_at(body, path, expected) for body in bodies):
                     continue
-                found, value = seen[0]
+                found, value = json_path_get(bodies.made[0], path)
                 findings.append(
                     Finding(
                         check=check,
@@ -99,17 +98,34 @@ def _wire_paths(ctx: CaseContext) -> CheckVerdict | None:
     return verdict(check, findings)
 
 
-def _client_bodies(ctx: CaseContext, turn: int) -> list[Any]:
-    """A black-box client's request in the forms a ``wire:`` expectation may hold on: as sent; read
-    back and written again by the reference adapter in the wire's own spelling (Gemini's snake_case
-    and camelCase keys are one request); and written from its meaning alone (the choices the wire
-    leaves open, such as a system prompt as a string or as text blocks, made as the reference
-    adapter makes them)."""
-    sent = ctx.outcome.turns[turn].wire.body
-    back = ctx.read_back(turn)
-    spelled = ctx.adapter.request_to_wire(without_details(back, only=("spelling", "parts_spelling"))).body
-    meant = ctx.adapter.request_to_wire(unwrapped_results(without_details(back))).body
-    return [sent, spelled, meant]
+def _equal_at(body: Any, path: str, expected: Any) -> bool:
+    found, value = json_path_get(body, path)
+    return bool(found and value == expected)
+
+
+class _Bodies:
+    """The forms of a turn's request a ``wire:`` expectation may hold on, made when first asked for.
+
+    An adapter's request: as sent. A black-box client's: as sent; then read back and written again by
+    the reference adapter in the wire's own spelling (Gemini's snake_case and camelCase keys are one
+    request); then written from its meaning alone (the choices the wire leaves open, such as a system
+    prompt as a string or as text blocks, made as the reference adapter makes them)."""
+
+    def __init__(self, ctx: CaseContext, turn: int) -> None:
+        self.ctx, self.turn = ctx, turn
+        self.made: list[Any] = [ctx.outcome.turns[turn].wire.body]
+
+    def __iter__(self) -> Iterator[Any]:
+        yield from self.made
+        if self.ctx.client is None or len(self.made) == 3:
+            return
+        back = self.ctx.read_back(self.turn)
+        if len(self.made) == 1:
+            spelling = without_details(back, only=("spelling", "parts_spelling"))
+            self.made.append(self.ctx.adapter.request_to_wire(spelling).body)
+            yield self.made[1]
+        self.made.append(self.ctx.adapter.request_to_wire(unwrapped_results(without_details(back))).body)
+        yield self.made[2]
 
 
 def _tool_names(ctx: CaseContext) -> CheckVerdict | None:

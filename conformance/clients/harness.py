@@ -276,6 +276,7 @@ class Harness:
         exchanges: list[Exchange] = []
         stopped: str | None = None
         broke: str | None = None
+        changes: tuple[SchemaChange, ...] | None = None
         for turn in scenario.turns:
             if turn.user:
                 history.append(Message(role="user", parts=turn.user))
@@ -317,8 +318,9 @@ class Harness:
                     f" (it raised {result.exception})" if result.exception else ""
                 )
                 break
-            rewrites = dict(getattr(self.client, "schema_rewrites", {}) or {}).get(adapter.wire_format)
-            answered = _turn_outcome(adapter, turn.index, request, sent[-1], result, rewrites)
+            if changes is None:  # the same tools every turn: the wire's and the client's rewrites, once
+                changes = _schema_changes(self.client, adapter, request)
+            answered = _turn_outcome(turn.index, request, sent[-1], result, changes)
             outcomes.append(answered)
             goes_on, stopped = follow_turn(scenario, turn, answered, history, executor)
             if not goes_on:
@@ -375,26 +377,27 @@ class _Served:
         return sent
 
 
-def _turn_outcome(
-    adapter: Adapter,
-    index: int,
-    request: Request,
-    sent: SentRequest,
-    result: TurnResult,
-    rewrites: str | None = None,
-) -> TurnOutcome:
-    """The turn as the checks see it: the client's request, with the schema rewrites the wire
-    requires (Gemini E15) or the client declares (``Client.schema_rewrites``), which
-    ``translation.tool_definitions`` compares by name only, as for the reference adapter; and what
-    the client decoded or raised."""
-    body = sent.body if isinstance(sent.body, dict) else {}
-    required = adapter.request_to_wire(request).schema_changes
-    if rewrites:
-        required += tuple(
-            SchemaChange(tool=t.name, pointer="", action="changed", detail=f"declared by the client: {rewrites}")
+def _schema_changes(client: Client, adapter: Adapter, request: Request) -> tuple[SchemaChange, ...]:
+    """The schema rewrites the wire requires (Gemini E15: those the reference adapter makes) and
+    those the client declares (``Client.schema_rewrites``): ``translation.tool_definitions``
+    compares those tools by name only, as for the reference adapter."""
+    changes = adapter.tools_to_wire(request.tools).changes
+    declared = dict(getattr(client, "schema_rewrites", {}) or {}).get(adapter.wire_format)
+    if declared:
+        changes += tuple(
+            SchemaChange(tool=t.name, pointer="", action="changed", detail=f"declared by the client: {declared}")
             for t in request.tools
         )
-    wire = WireRequest(method=sent.method, path=sent.path, body=body, stream=sent.stream, schema_changes=required)
+    return changes
+
+
+def _turn_outcome(
+    index: int, request: Request, sent: SentRequest, result: TurnResult, changes: tuple[SchemaChange, ...]
+) -> TurnOutcome:
+    """The turn as the checks see it: the client's request (with the schema ``changes`` to accept)
+    and what the client decoded or raised."""
+    body = sent.body if isinstance(sent.body, dict) else {}
+    wire = WireRequest(method=sent.method, path=sent.path, body=body, stream=sent.stream, schema_changes=changes)
     base: dict[str, Any] = {"turn": index, "request": request, "wire": wire, "status": sent.status}
     if result.returned == "response" and result.response is not None:
         return TurnOutcome(**base, response=result.response, error=result.response.error)
