@@ -103,7 +103,8 @@ def parse_baseline(data: Any, source: str, *, check_ids: Collection[str], requir
         raise bad("top level", f"unknown key {', '.join(map(repr, unknown))} (known: {', '.join(_TOP_KEYS)})")
     if data.get("version") != BASELINE_VERSION:
         raise bad("version", f"expected {BASELINE_VERSION}, got {data.get('version')!r}")
-    raw = data.get("entries") or []
+    raw = data.get("entries")
+    raw = [] if raw is None else raw
     if not isinstance(raw, list):
         raise bad("entries", f"expected a list, got {type(raw).__name__}")
     entries: list[BaselineEntry] = []
