@@ -273,7 +273,12 @@ def finish(
             print(case_text(case, rerun=rerun(case) if rerun is not None else None), file=out)
     for note in notes:
         print(note, file=out)
-    written = write_run_reports(result, report_dir, formats)
+    reruns = {
+        f"{c.adapter}::{c.scenario}::{c.mode}": rerun(c)
+        for c in result.cases
+        if rerun is not None and c.status in ("fail", "error", "stale")
+    }
+    written = write_run_reports(result, report_dir, formats, reruns=reruns)
     counts = result.counts()
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s])
     print(
@@ -284,13 +289,16 @@ def finish(
     return 1 if failed or result.problems or not result.cases else 0
 
 
-def write_run_reports(result: RunResult, report_dir: Path, formats: list[str]) -> list[Path]:
-    """Write the reports in ``formats`` (none: no report) and return their paths."""
+def write_run_reports(
+    result: RunResult, report_dir: Path, formats: list[str], *, reruns: dict[str, str] | None = None
+) -> list[Path]:
+    """Write the reports in ``formats`` (none: no report) and return their paths (``reruns``: the
+    command that reruns each failing case, for the Markdown report)."""
     if not formats:
         return []
     from conformance.reporting import write_reports
 
-    return list(write_reports(result, report_dir, formats=tuple(formats)))
+    return list(write_reports(result, report_dir, formats=tuple(formats), reruns=reruns))
 
 
 class Progress:

@@ -186,6 +186,8 @@ def test_the_printed_rerun_command_reruns_that_case(workdir: Path, capsys: pytes
         f"-k {TEXT_BEFORE_CALL}{mode}"
         for mode in ("non_stream", "stream")
     ]
+    markdown = (workdir / "reports" / "report.md").read_text(encoding="utf-8")
+    assert all(f"```sh\n{command}\n```" in markdown for command in reruns)
     words = shlex.split(reruns[1])
     assert words[0] == "conformance"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(workdir), str(THIRD_PARTY)])}
