@@ -223,3 +223,41 @@ def test_certify_rerun_commands_name_the_client_python_and_wire() -> None:
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == f"conformance {__version__}\n"
+
+
+def test_the_documented_baseline_and_workflow_are_valid() -> None:
+    """docs/ci.md: its baseline example loads, and its workflow uploads the JUnit and HTML reports of a
+    ``conformance run`` whose options the parser accepts."""
+    import re
+    import textwrap
+
+    import yaml
+
+    from conformance.cli import build_parser
+    from conformance.cli.run import CHECK_IDS
+    from conformance.run.baseline import parse_baseline
+
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    valid = [check for ids in CHECK_IDS.values() for check in ids]
+    example = parse_baseline(load_yaml(blocks[0]), "docs/ci.md", check_ids=valid)
+    assert [e.check for e in example.entries] == ["roundtrip.text", None]
+    workflow = yaml.safe_load(blocks[1])
+    steps = workflow["jobs"]["conformance"]["steps"]
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact"))
+    assert {"conformance-reports/junit.xml", "conformance-reports/report.html"} <= set(upload["with"]["path"].split())
+    run = next(s["run"] for s in steps if s.get("name") == "Conformance")
+    args = build_parser().parse_args(shlex.split(run)[1:])
+    assert (args.baseline, args.strict_baseline, args.report_dir) == (
+        "conformance-baseline.yaml",
+        True,
+        "conformance-reports",
+    )
+    certify = yaml.safe_load(textwrap.dedent(blocks[2]))  # the steps that differ
+    words = shlex.split(next(s["run"] for s in certify if s["name"] == "Certify"))
+    args = build_parser().parse_args(words[1:])
+    assert (args.client, args.wires, args.baseline) == (
+        "drivers/mylib_driver.py:CLIENT",
+        "openai_chat,anthropic",
+        "conformance-baseline.yaml",
+    )
