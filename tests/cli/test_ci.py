@@ -261,3 +261,70 @@ def test_the_documented_baseline_and_workflow_are_valid() -> None:
         "openai_chat,anthropic",
         "conformance-baseline.yaml",
     )
+
+
+TWICE = """
+from conformance.adapters import for_format
+from conformance.clients.translator import TranslatorClient
+
+CLIENT = TranslatorClient(for_format("anthropic"), name="acme")
+
+
+class Twice:
+    name = "twice"
+    wires = CLIENT.wires
+    known_gaps = {}
+
+    def complete(self, call):
+        CLIENT.complete(call)
+        return CLIENT.complete(call)
+
+    def error_info(self, exc):
+        return CLIENT.error_info(exc)
+
+
+TWICE = Twice()
+"""
+
+
+def test_certify_takes_a_baseline_and_prints_a_rerun_command_that_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A client that sends every request twice fails client.one_request (non-streaming); baselined, the
+    run passes."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "twice_driver.py").write_text(TWICE, encoding="utf-8")
+    command = ["certify", "--client", "twice_driver.py:TWICE", "--scenarios", "basic/get_time"]
+    command += ["--cassette-dir", str(CASSETTES), "--report-dir", "reports"]
+    assert main(command) == 1
+    out = capsys.readouterr().out
+    reruns = [line.strip().removeprefix("rerun: ") for line in out.splitlines() if line.strip().startswith("rerun: ")]
+    assert reruns == [
+        "conformance certify --client twice_driver.py:TWICE --wires anthropic --scenarios basic/get_time "
+        f"--cassette-dir {CASSETTES} -k twice/anthropic::basic/get_time::non_stream"
+    ]
+    assert main([*command, "--update-baseline"]) == 0
+    baseline = load_yaml((tmp_path / "conformance-baseline.yaml").read_text(encoding="utf-8"))
+    assert [(e["case"], e["check"]) for e in baseline["entries"]] == [
+        ("twice/anthropic::basic/get_time::non_stream", "client.one_request")
+    ]
+    for entry in baseline["entries"]:
+        entry["reason"] = "TW-1: the retry layer sends every request twice"
+    (tmp_path / "conformance-baseline.yaml").write_text(json.dumps(baseline), encoding="utf-8")
+    capsys.readouterr()
+    assert main([*command, "--baseline", "conformance-baseline.yaml"]) == 0
+    assert "twice: 2 cases: 1 pass, 1 xfail" in capsys.readouterr().out
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    words = shlex.split(reruns[0])[1:]
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", *words, "--report-dir", "again", "--quiet"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert statuses(tmp_path / "again") == {"twice/anthropic/basic/get_time/non_stream": "fail"}
