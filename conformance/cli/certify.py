@@ -113,7 +113,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         model=args.model,
         intercept=args.intercept,
     )
-    progress = None if args.quiet else Progress(out)
+    progress = None if args.quiet else Progress(out, judge=ci.judge)
     try:
         result = certify(scenarios, client, options, progress=progress, problems=problems)
     finally:

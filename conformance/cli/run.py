@@ -233,7 +233,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         select=select,
         jobs=jobs,
     )
-    progress = None if args.quiet else Progress(out)
+    progress = None if args.quiet else Progress(out, judge=ci.judge)
     result = run_suite(scenarios, adapters, options, progress=progress, problems=problems)
     return finish(
         result,
@@ -304,11 +304,14 @@ def write_run_reports(
 class Progress:
     """One line per adapter, one character per case (``.`` pass, ``F`` fail, ``E`` error, ...)."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, judge: Callable[[CaseResult], CaseResult] | None = None) -> None:
         self.out = out
         self.adapter: str | None = None
+        self.judge = judge  # how a case is shown (--baseline: a baselined failure is x)
 
     def __call__(self, case: CaseResult) -> None:
+        if self.judge is not None:
+            case = self.judge(case)
         if case.adapter != self.adapter:
             if self.adapter is not None:
                 self.out.write("\n")
@@ -414,6 +417,14 @@ class CiOptions:
 
         return again, [s for s in scenarios if s.id in ids]
 
+    def judge(self, case: CaseResult) -> CaseResult:
+        """A case as the baseline judges it (for the progress line; ``--update-baseline``: as it is)."""
+        from conformance.run.baseline import baseline_case
+
+        if self.baseline is None or self.update:
+            return case
+        return baseline_case(case, self.baseline, strict=self.strict)
+
     def settle(self, result: RunResult) -> tuple[RunResult, list[str]]:
         """The run judged against the baseline (written first under ``--update-baseline``), and the
         lines to print."""
@@ -502,6 +513,10 @@ def rerun_command(args: argparse.Namespace, case: CaseResult, command: list[str]
         words += ["--scenarios", spec]
     if getattr(args, "checks", None):
         words += ["--checks", args.checks]
+    if getattr(args, "exhaustive", False):
+        words.append("--exhaustive")
+    if getattr(args, "model", None):
+        words += ["--model", args.model]
     for option in ("cassette_dir", "scenarios_dir"):
         value = getattr(args, option, None)
         if value and value != "cassettes":

@@ -36,6 +36,7 @@ __all__ = [
     "Baseline",
     "BaselineEntry",
     "apply_baseline",
+    "baseline_case",
     "baseline_file",
     "case_key",
     "current_failures",
@@ -109,6 +110,7 @@ def parse_baseline(data: Any, source: str, *, check_ids: Collection[str], requir
         raise bad("entries", f"expected a list, got {type(raw).__name__}")
     entries: list[BaselineEntry] = []
     seen: set[tuple[str, str | None]] = set()
+    unexplained: list[str] = []
     for index, item in enumerate(raw):
         where = f"entry {index + 1}"
         if not isinstance(item, dict):
@@ -134,15 +136,18 @@ def parse_baseline(data: Any, source: str, *, check_ids: Collection[str], requir
         if not isinstance(reason, str):
             raise bad(where, f"'reason' must be a string, got {reason!r}")
         if require_reasons and not reason.strip():
-            raise bad(
-                where,
-                "no reason given: write why this failure is accepted (an issue link, the known bug) in its "
-                "'reason', or fix the failure and delete the entry",
-            )
+            unexplained.append(where)
         if (case, check) in seen:
             raise bad(where, "listed twice: delete one of them")
         seen.add((case, check))
         entries.append(BaselineEntry(case=case, check=check, reason=reason.strip()))
+    if unexplained:
+        more = f" (and {len(unexplained) - 1} more: {'; '.join(unexplained[1:])})" if len(unexplained) > 1 else ""
+        raise bad(
+            unexplained[0],
+            f"no reason given{more}: write why this failure is accepted (an issue link, the known bug) in its "
+            "'reason', or fix the failure and delete the entry",
+        )
     return Baseline(source=source, entries=tuple(entries))
 
 
@@ -170,6 +175,12 @@ def apply_baseline(result: RunResult, baseline: Baseline, *, strict: bool = Fals
         baselined += accepted
         stale += found
     return AppliedBaseline(result=replace(result, cases=tuple(cases)), baselined=baselined, stale=tuple(stale))
+
+
+def baseline_case(case: CaseResult, baseline: Baseline, *, strict: bool = False) -> CaseResult:
+    """One case with ``baseline`` applied (what ``apply_baseline`` makes of it; for progress lines)."""
+    entries = {e.check: e for e in baseline.entries if e.case == case_key(case)}
+    return _apply_case(case, entries, baseline.source, strict)[0] if entries else case
 
 
 def _apply_case(

@@ -106,12 +106,14 @@ def test_update_then_fill_in_the_reasons_then_only_new_failures_fail(
     assert main(conformance_run("--baseline", str(baseline))) == 2
     err = capsys.readouterr().err
     assert f"baseline {baseline}: entry 1 ({TEXT_BEFORE_CALL}non_stream roundtrip.text): no reason given" in err
+    assert f"(and 1 more: entry 2 ({TEXT_BEFORE_CALL}stream roundtrip.text))" in err
 
     # filled in: the baselined failures pass the run, reported xfail with the reason in every format
     write(baseline, [known("non_stream"), known("stream")])
     assert main(conformance_run("--baseline", str(baseline))) == 0
     out = capsys.readouterr().out
     assert "baseline: 2 known failures accepted as xfail" in out
+    assert "buggy_acme         ..xx\n" in out  # the progress line shows them baselined too
     reports = workdir / "reports"
     assert set(statuses(reports).values()) == {"pass", "xfail"}
     assert statuses(reports)["buggy_acme/basic/text_before_call/stream"] == "xfail"

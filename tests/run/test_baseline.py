@@ -13,6 +13,7 @@ from conformance.run.baseline import (
     Baseline,
     BaselineEntry,
     apply_baseline,
+    baseline_case,
     current_failures,
     parse_baseline,
     read_baseline,
@@ -24,6 +25,7 @@ from conformance.traffic.safe_yaml import load_yaml
 from conformance.verdicts import CaseResult, CheckVerdict, RunResult
 
 CHECKS = ("roundtrip.calls", "roundtrip.text", "streaming.events")
+_MODES = ("non_stream", "stream")
 
 
 def case(mode: str, *checks: tuple[str, str], status: str | None = None, **fields: Any) -> CaseResult:
@@ -187,3 +189,28 @@ def test_reading_a_missing_or_broken_file_says_which(tmp_path: Path) -> None:
     broken.write_text("version: 1\nentries: [\n", encoding="utf-8")
     with pytest.raises(UsageError, match=f"baseline {broken}: not valid YAML"):
         read_baseline(broken, check_ids=CHECKS)
+
+
+def test_one_case_is_judged_as_the_whole_run_judges_it() -> None:
+    result = run(
+        case("stream", ("roundtrip.calls", "fail")),
+        case("non_stream", ("roundtrip.calls", "pass")),
+    )
+    entries = baseline(
+        {"case": "acme::basic/get_time::stream", "check": "roundtrip.calls", "reason": "ACME-1"},
+        {"case": "acme::basic/get_time::non_stream", "check": "roundtrip.calls", "reason": "ACME-1"},
+    )
+    for strict in (False, True):
+        whole = apply_baseline(result, entries, strict=strict).result.cases
+        assert tuple(baseline_case(c, entries, strict=strict) for c in result.cases) == whole
+    assert [c.status for c in apply_baseline(result, entries, strict=True).result.cases] == ["xfail", "stale"]
+
+
+def test_every_entry_without_a_reason_is_named_at_once() -> None:
+    entries = [{"case": f"acme::basic/get_time::{mode}", "check": "roundtrip.calls"} for mode in _MODES]
+    with pytest.raises(UsageError) as caught:
+        parse_baseline({"version": 1, "entries": entries}, "bl.yaml", check_ids=CHECKS)
+    assert str(caught.value).startswith(
+        "baseline bl.yaml: entry 1 (acme::basic/get_time::non_stream roundtrip.calls): no reason given "
+        "(and 1 more: entry 2 (acme::basic/get_time::stream roundtrip.calls)): "
+    )
