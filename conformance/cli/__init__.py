@@ -239,7 +239,7 @@ def _add_ci_arguments(parser: argparse.ArgumentParser) -> None:
     ci.add_argument(
         "--last-failed",
         action="store_true",
-        help="rerun only the cases that failed or errored in the last run (<report-dir>/report.json)",
+        help="rerun only the cases that failed, errored or went stale in the last run (<report-dir>/report.json)",
     )
 
 

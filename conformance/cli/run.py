@@ -477,7 +477,9 @@ def ci_options(args: argparse.Namespace) -> CiOptions:
         wanted = last_failed(report)
         options["last_failed"] = wanted
         if not wanted:
-            options["nothing_to_rerun"] = f"--last-failed: no case failed or errored in {report}: nothing to rerun"
+            options["nothing_to_rerun"] = (
+                f"--last-failed: no case failed, errored or went stale in {report}: nothing to rerun"
+            )
     return CiOptions(**options)
 
 

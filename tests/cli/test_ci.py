@@ -175,7 +175,8 @@ def test_last_failed_reruns_exactly_the_failed_cases(workdir: Path, capsys: pyte
     capsys.readouterr()
     assert main(conformance_run("--last-failed")) == 0
     assert (
-        "--last-failed: no case failed or errored in reports/report.json: nothing to rerun" in capsys.readouterr().out
+        "--last-failed: no case failed, errored or went stale in reports/report.json: nothing to rerun"
+        in capsys.readouterr().out
     )
 
 
