@@ -22,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="conformance",
         description="Conformance suite and recorder for LLM tool-calling adapters.",
     )
+    parser.add_argument("--version", action="version", version=f"conformance {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     inspect = commands.add_parser(
@@ -101,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     _add_run_arguments(run)
+    _add_ci_arguments(run)
     run.set_defaults(handler=_run)
 
     certify = commands.add_parser(
@@ -114,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     _add_certify_arguments(certify)
+    _add_ci_arguments(certify)
     certify.set_defaults(handler=_certify)
 
     listing = commands.add_parser("list", help="show the scenarios, adapters (with capabilities) and checks")
@@ -205,6 +208,39 @@ def _add_certify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", metavar="NAME", help="model name to ask for (default: per wire)")
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failing or erroring case")
     parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
+
+
+def _version() -> str:
+    from conformance import __version__
+
+    return __version__
+
+
+def _add_ci_arguments(parser: argparse.ArgumentParser) -> None:
+    """Baselines and reruns (docs/ci.md), shared by ``run`` and ``certify``."""
+    ci = parser.add_argument_group("baselines and reruns (docs/ci.md)")
+    ci.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="known failures (case, check, reason) that do not fail the run: they are reported XFAIL with "
+        "their reason; only new failures fail it",
+    )
+    ci.add_argument(
+        "--update-baseline",
+        action="store_true",
+        help="write this run's failures to the --baseline file (default: conformance-baseline.yaml) with "
+        "empty reasons to fill in; entries of cases not run are kept",
+    )
+    ci.add_argument(
+        "--strict-baseline",
+        action="store_true",
+        help="a baseline entry whose check passes now is STALE and fails the run (default: a warning)",
+    )
+    ci.add_argument(
+        "--last-failed",
+        action="store_true",
+        help="rerun only the cases that failed, errored or went stale in the last run (<report-dir>/report.json)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

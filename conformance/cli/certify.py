@@ -59,8 +59,10 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         CHECK_IDS,
         REPORT_FORMATS,
         Progress,
+        ci_options,
         compile_keyword,
         finish,
+        rerun_command,
         select_scenarios,
         split_list,
     )
@@ -89,10 +91,16 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
             raise UsageError(
                 f"{client.name} does not declare {', '.join(missing)} (it declares {', '.join(client.wires)})"
             )
+        ci = ci_options(args)  # --baseline, --last-failed (docs/ci.md)
     except UsageError as exc:
         print(f"conformance certify: error: {exc}", file=sys.stderr)
         _close(client)
         return 2
+    if ci.nothing_to_rerun:
+        print(ci.nothing_to_rerun, file=out)
+        _close(client)
+        return 0
+    select, scenarios = ci.narrow(select, scenarios)
     for problem in problems:
         print(problem, file=sys.stderr)
     options = CertifyOptions(
@@ -105,7 +113,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         model=args.model,
         intercept=args.intercept,
     )
-    progress = None if args.quiet else Progress(out)
+    progress = None if args.quiet else Progress(out, judge=ci.judge)
     try:
         result = certify(scenarios, client, options, progress=progress, problems=problems)
     finally:
@@ -118,7 +126,19 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         report_dir=Path(args.report_dir),
         formats=formats,
         label=f"{client.name}: ",
+        ci=ci,
+        rerun=lambda case: rerun_command(args, case, _rerun_words(args, case.adapter)),
     )
+
+
+def _rerun_words(args: argparse.Namespace, adapter: str) -> list[str]:
+    """How the rerun command of a case names the client (``client/wire``: the wire after the slash)."""
+    words = ["certify", "--client", args.client]
+    if args.python:
+        words += ["--python", args.python]
+    if args.intercept:
+        words.append("--intercept")
+    return [*words, "--wires", adapter.rpartition("/")[2]]
 
 
 def _close(client: Any) -> None:

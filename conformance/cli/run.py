@@ -18,6 +18,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -27,6 +28,7 @@ from conformance.verdicts import STATUS_ORDER, CaseResult, RunResult
 
 if TYPE_CHECKING:
     from conformance.adapters.base import Adapter
+    from conformance.run.baseline import Baseline
     from conformance.scenarios.values import Scenario
 
 __all__ = [
@@ -35,14 +37,18 @@ __all__ = [
     "FAMILIES",
     "REPORT_FORMATS",
     "TIMEOUT",
+    "CiOptions",
     "Progress",
     "case_text",
+    "ci_options",
     "compile_keyword",
     "default_jobs",
     "finish",
+    "last_failed",
     "list_command",
     "load_adapter",
     "matrix_text",
+    "rerun_command",
     "run_command",
     "select_scenarios",
     "split_list",
@@ -207,9 +213,15 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if jobs < 1:
             raise UsageError("--jobs must be at least 1")
         scenarios, problems = select_scenarios(args.scenarios or [])
+        ci = ci_options(args)  # --baseline, --last-failed (docs/ci.md)
     except UsageError as exc:
         print(f"conformance run: error: {exc}", file=sys.stderr)
         return 2
+    if ci.nothing_to_rerun:
+        print(ci.nothing_to_rerun, file=out)
+        return 0
+    select, scenarios = ci.narrow(select, scenarios)
+    specs = dict(zip([a.name for a in adapters], names, strict=True))
     for problem in problems:
         print(problem, file=sys.stderr)
     options = RunOptions(
@@ -221,9 +233,18 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         select=select,
         jobs=jobs,
     )
-    progress = None if args.quiet else Progress(out)
+    progress = None if args.quiet else Progress(out, judge=ci.judge)
     result = run_suite(scenarios, adapters, options, progress=progress, problems=problems)
-    return finish(result, out, progress=progress, quiet=args.quiet, report_dir=Path(args.report_dir), formats=formats)
+    return finish(
+        result,
+        out,
+        progress=progress,
+        quiet=args.quiet,
+        report_dir=Path(args.report_dir),
+        formats=formats,
+        ci=ci,
+        rerun=lambda case: rerun_command(args, case, ["run", "--adapter", specs.get(case.adapter, case.adapter)]),
+    )
 
 
 def finish(
@@ -235,17 +256,29 @@ def finish(
     report_dir: Path,
     formats: list[str],
     label: str = "",
+    ci: CiOptions | None = None,
+    rerun: Callable[[CaseResult], str] | None = None,
 ) -> int:
     """End a run on the terminal: the matrix, every failing case, the reports, the summary line;
     the exit code (1 when a case fails, errors or is stale, a scenario file had problems, or no
     case ran)."""
+    notes: list[str] = []
+    if ci is not None:
+        result, notes = ci.settle(result)
     if progress is not None:
         progress.done()
         print(matrix_text(result), file=out)
     for case in result.cases:
         if case.status in ("fail", "error", "stale") and not quiet:
-            print(case_text(case), file=out)
-    written = write_run_reports(result, report_dir, formats)
+            print(case_text(case, rerun=rerun(case) if rerun is not None else None), file=out)
+    for note in notes:
+        print(note, file=out)
+    reruns = {
+        f"{c.adapter}::{c.scenario}::{c.mode}": rerun(c)
+        for c in result.cases
+        if rerun is not None and c.status in ("fail", "error", "stale")
+    }
+    written = write_run_reports(result, report_dir, formats, reruns=reruns)
     counts = result.counts()
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s])
     print(
@@ -256,23 +289,29 @@ def finish(
     return 1 if failed or result.problems or not result.cases else 0
 
 
-def write_run_reports(result: RunResult, report_dir: Path, formats: list[str]) -> list[Path]:
-    """Write the reports in ``formats`` (none: no report) and return their paths."""
+def write_run_reports(
+    result: RunResult, report_dir: Path, formats: list[str], *, reruns: dict[str, str] | None = None
+) -> list[Path]:
+    """Write the reports in ``formats`` (none: no report) and return their paths (``reruns``: the
+    command that reruns each failing case, for the Markdown report)."""
     if not formats:
         return []
     from conformance.reporting import write_reports
 
-    return list(write_reports(result, report_dir, formats=tuple(formats)))
+    return list(write_reports(result, report_dir, formats=tuple(formats), reruns=reruns))
 
 
 class Progress:
     """One line per adapter, one character per case (``.`` pass, ``F`` fail, ``E`` error, ...)."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, judge: Callable[[CaseResult], CaseResult] | None = None) -> None:
         self.out = out
         self.adapter: str | None = None
+        self.judge = judge  # how a case is shown (--baseline: a baselined failure is x)
 
     def __call__(self, case: CaseResult) -> None:
+        if self.judge is not None:
+            case = self.judge(case)
         if case.adapter != self.adapter:
             if self.adapter is not None:
                 self.out.write("\n")
@@ -306,8 +345,9 @@ def matrix_text(result: RunResult) -> str:
     return "\n".join(lines)
 
 
-def case_text(case: CaseResult) -> str:
-    """A failing case as the terminal shows it: the case line, then each finding."""
+def case_text(case: CaseResult, *, rerun: str | None = None) -> str:
+    """A failing case as the terminal shows it: the case line, then each finding (and the command that
+    reruns it alone)."""
     lines = [f"{case.status.upper()} {case.adapter} {case.scenario} [{case.mode}] {case.message}".rstrip()]
     for check in case.checks:
         if check.status == "pass":
@@ -319,6 +359,8 @@ def case_text(case: CaseResult) -> str:
             lines.append(f"    {turn}{finding.path}: {finding.message} ({values})")
     if case.cassette:
         lines.append(f"  cassette: {case.cassette}")
+    if rerun:
+        lines.append(f"  rerun: {rerun}")
     return "\n".join(lines)
 
 
@@ -341,3 +383,145 @@ def list_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for problem in loaded.problems:
         print(problem, file=sys.stderr)
     return 1 if loaded.problems else 0
+
+
+# -- baselines, --last-failed and rerun commands (docs/ci.md) ----------------------------------------------
+
+DEFAULT_BASELINE = "conformance-baseline.yaml"
+_RERUN = ("fail", "error", "stale")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CiOptions:
+    """What ``--baseline``, ``--update-baseline``, ``--strict-baseline`` and ``--last-failed`` asked for."""
+
+    baseline_path: Path | None = None
+    baseline: Baseline | None = None
+    update: bool = False
+    strict: bool = False
+    last_failed: frozenset[tuple[str, str, str]] | None = None
+    nothing_to_rerun: str = ""
+    """Set when ``--last-failed`` found a report without failures: the message, and no run."""
+
+    def narrow(
+        self, select: Callable[[str, str, str], bool] | None, scenarios: list[Scenario]
+    ) -> tuple[Callable[[str, str, str], bool] | None, list[Scenario]]:
+        """``-k`` and the scenarios, narrowed to the cases that failed last time (``--last-failed``)."""
+        wanted = self.last_failed
+        if wanted is None:
+            return select, scenarios
+        ids = {scenario for _, scenario, _ in wanted}
+
+        def again(adapter: str, scenario: str, mode: str) -> bool:
+            return (adapter, scenario, mode) in wanted and (select is None or select(adapter, scenario, mode))
+
+        return again, [s for s in scenarios if s.id in ids]
+
+    def judge(self, case: CaseResult) -> CaseResult:
+        """A case as the baseline judges it (for the progress line; ``--update-baseline``: as it is)."""
+        from conformance.run.baseline import baseline_case
+
+        if self.baseline is None or self.update:
+            return case
+        return baseline_case(case, self.baseline, strict=self.strict)
+
+    def settle(self, result: RunResult) -> tuple[RunResult, list[str]]:
+        """The run judged against the baseline (written first under ``--update-baseline``), and the
+        lines to print."""
+        from conformance.run.baseline import Baseline, apply_baseline, updated_entries, write_baseline
+
+        if self.baseline_path is None:
+            return result, []
+        notes: list[str] = []
+        baseline = self.baseline
+        if self.update:
+            entries = updated_entries(result, baseline)
+            write_baseline(self.baseline_path, entries)
+            baseline = Baseline(source=str(self.baseline_path), entries=tuple(entries))
+            missing = sum(not e.reason for e in entries)
+            notes.append(
+                f"baseline: wrote {len(entries)} entries to {self.baseline_path}"
+                + (f"; fill in the {missing} empty reasons before using it" if missing else "")
+            )
+        if baseline is None:
+            return result, notes
+        applied = apply_baseline(result, baseline, strict=self.strict)
+        if applied.baselined:
+            notes.append(f"baseline: {applied.baselined} known failures accepted as xfail ({baseline.source})")
+        prefix = "stale baseline entry" if self.strict else "warning: stale baseline entry"
+        notes += [f"{prefix}: {line}" for line in applied.stale]
+        return applied.result, notes
+
+
+def ci_options(args: argparse.Namespace) -> CiOptions:
+    """The baseline and ``--last-failed`` options of ``args`` (``UsageError`` on a bad baseline file or
+    a missing report)."""
+    from conformance.run.baseline import read_baseline
+
+    path_arg = getattr(args, "baseline", None)
+    update = bool(getattr(args, "update_baseline", False))
+    strict = bool(getattr(args, "strict_baseline", False))
+    options: dict[str, Any] = {"update": update, "strict": strict}
+    if strict and not path_arg:
+        raise UsageError("--strict-baseline needs --baseline FILE")
+    if path_arg or update:
+        path = Path(path_arg or DEFAULT_BASELINE)
+        valid = [check for ids in CHECK_IDS.values() for check in ids]
+        options["baseline_path"] = path
+        if not update:
+            options["baseline"] = read_baseline(path, check_ids=valid)
+        elif path.exists():  # updating keeps the reasons already written (and accepts empty ones)
+            options["baseline"] = read_baseline(path, check_ids=valid, require_reasons=False)
+    if getattr(args, "last_failed", False):
+        report = Path(args.report_dir) / "report.json"
+        wanted = last_failed(report)
+        options["last_failed"] = wanted
+        if not wanted:
+            options["nothing_to_rerun"] = (
+                f"--last-failed: no case failed, errored or went stale in {report}: nothing to rerun"
+            )
+    return CiOptions(**options)
+
+
+def last_failed(report: Path) -> frozenset[tuple[str, str, str]]:
+    """The (adapter, scenario, mode) of every case the JSON report ``report`` holds as failed, errored
+    or stale."""
+    import json
+
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+        cases = data["cases"]
+        return frozenset(
+            (str(c["adapter"]), str(c["scenario"]), str(c["mode"])) for c in cases if c["status"] in _RERUN
+        )
+    except FileNotFoundError as exc:
+        raise UsageError(
+            f"--last-failed: no report at {report} (run once without --last-failed, or give the --report-dir "
+            "that run wrote to)"
+        ) from exc
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--last-failed: {report} is not a conformance JSON report ({exc})") from exc
+
+
+def rerun_command(args: argparse.Namespace, case: CaseResult, command: list[str]) -> str:
+    """The shell command that reruns ``case`` alone: ``conformance`` + ``command`` (the subcommand and how
+    it names the adapter or client), the options that change what runs, ``-k`` naming the case."""
+    import shlex
+
+    words = ["conformance", *command]
+    specs = args.scenarios or []
+    paths = [s for s in specs if Path(s).exists()]
+    for spec in paths or [case.scenario]:
+        words += ["--scenarios", spec]
+    if getattr(args, "checks", None):
+        words += ["--checks", args.checks]
+    if getattr(args, "exhaustive", False):
+        words.append("--exhaustive")
+    if getattr(args, "model", None):
+        words += ["--model", args.model]
+    for option in ("cassette_dir", "scenarios_dir"):
+        value = getattr(args, option, None)
+        if value and value != "cassettes":
+            words += [f"--{option.replace('_', '-')}", str(value)]
+    words += ["-k", f"{case.adapter}::{case.scenario}::{case.mode}"]
+    return shlex.join(words)

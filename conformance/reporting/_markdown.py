@@ -20,8 +20,9 @@ _SPECIAL = re.compile(r"([\\`*\[\]<>|#!~&])")  # no _: tool_use stays readable (
 _NOT_RUN = "—"
 
 
-def render_markdown(report: RunResult | Report | Mapping[str, Any]) -> str:
-    """The report as GitHub-flavoured Markdown (``report.md``)."""
+def render_markdown(report: RunResult | Report | Mapping[str, Any], *, reruns: Mapping[str, str] | None = None) -> str:
+    """The report as GitHub-flavoured Markdown (``report.md``); ``reruns``: ``adapter::scenario::mode`` ->
+    the shell command that reruns that case alone, shown under a failing, erroring or stale case."""
     data = as_report(report)
     out: list[str] = []
     _summary(data, out)
@@ -30,7 +31,7 @@ def render_markdown(report: RunResult | Report | Mapping[str, Any]) -> str:
         out += ["## Problems", ""]
         out += [f"- {_text(problem)}" for problem in data["problems"]]
         out.append("")
-    _cases(data, out)
+    _cases(data, out, reruns or {})
     _provenance(data, out)
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -118,7 +119,7 @@ def _matrix(data: Report, out: list[str]) -> None:
     out.append("")
 
 
-def _cases(data: Report, out: list[str]) -> None:
+def _cases(data: Report, out: list[str], reruns: Mapping[str, str]) -> None:
     failing = [case for case in data["cases"] if case["status"] != "pass"]
     out += ["## Cases that did not pass", ""]
     if not failing:
@@ -126,6 +127,9 @@ def _cases(data: Report, out: list[str]) -> None:
         return
     for case in failing:
         _case(case, out)
+        rerun = reruns.get(f"{case['adapter']}::{case['scenario']}::{case['mode']}")
+        if rerun and case["status"] in ("fail", "error", "stale"):
+            out += ["Rerun this case alone:", "", "```sh", printable(rerun), "```", ""]
 
 
 def _case(case: CaseData, out: list[str]) -> None:

@@ -35,11 +35,13 @@ def write_reports(
     formats: Iterable[str] = ("json", "md", "html", "junit"),
     *,
     secrets: Iterable[str] = (),
+    reruns: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write the reports of ``run`` into ``report_dir`` (created if missing); the paths written, in order.
 
     Each file is replaced atomically: a reader sees the old report or the new one, never half of
-    one. ``secrets`` are removed from every string (key-shaped strings always are).
+    one. ``secrets`` are removed from every string (key-shaped strings always are). ``reruns``
+    (``adapter::scenario::mode`` -> command) go under the failing cases of the Markdown report.
     """
     wanted = list(dict.fromkeys(formats))
     unknown = [name for name in wanted if name not in FORMATS]
@@ -51,6 +53,7 @@ def write_reports(
     for name in wanted:
         filename, render = FORMATS[name]
         path = directory / filename
-        write_atomic(path, render(report).encode("utf-8"))
+        text = render_markdown(report, reruns=reruns) if name == "md" else render(report)
+        write_atomic(path, text.encode("utf-8"))
         written.append(path)
     return written

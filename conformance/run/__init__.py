@@ -3,7 +3,9 @@
 - ``conversation``: drive one scenario through one adapter over a ``Transport``, turn by turn
   (the one path shared by recording and replay);
 - ``runner``: cases = adapters x scenarios x modes, each with a timeout, replayed from cassettes,
-  judged by the check families (``conformance.checks``) into verdicts (``conformance.verdicts``).
+  judged by the check families (``conformance.checks``) into verdicts (``conformance.verdicts``);
+- ``baseline``: the known failures a project accepts (``--baseline``): parsed, validated, applied
+  to a run's verdicts, and written back (``--update-baseline``).
 """
 
 from __future__ import annotations

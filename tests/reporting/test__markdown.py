@@ -154,3 +154,16 @@ def test_problems_and_an_all_pass_run(mixed_run: RunResult, empty_run: RunResult
     assert section(markdown, "## Problems").strip() == "- scenarios/x.yaml: bad"
     assert section(markdown, "## Cases that did not pass").strip() == "None: every case passed."
     assert "No cases were run." in render_markdown(empty_run)
+
+
+def test_a_rerun_command_goes_under_each_failing_case_only(mixed_run: RunResult) -> None:
+    reruns = {
+        f"{c.adapter}::{c.scenario}::{c.mode}": f"conformance run -k {c.adapter}-{c.mode}" for c in mixed_run.cases
+    }
+    markdown = render_markdown(mixed_run, reruns=reruns)
+    shown = re.findall(r"```sh\n(.*)\n```", markdown)
+    failing = [c for c in mixed_run.cases if c.status in ("fail", "error", "stale")]
+    assert failing and len(shown) == len(failing)
+    assert set(shown) == {reruns[f"{c.adapter}::{c.scenario}::{c.mode}"] for c in failing}
+    assert render_markdown(mixed_run) == render_markdown(mixed_run, reruns={})
+    assert "```sh" not in render_markdown(mixed_run)

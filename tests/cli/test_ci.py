@@ -1,0 +1,333 @@
+"""The CI conveniences of ``conformance run`` and ``certify`` end to end (docs/ci.md): baselines,
+``--last-failed``, ``--version`` and the rerun command printed under a failing case.
+
+The failures come from ACME's third-party Hermes adapter (``tests/data/third_party``) without its
+declared known gaps: it drops the text before a tool call, so ``basic/text_before_call`` fails
+``roundtrip.text`` in both modes while ``basic/get_time`` passes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance import __version__
+from conformance.cli import main
+from conformance.cli.certify import _rerun_words
+from conformance.cli.run import rerun_command
+from conformance.traffic.safe_yaml import load_yaml
+from conformance.verdicts import CaseResult
+
+ROOT = Path(__file__).resolve().parents[2]
+THIRD_PARTY = ROOT / "tests" / "data" / "third_party"
+CASSETTES = ROOT / "cassettes"
+BUGGY = "buggy_acme:BUGGY"
+TEXT_BEFORE_CALL = "buggy_acme::basic/text_before_call::"
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A directory with ``buggy_acme.py`` (on ``sys.path``) and the working directory set to it."""
+    (tmp_path / "buggy_acme.py").write_text(
+        "import dataclasses\n"
+        "from acme_agents.hermes_adapter import ACME_HERMES\n"
+        "BUGGY = dataclasses.replace(ACME_HERMES, name='buggy_acme', known_gaps={})\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(THIRD_PARTY))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    sys.modules.pop("buggy_acme", None)
+
+
+def conformance_run(*extra: str, keyword: str = "text_before_call or get_time") -> list[str]:
+    return [
+        "run",
+        "--adapter",
+        BUGGY,
+        "-k",
+        keyword,
+        "--cassette-dir",
+        str(CASSETTES),
+        "--report-dir",
+        "reports",
+        "--jobs",
+        "1",
+        *extra,
+    ]
+
+
+def write(path: Path, entries: list[dict[str, str]]) -> None:
+    path.write_text(json.dumps({"version": 1, "entries": entries}), encoding="utf-8")
+
+
+def statuses(report_dir: Path) -> dict[str, str]:
+    report = json.loads((report_dir / "report.json").read_text(encoding="utf-8"))
+    return {case["id"]: case["status"] for case in report["cases"]}
+
+
+def known(mode: str, reason: str = "ACME-1234: drops the text before a call") -> dict[str, str]:
+    return {"case": TEXT_BEFORE_CALL + mode, "check": "roundtrip.text", "reason": reason}
+
+
+def test_without_a_baseline_the_failures_fail_the_run(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(conformance_run()) == 1
+    assert statuses(workdir / "reports") == {
+        "buggy_acme/basic/get_time/non_stream": "pass",
+        "buggy_acme/basic/get_time/stream": "pass",
+        "buggy_acme/basic/text_before_call/non_stream": "fail",
+        "buggy_acme/basic/text_before_call/stream": "fail",
+    }
+
+
+def test_update_then_fill_in_the_reasons_then_only_new_failures_fail(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baseline = workdir / "conformance-baseline.yaml"
+    assert main(conformance_run("--update-baseline")) == 0
+    assert f"wrote 2 entries to {baseline.name}; fill in the 2 empty reasons" in capsys.readouterr().out
+    assert load_yaml(baseline.read_text(encoding="utf-8")) == {
+        "version": 1,
+        "entries": [
+            {"case": TEXT_BEFORE_CALL + "non_stream", "check": "roundtrip.text", "reason": ""},
+            {"case": TEXT_BEFORE_CALL + "stream", "check": "roundtrip.text", "reason": ""},
+        ],
+    }
+
+    # the placeholders must be filled before the baseline is used
+    assert main(conformance_run("--baseline", str(baseline))) == 2
+    err = capsys.readouterr().err
+    assert f"baseline {baseline}: entry 1 ({TEXT_BEFORE_CALL}non_stream roundtrip.text): no reason given" in err
+    assert f"(and 1 more: entry 2 ({TEXT_BEFORE_CALL}stream roundtrip.text))" in err
+
+    # filled in: the baselined failures pass the run, reported xfail with the reason in every format
+    write(baseline, [known("non_stream"), known("stream")])
+    assert main(conformance_run("--baseline", str(baseline))) == 0
+    out = capsys.readouterr().out
+    assert "baseline: 2 known failures accepted as xfail" in out
+    assert "buggy_acme         ..xx\n" in out  # the progress line shows them baselined too
+    reports = workdir / "reports"
+    assert set(statuses(reports).values()) == {"pass", "xfail"}
+    assert statuses(reports)["buggy_acme/basic/text_before_call/stream"] == "xfail"
+    reason = f"baselined ({baseline}): ACME-1234: drops the text before a call"
+    for name in ("report.json", "report.md", "report.html", "junit.xml"):
+        assert reason in (reports / name).read_text(encoding="utf-8"), name
+
+    # only one mode listed: the other one is a new failure and fails the run
+    write(baseline, [known("stream")])
+    assert main(conformance_run("--baseline", str(baseline))) == 1
+    out = capsys.readouterr().out
+    assert "FAIL buggy_acme basic/text_before_call [non_stream]" in out
+    assert statuses(reports)["buggy_acme/basic/text_before_call/stream"] == "xfail"
+
+
+def test_a_stale_entry_warns_and_fails_under_strict_baseline(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    baseline = workdir / "bl.yaml"
+    fixed = {"case": "buggy_acme::basic/get_time::stream", "check": "roundtrip.calls", "reason": "ACME-7"}
+    write(baseline, [known("non_stream"), known("stream"), fixed])
+    line = (
+        f"buggy_acme::basic/get_time::stream roundtrip.calls: baselined in {baseline} (ACME-7) but passes now: "
+        "delete the entry"
+    )
+    assert main(conformance_run("--baseline", str(baseline))) == 0
+    assert f"warning: stale baseline entry: {line}" in capsys.readouterr().out
+    assert main(conformance_run("--baseline", str(baseline), "--strict-baseline")) == 1
+    out = capsys.readouterr().out
+    assert f"stale baseline entry: {line}" in out and "warning:" not in out
+    assert statuses(workdir / "reports")["buggy_acme/basic/get_time/stream"] == "stale"
+
+
+def test_strict_baseline_needs_a_baseline(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(conformance_run("--strict-baseline")) == 2
+    assert "--strict-baseline needs --baseline FILE" in capsys.readouterr().err
+
+
+def test_an_unknown_check_in_the_baseline_is_a_usage_error(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(workdir / "bl.yaml", [{"case": TEXT_BEFORE_CALL + "stream", "check": "roundtrip.txt", "reason": "r"}])
+    assert main(conformance_run("--baseline", "bl.yaml")) == 2
+    assert "baseline bl.yaml: entry 1" in capsys.readouterr().err
+
+
+def test_last_failed_reruns_exactly_the_failed_cases(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(conformance_run("--last-failed")) == 2
+    assert "--last-failed: no report at reports/report.json" in capsys.readouterr().err
+    assert main(conformance_run(keyword="text_before_call or get_time or single_call")) == 1
+    assert len(statuses(workdir / "reports")) == 6
+    assert main(conformance_run("--last-failed", keyword="buggy")) == 1
+    assert statuses(workdir / "reports") == {
+        "buggy_acme/basic/text_before_call/non_stream": "fail",
+        "buggy_acme/basic/text_before_call/stream": "fail",
+    }
+    assert "2 cases: 2 fail" in capsys.readouterr().out
+    # -k still narrows the rerun
+    assert main(conformance_run("--last-failed", keyword="not non_stream")) == 1
+    assert statuses(workdir / "reports") == {"buggy_acme/basic/text_before_call/stream": "fail"}
+    # nothing failed last time: nothing runs, and it says so
+    assert main(conformance_run(keyword="get_time")) == 0
+    capsys.readouterr()
+    assert main(conformance_run("--last-failed")) == 0
+    assert (
+        "--last-failed: no case failed, errored or went stale in reports/report.json: nothing to rerun"
+        in capsys.readouterr().out
+    )
+
+
+def test_the_printed_rerun_command_reruns_that_case(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(conformance_run()) == 1
+    out = capsys.readouterr().out
+    reruns = [line.strip().removeprefix("rerun: ") for line in out.splitlines() if line.strip().startswith("rerun: ")]
+    assert reruns == [
+        f"conformance run --adapter {BUGGY} --scenarios basic/text_before_call --cassette-dir {CASSETTES} "
+        f"-k {TEXT_BEFORE_CALL}{mode}"
+        for mode in ("non_stream", "stream")
+    ]
+    markdown = (workdir / "reports" / "report.md").read_text(encoding="utf-8")
+    assert all(f"```sh\n{command}\n```" in markdown for command in reruns)
+    words = shlex.split(reruns[1])
+    assert words[0] == "conformance"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(workdir), str(THIRD_PARTY)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", *words[1:], "--report-dir", "again", "--quiet"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert statuses(workdir / "again") == {"buggy_acme/basic/text_before_call/stream": "fail"}
+
+
+def test_certify_rerun_commands_name_the_client_python_and_wire() -> None:
+    args = argparse.Namespace(
+        client="drivers.py:CLIENT",
+        python=".venvs/x/bin/python",
+        intercept=False,
+        scenarios=None,
+        checks="client",
+        cassette_dir="cassettes",
+    )
+    case = CaseResult(adapter="openai-sdk/anthropic", scenario="basic/get_time", mode="stream", status="fail")
+    assert rerun_command(args, case, _rerun_words(args, case.adapter)) == (
+        "conformance certify --client drivers.py:CLIENT --python .venvs/x/bin/python --wires anthropic "
+        "--scenarios basic/get_time --checks client -k openai-sdk/anthropic::basic/get_time::stream"
+    )
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"conformance {__version__}\n"
+
+
+def test_the_documented_baseline_and_workflow_are_valid() -> None:
+    """docs/ci.md: its baseline example loads, and its workflow uploads the JUnit and HTML reports of a
+    ``conformance run`` whose options the parser accepts."""
+    import re
+    import textwrap
+
+    import yaml
+
+    from conformance.cli import build_parser
+    from conformance.cli.run import CHECK_IDS
+    from conformance.run.baseline import parse_baseline
+
+    text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    valid = [check for ids in CHECK_IDS.values() for check in ids]
+    example = parse_baseline(load_yaml(blocks[0]), "docs/ci.md", check_ids=valid)
+    assert [e.check for e in example.entries] == ["roundtrip.text", None]
+    workflow = yaml.safe_load(blocks[1])
+    steps = workflow["jobs"]["conformance"]["steps"]
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact"))
+    assert {"conformance-reports/junit.xml", "conformance-reports/report.html"} <= set(upload["with"]["path"].split())
+    run = next(s["run"] for s in steps if s.get("name") == "Conformance")
+    args = build_parser().parse_args(shlex.split(run)[1:])
+    assert (args.baseline, args.strict_baseline, args.report_dir) == (
+        "conformance-baseline.yaml",
+        True,
+        "conformance-reports",
+    )
+    certify = yaml.safe_load(textwrap.dedent(blocks[2]))  # the steps that differ
+    words = shlex.split(next(s["run"] for s in certify if s["name"] == "Certify"))
+    args = build_parser().parse_args(words[1:])
+    assert (args.client, args.wires, args.baseline) == (
+        "drivers/mylib_driver.py:CLIENT",
+        "openai_chat,anthropic",
+        "conformance-baseline.yaml",
+    )
+
+
+TWICE = """
+from conformance.adapters import for_format
+from conformance.clients.translator import TranslatorClient
+
+CLIENT = TranslatorClient(for_format("anthropic"), name="acme")
+
+
+class Twice:
+    name = "twice"
+    wires = CLIENT.wires
+    known_gaps = {}
+
+    def complete(self, call):
+        CLIENT.complete(call)
+        return CLIENT.complete(call)
+
+    def error_info(self, exc):
+        return CLIENT.error_info(exc)
+
+
+TWICE = Twice()
+"""
+
+
+def test_certify_takes_a_baseline_and_prints_a_rerun_command_that_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A client that sends every request twice fails client.one_request (non-streaming); baselined, the
+    run passes."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "twice_driver.py").write_text(TWICE, encoding="utf-8")
+    command = ["certify", "--client", "twice_driver.py:TWICE", "--scenarios", "basic/get_time"]
+    command += ["--cassette-dir", str(CASSETTES), "--report-dir", "reports"]
+    assert main(command) == 1
+    out = capsys.readouterr().out
+    reruns = [line.strip().removeprefix("rerun: ") for line in out.splitlines() if line.strip().startswith("rerun: ")]
+    assert reruns == [
+        "conformance certify --client twice_driver.py:TWICE --wires anthropic --scenarios basic/get_time "
+        f"--cassette-dir {CASSETTES} -k twice/anthropic::basic/get_time::non_stream"
+    ]
+    assert main([*command, "--update-baseline"]) == 0
+    baseline = load_yaml((tmp_path / "conformance-baseline.yaml").read_text(encoding="utf-8"))
+    assert [(e["case"], e["check"]) for e in baseline["entries"]] == [
+        ("twice/anthropic::basic/get_time::non_stream", "client.one_request")
+    ]
+    for entry in baseline["entries"]:
+        entry["reason"] = "TW-1: the retry layer sends every request twice"
+    (tmp_path / "conformance-baseline.yaml").write_text(json.dumps(baseline), encoding="utf-8")
+    capsys.readouterr()
+    assert main([*command, "--baseline", "conformance-baseline.yaml"]) == 0
+    assert "twice: 2 cases: 1 pass, 1 xfail" in capsys.readouterr().out
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    words = shlex.split(reruns[0])[1:]
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", *words, "--report-dir", "again", "--quiet"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert statuses(tmp_path / "again") == {"twice/anthropic/basic/get_time/non_stream": "fail"}
