@@ -210,7 +210,7 @@ class ConformanceCase:
             pytest.skip(case.message or "unsupported")
         if case.status == "xfail":
             reasons = [v.message for v in case.checks if v.status == "xfail"]
-            pytest.xfail("known gap: " + "; ".join(dict.fromkeys(reasons)))
+            pytest.xfail("; ".join(dict.fromkeys(reasons)) or "known gap")
         pytest.fail(failure_message(case), pytrace=False)
 
 
@@ -218,7 +218,7 @@ class ConformanceCase:
 def conformance_case(request: pytest.FixtureRequest) -> ConformanceCase:
     spec = getattr(request, "param", None)
     if not isinstance(spec, _Spec):
-        raise pytest.UsageError("conformance_case is parametrised by @pytest.mark.conformance(...)")
+        pytest.fail("conformance_case is parametrised by @pytest.mark.conformance(...)", pytrace=False)
     plugin = request.config.stash[_STASH]
     return ConformanceCase(
         wire=spec.wire, scenario=spec.scenario, mode=spec.mode, _spec=spec, _plugin=plugin, _item=request.node
@@ -238,8 +238,10 @@ def conformance_server(request: pytest.FixtureRequest) -> Iterator[Emulator]:
     chosen: Mapping[str, Any] = param if isinstance(param, Mapping) else (marker.kwargs if marker else {})
     scenario_id, wire = chosen.get("scenario"), chosen.get("wire")
     if not isinstance(scenario_id, str) or not isinstance(wire, str):
-        raise pytest.UsageError(
-            "conformance_server needs a scenario and a wire: @pytest.mark.conformance_server(scenario=..., wire=...)"
+        pytest.fail(
+            "conformance_server needs a scenario and a wire: @pytest.mark.conformance_server(scenario=..., wire=...) "
+            'or indirect parametrisation with {"scenario": ..., "wire": ...}',
+            pytrace=False,
         )
     plugin = request.config.stash[_STASH]
     scenario = plugin.scenario(scenario_id)
@@ -494,7 +496,7 @@ def failure_message(case: CaseResult) -> str:
         lines.append(case.message)
     for verdict in case.checks:
         if verdict.status == "stale":
-            lines.append(f"{verdict.check}: STALE known gap ({verdict.message}): it passes now; remove it")
+            lines.append(f"{verdict.check}: STALE ({verdict.message}): remove the known gap")
         elif verdict.status in ("fail", "error"):
             lines.append(
                 f"{verdict.check}: {verdict.status.upper()}" + (f" ({verdict.message})" if verdict.message else "")
