@@ -49,7 +49,18 @@ if TYPE_CHECKING:
     from conformance.scenarios.values import Scenario
     from conformance.verdicts import AdapterInfo, CaseResult, ScenarioInfo
 
-__all__ = ["RECORD_MODES", "ConformanceCase", "suite_dirs"]
+__all__ = [
+    "RECORD_MODES",
+    "ConformanceCase",
+    "conformance_case",
+    "conformance_server",
+    "failure_message",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_generate_tests",
+    "pytest_runtestloop",
+    "suite_dirs",
+]
 
 RECORD_MODES = ("none", "once", "new", "rewrite")
 PROPERTY = "conformance_case"
