@@ -70,14 +70,15 @@ _STASH: pytest.StashKey[_Plugin] = pytest.StashKey()
 
 
 def suite_dirs(config: pytest.Config) -> tuple[Path, list[Path]]:
-    """Where the cassettes and the scenarios are: the options, else the suite's defaults (the one
-    place the plugin decides it)."""
-    from conformance.scenarios.loader import default_scenarios_dir
+    """Where the cassettes and the scenarios are: the options, else the suite's defaults (the
+    ``cassettes/`` beside the package; ``load_scenarios``' default folder). The one place the plugin
+    decides it."""
+    import conformance
 
     cassettes = config.getoption("conformance_cassette_dir")
     scenarios = config.getoption("conformance_scenarios_dir")
-    cassette_dir = Path(cassettes) if cassettes else default_scenarios_dir().parent / "cassettes"
-    return cassette_dir, [Path(scenarios)] if scenarios else []
+    bundled = Path(conformance.__file__).resolve().parent.parent / "cassettes"
+    return Path(cassettes) if cassettes else bundled, [Path(scenarios)] if scenarios else []
 
 
 # ---- options and markers -----------------------------------------------------------------------

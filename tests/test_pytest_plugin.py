@@ -461,3 +461,23 @@ def test_under_xdist_the_controller_writes_every_case(
     result.stdout.fnmatch_lines(["*2 workers*"])
     assert outcomes(result) == outcomes(single)
     assert case_keys(read_report(tmp_path / "two")) == case_keys(read_report(tmp_path / "one"))
+
+
+def test_own_scenarios_and_cassette_dirs(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios"
+    (scenarios / "mine").mkdir(parents=True)
+    bundled = Path(conformance.__file__).resolve().parents[1] / "scenarios" / "basic" / "get_time.yaml"
+    (scenarios / "mine" / "time.yaml").write_text(bundled.read_text(encoding="utf-8"), encoding="utf-8")
+    write_tests(
+        pytester,
+        """
+        @pytest.mark.conformance(adapter="anthropic", scenarios=["mine/*"])
+        def test_adapter(conformance_case):
+            conformance_case.check()
+        """,
+    )
+    options = [f"--conformance-scenarios-dir={scenarios}", f"--conformance-cassette-dir={tmp_path / 'cassettes'}"]
+    result = run(pytester, *options, "--conformance-record-mode=once", "-v")
+    assert outcomes(result) == {"passed": 2}
+    result.stdout.fnmatch_lines(["*test_adapter?anthropic-mine/time-stream? PASSED*"])
+    assert (tmp_path / "cassettes" / "anthropic" / "mine" / "time.yaml").is_file()
