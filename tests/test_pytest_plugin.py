@@ -15,14 +15,17 @@ from pathlib import Path
 import pytest
 
 import conformance
+from conformance import pytest_plugin
 from conformance.emulator import Emulator, EmulatorScript
 from conformance.scenarios.loader import load_scenarios
 
 pytest_plugins = ["pytester"]
 
-PLUGIN_ARGS: tuple[str, ...] = (
-    () if metadata.entry_points(group="pytest11", name="conformance") else ("-p", "conformance.pytest_plugin")
-)
+INSTALLED = bool(metadata.entry_points(group="pytest11", name="conformance"))
+"""Whether pytest loads the plugin by itself (the installed metadata has the entry point)."""
+PLUGIN_ARGS: tuple[str, ...] = () if INSTALLED else ("-p", "conformance.pytest_plugin")
+"""How a subprocess session loads it. An inline session is given the module object: ``-p`` would
+import it again by name, and warn that it cannot rewrite its asserts once another test imported it."""
 
 CLIENTS = '''
 import dataclasses
@@ -66,7 +69,7 @@ def write_tests(pytester: pytest.Pytester, body: str, name: str = "test_cases") 
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest(*PLUGIN_ARGS, "-p", "no:cacheprovider", *args)
+    return pytester.runpytest("-p", "no:cacheprovider", *args, plugins=[] if INSTALLED else [pytest_plugin])
 
 
 def run_subprocess(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, *args: str) -> pytest.RunResult:
