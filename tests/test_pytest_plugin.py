@@ -484,3 +484,12 @@ def test_own_scenarios_and_cassette_dirs(pytester: pytest.Pytester, tmp_path: Pa
     assert outcomes(result) == {"passed": 2}
     result.stdout.fnmatch_lines(["*test_adapter?anthropic-mine/time-stream? PASSED*"])
     assert (tmp_path / "cassettes" / "anthropic" / "mine" / "time.yaml").is_file()
+
+
+def test_the_entry_point_names_the_plugin_module() -> None:
+    """Installed, pytest loads ``pytest11`` entry points by themselves (a checkout cannot show it)."""
+    import tomllib
+
+    pyproject = tomllib.loads((Path(conformance.__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert pyproject["project"]["entry-points"]["pytest11"] == {"conformance": "conformance.pytest_plugin"}
+    assert all(callable(getattr(pytest_plugin, hook)) for hook in ("pytest_addoption", "pytest_configure"))
