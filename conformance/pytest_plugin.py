@@ -39,7 +39,7 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -79,6 +79,12 @@ def suite_dirs(config: pytest.Config) -> tuple[Path, list[Path]]:
     scenarios = config.getoption("conformance_scenarios_dir")
     bundled = Path(conformance.__file__).resolve().parent.parent / "cassettes"
     return Path(cassettes) if cassettes else bundled, [Path(scenarios)] if scenarios else []
+
+
+def _usage(message: str) -> NoReturn:
+    """A mistake in a marker or a fixture's choice: the collection error or test error says it, without
+    a traceback of the plugin."""
+    pytest.fail(message, pytrace=False)
 
 
 # ---- options and markers -----------------------------------------------------------------------
@@ -183,7 +189,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     marker = metafunc.definition.get_closest_marker("conformance")
     if marker is None:
-        raise pytest.UsageError(
+        _usage(
             f"{metafunc.definition.nodeid}: conformance_case needs @pytest.mark.conformance(client=... or adapter=...)"
         )
     plugin = metafunc.config.stash[_STASH]
@@ -305,14 +311,14 @@ class _Plugin:
 
             loaded = load_scenarios(suite_dirs(self.config)[1])
             if loaded.problems:
-                raise pytest.UsageError("\n".join(str(p) for p in loaded.problems))
+                _usage("\n".join(str(p) for p in loaded.problems))
             self._scenarios = {s.id: s for s in loaded.scenarios}
         return self._scenarios
 
     def scenario(self, scenario_id: str) -> Scenario:
         found = self.scenarios().get(scenario_id)
         if found is None:
-            raise pytest.UsageError(f"no scenario {scenario_id!r}")
+            _usage(f"no scenario {scenario_id!r}")
         return found
 
     def specs(self, marker: pytest.Mark, where: str) -> list[_Spec]:
@@ -324,29 +330,29 @@ class _Plugin:
         kwargs = dict(marker.kwargs)
         unknown = sorted(set(kwargs) - {"client", "adapter", "wires", "scenarios", "modes"})
         if unknown or ("client" in kwargs) == ("adapter" in kwargs) or marker.args:
-            raise pytest.UsageError(
+            _usage(
                 f"{where}: @pytest.mark.conformance takes client= or adapter= (one of them) and optional "
                 f"wires=, scenarios=, modes= (got {', '.join(sorted(kwargs)) or 'nothing'})"
             )
         modes = tuple(kwargs.get("modes") or MODES)
         if bad := [m for m in modes if m not in MODES]:
-            raise pytest.UsageError(f"{where}: unknown mode {', '.join(bad)} (modes: {', '.join(MODES)})")
+            _usage(f"{where}: unknown mode {', '.join(bad)} (modes: {', '.join(MODES)})")
         if "adapter" in kwargs:
             adapter = kwargs["adapter"]
             adapter = get_adapter(adapter) if isinstance(adapter, str) else adapter
             if not isinstance(adapter, Adapter):
-                raise pytest.UsageError(f"{where}: adapter= takes an Adapter or a built-in adapter's name")
+                _usage(f"{where}: adapter= takes an Adapter or a built-in adapter's name")
             target = _Target(key=id(adapter), adapter=adapter, client=None)
             wires = [adapter.traffic_format]
         else:
             client = kwargs["client"]
             if problems := client_problems(client):
-                raise pytest.UsageError(f"{where}: not a client: {'; '.join(problems)}")
+                _usage(f"{where}: not a client: {'; '.join(problems)}")
             target = _Target(key=id(client), adapter=None, client=client)
             asked = kwargs.get("wires")
             wires = list(client.wires) if asked is None else list(asked)
             if missing := [w for w in wires if w not in client.wires]:
-                raise pytest.UsageError(
+                _usage(
                     f"{where}: {client.name} does not speak {', '.join(missing)} "
                     f"(it declares {', '.join(client.wires)})"
                 )
@@ -355,7 +361,7 @@ class _Plugin:
             s for s in self.scenarios().values() if any(s.id == p or fnmatch.fnmatchcase(s.id, p) for p in patterns)
         ]
         if not chosen:
-            raise pytest.UsageError(f"{where}: no scenario matches {', '.join(patterns)}")
+            _usage(f"{where}: no scenario matches {', '.join(patterns)}")
         specs: list[_Spec] = []
         for wire in wires:
             for scenario in chosen:
@@ -514,8 +520,8 @@ def failure_message(case: CaseResult) -> str:
                 f"{verdict.check}: {verdict.status.upper()}" + (f" ({verdict.message})" if verdict.message else "")
             )
             for finding in verdict.findings:
-                where = finding.path or (f"turn {finding.turn}" if finding.turn is not None else "")
-                lines.append(f"  {finding.check} at {where or '-'}: {finding.message}")
+                turn = f" (turn {finding.turn})" if finding.turn is not None else ""
+                lines.append(f"  {finding.check} at {finding.path or '-'}{turn}: {finding.message}")
                 lines.append(f"    expected: {finding.expected!r}")
                 lines.append(f"    actual:   {finding.actual!r}")
     if case.traceback:

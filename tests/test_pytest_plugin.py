@@ -172,7 +172,7 @@ def test_a_failing_case_prints_each_finding_and_the_cassette(pytester: pytest.Py
         [
             "*conformance FAIL: retrying/anthropic basic/get_time non_stream*",
             "*client.one_request: FAIL*",
-            "*client.one_request at *",
+            "  client.one_request at $ (turn 0): the client sent 2 requests for one turn*",
             "*expected: 1",
             "*actual:   2",
             "*cassette: *cassettes/anthropic/basic/get_time.yaml",
