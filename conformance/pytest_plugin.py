@@ -1,0 +1,572 @@
+"""The pytest plugin (entry point ``pytest11: conformance``): the suite's cases as pytest items.
+
+A thin layer over the runner (``conformance.run.runner.run_pair``) and the client harness
+(``conformance.clients.harness.Harness``); ``docs/pytest.md`` shows it in use::
+
+    @pytest.mark.conformance(client=MY_CLIENT, wires=["anthropic"], scenarios=["basic/*", "errors/*"])
+    def test_my_client(conformance_case):
+        conformance_case.check()
+
+- **Items.** A test taking ``conformance_case`` and marked ``conformance`` (``client=`` or
+  ``adapter=``, optional ``wires``, ``scenarios`` globs, ``modes``) is parametrised at collection into
+  one item per (scenario, wire, mode), id ``<wire>-<scenario>-<mode>`` (an adapter's wire is the
+  traffic it declares). ``check()`` runs its (target, wire, scenario) pair once per process (the
+  non-streamed conversation feeds the streamed case's fold comparison) and takes its mode's case:
+  FAIL and ERROR fail the item with the findings (check id, JSON path, expected, actual) and the
+  cassette; a declared known gap is ``xfail`` with its reason, and a gap that passes fails the item
+  as stale (``xfail(strict=True)``); UNSUPPORTED skips with the reason.
+- **conformance_server.** A loopback ``Emulator`` playing one scenario's cassette for one wire
+  (``@pytest.mark.conformance_server(scenario=..., wire=...)`` or indirect parametrisation with a
+  ``{"scenario": ..., "wire": ...}`` param): ``base_url``, ``requests``, ``played``.
+- **Options** (group ``conformance``): ``--conformance-record-mode`` (pytest-recording's
+  ``--record-mode``: ``none`` replays only; ``once`` records a missing cassette; ``new`` also
+  re-records one that does not load; ``rewrite`` records every pair again, once per process), against
+  the emulator or ``--conformance-live-url`` (key from ``--conformance-api-key-env``);
+  ``--conformance-block-network`` (default; ``--no-conformance-block-network`` lifts it): only
+  loopback while tests run (``conformance.traffic.network_guard``); ``--conformance-report-dir``:
+  every format of ``conformance.reporting.write_reports`` at the session's end, from the case each
+  item carries on its report (``user_properties``), so it works under pytest-xdist.
+
+Module level imports only pytest and the standard library: installed, the plugin loads into every
+pytest session, and the suite is imported only by a session that uses it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import pytest
+
+if TYPE_CHECKING:
+    from conformance.adapters.base import Adapter
+    from conformance.emulator import Emulator
+    from conformance.scenarios.values import Scenario
+    from conformance.verdicts import AdapterInfo, CaseResult, ScenarioInfo
+
+__all__ = [
+    "RECORD_MODES",
+    "ConformanceCase",
+    "conformance_case",
+    "conformance_server",
+    "failure_message",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_generate_tests",
+    "pytest_runtestloop",
+    "suite_dirs",
+]
+
+RECORD_MODES = ("none", "once", "new", "rewrite")
+PROPERTY = "conformance_case"
+"""The ``user_properties`` key of the JSON a finished item carries to the controller."""
+
+_STASH: pytest.StashKey[_Plugin] = pytest.StashKey()
+
+
+def suite_dirs(config: pytest.Config) -> tuple[Path, list[Path]]:
+    """Where the cassettes and the scenarios are: the options, else the suite's defaults (the
+    ``cassettes/`` beside the package; ``load_scenarios``' default folder). The one place the plugin
+    decides it."""
+    import conformance
+
+    cassettes = config.getoption("conformance_cassette_dir")
+    scenarios = config.getoption("conformance_scenarios_dir")
+    bundled = Path(conformance.__file__).resolve().parent.parent / "cassettes"
+    return Path(cassettes) if cassettes else bundled, [Path(scenarios)] if scenarios else []
+
+
+def _usage(message: str) -> NoReturn:
+    """A mistake in a marker or a fixture's choice: the collection error or test error says it, without
+    a traceback of the plugin."""
+    pytest.fail(message, pytrace=False)
+
+
+# ---- options and markers -----------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "LLM tool-calling conformance (conformance.pytest_plugin)")
+    group.addoption(
+        "--conformance-record-mode",
+        choices=RECORD_MODES,
+        default="none",
+        help="none: replay only (a missing cassette is an error); once: record missing cassettes; "
+        "new: also re-record cassettes that do not load; rewrite: record every pair again (default: none)",
+    )
+    group.addoption(
+        "--conformance-live-url",
+        default=None,
+        metavar="URL",
+        help="record against this provider base URL instead of the loopback emulator",
+    )
+    group.addoption(
+        "--conformance-api-key-env",
+        default=None,
+        metavar="VAR",
+        help="environment variable holding the key for --conformance-live-url",
+    )
+    group.addoption(
+        "--conformance-block-network",
+        dest="conformance_block_network",
+        action="store_true",
+        default=True,
+        help="allow only loopback connections while tests run (default: on)",
+    )
+    group.addoption(
+        "--no-conformance-block-network",
+        dest="conformance_block_network",
+        action="store_false",
+        help="do not block non-loopback connections",
+    )
+    group.addoption(
+        "--conformance-report-dir",
+        default=None,
+        metavar="DIR",
+        help="write the run's reports (JSON, Markdown, HTML, JUnit) into DIR at the session's end",
+    )
+    group.addoption("--conformance-cassette-dir", default=None, metavar="DIR", help="the cassettes to replay")
+    group.addoption("--conformance-scenarios-dir", default=None, metavar="DIR", help="the scenarios to run")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "conformance(client=None, adapter=None, wires=None, scenarios=None, modes=None): one item per "
+        "(scenario, wire, mode) of the client or adapter, run by the conformance_case fixture",
+    )
+    config.addinivalue_line(
+        "markers", "conformance_server(scenario, wire): the scenario the conformance_server fixture plays"
+    )
+    plugin = _Plugin(config)
+    config.stash[_STASH] = plugin
+    config.pluginmanager.register(plugin, "conformance-session")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Iterator[None]:
+    if not session.config.getoption("conformance_block_network"):
+        return (yield)
+    from conformance.traffic.network_guard import network_guard
+
+    with network_guard():
+        return (yield)
+
+
+# ---- collection --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Target:
+    """What a marker certifies: a client on its wires, or an adapter on its traffic format."""
+
+    key: int
+    adapter: Adapter | None
+    client: Any
+
+
+@dataclass(frozen=True)
+class _Spec:
+    target: _Target
+    wire: str
+    scenario: str
+    mode: str
+    modes: tuple[str, ...]
+    """The modes of the pair that the marker asks for (the pair is run once for all of them)."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.wire}-{self.scenario}-{self.mode}"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "conformance_case" not in metafunc.fixturenames:
+        return
+    marker = metafunc.definition.get_closest_marker("conformance")
+    if marker is None:
+        _usage(
+            f"{metafunc.definition.nodeid}: conformance_case needs @pytest.mark.conformance(client=... or adapter=...)"
+        )
+    plugin = metafunc.config.stash[_STASH]
+    specs = plugin.specs(marker, metafunc.definition.nodeid)
+    metafunc.parametrize("conformance_case", specs, ids=[s.id for s in specs], indirect=True)
+
+
+# ---- fixtures ----------------------------------------------------------------------------------
+
+
+@dataclass
+class ConformanceCase:
+    """One (scenario, wire, mode) case of a client or adapter; ``check()`` runs and judges it."""
+
+    wire: str
+    scenario: str
+    mode: str
+    _spec: _Spec
+    _plugin: _Plugin
+    _item: pytest.Item
+    _result: CaseResult | None = field(default=None, repr=False)
+
+    def result(self) -> CaseResult:
+        """The case's verdicts (run once; ``check()`` judges them)."""
+        if self._result is None:
+            self._result = self._plugin.case(self._spec)
+            self._item.user_properties.append((PROPERTY, self._plugin.carried(self._spec, self._result)))
+        return self._result
+
+    def check(self) -> None:
+        """Pass, or fail with the findings, xfail on a known gap, skip when unsupported."""
+        case = self.result()
+        if case.status == "pass":
+            return
+        if case.status == "unsupported":
+            pytest.skip(case.message or "unsupported")
+        if case.status == "xfail":
+            reasons = [v.message for v in case.checks if v.status == "xfail"]
+            pytest.xfail("; ".join(dict.fromkeys(reasons)) or "known gap")
+        pytest.fail(failure_message(case), pytrace=False)
+
+
+@pytest.fixture
+def conformance_case(request: pytest.FixtureRequest) -> ConformanceCase:
+    spec = getattr(request, "param", None)
+    if not isinstance(spec, _Spec):
+        pytest.fail("conformance_case is parametrised by @pytest.mark.conformance(...)", pytrace=False)
+    plugin = request.config.stash[_STASH]
+    return ConformanceCase(
+        wire=spec.wire, scenario=spec.scenario, mode=spec.mode, _spec=spec, _plugin=plugin, _item=request.node
+    )
+
+
+@pytest.fixture
+def conformance_server(request: pytest.FixtureRequest) -> Iterator[Emulator]:
+    """A loopback emulator playing one scenario's cassette for one wire (its ``base_url``,
+    ``requests`` and ``played``)."""
+    from conformance.adapters import for_format
+    from conformance.emulator import Emulator
+    from conformance.traffic.cassettes import load_cassette
+
+    param = getattr(request, "param", None)
+    marker = request.node.get_closest_marker("conformance_server")
+    chosen: Mapping[str, Any] = param if isinstance(param, Mapping) else (marker.kwargs if marker else {})
+    scenario_id, wire = chosen.get("scenario"), chosen.get("wire")
+    if not isinstance(scenario_id, str) or not isinstance(wire, str):
+        pytest.fail(
+            "conformance_server needs a scenario and a wire: @pytest.mark.conformance_server(scenario=..., wire=...) "
+            'or indirect parametrisation with {"scenario": ..., "wire": ...}',
+            pytrace=False,
+        )
+    plugin = request.config.stash[_STASH]
+    scenario = plugin.scenario(scenario_id)
+    failure = plugin.ensure_cassette(for_format(wire), scenario)
+    if failure:
+        pytest.fail(failure, pytrace=False)
+    with Emulator() as server:
+        server.play_cassette(load_cassette(plugin.cassette_dir / wire / f"{scenario.id}.yaml"))
+        yield server
+
+
+# ---- running -----------------------------------------------------------------------------------
+
+
+class _Plugin:
+    """The session's state: scenarios, cached pair results, cassettes recorded, finished cases."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self._scenarios: dict[str, Scenario] | None = None
+        self._pairs: dict[tuple[int, str, str, tuple[str, ...]], tuple[list[CaseResult], dict[str, Any]]] = {}
+        self._recorded: set[tuple[str, str]] = set()
+        self.finished: list[dict[str, Any]] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Keep the case of each finished item (on the xdist controller: from the worker's report)."""
+        if report.when != "call":
+            return
+        for name, value in report.user_properties:
+            if name == PROPERTY and isinstance(value, str):
+                self.finished.append(json.loads(value))
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        report_dir = self.config.getoption("conformance_report_dir")
+        if not report_dir or hasattr(self.config, "workerinput"):  # an xdist worker: the controller writes
+            return
+        if self.finished:
+            from conformance.reporting import write_reports
+
+            write_reports(_run_from(self.finished), report_dir)
+
+    @property
+    def cassette_dir(self) -> Path:
+        return suite_dirs(self.config)[0]
+
+    def scenarios(self) -> dict[str, Scenario]:
+        if self._scenarios is None:
+            from conformance.scenarios.loader import load_scenarios
+
+            loaded = load_scenarios(suite_dirs(self.config)[1])
+            if loaded.problems:
+                _usage("\n".join(str(p) for p in loaded.problems))
+            self._scenarios = {s.id: s for s in loaded.scenarios}
+        return self._scenarios
+
+    def scenario(self, scenario_id: str) -> Scenario:
+        found = self.scenarios().get(scenario_id)
+        if found is None:
+            _usage(f"no scenario {scenario_id!r}")
+        return found
+
+    def specs(self, marker: pytest.Mark, where: str) -> list[_Spec]:
+        from conformance.adapters import get_adapter
+        from conformance.adapters.base import Adapter
+        from conformance.clients.contract import client_problems
+        from conformance.scenarios.values import MODES
+
+        kwargs = dict(marker.kwargs)
+        unknown = sorted(set(kwargs) - {"client", "adapter", "wires", "scenarios", "modes"})
+        if unknown or ("client" in kwargs) == ("adapter" in kwargs) or marker.args:
+            _usage(
+                f"{where}: @pytest.mark.conformance takes client= or adapter= (one of them) and optional "
+                f"wires=, scenarios=, modes= (got {', '.join(sorted(kwargs)) or 'nothing'})"
+            )
+        modes = tuple(kwargs.get("modes") or MODES)
+        if bad := [m for m in modes if m not in MODES]:
+            _usage(f"{where}: unknown mode {', '.join(bad)} (modes: {', '.join(MODES)})")
+        if "adapter" in kwargs:
+            adapter = kwargs["adapter"]
+            adapter = get_adapter(adapter) if isinstance(adapter, str) else adapter
+            if not isinstance(adapter, Adapter):
+                _usage(f"{where}: adapter= takes an Adapter or a built-in adapter's name")
+            target = _Target(key=id(adapter), adapter=adapter, client=None)
+            wires = [adapter.traffic_format]
+        else:
+            client = kwargs["client"]
+            if problems := client_problems(client):
+                _usage(f"{where}: not a client: {'; '.join(problems)}")
+            target = _Target(key=id(client), adapter=None, client=client)
+            asked = kwargs.get("wires")
+            wires = list(client.wires) if asked is None else list(asked)
+            if missing := [w for w in wires if w not in client.wires]:
+                _usage(
+                    f"{where}: {client.name} does not speak {', '.join(missing)} "
+                    f"(it declares {', '.join(client.wires)})"
+                )
+        patterns = kwargs.get("scenarios") or ["*"]
+        chosen = [
+            s for s in self.scenarios().values() if any(s.id == p or fnmatch.fnmatchcase(s.id, p) for p in patterns)
+        ]
+        if not chosen:
+            _usage(f"{where}: no scenario matches {', '.join(patterns)}")
+        specs: list[_Spec] = []
+        for wire in wires:
+            for scenario in chosen:
+                pair_modes = tuple(m for m in modes if m in scenario.modes)
+                specs += [_Spec(target, wire, scenario.id, mode, pair_modes) for mode in pair_modes]
+        return specs
+
+    def case(self, spec: _Spec) -> CaseResult:
+        from conformance.verdicts import CaseResult
+
+        key = (spec.target.key, spec.wire, spec.scenario, spec.modes)
+        if key not in self._pairs:
+            self._pairs[key] = self._run_pair(spec)
+        for case in self._pairs[key][0]:
+            if case.mode == spec.mode:
+                return case
+        return CaseResult(
+            adapter=self._adapter(spec).name,
+            scenario=spec.scenario,
+            mode="stream" if spec.mode == "stream" else "non_stream",
+            status="error",
+            message="the run gave no case for this mode",
+        )
+
+    def _adapter(self, spec: _Spec) -> Adapter:
+        from conformance.clients.harness import client_adapter
+
+        if spec.target.adapter is not None:
+            return spec.target.adapter
+        return client_adapter(spec.target.client, spec.wire)
+
+    def _run_pair(self, spec: _Spec) -> tuple[list[CaseResult], dict[str, Any]]:
+        from conformance.adapters import for_format
+        from conformance.run.runner import case_result
+        from conformance.scenarios.values import Mode
+
+        scenario = self.scenario(spec.scenario)
+        adapter = self._adapter(spec)
+        modes: tuple[Mode, ...] = tuple("stream" if m == "stream" else "non_stream" for m in spec.modes)
+        recorder = spec.target.adapter if spec.target.adapter is not None else for_format(spec.wire)
+        failure = self.ensure_cassette(recorder, scenario)
+        if failure:
+            return [case_result(adapter, scenario, m, "error", message=failure) for m in modes], {}
+        provenance: dict[str, Any] = {}
+        if spec.target.adapter is not None:
+            from conformance.run.runner import RunOptions, run_pair
+
+            options = RunOptions(cassette_dir=self.cassette_dir, modes=modes)
+            return run_pair(scenario, adapter, options, provenance=provenance), provenance
+        from conformance.clients.harness import CertifyOptions, Harness
+        from conformance.clients.invoke import EventLoop
+        from conformance.emulator import Emulator
+        from conformance.mcp_bridge.scenario_tools import McpPool
+
+        certify = CertifyOptions(cassette_dir=self.cassette_dir, wires=(spec.wire,), modes=modes)
+        with Emulator() as server, EventLoop() as loop, McpPool(start_timeout=certify.timeout) as pool:
+            driver = Harness(client=spec.target.client, server=server, loop=loop, pool=pool, options=certify)
+            return driver.pair(adapter, scenario), provenance
+
+    def ensure_cassette(self, adapter: Adapter, scenario: Scenario) -> str:
+        """Record the pair's cassette when the record mode asks for it; why it failed, or ``""``."""
+        from conformance.errors import CassetteError
+        from conformance.run.recording import cassette_path
+        from conformance.traffic.cassettes import load_cassette
+
+        mode = self.config.getoption("conformance_record_mode")
+        if mode == "none" or scenario.requires - adapter.capabilities:
+            return ""
+        path = cassette_path(self.cassette_dir, adapter.traffic_format, scenario.id)
+        key = (adapter.traffic_format, scenario.id)
+        if mode == "rewrite":
+            wanted = key not in self._recorded
+        elif mode == "once":
+            wanted = not path.is_file()
+        else:  # new: a missing cassette, or one that does not load
+            try:
+                wanted = bool(load_cassette(path).problems)
+            except CassetteError:
+                wanted = True
+        if not wanted:
+            return ""
+        self._recorded.add(key)
+        return self._record(adapter, scenario)
+
+    def _record(self, adapter: Adapter, scenario: Scenario) -> str:
+        from conformance.run.recording import record_pairs
+
+        live = self.config.getoption("conformance_live_url")
+        if live:
+            key_env = self.config.getoption("conformance_api_key_env")
+            api_key = os.environ.get(key_env) if key_env else None
+            if key_env and not api_key:
+                return f"environment variable {key_env} (--conformance-api-key-env) is not set or empty"
+            results = record_pairs(
+                [scenario], [adapter], cassette_dir=self.cassette_dir, base_url=live, mode="live", api_key=api_key
+            )
+        else:
+            from conformance.emulator import Emulator, EmulatorScript
+
+            with Emulator() as emulator:
+
+                def set_script(chosen: Scenario | None) -> None:
+                    emulator.set_script(
+                        None
+                        if chosen is None
+                        else EmulatorScript(scenario_id=chosen.id, replies=tuple(t.reply for t in chosen.turns))
+                    )
+
+                results = record_pairs(
+                    [scenario],
+                    [adapter],
+                    cassette_dir=self.cassette_dir,
+                    base_url=emulator.base_url,
+                    mode="emulator",
+                    set_script=set_script,
+                )
+        failed = [r for r in results if r.status == "failed"]
+        return f"recording {adapter.traffic_format} {scenario.id} failed: {failed[0].detail}" if failed else ""
+
+    def carried(self, spec: _Spec, case: CaseResult) -> str:
+        """The case as JSON, with what the report needs about its column and scenario."""
+        from conformance.run.runner import adapter_info
+
+        scenario = self.scenario(spec.scenario)
+        info = adapter_info(self._adapter(spec))
+        provenance = self._pairs.get((spec.target.key, spec.wire, spec.scenario, spec.modes), ([], {}))[1]
+        return json.dumps(
+            {
+                "case": asdict(case),
+                "adapter": asdict(info),
+                "scenario": {
+                    "id": scenario.id,
+                    "behavior": scenario.behavior,
+                    "source": scenario.source,
+                    "requires": sorted(scenario.requires),
+                },
+                "provenance": provenance,
+            },
+            default=repr,
+        )
+
+
+# ---- messages and reports ----------------------------------------------------------------------
+
+
+def failure_message(case: CaseResult) -> str:
+    """A failing, stale or erroring case: each finding (check id, JSON path, expected, actual) and the cassette."""
+    lines = [f"conformance {case.status.upper()}: {case.adapter} {case.scenario} {case.mode}"]
+    if case.message:
+        lines.append(case.message)
+    for verdict in case.checks:
+        if verdict.status == "stale":
+            lines.append(f"{verdict.check}: STALE ({verdict.message}): remove the known gap")
+        elif verdict.status in ("fail", "error"):
+            lines.append(
+                f"{verdict.check}: {verdict.status.upper()}" + (f" ({verdict.message})" if verdict.message else "")
+            )
+            for finding in verdict.findings:
+                turn = f" (turn {finding.turn})" if finding.turn is not None else ""
+                lines.append(f"  {finding.check} at {finding.path or '-'}{turn}: {finding.message}")
+                lines.append(f"    expected: {finding.expected!r}")
+                lines.append(f"    actual:   {finding.actual!r}")
+    if case.traceback:
+        lines.append(case.traceback)
+    lines.append(f"cassette: {case.cassette or '(none)'}")
+    return "\n".join(lines)
+
+
+def _case_from(data: Mapping[str, Any]) -> CaseResult:
+    from conformance.verdicts import CaseResult, CheckVerdict, Finding
+
+    checks = tuple(
+        CheckVerdict(
+            check=v["check"],
+            status=v["status"],
+            message=v["message"],
+            findings=tuple(Finding(**f) for f in v["findings"]),
+        )
+        for v in data["checks"]
+    )
+    fields = {k: v for k, v in data.items() if k not in ("checks", "exchanges")}
+    return CaseResult(**fields, checks=checks, exchanges=tuple(data["exchanges"]))
+
+
+def _run_from(finished: Sequence[Mapping[str, Any]]) -> Any:
+    from conformance.run.runner import suite_version
+    from conformance.verdicts import AdapterInfo, RunResult, ScenarioInfo
+
+    adapters: dict[str, AdapterInfo] = {}
+    scenarios: dict[str, ScenarioInfo] = {}
+    provenance: dict[str, Any] = {}
+    cases = []
+    for data in finished:
+        info = data["adapter"]
+        adapters.setdefault(info["name"], AdapterInfo(**{**info, "capabilities": tuple(info["capabilities"])}))
+        s = data["scenario"]
+        scenarios.setdefault(s["id"], ScenarioInfo(**{**s, "requires": tuple(s["requires"])}))
+        provenance.update(data["provenance"])
+        cases.append(_case_from(data["case"]))
+    order = {name: i for i, name in enumerate(sorted(adapters))}
+    cases.sort(key=lambda c: (order[c.adapter], c.scenario, c.mode != "non_stream"))
+    return RunResult(
+        suite_version=suite_version(),
+        adapters=tuple(adapters[name] for name in sorted(adapters)),
+        scenarios=tuple(scenarios[k] for k in sorted(scenarios)),
+        cases=tuple(cases),
+        provenance=provenance,
+    )
