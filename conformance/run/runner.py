@@ -183,7 +183,13 @@ def run_result(
         suite_version=suite_version(),
         adapters=tuple(adapter_info(a) for a in adapters),
         scenarios=tuple(
-            ScenarioInfo(id=s.id, behavior=s.behavior, source=s.source, requires=tuple(sorted(s.requires)))
+            ScenarioInfo(
+                id=s.id,
+                behavior=s.behavior,
+                source=s.source,
+                requires=tuple(sorted(s.requires)),
+                file=None if s.path.resolve().is_relative_to(bundled.scenarios_dir().resolve()) else str(s.path),
+            )
             for s in scenarios
         ),
         cases=tuple(cases),
