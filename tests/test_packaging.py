@@ -10,6 +10,7 @@ and the test asserts where ``conformance`` is imported from)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -71,8 +72,16 @@ class Installed:
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     root = tmp_path_factory.mktemp("installed")
     wheels = root / "wheels"
+    source = (
+        root / "source"
+    )  # a clean copy: building in the checkout leaves build/, whose stale files a later wheel keeps
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("conformance", "scenarios", "cassettes"):
+        shutil.copytree(REPO / name, source / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, source / name)
     subprocess.run(  # the build requirements come from the configured index (a local one here)
-        [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(wheels)],
+        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(wheels)],
         check=True,
         capture_output=True,
         timeout=300,
