@@ -90,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--scenarios-dir",
         action="append",
         metavar="DIR",
-        help="your scenarios, added to the bundled ones (same id: yours wins; repeatable)",
+        help="your scenarios, added to the bundled ones (same id: yours wins; repeatable); without --scenario, "
+        "only yours are recorded",
     )
     record.add_argument(
         "--cassette-dir",

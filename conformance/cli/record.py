@@ -49,7 +49,10 @@ def record_command_main(args: argparse.Namespace) -> int:
     loaded = load_with_user_dirs(args.scenarios_dir or ())
     for problem in loaded.problems:
         print(problem, file=sys.stderr)
-    chosen = select_scenarios(loaded.scenarios, args.scenario)
+    pool = loaded.scenarios
+    if args.scenarios_dir and not args.scenario:  # no --scenario: the user's scenarios, not every bundled one
+        pool = tuple(s for s in pool if not s.path.resolve().is_relative_to(bundled.scenarios_dir().resolve()))
+    chosen = select_scenarios(pool, args.scenario)
     if not chosen:
         return _usage(f"no scenario matches {', '.join(args.scenario or ['(all)'])}")
     adapters = [get_adapter(n) for n in names]

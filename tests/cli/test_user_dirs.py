@@ -146,3 +146,18 @@ def test_an_installed_package_records_only_into_a_named_folder(
     monkeypatch.setattr(bundled, "is_checkout", lambda: False)
     assert main(["record", "--emulator", "--adapter", "anthropic", "--scenario", SCENARIO]) == 2
     assert "--cassette-dir DIR is required" in capsys.readouterr().err
+
+
+def test_record_with_a_scenarios_dir_records_only_the_users_scenarios(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenarios = tmp_path / "my_scenarios"
+    (scenarios / "acme").mkdir(parents=True)
+    (scenarios / "acme" / "time.yaml").write_text((REPO / "scenarios" / f"{SCENARIO}.yaml").read_text("utf-8"), "utf-8")
+    cassettes = tmp_path / "my_cassettes"
+    record = ["record", "--emulator", "--adapter", "anthropic"]
+    code = main([*record, "--scenarios-dir", str(scenarios), "--cassette-dir", str(cassettes)])
+    assert code == 0, capsys.readouterr().err
+    assert sorted(p.relative_to(cassettes).as_posix() for p in cassettes.rglob("*.yaml")) == [
+        "anthropic/acme/time.yaml"
+    ]
