@@ -43,6 +43,7 @@ __all__ = [
     "list_command",
     "load_adapter",
     "matrix_text",
+    "record_args",
     "run_command",
     "select_scenarios",
     "split_list",
