@@ -92,6 +92,8 @@ class ScenarioInfo:
     behavior: str
     source: str
     requires: tuple[str, ...] = ()
+    file: str | None = None
+    """The scenario's file when it is not a bundled one (a ``--scenarios-dir`` of the user's)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -87,8 +87,18 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument("--base-url", metavar="URL", help="provider base URL (with --live)")
     record.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (with --live)")
     record.add_argument("--model", metavar="NAME", help="model name to request (default: per adapter)")
-    record.add_argument("--scenarios-dir", metavar="DIR", help="where scenarios live (default: the bundled ones)")
-    record.add_argument("--cassette-dir", metavar="DIR", default="cassettes", help="default: %(default)s")
+    record.add_argument(
+        "--scenarios-dir",
+        action="append",
+        metavar="DIR",
+        help="your scenarios, added to the bundled ones (same id: yours wins; repeatable); without --scenario, "
+        "only yours are recorded",
+    )
+    record.add_argument(
+        "--cassette-dir",
+        metavar="DIR",
+        help="where to write (default: the bundled cassettes in a checkout; required when installed)",
+    )
     record.set_defaults(handler=_record)
 
     run = commands.add_parser(
@@ -156,7 +166,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--checks", metavar="FAMILIES", help="comma-separated, from translation,roundtrip,streaming,recovery"
     )
-    parser.add_argument("--cassette-dir", default="cassettes", metavar="DIR", help="default: %(default)s")
+    _add_user_dirs(parser)
     parser.add_argument("--report-dir", default="reports", metavar="DIR", help="default: %(default)s")
     parser.add_argument("--format", default="json,md,html,junit", help="report formats (default: %(default)s)")
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failing or erroring case")
@@ -173,6 +183,21 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="worker processes (default: the number of CPUs; 1 runs every case in this process); "
         "the output is the same for every N",
+    )
+
+
+def _add_user_dirs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scenarios-dir",
+        action="append",
+        metavar="DIR",
+        help="your scenarios, added to the bundled ones (same id: yours wins; repeatable)",
+    )
+    parser.add_argument(
+        "--cassette-dir",
+        action="append",
+        metavar="DIR",
+        help="your cassettes (<format>/<scenario id>.yaml), searched before the bundled ones (repeatable)",
     )
 
 
@@ -201,7 +226,7 @@ def _add_certify_arguments(parser: argparse.ArgumentParser) -> None:
         "--checks", metavar="FAMILIES", help="comma-separated, from translation,roundtrip,streaming,recovery,client"
     )
     parser.add_argument("-k", dest="keyword", metavar="EXPR", help="select cases by client/wire::scenario::mode")
-    parser.add_argument("--cassette-dir", default="cassettes", metavar="DIR", help="default: %(default)s")
+    _add_user_dirs(parser)
     parser.add_argument("--report-dir", default="reports", metavar="DIR", help="default: %(default)s")
     parser.add_argument("--format", default="json,md,html,junit", help="report formats (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per turn (default: %(default)s)")

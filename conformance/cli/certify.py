@@ -62,6 +62,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         ci_options,
         compile_keyword,
         finish,
+        record_args,
         rerun_command,
         select_scenarios,
         split_list,
@@ -81,7 +82,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if args.timeout <= 0:
             raise UsageError("--timeout must be positive")
         select = compile_keyword(args.keyword) if args.keyword else None
-        scenarios, problems = select_scenarios(args.scenarios or [])
+        scenarios, problems = select_scenarios(args.scenarios or [], args.scenarios_dir or ())
         if args.intercept and args.python:
             raise UsageError("--intercept patches this process's HTTP clients: it cannot reach a --python driver")
         client = load_client(args.client, args.python)
@@ -104,7 +105,8 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for problem in problems:
         print(problem, file=sys.stderr)
     options = CertifyOptions(
-        cassette_dir=Path(args.cassette_dir),
+        user_cassette_dirs=tuple(Path(d) for d in args.cassette_dir or ()),
+        record_args=record_args(args),
         wires=wires,
         families=families,
         timeout=args.timeout,

@@ -23,7 +23,8 @@ _USAGE = 2
 
 def record_command_main(args: argparse.Namespace) -> int:
     """The ``conformance record`` command (arguments parsed by ``conformance.cli``)."""
-    from conformance.scenarios.loader import load_scenarios
+    from conformance.scenarios import bundled
+    from conformance.scenarios.loader import load_with_user_dirs
 
     names = [n.strip() for value in (args.adapter or []) for n in value.split(",") if n.strip()] or (
         sorted(BUILTIN) if args.emulator else list(native_adapters())
@@ -40,14 +41,22 @@ def record_command_main(args: argparse.Namespace) -> int:
         api_key = os.environ.get(args.api_key_env)
         if not api_key:
             return _usage(f"environment variable {args.api_key_env} is not set or empty")
-    loaded = load_scenarios([args.scenarios_dir] if args.scenarios_dir else [])
+    if args.cassette_dir is None and not bundled.is_checkout():
+        return _usage(
+            "--cassette-dir DIR is required: this conformance is installed, and its bundled cassettes "
+            f"({bundled.cassettes_dir()}) are not written unless you name that folder"
+        )
+    loaded = load_with_user_dirs(args.scenarios_dir or ())
     for problem in loaded.problems:
         print(problem, file=sys.stderr)
-    chosen = select_scenarios(loaded.scenarios, args.scenario)
+    pool = loaded.scenarios
+    if args.scenarios_dir and not args.scenario:  # no --scenario: the user's scenarios, not every bundled one
+        pool = tuple(s for s in pool if not s.path.resolve().is_relative_to(bundled.scenarios_dir().resolve()))
+    chosen = select_scenarios(pool, args.scenario)
     if not chosen:
         return _usage(f"no scenario matches {', '.join(args.scenario or ['(all)'])}")
     adapters = [get_adapter(n) for n in names]
-    cassette_dir = Path(args.cassette_dir)
+    cassette_dir = Path(args.cassette_dir) if args.cassette_dir else bundled.cassettes_dir()
     if args.live:
         results = record_pairs(
             chosen,

@@ -48,6 +48,7 @@ __all__ = [
     "list_command",
     "load_adapter",
     "matrix_text",
+    "record_args",
     "rerun_command",
     "run_command",
     "select_scenarios",
@@ -171,20 +172,32 @@ def split_list(values: Sequence[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
-def select_scenarios(specs: list[str]) -> tuple[list[Scenario], list[str]]:
-    """The scenarios ``--scenarios`` names (files, folders or id globs; none: all bundled), and the
-    problems of the files that could not be loaded."""
-    from conformance.scenarios.loader import load_scenarios
+def select_scenarios(specs: list[str], dirs: Sequence[str] = ()) -> tuple[list[Scenario], list[str]]:
+    """The scenarios ``--scenarios`` names (files, folders or id globs; none: all bundled, plus
+    those of ``--scenarios-dir``, which win by id), and the problems of the files that could not be
+    loaded."""
+    from conformance.scenarios.loader import load_scenarios, load_with_user_dirs
 
     paths = [s for s in specs if Path(s).exists()]
     globs = [s for s in specs if not Path(s).exists()]
-    loaded = load_scenarios(paths)
+    loaded = load_scenarios(paths) if paths else load_with_user_dirs(dirs)
     scenarios = list(loaded.scenarios)
     if globs:
         scenarios = [s for s in scenarios if any(fnmatch.fnmatchcase(s.id, g) or s.id == g for g in globs)]
         if not scenarios:
             raise UsageError(f"no scenario id matches {', '.join(globs)} (see `conformance list`)")
     return scenarios, [str(p) for p in loaded.problems]
+
+
+def record_args(args: argparse.Namespace) -> tuple[str, ...]:
+    """What a ``conformance record`` line needs to find the user's scenarios and write where the
+    run reads the user's cassettes."""
+    found: list[str] = []
+    for folder in args.scenarios_dir or ():
+        found += ["--scenarios-dir", folder]
+    if args.cassette_dir:
+        found += ["--cassette-dir", args.cassette_dir[0]]
+    return tuple(found)
 
 
 def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
@@ -212,7 +225,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         jobs = default_jobs() if args.jobs is None else args.jobs
         if jobs < 1:
             raise UsageError("--jobs must be at least 1")
-        scenarios, problems = select_scenarios(args.scenarios or [])
+        scenarios, problems = select_scenarios(args.scenarios or [], args.scenarios_dir or ())
         ci = ci_options(args)  # --baseline, --last-failed (docs/ci.md)
     except UsageError as exc:
         print(f"conformance run: error: {exc}", file=sys.stderr)
@@ -225,7 +238,8 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for problem in problems:
         print(problem, file=sys.stderr)
     options = RunOptions(
-        cassette_dir=Path(args.cassette_dir),
+        user_cassette_dirs=tuple(Path(d) for d in args.cassette_dir or ()),
+        record_args=record_args(args),
         families=families,
         timeout=timeout,
         fail_fast=args.fail_fast,
@@ -520,8 +534,8 @@ def rerun_command(args: argparse.Namespace, case: CaseResult, command: list[str]
     if getattr(args, "model", None):
         words += ["--model", args.model]
     for option in ("cassette_dir", "scenarios_dir"):
-        value = getattr(args, option, None)
-        if value and value != "cassettes":
-            words += [f"--{option.replace('_', '-')}", str(value)]
+        value = getattr(args, option, None) or ()
+        for folder in [value] if isinstance(value, str) else value:  # repeatable: each one again
+            words += [f"--{option.replace('_', '-')}", str(folder)]
     words += ["-k", f"{case.adapter}::{case.scenario}::{case.mode}"]
     return shlex.join(words)

@@ -21,10 +21,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import shlex
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,7 +48,8 @@ from conformance.run.conversation import (
     build_request,
     follow_turn,
 )
-from conformance.run.runner import apply_gaps, case_result, run_result
+from conformance.run.runner import apply_gaps, case_result, find_cassette, run_result, stale_message
+from conformance.scenarios import bundled
 from conformance.scenarios.values import MODES, Mode, Scenario
 from conformance.traffic.cassettes import Cassette, load_cassette
 from conformance.traffic.transport import Exchange
@@ -68,7 +70,11 @@ FAKE_API_KEY = "sk-conformance-0000000000000000"
 
 @dataclass(frozen=True, kw_only=True)
 class CertifyOptions:
-    cassette_dir: Path = Path("cassettes")
+    cassette_dir: Path = field(default_factory=bundled.cassettes_dir)
+    user_cassette_dirs: tuple[Path, ...] = ()
+    """``--cassette-dir``: searched first, in order; a cassette there wins over ``cassette_dir``'s."""
+    record_args: tuple[str, ...] = ()
+    """Appended to every ``conformance record`` line (``--scenarios-dir``/``--cassette-dir``)."""
     wires: tuple[str, ...] | None = None
     """The wires to certify (None: every wire the client declares)."""
     families: tuple[str, ...] = tuple(FAMILIES)
@@ -157,8 +163,13 @@ class Harness:
         if missing:
             message = f"requires {', '.join(missing)}, which {adapter.name} does not declare"
             return [case_result(adapter, scenario, m, "unsupported", message=message) for m in modes]
-        path = options.cassette_dir / adapter.wire_format / f"{scenario.id}.yaml"
-        command = f"conformance record --emulator --adapter {adapter.wire_format} --scenario {scenario.id}"
+        path = find_cassette((*options.user_cassette_dirs, options.cassette_dir), adapter.wire_format, scenario.id)
+        command = shlex.join(
+            [
+                *("conformance", "record", "--emulator", "--adapter", adapter.wire_format),
+                *("--scenario", scenario.id, *options.record_args),
+            ]
+        )
         try:
             cassette = load_cassette(path)
         except CassetteError as exc:
@@ -167,6 +178,9 @@ class Harness:
         if cassette.problems:
             message = f"cassette {path}: {'; '.join(cassette.problems)}; re-record it with `{command}`"
             return [case_result(adapter, scenario, m, "error", message=message) for m in modes]
+        stale = stale_message(cassette, scenario, path, command)
+        if stale is not None:
+            return [case_result(adapter, scenario, m, "error", message=stale, cassette=str(path)) for m in modes]
         executor: McpExecutor | None = None
         if scenario.mcp is not None:
             try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, TypeAlias, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
 from conformance.traffic.scrub import Scrubber
 from conformance.verdicts import STATUS_ORDER, CaseResult, CheckVerdict, Finding, RunResult, Status, worst
@@ -94,6 +94,8 @@ class ScenarioData(TypedDict):
     behavior: str
     source: str
     requires: list[str]
+    file: NotRequired[str]
+    """Only for a scenario that is not bundled: the user's file it was read from."""
 
 
 class Tally(TypedDict):
@@ -287,7 +289,15 @@ def _adapter(run: RunResult, name: str) -> AdapterData:
 def _scenario(run: RunResult, scenario_id: str) -> ScenarioData:
     for info in run.scenarios:
         if info.id == scenario_id:
-            return {"id": info.id, "behavior": info.behavior, "source": info.source, "requires": list(info.requires)}
+            data: ScenarioData = {
+                "id": info.id,
+                "behavior": info.behavior,
+                "source": info.source,
+                "requires": list(info.requires),
+            }
+            if info.file is not None:
+                data["file"] = info.file
+            return data
     return {"id": scenario_id, "behavior": "", "source": "", "requires": []}
 
 

@@ -143,7 +143,10 @@ def _record_pair(
             adapter=adapter.wire_format,
             base_url=base_url,
             provenance=Provenance(
-                mode="live" if mode == "live" else "emulator", model=chosen_model, scenario=scenario.id
+                mode="live" if mode == "live" else "emulator",
+                model=chosen_model,
+                scenario=scenario.id,
+                scenario_sha256=scenario.fingerprint or None,
             ),
             api_key=api_key,
         )

@@ -28,12 +28,13 @@ import contextlib
 import fnmatch
 import os
 import queue
+import shlex
 import threading
 import time
 import traceback
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ from conformance.errors import CassetteError, ConformanceError, McpServerError, 
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool, open_scenario_tools
 from conformance.run.conversation import ConversationOutcome, run_conversation
 from conformance.run.workers import can_fork, run_in_workers
+from conformance.scenarios import bundled
 from conformance.scenarios.values import MODES, Mode, Scenario
 from conformance.traffic.cassettes import Cassette, load_cassette
 from conformance.traffic.recorder import record_command
@@ -60,11 +62,13 @@ __all__ = [
     "case_result",
     "cassette_for",
     "exchange_view",
+    "find_cassette",
     "pair_modes",
     "run_pair",
     "run_pairs",
     "run_result",
     "run_suite",
+    "stale_message",
     "suite_version",
     "waits_on_mcp",
 ]
@@ -78,7 +82,12 @@ PairResult = tuple[list[CaseResult], dict[str, Mapping[str, Any]]]
 
 @dataclass(frozen=True, kw_only=True)
 class RunOptions:
-    cassette_dir: Path = Path("cassettes")
+    cassette_dir: Path = field(default_factory=bundled.cassettes_dir)
+    """The bundled cassettes unless told otherwise."""
+    user_cassette_dirs: tuple[Path, ...] = ()
+    """``--cassette-dir``: searched first, in order; a cassette there wins over ``cassette_dir``'s."""
+    record_args: tuple[str, ...] = ()
+    """Appended to every ``conformance record`` line the run prints (``--scenarios-dir``/``--cassette-dir``)."""
     families: tuple[str, ...] = tuple(FAMILIES)
     modes: tuple[Mode, ...] = MODES
     timeout: float = 30.0
@@ -112,6 +121,24 @@ def cassette_for(cassette_dir: Path, adapter: Adapter, scenario: Scenario) -> Pa
     """Where the pair's cassette is: chosen by the traffic the adapter declares (its prompt format,
     else its wire format), never by its name."""
     return cassette_dir / adapter.traffic_format / f"{scenario.id}.yaml"
+
+
+def find_cassette(dirs: Sequence[Path], traffic_format: str, scenario_id: str) -> Path:
+    """The pair's cassette in the first of ``dirs`` that holds it, else where the first would hold it."""
+    paths = [d / traffic_format / f"{scenario_id}.yaml" for d in dirs]
+    return next((p for p in paths if p.is_file()), paths[0])
+
+
+def stale_message(cassette: Cassette, scenario: Scenario, path: Path, command: str) -> str | None:
+    """Why the cassette is stale (recorded from another version of the scenario), or None. A
+    cassette without a fingerprint, or a scenario not read from a file, is never judged stale."""
+    recorded = (cassette.provenance or {}).get("scenario_sha256")
+    if not recorded or not scenario.fingerprint or recorded == scenario.fingerprint:
+        return None
+    return (
+        f"stale cassette {path}: recorded from another version of {scenario.path} (scenario sha256 "
+        f"{str(recorded)[:12]}, now {scenario.fingerprint[:12]}); re-record it with `{command}`"
+    )
 
 
 def run_suite(
@@ -156,7 +183,13 @@ def run_result(
         suite_version=suite_version(),
         adapters=tuple(adapter_info(a) for a in adapters),
         scenarios=tuple(
-            ScenarioInfo(id=s.id, behavior=s.behavior, source=s.source, requires=tuple(sorted(s.requires)))
+            ScenarioInfo(
+                id=s.id,
+                behavior=s.behavior,
+                source=s.source,
+                requires=tuple(sorted(s.requires)),
+                file=None if s.path.resolve().is_relative_to(bundled.scenarios_dir().resolve()) else str(s.path),
+            )
             for s in scenarios
         ),
         cases=tuple(cases),
@@ -283,8 +316,10 @@ def run_pair(
     if missing:
         message = f"requires {', '.join(missing)}, which {adapter.name} does not declare"
         return [case_result(adapter, scenario, mode, "unsupported", message=message) for mode in modes]
-    command = record_command(adapter.traffic_format, scenario.id)  # bundled adapters bear their format's name
-    path = cassette_for(options.cassette_dir, adapter, scenario)
+    command = shlex.join(  # bundled adapters bear their format's name
+        [*shlex.split(record_command(adapter.traffic_format, scenario.id)), *options.record_args]
+    )
+    path = find_cassette((*options.user_cassette_dirs, options.cassette_dir), adapter.traffic_format, scenario.id)
     if not path.is_file():
         message = f"missing cassette {path}: record it with `{command}`"
         return [case_result(adapter, scenario, mode, "error", message=message) for mode in modes]
@@ -298,6 +333,9 @@ def run_pair(
         return [case_result(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
     if provenance is not None and cassette.provenance:
         provenance[str(path)] = cassette.provenance
+    stale = stale_message(cassette, scenario, path, command)
+    if stale is not None:
+        return [case_result(adapter, scenario, mode, "error", message=stale, cassette=str(path)) for mode in modes]
     if scenario.mcp is not None:  # the run's shared server, or one for the pair's cases
         try:
             if pool is not None:

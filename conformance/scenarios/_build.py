@@ -18,6 +18,8 @@ A turn whose reply is a fault has no response to compare, so its ``tool_calls``,
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -41,7 +43,7 @@ from conformance.scenarios.values import (
     WireExpectation,
 )
 
-__all__ = ["build_scenario"]
+__all__ = ["build_scenario", "scenario_fingerprint"]
 
 
 def build_scenario(data: Mapping[str, Any], *, scenario_id: str, path: Path) -> Scenario:
@@ -68,7 +70,15 @@ def build_scenario(data: Mapping[str, Any], *, scenario_id: str, path: Path) -> 
             for expectation in expectations
         ),
         mcp=_mcp(tools["mcp"]) if isinstance(tools, Mapping) else None,
+        fingerprint=scenario_fingerprint(data),
     )
+
+
+def scenario_fingerprint(data: Mapping[str, Any]) -> str:
+    """sha256 of a scenario's parsed content dumped as canonical JSON (sorted keys, no spaces):
+    comments, key order, quoting and layout of the file do not change it; any value does."""
+    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _mcp(data: Mapping[str, Any]) -> McpTools:

@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import conformance
 from conformance.errors import ScenarioError, UsageError
+from conformance.scenarios import bundled
 from conformance.scenarios._build import build_scenario
 from conformance.scenarios._positioned_yaml import compose
 from conformance.scenarios._rules import semantic_problems
@@ -40,6 +40,7 @@ __all__ = [
     "default_scenarios_dir",
     "load_scenario",
     "load_scenarios",
+    "load_with_user_dirs",
     "scenario_files",
 ]
 
@@ -69,7 +70,7 @@ def default_scenarios_dir() -> Path:
     override = os.environ.get(ENV_VAR)
     if override:
         return Path(override)
-    return Path(conformance.__file__).resolve().parent.parent / "scenarios"
+    return bundled.scenarios_dir()
 
 
 def scenario_files(paths: Sequence[Path | str] = (), *, root: Path | None = None) -> list[tuple[Path, str]]:
@@ -161,6 +162,19 @@ def load_scenarios(paths: Sequence[Path | str] = (), *, root: Path | None = None
         scenarios=tuple(scenarios[k] for k in sorted(scenarios)),
         problems=tuple(problems),
         files=tuple(file for file, _ in files),
+    )
+
+
+def load_with_user_dirs(dirs: Sequence[Path | str] = ()) -> LoadResult:
+    """The bundled scenarios (``default_scenarios_dir()``) plus every scenario under ``dirs`` (ids
+    relative to each folder): a user's scenario replaces the bundled one with its id, and a later
+    folder's replaces an earlier one's. Each scenario's ``path`` says which file it came from."""
+    results = [load_scenarios([]), *(load_scenarios([d]) for d in dirs)]
+    merged = {s.id: s for result in results for s in result.scenarios}
+    return LoadResult(
+        scenarios=tuple(merged[k] for k in sorted(merged)),
+        problems=tuple(p for result in results for p in result.problems),
+        files=tuple(f for result in results for f in result.files),
     )
 
 

@@ -228,6 +228,10 @@ class Scenario:
     wire: tuple[WireExpectation, ...] = ()
     mcp: McpTools | None = None
     """Where the tools come from when they come from an MCP server (``tools: {mcp: ...}``)."""
+    fingerprint: str = ""
+    """sha256 of the file's content as parsed (``scenario_fingerprint``; empty for a scenario not
+    read from a file): the recorder writes it into a cassette's provenance, and a run finds the
+    cassettes recorded from an older version of the scenario by it."""
 
 
 _STEP = re.compile(r"""\.([A-Za-z_$][A-Za-z0-9_$-]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*"|'[^']*')\]""")

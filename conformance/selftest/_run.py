@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import conformance
 from conformance.adapters import get_adapter
 from conformance.errors import UsageError
 from conformance.run.runner import RunOptions, run_suite
+from conformance.scenarios import bundled
 from conformance.scenarios.values import Mode, Scenario
 from conformance.selftest._mutants import MUTANTS, Mutant
 from conformance.verdicts import CaseResult
@@ -90,9 +90,8 @@ class SelftestResult:
 
 
 def default_cassette_dir() -> Path:
-    """The bundled cassettes (``cassettes/`` beside the package), else ``./cassettes``."""
-    bundled = Path(conformance.__file__).resolve().parent.parent / "cassettes"
-    return bundled if bundled.is_dir() else Path("cassettes")
+    """The bundled cassettes (``conformance.scenarios.bundled``)."""
+    return bundled.cassettes_dir()
 
 
 def replayed_scenarios() -> list[Scenario]:

@@ -87,6 +87,9 @@ class Provenance:
     model: str | None = None
     scenario: str | None = None
     """The scenario id (its path under ``scenarios/``)."""
+    scenario_sha256: str | None = None
+    """The scenario's fingerprint (``Scenario.fingerprint``): a run reports the cassette stale when
+    the scenario it plays has another one."""
     extra: Mapping[str, str] = field(default_factory=dict)
     """More lines for the block (e.g. ``sdk: openai 3.54.0``); values must not hold secrets."""
 
@@ -229,6 +232,8 @@ def _provenance_block(provenance: Provenance, *, adapter: str, base_url: str) ->
         block["model"] = provenance.model
     if provenance.scenario is not None:
         block["scenario"] = provenance.scenario
+    if provenance.scenario_sha256:
+        block["scenario_sha256"] = provenance.scenario_sha256
     block.update({str(k): str(v) for k, v in provenance.extra.items()})
     block["clients"] = {"python": platform.python_version(), "httpx": _version("httpx")}
     return block

@@ -8,11 +8,13 @@ the column where the offending node starts), never copied from the loader's outp
 
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conformance.adapters.base import PROMPT_FORMATS, WIRE_FORMATS
 from conformance.cli import main
@@ -421,8 +423,23 @@ def test_get_time_scenario_values() -> None:
         ),
         wire=(),
     )
-    assert load_scenario(GET_TIME) == expected
-    assert load_scenarios([VALID]).scenarios == (expected,)
+    loaded = load_scenario(GET_TIME)
+    assert replace(loaded, fingerprint="") == expected
+    # the fingerprint is the parsed content as sorted compact JSON: layout and comments do not count
+    data = yaml.safe_load(GET_TIME.read_text("utf-8"))
+    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert loaded.fingerprint == hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    assert load_scenarios([VALID]).scenarios == (loaded,)
+
+
+def test_the_fingerprint_ignores_layout_and_sees_every_value(tmp_path: Path) -> None:
+    text = GET_TIME.read_text("utf-8")
+    relaid = tmp_path / "scenarios" / "basic" / "get_time.yaml"
+    relaid.parent.mkdir(parents=True)
+    relaid.write_text(f"# a comment\n\n{text}\n# the end\n", "utf-8")
+    assert load_scenario(relaid).fingerprint == load_scenario(GET_TIME).fingerprint
+    relaid.write_text(text.replace("offset_ms: -86400000", "offset_ms: -86400001"), "utf-8")
+    assert load_scenario(relaid).fingerprint != load_scenario(GET_TIME).fingerprint
 
 
 def test_get_time_example_in_the_docs_is_the_test_file() -> None:
