@@ -70,15 +70,14 @@ _STASH: pytest.StashKey[_Plugin] = pytest.StashKey()
 
 
 def suite_dirs(config: pytest.Config) -> tuple[Path, list[Path]]:
-    """Where the cassettes and the scenarios are: the options, else the suite's defaults (the
-    ``cassettes/`` beside the package; ``load_scenarios``' default folder). The one place the plugin
-    decides it."""
-    import conformance
+    """Where the cassettes and the scenarios are: the options (a folder replacing the bundled one),
+    else the bundled ones (``conformance.scenarios.bundled``: package data when installed). The one
+    place the plugin decides it."""
+    from conformance.scenarios import bundled
 
     cassettes = config.getoption("conformance_cassette_dir")
     scenarios = config.getoption("conformance_scenarios_dir")
-    bundled = Path(conformance.__file__).resolve().parent.parent / "cassettes"
-    return Path(cassettes) if cassettes else bundled, [Path(scenarios)] if scenarios else []
+    return Path(cassettes) if cassettes else bundled.cassettes_dir(), [Path(scenarios)] if scenarios else []
 
 
 def _usage(message: str) -> NoReturn:

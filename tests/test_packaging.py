@@ -163,8 +163,31 @@ def test_the_bundled_scenarios_pass_for_an_adapter():
     assert {c.status for c in result.cases} == {"pass"}, [c.message for c in result.cases if c.status != "pass"]
 """
 
+PLUGIN_SUITE = """
+import pytest
+
+from conformance.adapters import for_format
+from conformance.clients.translator import TranslatorClient
+
+CLIENT = TranslatorClient(for_format("anthropic"), name="mine")
+
+
+@pytest.mark.conformance(client=CLIENT, wires=["anthropic"], scenarios=["basic/get_time", "errors/rate_limit"])
+def test_my_client(conformance_case):
+    conformance_case.check()
+
+
+@pytest.mark.conformance(adapter="gemini", scenarios=["basic/*"])
+def test_my_adapter(conformance_case):
+    conformance_case.check()
+"""
+"""The pytest plugin (its pytest11 entry point, installed with the wheel) on a client and an adapter:
+2 + 2 client cases (basic/get_time and errors/rate_limit, both modes) and 8 scenarios x 2 modes of
+``basic/*`` for the adapter."""
+
 USER_SUITES = {
     "library": (LIBRARY_SUITE, "1 passed"),
+    "plugin": (PLUGIN_SUITE, "20 passed"),
 }
 """Pytest files a user would keep in their own repository, run against the installed package from
 outside the checkout: name -> (source, what pytest's summary line must say). The files using the
