@@ -214,13 +214,15 @@ def test_certify_rerun_commands_name_the_client_python_and_wire() -> None:
         intercept=False,
         scenarios=None,
         checks="client",
-        cassette_dir="cassettes",
+        cassette_dir=None,  # the bundled cassettes: nothing to name
     )
     case = CaseResult(adapter="openai-sdk/anthropic", scenario="basic/get_time", mode="stream", status="fail")
     assert rerun_command(args, case, _rerun_words(args, case.adapter)) == (
         "conformance certify --client drivers.py:CLIENT --python .venvs/x/bin/python --wires anthropic "
         "--scenarios basic/get_time --checks client -k openai-sdk/anthropic::basic/get_time::stream"
     )
+    args.cassette_dir = ["mine", "theirs"]  # the user's folders (repeatable) are named again, in order
+    assert "--cassette-dir mine --cassette-dir theirs -k" in rerun_command(args, case, _rerun_words(args, case.adapter))
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
