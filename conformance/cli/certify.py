@@ -42,25 +42,14 @@ def load_client(spec: str, python: str | None = None) -> Any:
     return client
 
 
-def _check_gaps(client: Any) -> None:
-    from conformance.cli.run import CHECK_IDS
-
-    valid = [check for ids in CHECK_IDS.values() for check in ids]
-    for key in client.known_gaps:
-        check = key.partition("@")[0]
-        check = check.partition(":")[2] or check
-        if check not in valid:
-            raise UsageError(f"--client: known gap {key!r} names no check (valid check ids: {', '.join(valid)})")
-
-
 def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     from conformance.cli.run import (
-        CHECK_IDS,
-        REPORT_FORMATS,
         Progress,
+        check_gap_keys,
         ci_options,
         compile_keyword,
+        families_and_formats,
         finish,
         record_args,
         rerun_command,
@@ -71,14 +60,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     client: Any = None
     try:
-        families = tuple(split_list([args.checks])) if args.checks else tuple(CHECK_IDS)
-        unknown = [f for f in families if f not in CHECK_IDS]
-        if unknown:
-            raise UsageError(f"unknown check family {', '.join(unknown)} (known: {', '.join(CHECK_IDS)})")
-        formats = split_list([args.format])
-        bad = [f for f in formats if f not in REPORT_FORMATS]
-        if bad:
-            raise UsageError(f"unknown report format {', '.join(bad)} (known: {', '.join(REPORT_FORMATS)})")
+        families, formats = families_and_formats(args)
         if args.timeout <= 0:
             raise UsageError("--timeout must be positive")
         select = compile_keyword(args.keyword) if args.keyword else None
@@ -86,7 +68,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if args.intercept and args.python:
             raise UsageError("--intercept patches this process's HTTP clients: it cannot reach a --python driver")
         client = load_client(args.client, args.python)
-        _check_gaps(client)
+        check_gap_keys(client.known_gaps, "--client")
         wires = tuple(split_list([args.wires])) if args.wires else None
         if wires is not None and (missing := [w for w in wires if w not in client.wires]):
             raise UsageError(

@@ -17,7 +17,7 @@ import importlib
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -40,9 +40,11 @@ __all__ = [
     "CiOptions",
     "Progress",
     "case_text",
+    "check_gap_keys",
     "ci_options",
     "compile_keyword",
     "default_jobs",
+    "families_and_formats",
     "finish",
     "last_failed",
     "list_command",
@@ -120,14 +122,32 @@ def load_adapter(spec: str) -> Adapter:
             raise UsageError(f"--adapter {spec}: " + "; ".join(problems) + " (see docs/adapters.md)")
         declared = {f.name: getattr(obj, f.name) for f in dataclasses.fields(Adapter) if hasattr(obj, f.name)}
         adapter = Adapter(**{**declared, "capabilities": frozenset(obj.capabilities)})
-    valid = [check for ids in CHECK_IDS.values() for check in ids]
-    for key in adapter.known_gaps:
-        check = key.partition("@")[0]
-        if check not in valid:
-            raise UsageError(
-                f"--adapter {spec}: known gap {key!r} names no check (valid check ids: {', '.join(valid)})"
-            )
+    check_gap_keys(adapter.known_gaps, f"--adapter {spec}")
     return adapter
+
+
+def check_gap_keys(gaps: Mapping[str, str], where: str) -> None:
+    """Every known-gap key (``check``, ``check@glob``, for a client also ``wire:check[@glob]``) names a
+    check id; ``UsageError`` naming ``where`` and the valid ids when one does not."""
+    valid = [check for ids in CHECK_IDS.values() for check in ids]
+    for key in gaps:
+        check = key.partition("@")[0]
+        check = check.partition(":")[2] or check
+        if check not in valid:
+            raise UsageError(f"{where}: known gap {key!r} names no check (valid check ids: {', '.join(valid)})")
+
+
+def families_and_formats(args: argparse.Namespace) -> tuple[tuple[str, ...], list[str]]:
+    """``--checks`` and ``--format`` read and checked (``UsageError`` lists the known ones)."""
+    families = tuple(split_list([args.checks])) if args.checks else tuple(FAMILIES)
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        raise UsageError(f"unknown check family {', '.join(unknown)} (known: {', '.join(FAMILIES)})")
+    formats = split_list([args.format])
+    bad = [f for f in formats if f not in REPORT_FORMATS]
+    if bad:
+        raise UsageError(f"unknown report format {', '.join(bad)} (known: {', '.join(REPORT_FORMATS)})")
+    return families, formats
 
 
 _TOKEN = re.compile(r"\s*(\(|\)|and\b|or\b|not\b|[^\s()]+)")
@@ -210,14 +230,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
             *prompt_adapters(),
         ]
         adapters = [load_adapter(n) for n in names]
-        families = tuple(split_list([args.checks])) if args.checks else tuple(FAMILIES)
-        unknown = [f for f in families if f not in FAMILIES]
-        if unknown:
-            raise UsageError(f"unknown check family {', '.join(unknown)} (known: {', '.join(FAMILIES)})")
-        formats = split_list([args.format])
-        bad = [f for f in formats if f not in REPORT_FORMATS]
-        if bad:
-            raise UsageError(f"unknown report format {', '.join(bad)} (known: {', '.join(REPORT_FORMATS)})")
+        families, formats = families_and_formats(args)
         select = compile_keyword(args.keyword) if args.keyword else None
         timeout = args.timeout if args.timeout is not None else (EXHAUSTIVE_TIMEOUT if args.exhaustive else TIMEOUT)
         if timeout <= 0:

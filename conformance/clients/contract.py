@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-from conformance.model import ErrorInfo, Message, Response, StreamEvent, Tool, ToolChoice
+from conformance.model import ErrorInfo, Message, Request, Response, StreamEvent, Tool, ToolChoice
 
 __all__ = [
     "CLIENT_WIRES",
@@ -72,6 +72,37 @@ class Call:
     turn: int = 0
     scenario: str = ""
     """For the driver's logs only: answers never depend on it."""
+
+    @classmethod
+    def of(cls, request: Request, *, wire: str, base_url: str, api_key: str, **extra: Any) -> Call:
+        """The call asking a client to send ``request`` (its model, system, history, tools, choices)."""
+        return cls(
+            wire=wire,
+            base_url=base_url,
+            api_key=api_key,
+            model=request.model,
+            system=request.system,
+            messages=request.messages,
+            tools=request.tools,
+            tool_choice=request.tool_choice,
+            parallel_tool_calls=request.parallel_tool_calls,
+            max_tokens=request.max_tokens,
+            stream=request.stream,
+            **extra,
+        )
+
+    def request(self) -> Request:
+        """The unified request this call asks for (what a translator writes to the wire)."""
+        return Request(
+            model=self.model,
+            system=self.system,
+            messages=self.messages,
+            tools=self.tools,
+            tool_choice=self.tool_choice,
+            parallel_tool_calls=self.parallel_tool_calls,
+            stream=self.stream,
+            max_tokens=self.max_tokens,
+        )
 
 
 @runtime_checkable

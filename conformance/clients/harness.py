@@ -48,21 +48,14 @@ from conformance.run.conversation import (
     build_request,
     follow_turn,
 )
-from conformance.run.runner import apply_gaps, case_result, find_cassette, run_result, stale_message
+from conformance.run.runner import apply_gaps, case_result, collect, find_cassette, run_result, stale_message
 from conformance.scenarios import bundled
 from conformance.scenarios.values import MODES, Mode, Scenario
 from conformance.traffic.cassettes import Cassette, load_cassette
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import CaseResult, RunResult, worst
 
-__all__ = ["CLIENT_MODELS", "FAKE_API_KEY", "CertifyOptions", "Harness", "certify", "client_adapter"]
-
-CLIENT_MODELS = dict(DEFAULT_MODELS)
-"""The model a call asks for, per wire (``--model`` overrides it): the model the cassettes were
-recorded asking for. Gemini's answers may carry ``functionCall.id`` whatever the model (per-model
-coverage is unverified, wire-formats.md §4b, E31), and the API asks the client to echo a sent id in
-``functionResponse.id``: a library that echoes ids only for model names it deems recent (litellm
-1.110 keys it on Gemini 3+, BerriAI/litellm#34603) is judged on the recorded model's name."""
+__all__ = ["FAKE_API_KEY", "CertifyOptions", "Harness", "certify", "client_adapter"]
 
 FAKE_API_KEY = "sk-conformance-0000000000000000"
 """The key every call carries: the loopback server ignores it, and no report may show it."""
@@ -123,19 +116,8 @@ def certify(
     cases: list[CaseResult] = []
     with Emulator() as server, EventLoop() as loop, McpPool(start_timeout=options.timeout) as pool:
         driver = Harness(client=client, server=server, loop=loop, pool=pool, options=options)
-        stop = False
-        for adapter in adapters:
-            for scenario in scenarios:
-                for case in driver.pair(adapter, scenario):
-                    cases.append(case)
-                    if progress is not None:
-                        progress(case)
-                    if options.fail_fast and case.status in ("fail", "error", "stale"):
-                        stop = True
-                        break
-                if stop:
-                    break
-            if stop:
+        for adapter, scenario in ((a, s) for a in adapters for s in scenarios):
+            if collect(driver.pair(adapter, scenario), cases, progress, fail_fast=options.fail_fast):
                 break
     return run_result(adapters, scenarios, cases, problems=problems)
 
@@ -283,7 +265,12 @@ class Harness:
         base_url: str,
         executor: McpExecutor | None,
     ) -> tuple[ConversationOutcome, list[ClientTurn], list[Exchange], str | None]:
-        model = self.options.model or CLIENT_MODELS[adapter.wire_format]
+        # the model the cassettes were recorded asking for (``--model`` overrides it). Gemini's answers
+        # may carry ``functionCall.id`` whatever the model (per-model coverage is unverified,
+        # wire-formats.md §4b, E31) and the API asks the client to echo a sent id in
+        # ``functionResponse.id``: a library echoing ids only for model names it deems recent (litellm
+        # 1.110 keys it on Gemini 3+, BerriAI/litellm#34603) is judged on the recorded model's name
+        model = self.options.model or DEFAULT_MODELS[adapter.wire_format]
         history: list[Message] = []
         outcomes: list[TurnOutcome] = []
         turns: list[ClientTurn] = []
@@ -295,18 +282,11 @@ class Harness:
             if turn.user:
                 history.append(Message(role="user", parts=turn.user))
             request = build_request(scenario, history, model=model, stream=mode == "stream")
-            call = Call(
+            call = Call.of(
+                request,
                 wire=adapter.wire_format,
                 base_url=base_url,
                 api_key=FAKE_API_KEY,
-                model=model,
-                system=request.system,
-                messages=request.messages,
-                tools=request.tools,
-                tool_choice=request.tool_choice,
-                parallel_tool_calls=request.parallel_tool_calls,
-                max_tokens=request.max_tokens,
-                stream=request.stream,
                 timeout=self.options.timeout,
                 turn=turn.index,
                 scenario=scenario.id,

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from conformance.adapters.base import Adapter, WireRequest, load_json_body
 from conformance.clients.contract import Call
 from conformance.errors import ProviderError, StreamInterruptedError, TransportError
-from conformance.model import ErrorInfo, Request, Response, StreamEvent
+from conformance.model import ErrorInfo, Response, StreamEvent
 from conformance.traffic.transport import Transport
 
 __all__ = ["TranslatorClient"]
@@ -37,17 +37,7 @@ class TranslatorClient:
         object.__setattr__(self, "known_gaps", dict(self.adapter.known_gaps))
 
     def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
-        request = Request(
-            model=call.model,
-            system=call.system,
-            messages=call.messages,
-            tools=call.tools,
-            tool_choice=call.tool_choice,
-            parallel_tool_calls=call.parallel_tool_calls,
-            stream=call.stream,
-            max_tokens=call.max_tokens,
-        )
-        wire = self.adapter.request_to_wire(request)
+        wire = self.adapter.request_to_wire(call.request())
         transport = Transport(call.base_url, wire=self.adapter.wire_format, api_key=call.api_key, timeout=call.timeout)
         if not wire.stream:
             with transport:

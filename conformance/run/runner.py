@@ -32,7 +32,7 @@ import shlex
 import threading
 import time
 import traceback
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from importlib import metadata
@@ -61,6 +61,7 @@ __all__ = [
     "apply_gaps",
     "case_result",
     "cassette_for",
+    "collect",
     "exchange_view",
     "find_cassette",
     "pair_modes",
@@ -157,17 +158,27 @@ def run_suite(
     with contextlib.closing(results):  # fail-fast: stop the threads or workers still running
         for cases_of_pair, found in results:
             provenance.update(found)
-            stop = False
-            for case in cases_of_pair:
-                cases.append(case)
-                if progress is not None:
-                    progress(case)
-                if options.fail_fast and case.status in ("fail", "error", "stale"):
-                    stop = True
-                    break
-            if stop:
+            if collect(cases_of_pair, cases, progress, fail_fast=options.fail_fast):
                 break
     return run_result(adapters, scenarios, cases, provenance=provenance, problems=problems)
+
+
+def collect(
+    found: Iterable[CaseResult],
+    cases: list[CaseResult],
+    progress: Callable[[CaseResult], None] | None,
+    *,
+    fail_fast: bool,
+) -> bool:
+    """Append ``found`` to ``cases``, reporting each to ``progress``; True when the run must stop
+    (``fail_fast`` and a case failed, errored or went stale)."""
+    for case in found:
+        cases.append(case)
+        if progress is not None:
+            progress(case)
+        if fail_fast and case.status in ("fail", "error", "stale"):
+            return True
+    return False
 
 
 def run_result(
