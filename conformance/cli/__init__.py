@@ -2,18 +2,27 @@
 
 Each subcommand parses its arguments and calls one function. Heavy modules are imported inside
 the subcommand, so ``conformance --help`` stays fast. Exit codes: 0 success, 1 findings or
-problems, 2 usage errors.
+problems, 2 usage errors, 130 interrupted (Ctrl-C: one line, no traceback; ``run`` and ``certify``
+write partial reports marked incomplete first), 141 when the reader of the output went away
+(``conformance list | head -1``: quiet, as git and coreutils end on SIGPIPE; ``run`` and ``certify``
+go on to the end and write their reports, see ``conformance.cli.run``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 
-__all__ = ["build_parser", "main"]
+__all__ = ["BROKEN_PIPE", "INTERRUPTED", "build_parser", "main", "quiet_stdout"]
 
 _USAGE_ERROR = 2
+INTERRUPTED = 130
+"""Exit code after Ctrl-C (128 + SIGINT, what a shell reports for a process SIGINT ended)."""
+BROKEN_PIPE = 141
+"""Exit code when the reader of stdout went away (128 + SIGPIPE, as git and coreutils end)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -271,17 +280,44 @@ def _add_ci_arguments(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (argparse's own exits included)."""
     parser = build_parser()
+    name = parser.prog
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help (0) and usage errors (2)
-        return exc.code if isinstance(exc.code, int) else _USAGE_ERROR
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_usage(sys.stderr)
-        print(f"{parser.prog}: error: a command is required (try `{parser.prog} --help`)", file=sys.stderr)
-        return _USAGE_ERROR
-    code: int = handler(args)
-    return code
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help (0) and usage errors (2)
+            return exc.code if isinstance(exc.code, int) else _USAGE_ERROR
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_usage(sys.stderr)
+            print(f"{parser.prog}: error: a command is required (try `{parser.prog} --help`)", file=sys.stderr)
+            return _USAGE_ERROR
+        name = f"{parser.prog} {args.command}"
+        code: int = handler(args)
+        sys.stdout.flush()  # a reader that went away shows here, not as a traceback at exit
+        return code
+    except KeyboardInterrupt:
+        _say(f"{name}: interrupted (Ctrl-C)")
+        return INTERRUPTED
+    except BrokenPipeError:
+        quiet_stdout()
+        return BROKEN_PIPE
+
+
+def quiet_stdout() -> None:
+    """Point stdout at the null device (its reader went away): the output still to come, and
+    Python's flush at exit, go nowhere instead of raising ``BrokenPipeError``."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real file descriptor (captured output): nothing to redirect
+        pass
+
+
+def _say(line: str) -> None:
+    """One line on stderr, unless stderr is gone too."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
 
 
 def _inspect(args: argparse.Namespace) -> int:
@@ -318,7 +354,10 @@ def _record(args: argparse.Namespace) -> int:
 def _mcp_server(args: argparse.Namespace) -> int:
     from conformance.mcp_bridge.server import serve_stdio
 
-    return serve_stdio()
+    code = serve_stdio()
+    if code == INTERRUPTED:  # the server's own Ctrl-C handling is silent
+        _say("conformance mcp-server: interrupted (Ctrl-C)")
+    return code
 
 
 def _run(args: argparse.Namespace) -> int:

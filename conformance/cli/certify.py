@@ -5,7 +5,10 @@
 ``--python`` in that interpreter: ``conformance.clients.remote``), checks it keeps the contract
 (exit 2 naming what is wrong), runs ``conformance.clients.harness.certify`` and prints and writes
 what ``conformance run`` does: progress, the matrix, every failing case with its findings, and
-the reports. Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors.
+the reports. Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors;
+like ``conformance run``, a selection of no case or a ``--report-dir`` that cannot be written is a
+usage error before anything runs (exit 2), and Ctrl-C writes the reports of the cases that finished,
+marked incomplete (exit 130).
 """
 
 from __future__ import annotations
@@ -13,9 +16,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from conformance.errors import UsageError
+
+if TYPE_CHECKING:
+    from conformance.adapters.base import Adapter
+    from conformance.clients.harness import CertifyOptions
+    from conformance.scenarios.values import Scenario
 
 __all__ = ["certify_command", "load_client"]
 
@@ -45,19 +53,25 @@ def load_client(spec: str, python: str | None = None) -> Any:
 def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     from conformance.cli.run import (
+        Finished,
         Progress,
+        QuietOnBrokenPipe,
         check_gap_keys,
         ci_options,
         compile_keyword,
         families_and_formats,
         finish,
+        nothing_selected,
         record_args,
         rerun_command,
         select_scenarios,
         split_list,
     )
-    from conformance.clients.harness import CertifyOptions, certify
+    from conformance.clients.harness import CertifyOptions, certify, client_adapter
+    from conformance.reporting import check_report_dir
+    from conformance.run.runner import run_result
 
+    out = QuietOnBrokenPipe.around(out)
     client: Any = None
     try:
         families, formats = families_and_formats(args)
@@ -97,22 +111,47 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         model=args.model,
         intercept=args.intercept,
     )
-    progress = None if args.quiet else Progress(out, judge=ci.judge)
+    columns = [client_adapter(client, w) for w in client.wires if wires is None or w in wires]
+    report_dir = Path(args.report_dir)
     try:
-        result = certify(scenarios, client, options, progress=progress, problems=problems)
+        if not problems and not any(_selected(s, c, options) for c in columns for s in scenarios):
+            raise UsageError(nothing_selected(args, [c.name for c in columns], scenarios, noun="wires"))
+        check_report_dir(report_dir, formats)
+    except UsageError as exc:
+        print(f"conformance certify: error: {exc}", file=sys.stderr)
+        _close(client)
+        return 2
+    progress = None if args.quiet else Progress(out, judge=ci.judge)
+    finished = Finished(progress)
+    try:
+        with finished.watching():
+            result = certify(scenarios, client, options, progress=finished, problems=problems)
+    except KeyboardInterrupt:
+        finished.interrupted = True
     finally:
         _close(client)
+    if finished.interrupted:
+        result = run_result(columns, scenarios, finished.cases, problems=problems)
     return finish(
         result,
         out,
         progress=progress,
         quiet=args.quiet,
-        report_dir=Path(args.report_dir),
+        report_dir=report_dir,
         formats=formats,
         label=f"{client.name}: ",
         ci=ci,
         rerun=lambda case: rerun_command(args, case, _rerun_words(args, case.adapter)),
+        interrupted=finished.interrupted,
+        command="certify",
     )
+
+
+def _selected(scenario: Scenario, column: Adapter, options: CertifyOptions) -> bool:
+    """Does the (wire column, scenario) pair hold a case the run's modes and ``-k`` select (as the
+    harness chooses them)?"""
+    modes = [m for m in scenario.modes if m in options.modes]
+    return any(options.select is None or options.select(column.name, scenario.id, m) for m in modes)
 
 
 def _rerun_words(args: argparse.Namespace, adapter: str) -> list[str]:

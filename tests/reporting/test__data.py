@@ -32,6 +32,7 @@ def test_top_level_keys_come_in_a_fixed_order(mixed_run: RunResult) -> None:
     assert list(report) == [
         "report_format",
         "suite_version",
+        "incomplete",
         "summary",
         "adapters",
         "scenarios",
