@@ -2,7 +2,8 @@
 
 ``--emulator`` starts the loopback emulator and scripts it with the scenario's replies; ``--live``
 sends the same requests to ``--base-url`` with the key read from ``--api-key-env``. The exit code is
-1 when any pair failed, 2 on usage errors.
+1 when any pair failed, 2 on usage errors (among them a ``--scenarios-dir`` that is missing, is a
+file, or holds a link leading out of it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 
 from conformance.adapters import BUILTIN, get_adapter, native_adapters
+from conformance.errors import UsageError
 from conformance.run.recording import record_pairs, select_scenarios
 from conformance.scenarios.values import Scenario
 
@@ -23,6 +25,7 @@ _USAGE = 2
 
 def record_command_main(args: argparse.Namespace) -> int:
     """The ``conformance record`` command (arguments parsed by ``conformance.cli``)."""
+    from conformance.cli.run import check_scenarios_dirs
     from conformance.scenarios import bundled
     from conformance.scenarios.loader import load_with_user_dirs
 
@@ -46,7 +49,11 @@ def record_command_main(args: argparse.Namespace) -> int:
             "--cassette-dir DIR is required: this conformance is installed, and its bundled cassettes "
             f"({bundled.cassettes_dir()}) are not written unless you name that folder"
         )
-    loaded = load_with_user_dirs(args.scenarios_dir or ())
+    try:  # a folder that is missing, a file, or holds a link leaving it: exit 2, naming it
+        check_scenarios_dirs(args.scenarios_dir or ())
+        loaded = load_with_user_dirs(args.scenarios_dir or ())
+    except UsageError as exc:
+        return _usage(str(exc))
     for problem in loaded.problems:
         print(problem, file=sys.stderr)
     pool = loaded.scenarios

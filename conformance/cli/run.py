@@ -56,6 +56,7 @@ __all__ = [
     "QuietOnBrokenPipe",
     "case_text",
     "check_gap_keys",
+    "check_scenarios_dirs",
     "ci_options",
     "compile_keyword",
     "default_jobs",
@@ -216,6 +217,7 @@ def select_scenarios(specs: list[str], dirs: Sequence[str] = ()) -> tuple[list[S
     loaded."""
     from conformance.scenarios.loader import load_scenarios, load_with_user_dirs
 
+    check_scenarios_dirs(dirs)
     paths = [s for s in specs if Path(s).exists()]
     globs = [s for s in specs if not Path(s).exists()]
     loaded = load_scenarios(paths) if paths else load_with_user_dirs(dirs)
@@ -225,6 +227,16 @@ def select_scenarios(specs: list[str], dirs: Sequence[str] = ()) -> tuple[list[S
         if not scenarios:
             raise UsageError(f"no scenario id matches {', '.join(globs)} (see `conformance list`)")
     return scenarios, [str(p) for p in loaded.problems]
+
+
+def check_scenarios_dirs(dirs: Sequence[str]) -> None:
+    """Every ``--scenarios-dir`` is a folder (``UsageError`` naming the one that is missing or a file)."""
+    for folder in dirs:
+        path = Path(folder)
+        if not path.exists():
+            raise UsageError(f"--scenarios-dir {folder}: no such folder (give the folder holding your scenario files)")
+        if not path.is_dir():
+            raise UsageError(f"--scenarios-dir {folder}: it is a file, not a folder (give the folder that holds it)")
 
 
 def record_args(args: argparse.Namespace) -> tuple[str, ...]:
