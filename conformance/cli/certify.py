@@ -83,7 +83,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
             raise UsageError("--intercept patches this process's HTTP clients: it cannot reach a --python driver")
         client = load_client(args.client, args.python)
         check_gap_keys(client.known_gaps, "--client")
-        wires = tuple(split_list([args.wires])) if args.wires else None
+        wires = tuple(split_list([args.wires])) if args.wires is not None else None
         if wires is not None and (missing := [w for w in wires if w not in client.wires]):
             raise UsageError(
                 f"{client.name} does not declare {', '.join(missing)} (it declares {', '.join(client.wires)})"
@@ -115,7 +115,8 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     report_dir = Path(args.report_dir)
     try:
         if not problems and not any(_selected(s, c, options) for c in columns for s in scenarios):
-            raise UsageError(nothing_selected(args, [c.name for c in columns], scenarios, noun="wires"))
+            known = f"{client.name} declares the wires {', '.join(client.wires)}"
+            raise UsageError(nothing_selected(args, [c.name for c in columns], scenarios, noun="wires", known=known))
         check_report_dir(report_dir, formats)
     except UsageError as exc:
         print(f"conformance certify: error: {exc}", file=sys.stderr)

@@ -322,9 +322,15 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
 
 def nothing_selected(
-    args: argparse.Namespace, columns: Sequence[str], scenarios: Sequence[Scenario], *, noun: str = "adapters"
+    args: argparse.Namespace,
+    columns: Sequence[str],
+    scenarios: Sequence[Scenario],
+    *,
+    noun: str = "adapters",
+    known: str = "",
 ) -> str:
-    """Why a run selects no case, and what shows the names to select from (for a usage error)."""
+    """Why a run selects no case, and what shows the names to select from (for a usage error;
+    ``known``: more names to choose from, e.g. the wires a client declares)."""
     chosen = [f"-k {args.keyword!r}"] if getattr(args, "keyword", None) else []
     chosen += [f"--scenarios {spec}" for spec in getattr(args, "scenarios", None) or ()]
     if getattr(args, "wires", None) is not None:
@@ -334,8 +340,8 @@ def nothing_selected(
     example = f"{columns[0]}::{scenarios[0].id}::non_stream" if columns and scenarios else "adapter::scenario::mode"
     return (
         f"{' with '.join(chosen) or 'this selection'} selects no case of {len(scenarios)} scenarios x "
-        f"{len(columns)} {noun} (a case is named like {example}; `conformance list` shows the scenario ids and "
-        f"adapters); nothing ran and the reports in {args.report_dir} were left as they were"
+        f"{len(columns)} {noun} (a case is named like {example}; {known + '; ' if known else ''}`conformance list` "
+        f"shows the scenario ids and adapters); nothing ran and the reports in {args.report_dir} were left as they were"
     )
 
 
