@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from collections.abc import Sequence
 
-__all__ = ["BROKEN_PIPE", "INTERRUPTED", "build_parser", "main", "quiet_stdout"]
+__all__ = ["BROKEN_PIPE", "INTERRUPTED", "build_parser", "main"]
 
 _USAGE_ERROR = 2
 INTERRUPTED = 130
@@ -117,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Run every chosen scenario against every chosen adapter (default: all bundled scenarios and all eight "
             "bundled adapters), non-streaming and streaming, replayed from cassettes with no network; print the "
             "progress and a scenario x adapter matrix, and write reports (JSON, Markdown, HTML, JUnit XML). "
-            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors."
+            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors "
+            "(a selection of no case included), 130 on Ctrl-C (reports of the finished cases, marked incomplete)."
         ),
     )
     _add_run_arguments(run)
@@ -131,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Serve every chosen scenario's recorded answers over loopback HTTP for each wire the client speaks, "
             "drive the client turn by turn, capture every request it really sent and judge the requests and its "
             "decoded results with the same checks (plus client.*), verdicts and reports as `conformance run`. "
-            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors."
+            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors "
+            "(a selection of no case included), 130 on Ctrl-C (reports of the finished cases, marked incomplete)."
         ),
     )
     _add_certify_arguments(certify)
@@ -299,19 +300,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"{name}: interrupted (Ctrl-C)")
         return INTERRUPTED
     except BrokenPipeError:
+        from conformance.cli._output import quiet_stdout
+
         quiet_stdout()
         return BROKEN_PIPE
-
-
-def quiet_stdout() -> None:
-    """Point stdout at the null device (its reader went away): the output still to come, and
-    Python's flush at exit, go nowhere instead of raising ``BrokenPipeError``."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # no real file descriptor (captured output): nothing to redirect
-        pass
 
 
 def _say(line: str) -> None:

@@ -52,10 +52,10 @@ def load_client(spec: str, python: str | None = None) -> Any:
 
 def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    from conformance.cli._output import QuietOnBrokenPipe
     from conformance.cli.run import (
         Finished,
         Progress,
-        QuietOnBrokenPipe,
         check_gap_keys,
         ci_options,
         compile_keyword,

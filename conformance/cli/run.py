@@ -21,7 +21,6 @@ import argparse
 import dataclasses
 import fnmatch
 import importlib
-import io
 import os
 import re
 import signal
@@ -31,9 +30,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO
 
 from conformance.adapters import BUILTIN, get_adapter, native_adapters, prompt_adapters
+from conformance.cli._output import QuietOnBrokenPipe
 from conformance.errors import ConformanceError, UsageError
 from conformance.verdicts import STATUS_ORDER, CaseResult, RunResult
 
@@ -53,7 +53,6 @@ __all__ = [
     "CiOptions",
     "Finished",
     "Progress",
-    "QuietOnBrokenPipe",
     "case_text",
     "check_gap_keys",
     "check_scenarios_dirs",
@@ -488,45 +487,6 @@ class Finished:
         finally:
             signal.signal(signal.SIGINT, signal.default_int_handler)
             sys.unraisablehook = previous_hook
-
-
-class QuietOnBrokenPipe(io.TextIOBase):
-    """A text stream that goes quiet when its reader goes away (``conformance run | head -2``) instead
-    of raising ``BrokenPipeError``: the rest of the output is dropped, and the run goes on."""
-
-    def __init__(self, out: TextIO) -> None:
-        super().__init__()
-        self.out = out
-        self.gone = False
-
-    @classmethod
-    def around(cls, out: TextIO) -> TextIO:
-        return out if isinstance(out, cls) else cast(TextIO, cls(out))
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        if not self.gone:
-            try:
-                self.out.write(text)
-            except BrokenPipeError:
-                self._went_away()
-        return len(text)
-
-    def flush(self) -> None:
-        if not self.gone:
-            try:
-                self.out.flush()
-            except BrokenPipeError:
-                self._went_away()
-
-    def _went_away(self) -> None:
-        from conformance.cli import quiet_stdout
-
-        self.gone = True
-        if self.out is sys.stdout:
-            quiet_stdout()  # Python's own flush at exit goes nowhere too
 
 
 def write_run_reports(

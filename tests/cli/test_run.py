@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
@@ -12,7 +11,7 @@ from typing import Any
 import pytest
 
 from conformance.cli import main
-from conformance.cli.run import CHECK_IDS, FAMILIES, QuietOnBrokenPipe, compile_keyword, load_adapter
+from conformance.cli.run import CHECK_IDS, FAMILIES, compile_keyword, load_adapter
 from conformance.errors import UsageError
 from conformance.reporting import FORMATS
 
@@ -245,18 +244,6 @@ def test_a_closed_pipe_does_not_stop_the_run_or_its_reports(tmp_path: Path) -> N
     assert err == ""
     data = json.loads((reports / "report.json").read_text(encoding="utf-8"))
     assert data["incomplete"] is None and len(data["cases"]) == 16
-
-
-def test_quiet_on_broken_pipe_drops_the_rest_and_keeps_going() -> None:
-    class Gone(io.StringIO):
-        def write(self, text: str) -> int:
-            raise BrokenPipeError
-
-    stream = QuietOnBrokenPipe(Gone())
-    assert stream.write("abc") == 3 and stream.gone
-    print("more", file=stream)
-    stream.flush()
-    assert QuietOnBrokenPipe.around(stream) is stream
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
