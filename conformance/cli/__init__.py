@@ -99,6 +99,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="where to write (default: the bundled cassettes in a checkout; required when installed)",
     )
+    record.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
+        "docs/scenarios.md#trust)",
+    )
     record.set_defaults(handler=_record)
 
     run = commands.add_parser(
@@ -198,6 +204,12 @@ def _add_user_dirs(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="DIR",
         help="your cassettes (<format>/<scenario id>.yaml), searched before the bundled ones (repeatable)",
+    )
+    parser.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
+        "docs/scenarios.md#trust)",
     )
 
 

@@ -22,7 +22,18 @@ _USAGE = 2
 
 
 def record_command_main(args: argparse.Namespace) -> int:
-    """The ``conformance record`` command (arguments parsed by ``conformance.cli``)."""
+    """The ``conformance record`` command (arguments parsed by ``conformance.cli``); prints the MCP server
+    commands it started (``--allow-commands``: docs/scenarios.md#trust)."""
+    from conformance.mcp_bridge.trust import command_policy
+
+    with command_policy(allow=args.allow_commands) as started:
+        code = _record(args)
+    for command in started.commands():
+        print(f"started for {command.scenario}: {command.shown()}", file=sys.stderr)
+    return code
+
+
+def _record(args: argparse.Namespace) -> int:
     from conformance.scenarios import bundled
     from conformance.scenarios.loader import load_with_user_dirs
 
