@@ -11,6 +11,7 @@ the reports. Exit 0 when every case passes (or is unsupported/xfail), 1 when any
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -98,10 +99,14 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         intercept=args.intercept,
     )
     progress = None if args.quiet else Progress(out, judge=ci.judge)
+    from conformance.mcp_bridge.trust import command_policy
+
     try:
-        result = certify(scenarios, client, options, progress=progress, problems=problems)
+        with command_policy(allow=args.allow_commands) as started:  # docs/scenarios.md#trust
+            result = certify(scenarios, client, options, progress=progress, problems=problems)
     finally:
         _close(client)
+    result = dataclasses.replace(result, commands=tuple(c.to_json() for c in started.commands()))
     return finish(
         result,
         out,
