@@ -24,7 +24,9 @@ it is closest to, so callers that already catch ``ValueError`` or ``LookupError`
     │                                                       kind, status, message, retry_after
     └── McpServerError(ConformanceError)                    an MCP server that failed to start, died or broke
         │                                                   the protocol; carries the tail of its stderr
-        └── McpTimeoutError(McpServerError, TimeoutError)   no answer within the per-call timeout
+        ├── McpTimeoutError(McpServerError, TimeoutError)   no answer within the per-call timeout
+        └── McpCommandRefusedError(McpServerError, PermissionError)  a scenario outside the bundled set
+                                                            whose command was not allowed to start
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ __all__ = [
     "CassetteNotFoundError",
     "CassetteWriteError",
     "ConformanceError",
+    "McpCommandRefusedError",
     "McpServerError",
     "McpTimeoutError",
     "NetworkBlockedError",
@@ -218,3 +221,9 @@ class McpServerError(ConformanceError):
 
 class McpTimeoutError(McpServerError, TimeoutError):
     """The MCP server did not answer a request within the timeout."""
+
+
+class McpCommandRefusedError(McpServerError, PermissionError):
+    """A scenario outside the bundled set names an MCP server command, and commands were not allowed
+    (``conformance.mcp_bridge.trust``): nothing was started. The message names the scenario file, the
+    command and how to allow it."""

@@ -25,7 +25,9 @@ A thin layer over the runner (``conformance.run.runner.run_pair``) and the clien
   ``--conformance-block-network`` (default; ``--no-conformance-block-network`` lifts it): only
   loopback while tests run (``conformance.traffic.network_guard``); ``--conformance-report-dir``:
   every format of ``conformance.reporting.write_reports`` at the session's end, from the case each
-  item carries on its report (``user_properties``), so it works under pytest-xdist.
+  item carries on its report (``user_properties``), so it works under pytest-xdist;
+  ``--conformance-allow-commands`` (or the ini option ``conformance_allow_commands``): scenarios
+  that are not bundled may start their ``tools.mcp`` commands (``conformance.mcp_bridge.trust``).
 
 Module level imports only pytest and the standard library: installed, the plugin loads into every
 pytest session, and the suite is imported only by a session that uses it.
@@ -131,6 +133,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--conformance-cassette-dir", default=None, metavar="DIR", help="the cassettes to replay")
     group.addoption("--conformance-scenarios-dir", default=None, metavar="DIR", help="the scenarios to run")
+    group.addoption(
+        "--conformance-allow-commands",
+        action="store_true",
+        default=None,
+        help="let scenarios that are not bundled start their tools.mcp commands (docs/scenarios.md#trust); "
+        "also the ini option conformance_allow_commands",
+    )
+    parser.addini(
+        "conformance_allow_commands",
+        type="bool",
+        default=False,
+        help="let scenarios that are not bundled start their tools.mcp commands (docs/scenarios.md#trust)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -301,6 +316,12 @@ class _Plugin:
             write_reports(_run_from(self.finished), report_dir)
 
     @property
+    def allow_commands(self) -> bool:
+        """``--conformance-allow-commands``, else the ini option ``conformance_allow_commands``."""
+        given = self.config.getoption("conformance_allow_commands")
+        return bool(self.config.getini("conformance_allow_commands") if given is None else given)
+
+    @property
     def cassette_dir(self) -> Path:
         return suite_dirs(self.config)[0]
 
@@ -373,7 +394,10 @@ class _Plugin:
 
         key = (spec.target.key, spec.wire, spec.scenario, spec.modes)
         if key not in self._pairs:
-            self._pairs[key] = self._run_pair(spec)
+            from conformance.mcp_bridge.trust import command_policy
+
+            with command_policy(allow=self.allow_commands):  # docs/scenarios.md#trust
+                self._pairs[key] = self._run_pair(spec)
         for case in self._pairs[key][0]:
             if case.mode == spec.mode:
                 return case

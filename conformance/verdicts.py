@@ -106,6 +106,9 @@ class RunResult:
     """Cassette path -> its provenance block."""
     problems: tuple[str, ...] = ()
     """Run-level problems (scenario files that did not load, ...), each a full message."""
+    commands: tuple[Mapping[str, Any], ...] = ()
+    """The MCP server commands the run started, one per scenario (``ServerCommand.to_json`` of
+    ``conformance.mcp_bridge.trust``: scenario, file, argv, cwd, env_keys, bundled)."""
 
     def counts(self) -> dict[Status, int]:
         return {status: sum(case.status == status for case in self.cases) for status in STATUS_ORDER}

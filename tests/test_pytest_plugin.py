@@ -486,6 +486,34 @@ def test_own_scenarios_and_cassette_dirs(pytester: pytest.Pytester, tmp_path: Pa
     assert (tmp_path / "cassettes" / "anthropic" / "mine" / "time.yaml").is_file()
 
 
+def test_a_users_scenario_starts_its_command_only_when_allowed(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/scenarios.md, trust: a scenario of --conformance-scenarios-dir is not bundled; its MCP
+    server starts only with --conformance-allow-commands or the ini option."""
+    monkeypatch.delenv("CONFORMANCE_ALLOW_COMMANDS", raising=False)
+    scenarios = tmp_path / "scenarios"
+    (scenarios / "mcp").mkdir(parents=True)
+    bundled = Path(conformance.__file__).resolve().parents[1] / "scenarios" / "mcp" / "fixed_clock.yaml"
+    (scenarios / "mcp" / "fixed_clock.yaml").write_bytes(bundled.read_bytes())  # the bundled cassette fits
+    write_tests(
+        pytester,
+        """
+        @pytest.mark.conformance(adapter="openai_chat", scenarios=["mcp/fixed_clock"], modes=["non_stream"])
+        def test_adapter(conformance_case):
+            conformance_case.check()
+        """,
+    )
+    cassettes = Path(conformance.__file__).resolve().parents[1] / "cassettes"
+    options = [f"--conformance-scenarios-dir={scenarios}", f"--conformance-cassette-dir={cassettes}"]
+    refused = run(pytester, *options)
+    assert outcomes(refused) == {"failed": 1}
+    refused.stdout.fnmatch_lines(["*fixed_clock.yaml: not started:*--conformance-allow-commands*"])
+    assert outcomes(run(pytester, *options, "--conformance-allow-commands")) == {"passed": 1}
+    pytester.makeini("[pytest]\nconformance_allow_commands = true\n")
+    assert outcomes(run(pytester, *options)) == {"passed": 1}
+
+
 def test_the_entry_point_names_the_plugin_module() -> None:
     """Installed, pytest loads ``pytest11`` entry points by themselves (a checkout cannot show it)."""
     import tomllib

@@ -76,6 +76,20 @@ def build_parser() -> argparse.ArgumentParser:
     emulator.add_argument("--port", type=int, default=0, help="TCP port (default: an ephemeral port, printed)")
     emulator.add_argument("--scenario", metavar="ID", help="scenario id whose replies the emulator plays")
     emulator.add_argument("--scenarios-dir", metavar="DIR", help="where scenarios live (default: the bundled ones)")
+    emulator.add_argument(
+        "--max-requests",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="requests (and answers) the request log keeps, the newest (default: %(default)s; docs/emulator.md)",
+    )
+    emulator.add_argument(
+        "--max-log-bytes",
+        type=int,
+        default=64 * 1024 * 1024,
+        metavar="BYTES",
+        help="body bytes the request log keeps in all; longer bodies are kept cut (default: %(default)s)",
+    )
     emulator.set_defaults(handler=_emulator)
 
     record = commands.add_parser(
@@ -106,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--cassette-dir",
         metavar="DIR",
         help="where to write (default: the bundled cassettes in a checkout; required when installed)",
+    )
+    record.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
+        "docs/scenarios.md#trust)",
     )
     record.set_defaults(handler=_record)
 
@@ -208,6 +228,12 @@ def _add_user_dirs(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="DIR",
         help="your cassettes (<format>/<scenario id>.yaml), searched before the bundled ones (repeatable)",
+    )
+    parser.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
+        "docs/scenarios.md#trust)",
     )
 
 
@@ -334,7 +360,13 @@ def _validate(args: argparse.Namespace) -> int:
 def _emulator(args: argparse.Namespace) -> int:
     from conformance.emulator import serve_command
 
-    return serve_command(port=args.port, scenario=args.scenario, scenarios_dir=args.scenarios_dir)
+    return serve_command(
+        port=args.port,
+        scenario=args.scenario,
+        scenarios_dir=args.scenarios_dir,
+        max_requests=args.max_requests,
+        max_log_bytes=args.max_log_bytes,
+    )
 
 
 def _record(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ marked incomplete (exit 130).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -123,16 +124,21 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         _close(client)
         return 2
     progress = None if args.quiet else Progress(out, judge=ci.judge)
+    from conformance.mcp_bridge.trust import command_policy
+
     finished = Finished(progress)
     try:
-        with finished.watching():
-            result = certify(scenarios, client, options, progress=finished, problems=problems)
-    except KeyboardInterrupt:
-        finished.interrupted = True
+        with command_policy(allow=args.allow_commands) as started:  # docs/scenarios.md#trust
+            try:
+                with finished.watching():
+                    result = certify(scenarios, client, options, progress=finished, problems=problems)
+            except KeyboardInterrupt:
+                finished.interrupted = True
     finally:
         _close(client)
     if finished.interrupted:
         result = run_result(columns, scenarios, finished.cases, problems=problems)
+    result = dataclasses.replace(result, commands=tuple(c.to_json() for c in started.commands()))
     return finish(
         result,
         out,

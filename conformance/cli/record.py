@@ -12,11 +12,15 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance.adapters import BUILTIN, get_adapter, native_adapters
 from conformance.errors import UsageError
 from conformance.run.recording import record_pairs, select_scenarios
 from conformance.scenarios.values import Scenario
+
+if TYPE_CHECKING:
+    from conformance.mcp_bridge.trust import CommandLog
 
 __all__ = ["record_command_main"]
 
@@ -24,7 +28,15 @@ _USAGE = 2
 
 
 def record_command_main(args: argparse.Namespace) -> int:
-    """The ``conformance record`` command (arguments parsed by ``conformance.cli``)."""
+    """The ``conformance record`` command (arguments parsed by ``conformance.cli``); prints the MCP server
+    commands it started (``--allow-commands``: docs/scenarios.md#trust)."""
+    from conformance.mcp_bridge.trust import command_policy
+
+    with command_policy(allow=args.allow_commands) as started:
+        return _record(args, started)
+
+
+def _record(args: argparse.Namespace, started: CommandLog) -> int:
     from conformance.cli.run import check_scenarios_dirs
     from conformance.scenarios import bundled
     from conformance.scenarios.loader import load_with_user_dirs
@@ -97,6 +109,8 @@ def record_command_main(args: argparse.Namespace) -> int:
                 model=args.model,
                 progress=sys.stderr,
             )
+    for command in started.commands():
+        print(f"started for {command.scenario}: {command.shown()}", file=sys.stderr)
     counts = {
         status: sum(r.status == status for r in results) for status in ("written", "unchanged", "unsupported", "failed")
     }

@@ -246,6 +246,8 @@ def record_args(args: argparse.Namespace) -> tuple[str, ...]:
         found += ["--scenarios-dir", folder]
     if args.cassette_dir:
         found += ["--cassette-dir", args.cassette_dir[0]]
+    if getattr(args, "allow_commands", False):
+        found.append("--allow-commands")
     return tuple(found)
 
 
@@ -299,14 +301,18 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"conformance run: error: {exc}", file=sys.stderr)
         return 2
     progress = None if args.quiet else Progress(out, judge=ci.judge)
+    from conformance.mcp_bridge.trust import command_policy
+
     finished = Finished(progress)
-    try:
-        with finished.watching():
-            result = run_suite(scenarios, adapters, options, progress=finished, problems=problems)
-    except KeyboardInterrupt:
-        finished.interrupted = True
+    with command_policy(allow=args.allow_commands) as started:  # docs/scenarios.md#trust
+        try:
+            with finished.watching():
+                result = run_suite(scenarios, adapters, options, progress=finished, problems=problems)
+        except KeyboardInterrupt:
+            finished.interrupted = True
     if finished.interrupted:
         result = run_result(adapters, scenarios, finished.cases, problems=problems)
+    result = dataclasses.replace(result, commands=tuple(c.to_json() for c in started.commands()))
     return finish(
         result,
         out,
@@ -726,6 +732,8 @@ def rerun_command(args: argparse.Namespace, case: CaseResult, command: list[str]
         words.append("--exhaustive")
     if getattr(args, "model", None):
         words += ["--model", args.model]
+    if getattr(args, "allow_commands", False):
+        words.append("--allow-commands")
     for option in ("cassette_dir", "scenarios_dir"):
         value = getattr(args, option, None) or ()
         for folder in [value] if isinstance(value, str) else value:  # repeatable: each one again

@@ -1,6 +1,11 @@
-"""``conformance validate``: check scenario files and print every problem with its place.
+"""``conformance validate``: check scenario files and print every problem with its place, and the
+commands the valid ones would start.
 
-Exit 0 when every file is valid, 1 when any has problems, 2 on usage errors.
+A scenario taking its tools from an MCP server starts ``tools.mcp.command`` when it runs; each such
+command is listed (argv with ``{python}`` resolved, cwd, the names of the env variables it adds) with
+whether it runs as it is (a bundled scenario) or only with ``--allow-commands``
+(``conformance.mcp_bridge.trust``). Exit 0 when every file is valid, 1 when any has problems, 2 on
+usage errors.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from conformance.errors import UsageError
+from conformance.mcp_bridge.trust import ALLOW_FLAG, server_command
 from conformance.scenarios.loader import default_scenarios_dir, load_scenarios
 
 __all__ = ["validate_command"]
@@ -33,6 +39,7 @@ def validate_command(paths: Sequence[str], *, output_format: Literal["text", "js
         return _USAGE
     problems = [replace(p, path=_shown(p.path)) for p in result.problems]
     bad_files = {p.path for p in problems}
+    commands = [c for c in map(server_command, result.scenarios) if c is not None]
     if output_format == "json":
         report = {
             "files": len(result.files),
@@ -40,14 +47,20 @@ def validate_command(paths: Sequence[str], *, output_format: Literal["text", "js
             "invalid": len(bad_files),
             "scenarios": [s.id for s in result.scenarios],
             "problems": [p.to_json() for p in problems],
+            "commands": [c.to_json() for c in commands],
         }
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:
         for problem in problems:
             print(problem)
+        for command in commands:
+            runs = "bundled, runs as it is" if command.bundled else f"not bundled: runs only with {ALLOW_FLAG}"
+            print(f"{command.scenario}: starts {command.shown()} ({runs}; {_shown(Path(command.file))})")
         summary = f"{len(result.files)} scenario file(s) checked: {len(result.scenarios)} valid"
         if problems:
             summary += f", {len(bad_files)} with problems ({len(problems)} problem(s))"
+        if commands:
+            summary += f"; {len(commands)} start a command (listed above)"
         print(summary)
     return _PROBLEMS if problems else _OK
 

@@ -9,16 +9,27 @@ by turn (faults included), and answers the same request with the same bytes ever
         emu.set_script(EmulatorScript(scenario_id="basic/get_time", replies=(Reply(...),)))
         ...  # send requests to emu.base_url
 
-``serve_command`` is ``conformance emulator --port N [--scenario ID] [--scenarios-dir DIR]``.
+``serve_command`` is ``conformance emulator --port N [--scenario ID] [--scenarios-dir DIR]
+[--max-requests N] [--max-log-bytes BYTES]`` (the bounds of the request log).
 """
 
 from __future__ import annotations
 
 from conformance.emulator._cassette import PlayedAnswer
 from conformance.emulator._command import serve_command
-from conformance.emulator._server import DEFAULT_REPLY, ENCODERS, Emulator, EmulatorScript, ReceivedRequest
+from conformance.emulator._server import (
+    DEFAULT_MAX_LOG_BYTES,
+    DEFAULT_MAX_REQUESTS,
+    DEFAULT_REPLY,
+    ENCODERS,
+    Emulator,
+    EmulatorScript,
+    ReceivedRequest,
+)
 
 __all__ = [
+    "DEFAULT_MAX_LOG_BYTES",
+    "DEFAULT_MAX_REQUESTS",
     "DEFAULT_REPLY",
     "ENCODERS",
     "Emulator",

@@ -47,7 +47,7 @@ class PlayedAnswer:
     """What the emulator answered one request with while playing a cassette."""
 
     request: int
-    """The index of the request in ``Emulator.requests``."""
+    """The request's number (``ReceivedRequest.number``: its place since the start or the last cassette)."""
     wire: str
     turn: int | None
     """The turn read from the request (None: it could not be read)."""

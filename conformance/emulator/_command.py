@@ -8,7 +8,13 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-from conformance.emulator._server import ENCODERS, Emulator, EmulatorScript
+from conformance.emulator._server import (
+    DEFAULT_MAX_LOG_BYTES,
+    DEFAULT_MAX_REQUESTS,
+    ENCODERS,
+    Emulator,
+    EmulatorScript,
+)
 
 __all__ = ["serve_command"]
 
@@ -28,11 +34,14 @@ def serve_command(
     scenario: str | None = None,
     scenarios_dir: str | None = None,
     *,
+    max_requests: int = DEFAULT_MAX_REQUESTS,
+    max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
     stop: threading.Event | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    """Serve the emulator (playing ``scenario`` when given) until Ctrl-C, or until ``stop`` is set.
+    """Serve the emulator (playing ``scenario`` when given) until Ctrl-C, or until ``stop`` is set;
+    its request log keeps the newest ``max_requests`` requests, ``max_log_bytes`` of bodies in all.
 
     Prints the base URL and the paths first. Exit codes: 0 after a clean stop, 1 when the scenario
     has problems or the port cannot be bound, 2 for an unknown scenario id or a bad port.
@@ -42,13 +51,20 @@ def serve_command(
     if not 0 <= port <= 65535:
         print(f"conformance emulator: error: --port {port} is not a TCP port (0-65535; 0 picks a free one)", file=err)
         return _USAGE
+    if max_requests < 0 or max_log_bytes < 0:
+        print(
+            f"conformance emulator: error: --max-requests {max_requests} and --max-log-bytes {max_log_bytes} must "
+            "be 0 or more (0 keeps nothing in the request log)",
+            file=err,
+        )
+        return _USAGE
     script: EmulatorScript | None = None
     if scenario is not None:
         script, code = _load_script(scenario, scenarios_dir, err)
         if script is None:
             return code
     try:
-        emulator = Emulator(port, script=script)
+        emulator = Emulator(port, script=script, max_requests=max_requests, max_log_bytes=max_log_bytes)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         print(
@@ -65,6 +81,7 @@ def serve_command(
             print(f"playing scenario {script.scenario_id} ({len(script.replies)} turn(s))", file=out)
         else:
             print("no scenario: every request gets the default reply", file=out)
+        print(f"request log: the newest {max_requests} request(s), {max_log_bytes} body bytes in all", file=out)
         print("press Ctrl-C to stop", file=out, flush=True)
         waiter = stop or threading.Event()
         try:

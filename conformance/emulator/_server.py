@@ -14,6 +14,13 @@ request from a prompt adapter (``_prompt_formats.detect_format``: its system pro
 tools) is decoded with that adapter instead and answered as text in its format. Whatever
 goes wrong with one request (an unreadable body, an exception in an encoder, a client that hangs
 up) is answered or logged; the server keeps serving.
+
+**The request log is bounded**, so a long-running emulator keeps a flat memory: ``requests`` and
+``played`` hold only the newest ``max_requests`` entries (default ``DEFAULT_MAX_REQUESTS``), their
+bodies together at most ``max_log_bytes`` (default ``DEFAULT_MAX_LOG_BYTES``; the oldest entries go
+first, and a request body longer than that is kept cut, ``ReceivedRequest.truncated``). Every
+request keeps its ``number`` (counted since the start or the last ``play_cassette``), ``received``
+counts them all, and ``requests_since`` gives those still kept from a number on.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import socket
 import socketserver
 import threading
 import time
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,10 +44,20 @@ from conformance.adapters import detect_adapter, for_format
 from conformance.emulator import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses, _prompt_formats
 from conformance.emulator._cassette import CassettePlay, PlayedAnswer, is_stream_request, served_pieces
 from conformance.emulator._wire import DEFAULT_AFTER, ErrorAnswer, Headers, WireContext, WireEncoder
+from conformance.errors import UsageError
 from conformance.scenarios.values import HTTP_FAULTS, STREAM_FAULTS, Reply, Scenario
 from conformance.traffic.cassettes import Cassette
 
-__all__ = ["DEFAULT_REPLY", "ENCODERS", "Emulator", "EmulatorScript", "PlayedAnswer", "ReceivedRequest"]
+__all__ = [
+    "DEFAULT_MAX_LOG_BYTES",
+    "DEFAULT_MAX_REQUESTS",
+    "DEFAULT_REPLY",
+    "ENCODERS",
+    "Emulator",
+    "EmulatorScript",
+    "PlayedAnswer",
+    "ReceivedRequest",
+]
 
 logger = logging.getLogger("conformance.emulator")
 
@@ -63,6 +81,12 @@ _ENDPOINTS = {
     "ollama": "POST /api/chat",
 }
 _MAX_BODY = 64 * 1024 * 1024
+DEFAULT_MAX_REQUESTS = 1000
+"""Requests (and played answers) the emulator keeps by default: the newest."""
+DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024
+"""Body bytes the kept requests and played answers hold together by default."""
+_MAX_NOTES = 1000
+_MAX_RESPONSE_IDS = 10_000
 _NOT_REPLAYED = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection", "date"})
 
 
@@ -93,6 +117,17 @@ class ReceivedRequest:
     headers: Mapping[str, str] = field(default_factory=dict)
     """Lower-cased names."""
     body: bytes = b""
+    """The body as received, or its first ``max_log_bytes`` when it was longer (``truncated``)."""
+    number: int = 0
+    """Its place among the requests received since the start or the last ``play_cassette``, from 0
+    (``PlayedAnswer.request`` names it), kept when older requests leave the log."""
+    size: int = 0
+    """The body's length as received."""
+
+    @property
+    def truncated(self) -> bool:
+        """Was the body longer than the log keeps (``body`` is its start)?"""
+        return self.size > len(self.body)
 
 
 class _BadRequest(Exception):
@@ -103,17 +138,34 @@ class Emulator:
     """The loopback provider emulator: a real HTTP/1.1 server on 127.0.0.1 in a daemon thread.
 
     Use it as a context manager (``with Emulator(port=0) as emu: emu.base_url``), or call
-    ``start()`` and ``close()``. Every wire is served from ``base_url`` by path.
+    ``start()`` and ``close()``. Every wire is served from ``base_url`` by path. ``max_requests``
+    and ``max_log_bytes`` bound what ``requests`` and ``played`` keep (the module docstring).
     """
 
-    def __init__(self, port: int = 0, *, script: EmulatorScript | None = None) -> None:
+    def __init__(
+        self,
+        port: int = 0,
+        *,
+        script: EmulatorScript | None = None,
+        max_requests: int = DEFAULT_MAX_REQUESTS,
+        max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
+    ) -> None:
+        if max_requests < 0 or max_log_bytes < 0:
+            raise UsageError(
+                f"the emulator's request log needs max_requests >= 0 and max_log_bytes >= 0 (got {max_requests} "
+                f"and {max_log_bytes}); 0 keeps nothing"
+            )
+        self.max_requests = max_requests
+        self.max_log_bytes = max_log_bytes
         self._lock = threading.Lock()
         self._script = script
-        self._requests: list[ReceivedRequest] = []
-        self._log: list[str] = []
-        self._responses: dict[str, tuple[str, int]] = {}  # Responses ids -> (scenario id, turn)
+        self._requests: deque[ReceivedRequest] = deque()
+        self._received = 0
+        self._kept_bytes = 0
+        self._log: deque[str] = deque(maxlen=_MAX_NOTES)
+        self._responses: dict[str, tuple[str, int]] = {}  # Responses ids -> (scenario id, turn), newest last
         self._play: CassettePlay | None = None
-        self._played: list[PlayedAnswer] = []
+        self._played: deque[PlayedAnswer] = deque()
         self._server = _Server(port, self)
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name="conformance-emulator", daemon=True
@@ -176,6 +228,8 @@ class Emulator:
             self._requests.clear()
             self._played.clear()
             self._log.clear()
+            self._received = 0
+            self._kept_bytes = 0
 
     @property
     def played(self) -> list[PlayedAnswer]:
@@ -190,9 +244,20 @@ class Emulator:
 
     @property
     def requests(self) -> list[ReceivedRequest]:
-        """The requests received so far, oldest first (a copy)."""
+        """The requests received so far that the log still keeps, oldest first (a copy)."""
         with self._lock:
             return list(self._requests)
+
+    @property
+    def received(self) -> int:
+        """How many requests were received since the start or the last ``play_cassette`` (kept or not)."""
+        with self._lock:
+            return self._received
+
+    def requests_since(self, number: int) -> list[ReceivedRequest]:
+        """The kept requests whose ``number`` is ``number`` or more, oldest first."""
+        with self._lock:
+            return [r for r in self._requests if r.number >= number]
 
     @property
     def log(self) -> list[str]:
@@ -218,8 +283,16 @@ class Emulator:
             return
         headers = {name.lower(): value for name, value in handler.headers.items()}
         with self._lock:
-            self._requests.append(ReceivedRequest(method=handler.command, path=raw_path, headers=headers, body=body))
-            number = len(self._requests) - 1
+            number = self._received
+            self._received += 1
+            kept = body if len(body) <= self.max_log_bytes else body[: self.max_log_bytes]
+            self._requests.append(
+                ReceivedRequest(
+                    method=handler.command, path=raw_path, headers=headers, body=kept, number=number, size=len(body)
+                )
+            )
+            self._kept_bytes += len(kept)
+            self._trim()
             play = self._play
         url = urlsplit(raw_path)
         wire = detect_adapter(url.path)
@@ -304,6 +377,23 @@ class Emulator:
         )
         with self._lock:
             self._played.append(answer)
+            self._kept_bytes += _played_bytes(answer)
+            self._trim()
+
+    def _trim(self) -> None:
+        """Drop the oldest requests and played answers past ``max_requests`` or ``max_log_bytes`` (lock held)."""
+        while len(self._requests) > self.max_requests:
+            self._kept_bytes -= len(self._requests.popleft().body)
+        while len(self._played) > self.max_requests:
+            self._kept_bytes -= _played_bytes(self._played.popleft())
+        while self._kept_bytes > self.max_log_bytes and (self._requests or self._played):
+            older_request = bool(self._requests) and (
+                not self._played or self._requests[0].number <= self._played[0].request
+            )
+            if older_request:
+                self._kept_bytes -= len(self._requests.popleft().body)
+            else:
+                self._kept_bytes -= _played_bytes(self._played.popleft())
 
     def _plan(self, wire: str, raw_path: str, body: bytes) -> tuple[WireContext, Reply]:
         """The context and the reply for a request, or ``_BadRequest`` saying why there is none."""
@@ -375,6 +465,8 @@ class Emulator:
         if ctx.wire == "openai_responses":
             with self._lock:
                 self._responses[_openai_responses.response_id(ctx)] = (ctx.scenario_id, ctx.turn)
+                if len(self._responses) > _MAX_RESPONSE_IDS:  # the oldest id a client may still continue from goes
+                    del self._responses[next(iter(self._responses))]
         headers = encoder.response_headers(ctx)
         if not ctx.stream:
             if fault is not None and fault.kind in STREAM_FAULTS:
@@ -396,6 +488,10 @@ blank line that ends it (an NDJSON stream: its last line without the newline), a
 proxies that close right after the final ``data:`` line do (openai/openai-node#2725,
 google-gemini/gemini-cli#29059): a client that never flushes its SSE decoder at the end of the
 body loses that event (for Gemini the one with ``finishReason``)."""
+
+
+def _played_bytes(answer: PlayedAnswer) -> int:
+    return len(answer.body) + sum(map(len, answer.chunks))
 
 
 def _unterminated(event: bytes) -> bytes:

@@ -19,12 +19,15 @@ keeps it in ``failure`` and raises it again on every later call.
 
 ``{python}`` in ``command``/``args`` becomes the running interpreter; a relative ``cwd`` is taken
 from the scenario file's folder. The ``mcp`` SDK is imported only when a server starts.
+
+Every start asks the trust gate first (``conformance.mcp_bridge.trust``): a scenario outside the
+bundled set starts its command only when commands are allowed, else ``McpCommandRefusedError`` (an
+``McpServerError``) is raised and nothing starts; each scenario served is noted for the report.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
@@ -34,9 +37,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conformance.errors import McpServerError, McpTimeoutError, ScenarioError, UsageError
+from conformance.mcp_bridge import trust
 from conformance.model import Text, Tool, ToolCall, ToolResult
 from conformance.scenarios.problems import ScenarioProblem, closest
-from conformance.scenarios.values import PYTHON_PLACEHOLDER, McpTools, Scenario
+from conformance.scenarios.values import McpTools, Scenario
 
 if TYPE_CHECKING:
     from conformance.mcp_bridge.client import McpServerSpec, McpSession
@@ -62,15 +66,19 @@ def server_spec(mcp: McpTools, *, base: Path | None = None) -> McpServerSpec:
     """How to start the server of ``tools.mcp``: ``{python}`` resolved, ``cwd`` relative to ``base``."""
     from conformance.mcp_bridge.client import McpServerSpec
 
-    cwd = mcp.cwd
-    if cwd is not None and base is not None and not Path(cwd).is_absolute():
-        cwd = str(base / cwd)
-    return McpServerSpec(command=_resolved(mcp.command), args=_resolved(mcp.args), env=dict(mcp.env), cwd=cwd)
+    return McpServerSpec(
+        command=trust.resolved_words(mcp.command),
+        args=trust.resolved_words(mcp.args),
+        env=dict(mcp.env),
+        cwd=trust.resolved_cwd(mcp, base),
+    )
 
 
-def _resolved(words: Sequence[str]) -> tuple[str, ...]:
-    python = sys.executable or "python3"
-    return tuple(word.replace(PYTHON_PLACEHOLDER, python) for word in words)
+def _permit(scenario: Scenario) -> None:
+    """Raise ``McpCommandRefusedError`` when the scenario may not start its command (the trust gate)."""
+    refused = trust.refusal(scenario)
+    if refused is not None:
+        raise refused
 
 
 def select_tools(listed: Sequence[Tool], select: Sequence[str] | None, scenario: Scenario) -> tuple[Tool, ...]:
@@ -167,10 +175,12 @@ def open_scenario_tools(
     """
     if scenario.mcp is None:
         raise UsageError(f"scenario {scenario.id} takes no tools from an MCP server (no tools: {{mcp: ...}})")
+    _permit(scenario)
     from conformance.mcp_bridge.client import McpSession
 
     spec = server_spec(scenario.mcp, base=scenario.path.parent)
     with McpSession(spec, timeout=start_timeout) as session:
+        trust.note_started(scenario)
         tools = select_tools(session.list_tools(), scenario.mcp.select, scenario)
         yield replace(scenario, tools=tools), McpExecutor(session, timeout=scenario.mcp.timeout)
 
@@ -188,9 +198,9 @@ class McpPool:
         self._starts: dict[object, Future[tuple[McpSession, tuple[Tool, ...]]]] = {}
 
     def prestart(self, scenarios: Sequence[Scenario]) -> None:
-        """Start, in background threads, the servers ``scenarios`` will need."""
+        """Start, in background threads, the servers ``scenarios`` will need (those the trust gate lets start)."""
         for scenario in scenarios:
-            if scenario.mcp is not None:
+            if scenario.mcp is not None and trust.refusal(scenario) is None:
                 self._start(server_spec(scenario.mcp, base=scenario.path.parent))
 
     def _start(self, spec: McpServerSpec) -> tuple[object, Future[tuple[McpSession, tuple[Tool, ...]]]]:
@@ -223,6 +233,7 @@ class McpPool:
         """The scenario with its MCP tools, and an executor on the shared session."""
         if scenario.mcp is None:
             raise UsageError(f"scenario {scenario.id} takes no tools from an MCP server (no tools: {{mcp: ...}})")
+        _permit(scenario)
         key, future = self._start(server_spec(scenario.mcp, base=scenario.path.parent))
         try:
             session, tools = future.result(timeout=self.start_timeout + 5)
@@ -231,6 +242,7 @@ class McpPool:
                 if self._starts.get(key) is future:
                     del self._starts[key]  # the next pair tries again
             raise
+        trust.note_started(scenario)
         executor = McpExecutor(session, timeout=scenario.mcp.timeout)
         executor.on_failure = lambda: self._drop(key)
         return replace(scenario, tools=select_tools(tools, scenario.mcp.select, scenario)), executor

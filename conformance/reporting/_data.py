@@ -30,6 +30,7 @@ __all__ = [
     "AdapterData",
     "CaseData",
     "CheckData",
+    "CommandData",
     "FindingData",
     "MatrixCell",
     "MatrixData",
@@ -150,6 +151,15 @@ class ProvenanceEntry(TypedDict):
     provenance: dict[str, Any] | None
 
 
+class CommandData(TypedDict):
+    scenario: str
+    file: str
+    argv: list[str]
+    cwd: str | None
+    env_keys: list[str]
+    bundled: bool
+
+
 class Report(TypedDict):
     report_format: int
     suite_version: str
@@ -162,6 +172,8 @@ class Report(TypedDict):
     cases: list[CaseData]
     provenance: list[ProvenanceEntry]
     problems: list[str]
+    commands: NotRequired[list[CommandData]]
+    """The MCP server commands the run started (absent from reports written before it was kept)."""
 
 
 def check_family(check: str) -> str:
@@ -190,6 +202,7 @@ def build_report(run: RunResult, *, secrets: Iterable[str] = (), incomplete: str
         "cases": cases,
         "provenance": _provenance(run, cases),
         "problems": [str(p) for p in run.problems],
+        "commands": [cast(CommandData, _jsonable(dict(c))) for c in run.commands],
     }
     return cast(Report, _scrub(report, Scrubber(secrets)))
 

@@ -7,6 +7,7 @@ prose is escaped. Table cells never hold a raw ``|`` or a line break. GitHub-fla
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,6 +34,7 @@ def render_markdown(report: RunResult | Report | Mapping[str, Any], *, reruns: M
         out.append("")
     _cases(data, out, reruns or {})
     _provenance(data, out)
+    _commands(data, out)
     return "\n".join(out).rstrip("\n") + "\n"
 
 
@@ -183,6 +185,23 @@ def _provenance(data: Report, out: list[str]) -> None:
         block = entry["provenance"]
         facts = "unknown" if block is None else "; ".join(_fact(k, v) for k, v in block.items())
         out.append(_row([_code(entry["cassette"]), facts, ", ".join(_code(c) for c in entry["cases"])]))
+    out.append("")
+
+
+def _commands(data: Report, out: list[str]) -> None:
+    """The MCP server commands the run started (``conformance.mcp_bridge.trust``)."""
+    if not data.get("commands"):
+        return
+    out += ["## Commands started", "", _row(["scenario", "command", "cwd", "env", "trust"]), _row(["---"] * 5)]
+    for c in data.get("commands", []):
+        trusted = "bundled" if c["bundled"] else "allowed (--allow-commands)"
+        cells = [
+            _code(c["scenario"]),
+            _code(shlex.join(c["argv"])),
+            _code(c["cwd"]) if c["cwd"] else "",
+            _text(", ".join(c["env_keys"])),
+        ]
+        out.append(_row([*cells, trusted]))
     out.append("")
 
 

@@ -5,8 +5,13 @@ robustness and shutdown. Wire facts come from docs/emulator-contract and wire-fo
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
+import os
+import re
 import socket
+import subprocess
+import sys
 import threading
 
 import httpx
@@ -404,3 +409,98 @@ def test_the_unterminated_last_event_quirk_drops_only_the_final_blank_line(
         end = b"\r\n" if complete.endswith(b"\r\n\r\n") else b"\n"
         assert last == complete[: -len(end)] and last.endswith(end)
     assert not [line for line in emu.log if "unterminated_last_event" in line]  # every wire knows this quirk
+
+
+# --------------------------------------------------------------------------------------------
+# The request log is bounded (docs/emulator.md, "The request log")
+# --------------------------------------------------------------------------------------------
+
+
+def _chat(padding: int = 0) -> bytes:
+    """An OpenAI Chat request body, its user text padded with ``padding`` characters."""
+    text = "hi" + "x" * padding
+    return json.dumps({"model": "m", "messages": [{"role": "user", "content": text}]}).encode()
+
+
+def test_the_log_keeps_the_newest_requests_and_counts_them_all() -> None:
+    bodies = [_chat(n) for n in range(5)]
+    with Emulator(port=0, max_requests=3) as small, httpx.Client(base_url=small.base_url, timeout=10) as http:
+        for body in bodies:
+            assert http.post("/v1/chat/completions", content=body).status_code == 200
+        assert [r.number for r in small.requests] == [2, 3, 4]
+        assert [r.body for r in small.requests] == bodies[2:]
+        assert small.received == 5
+        assert [r.number for r in small.requests_since(3)] == [3, 4]
+        assert small.requests_since(0) == small.requests  # the dropped ones are gone, not faked
+
+
+def test_the_byte_bound_drops_the_oldest_and_cuts_a_longer_body() -> None:
+    with Emulator(port=0, max_log_bytes=1000) as small, httpx.Client(base_url=small.base_url, timeout=10) as http:
+        first, second = _chat(500), _chat(600)
+        for body in (first, second):
+            assert http.post("/v1/chat/completions", content=body).status_code == 200
+        assert [r.body for r in small.requests] == [second]  # both together are over 1000 bytes
+        assert not small.requests[0].truncated and small.requests[0].size == len(second)
+        big = _chat(5000)
+        answer = http.post("/v1/chat/completions", content=big)
+        assert answer.status_code == 200 and answer.json()["choices"][0]["message"]["content"]  # answered in full
+        (kept,) = small.requests
+        assert (kept.number, kept.size, kept.body, kept.truncated) == (2, len(big), big[:1000], True)
+
+
+def test_played_answers_leave_the_log_with_their_requests() -> None:
+    from conformance.scenarios import bundled
+    from conformance.traffic.cassettes import load_cassette
+
+    cassette = load_cassette(bundled.cassettes_dir() / "openai_chat" / "basic" / "get_time.yaml")
+    with Emulator(port=0, max_requests=2) as small, httpx.Client(base_url=small.base_url, timeout=10) as http:
+        small.play_cassette(cassette)
+        for interaction in cassette.interactions:
+            assert http.post("/v1/chat/completions", json=interaction.request.json).status_code == 200
+        numbers = list(range(len(cassette.interactions)))[-2:]
+        assert [p.request for p in small.played] == [r.number for r in small.requests] == numbers
+        small.play_cassette(cassette)  # a new cassette starts the numbers again
+        assert (small.received, small.requests, small.played) == (0, [], [])
+
+
+def test_a_negative_bound_is_a_usage_error() -> None:
+    from conformance.emulator import serve_command
+    from conformance.errors import UsageError
+
+    with pytest.raises(UsageError, match="max_requests >= 0"):
+        Emulator(port=0, max_requests=-1)
+    err = io.StringIO()
+    assert serve_command(max_log_bytes=-5, out=io.StringIO(), err=err) == 2
+    assert "--max-log-bytes -5" in err.getvalue()
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS line")
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RSS from /proc (Linux)")
+def test_many_large_requests_leave_the_emulators_memory_flat() -> None:
+    """30 requests of 4 MB kept whole would hold 120 MB; with a 2 MB log the RSS of a `conformance
+    emulator` process grows by far less (what is left is the allocator's spare room for one request).
+    Measured before the bound: 51 x 10 MB took it from 33 MB to 538 MB."""
+    bound = 2 * 1024 * 1024
+    command = [sys.executable, "-m", "conformance", "emulator", "--port", "0", "--max-log-bytes", str(bound)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as process:
+        try:
+            assert process.stdout is not None
+            match = re.search(r"listening on (http://127\.0\.0\.1:\d+)", process.stdout.readline())
+            assert match
+            big = _chat(4 * 1024 * 1024)
+            with httpx.Client(base_url=match.group(1), timeout=60) as http:
+                assert http.post("/v1/chat/completions", content=big).status_code == 200  # warm: one request's room
+                start = _rss_mb(process.pid)
+                for _ in range(30):
+                    assert http.post("/v1/chat/completions", content=big).status_code == 200
+                grown = _rss_mb(process.pid) - start
+        finally:
+            process.kill()
+    assert grown < 40, f"RSS grew by {grown:.0f} MB over 30 requests of 4 MB with a 2 MB log"

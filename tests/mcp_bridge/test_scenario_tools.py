@@ -36,6 +36,7 @@ from conformance.mcp_bridge.scenario_tools import (
     unparsed_arguments_result,
 )
 from conformance.mcp_bridge.server import DEFAULT_PAGE_SIZE, FIXED_NOW_ENV, NOOP_TOOL_COUNT
+from conformance.mcp_bridge.trust import ALLOW_ENV
 from conformance.model import Image, Text, Tool, ToolCall
 from conformance.run.recording import record_pairs
 from conformance.run.runner import RunOptions, run_pair
@@ -54,6 +55,14 @@ FAILING = McpTools(
     cwd=str(REPO_ROOT),
 )
 ALL_TOOLS = 10 + NOOP_TOOL_COUNT  # the ten fixture tools of docs/mcp.md, then the padding
+
+
+@pytest.fixture(autouse=True)
+def allow_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These scenarios live in temporary folders (not bundled): they start their servers only when allowed
+    (``conformance.mcp_bridge.trust``; tests/mcp_bridge/test_trust.py tests the refusal)."""
+    monkeypatch.setenv(ALLOW_ENV, "1")
+
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="finds processes through /proc (Linux)")
 
@@ -146,8 +155,10 @@ def test_a_scenario_with_listed_tools_has_no_server(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def opened(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Scenario, McpExecutor]]:
     mcp = replace(BUNDLED, select=("noop_24", "getTime", "get_weather", "slow_tool", "render_chart", "exit_server"))
-    with open_scenario_tools(_scenario(tmp_path_factory.mktemp("s"), mcp), start_timeout=60) as pair:
-        yield pair
+    with pytest.MonkeyPatch.context() as patch:  # set up before the function-scoped allow_commands
+        patch.setenv(ALLOW_ENV, "1")
+        with open_scenario_tools(_scenario(tmp_path_factory.mktemp("s"), mcp), start_timeout=60) as pair:
+            yield pair
 
 
 def test_select_reaches_the_last_page_and_keeps_its_order(opened: tuple[Scenario, McpExecutor]) -> None:

@@ -56,6 +56,7 @@ def test_top_level_keys_come_in_a_fixed_order(mixed_run: RunResult) -> None:
         "cases",
         "provenance",
         "problems",
+        "commands",
     ]
     assert report["report_format"] == 1
     assert report["suite_version"] == "0.1.0"
