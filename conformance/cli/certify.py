@@ -134,9 +134,11 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
                     result = certify(scenarios, client, options, progress=finished, problems=problems)
             except KeyboardInterrupt:
                 finished.interrupted = True
+            except Exception:  # a bug of ours: the cases that finished are still reported
+                finished.crashed()
     finally:
         _close(client)
-    if finished.interrupted:
+    if finished.early:
         result = run_result(columns, scenarios, finished.cases, problems=problems)
     result = dataclasses.replace(result, commands=tuple(c.to_json() for c in started.commands()))
     return finish(
@@ -150,6 +152,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         ci=ci,
         rerun=lambda case: rerun_command(args, case, _rerun_words(args, case.adapter)),
         interrupted=finished.interrupted,
+        error=finished.error,
         command="certify",
     )
 

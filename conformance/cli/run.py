@@ -26,6 +26,7 @@ import re
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -310,7 +311,9 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 result = run_suite(scenarios, adapters, options, progress=finished, problems=problems)
         except KeyboardInterrupt:
             finished.interrupted = True
-    if finished.interrupted:
+        except Exception:  # a bug of ours: the cases that finished are still reported
+            finished.crashed()
+    if finished.early:
         result = run_result(adapters, scenarios, finished.cases, problems=problems)
     result = dataclasses.replace(result, commands=tuple(c.to_json() for c in started.commands()))
     return finish(
@@ -323,6 +326,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         ci=ci,
         rerun=lambda case: rerun_command(args, case, ["run", "--adapter", specs.get(case.adapter, case.adapter)]),
         interrupted=finished.interrupted,
+        error=finished.error,
     )
 
 
@@ -362,14 +366,16 @@ def finish(
     ci: CiOptions | None = None,
     rerun: Callable[[CaseResult], str] | None = None,
     interrupted: bool = False,
+    error: str | None = None,
     command: str = "run",
 ) -> int:
     """End a run on the terminal: the matrix, every failing case, the reports, the summary line;
     the exit code (1 when a case fails, errors or is stale, a scenario file had problems, a report
     could not be written, or no case ran). ``interrupted`` (Ctrl-C): the reports of the cases that
-    finished, marked incomplete, and one line on stderr; exit 130."""
-    if interrupted:
-        return _finish_interrupted(result, progress, report_dir, formats, ci=ci, rerun=rerun, command=command)
+    finished, marked incomplete, and one line on stderr; exit 130. ``error``: the run stopped on an
+    internal error; the same, exit 1."""
+    if interrupted or error is not None:
+        return _finish_early(result, progress, report_dir, formats, ci=ci, rerun=rerun, command=command, error=error)
     notes: list[str] = []
     if ci is not None:
         result, notes = ci.settle(result)
@@ -394,7 +400,7 @@ def finish(
     return 1 if failures or result.problems or not result.cases or failed else 0
 
 
-def _finish_interrupted(
+def _finish_early(
     result: RunResult,
     progress: Progress | None,
     report_dir: Path,
@@ -403,12 +409,17 @@ def _finish_interrupted(
     ci: CiOptions | None,
     rerun: Callable[[CaseResult], str] | None,
     command: str,
+    error: str | None,
 ) -> int:
     if progress is not None:
         progress.done()
     finished = len(result.cases)
     cases = f"{finished} finished case{'' if finished == 1 else 's'}"
-    if not finished:  # nothing to report: the last run's reports stay
+    if error is None:
+        how, code = "interrupted (Ctrl-C)", INTERRUPTED
+    else:
+        how, code = f"stopped by an internal error ({error}; please report it)", 1
+    if not finished and error is None:  # nothing to report: the last run's reports stay
         print(
             f"conformance {command}: interrupted (Ctrl-C) before any case finished; the reports in {report_dir} "
             "were left as they were",
@@ -418,14 +429,14 @@ def _finish_interrupted(
     with _ignoring_interrupts():  # a second Ctrl-C does not cost the partial reports
         if ci is not None and not ci.update:  # judged by the baseline; never a baseline from half a run
             result, _ = ci.settle(result)
-        reason = f"interrupted (Ctrl-C) after {cases}; the cases that did not finish are not listed"
+        reason = f"{how} after {cases}; the cases that did not finish are not listed"
         reruns = _reruns(result, rerun)
         written, failed = write_run_reports(result, report_dir, formats, reruns=reruns, incomplete=reason)
     for failure in failed:
         print(f"conformance {command}: error: report {failure}", file=sys.stderr)
     reports = f"partial reports (marked incomplete): {', '.join(map(str, written))}" if written else "no report"
-    print(f"conformance {command}: interrupted (Ctrl-C) after {cases}; {reports}", file=sys.stderr)
-    return INTERRUPTED
+    print(f"conformance {command}: {how} after {cases}; {reports}", file=sys.stderr)
+    return code
 
 
 @contextmanager
@@ -461,6 +472,19 @@ class Finished:
         self.cases: list[CaseResult] = []
         self.show = show
         self.interrupted = False
+        self.error: str | None = None
+        """Set by ``crashed()``: the run stopped on an internal error (type and message)."""
+
+    @property
+    def early(self) -> bool:
+        """Did the run stop before its end (Ctrl-C, an internal error)?"""
+        return self.interrupted or self.error is not None
+
+    def crashed(self) -> None:
+        """Note the exception being handled as the end of the run, and print its traceback (a bug to report)."""
+        kind, exc, _ = sys.exc_info()
+        traceback.print_exc(file=sys.stderr)
+        self.error = f"{kind.__name__ if kind else 'error'}: {exc}"
 
     def __call__(self, case: CaseResult) -> None:
         self.cases.append(case)

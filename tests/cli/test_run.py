@@ -347,3 +347,26 @@ def test_a_scenarios_dir_that_is_missing_a_file_or_holds_a_link_out_is_a_usage_e
         assert code == 2, err
         assert err.startswith(f"conformance {command}: error: ") and message in err and str(folder) in err
     assert not (tmp_path / "cassettes").exists()
+
+
+def test_an_internal_error_mid_run_still_writes_the_reports_of_the_finished_cases(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.verdicts import CaseResult
+
+    def run_suite(scenarios: object, adapters: object, options: object, *, progress: Any, problems: object) -> Any:
+        progress(CaseResult(adapter="openai_chat", scenario="basic/single_call", mode="non_stream", status="pass"))
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr("conformance.run.runner.run_suite", run_suite)
+    code, _, err = run_main(capsys, "run", *SMALL, "--report-dir", str(tmp_path))
+    assert code == 1
+    assert "Traceback" in err and "RuntimeError: a bug of ours" in err  # a bug to report: its traceback
+    assert err.splitlines()[-1] == (
+        "conformance run: stopped by an internal error (RuntimeError: a bug of ours; please report it) after "
+        f"1 finished case; partial reports (marked incomplete): {tmp_path / 'report.json'}, {tmp_path / 'report.md'}, "
+        f"{tmp_path / 'report.html'}, {tmp_path / 'junit.xml'}"
+    )
+    data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert data["incomplete"].startswith("stopped by an internal error (RuntimeError: a bug of ours")
+    assert [c["id"] for c in data["cases"]] == ["openai_chat/basic/single_call/non_stream"]
