@@ -319,6 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{parser.prog}: error: a command is required (try `{parser.prog} --help`)", file=sys.stderr)
             return _USAGE_ERROR
         name = f"{parser.prog} {args.command}"
+        _lenient_output()
         code: int = handler(args)
         sys.stdout.flush()  # a reader that went away shows here, not as a traceback at exit
         return code
@@ -330,6 +331,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         quiet_stdout()
         return BROKEN_PIPE
+
+
+def _lenient_output() -> None:
+    """A name or text no encoding can write (a lone surrogate from a file name that is not UTF-8) is
+    printed escaped, not a ``UnicodeEncodeError`` that ends the command before its reports."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict":
+            with contextlib.suppress(AttributeError, ValueError, OSError):
+                stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
 
 
 def _say(line: str) -> None:

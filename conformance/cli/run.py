@@ -592,13 +592,23 @@ def case_text(case: CaseResult, *, rerun: str | None = None) -> str:
         lines.append(f"  {check.check}: {check.status} {check.message}".rstrip())
         for finding in check.findings[:8]:
             turn = f"turn {finding.turn} " if finding.turn is not None else ""
-            values = f"expected {finding.expected!r}, actual {finding.actual!r}"
+            values = f"expected {_shown(finding.expected)}, actual {_shown(finding.actual)}"
             lines.append(f"    {turn}{finding.path}: {finding.message} ({values})")
     if case.cassette:
         lines.append(f"  cassette: {case.cassette}")
     if rerun:
         lines.append(f"  rerun: {rerun}")
     return "\n".join(lines)
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``; a value nested too deeply for ``repr`` is shown cut (``conformance.reporting.cap_depth``)."""
+    try:
+        return repr(value)
+    except RecursionError:
+        from conformance.reporting import cap_depth
+
+        return repr(cap_depth(value))
 
 
 def list_command(args: argparse.Namespace, out: TextIO | None = None) -> int:

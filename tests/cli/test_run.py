@@ -370,3 +370,45 @@ def test_an_internal_error_mid_run_still_writes_the_reports_of_the_finished_case
     data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert data["incomplete"].startswith("stopped by an internal error (RuntimeError: a bug of ours")
     assert [c["id"] for c in data["cases"]] == ["openai_chat/basic/single_call/non_stream"]
+
+
+def test_a_finding_nested_too_deeply_for_repr_is_shown_cut() -> None:
+    from conformance.cli.run import case_text
+    from conformance.verdicts import CaseResult, CheckVerdict, Finding
+
+    deep: Any = []
+    for _ in range(5000):
+        deep = [deep]
+    finding = Finding(check="roundtrip.calls", message="differs", expected=1, actual=deep)
+    case = CaseResult(
+        adapter="a",
+        scenario="s",
+        mode="stream",
+        status="fail",
+        checks=(CheckVerdict(check="roundtrip.calls", status="fail", findings=(finding,)),),
+    )
+    text = case_text(case)
+    assert "expected 1, actual [[[[" in text and "nested deeper than 100 levels" in text
+
+
+def test_a_name_stdout_cannot_encode_is_printed_escaped_and_the_reports_written(tmp_path: Path) -> None:
+    """A scenario file whose name is not UTF-8 gives an id with a lone surrogate; a strict UTF-8
+    stdout (PYTHONIOENCODING=utf-8) prints it escaped instead of ending the run before its reports."""
+    folder = tmp_path / "mine" / "basic"
+    folder.mkdir(parents=True)
+    name = os.fsdecode(b"odd\xff.yaml")
+    (folder / name).write_text((REPO / "scenarios/basic/single_call.yaml").read_text())
+    reports = tmp_path / "reports"
+    argv = ["run", "--adapter", "openai_chat", "--scenarios-dir", str(tmp_path / "mine"), "-k", "odd", "-j", "1"]
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", *argv, "--report-dir", str(reports)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")
+    assert done.returncode == 1  # the odd scenario has no cassette: its cases are errors
+    assert b"basic/odd\\udcff" in done.stdout
+    assert json.loads((reports / "report.json").read_text(encoding="utf-8"))["summary"]["cases"] == 2
