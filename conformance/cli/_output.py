@@ -18,10 +18,15 @@ __all__ = ["QuietOnBrokenPipe", "quiet_stdout"]
 
 
 def quiet_stdout() -> None:
-    """Point stdout at the null device (its reader went away)."""
+    """Point stdout at the null device (its reader went away), and stderr too when it is the same pipe
+    (``2>&1 | head``)."""
     with contextlib.suppress(OSError, ValueError):  # no real file descriptor (captured output): nothing to do
+        out = sys.stdout.fileno()
+        same = os.path.samestat(os.fstat(out), os.fstat(2))
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, out)
+        if same:
+            os.dup2(devnull, 2)
         os.close(devnull)
 
 
