@@ -62,14 +62,14 @@ SECRETS = (
     Secret(
         "openai_proj",
         "sk-proj-" + "Xy7_Qw-3Rt9Lm2Np8Kb5Vc1Zx4As6Df0Gh" + "T3BlbkFJ" + "Jk-8Lp_2Mn7Bv4Cx1Za9Sd3Fg",
-        "key={}",
+        "GET /v1/models?key%3D{}",  # a percent-encoded byte right before the key
     ),
     Secret(
         "anthropic",
         "sk-ant-api03-" + "Hq7vR2mX9pL4kT8nW3cZ6bY1dF5gJ0sA-eU_iO7rQ2wE4tY6uI8oP3aS5dF9gH1jK" + "AA",
         "invalid x-api-key: {}",
     ),
-    Secret("google", "AIza" + "SyD4-x9Qm2Lr7Kp1Vn8Bw3Ct6Zf0Hj5_Gs", "API key not valid: {}."),
+    Secret("google", "AIza" + "SyD4-x9Qm2Lr7Kp1Vn8Bw3Ct6Zf0Hj5_Gs", "API key not valid:\t{}."),
     Secret(
         "bearer_sent",
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",

@@ -75,15 +75,15 @@ URL_HEADERS = frozenset({"location", "content-location", "link", "refresh"})
 GZIP_SCRUB_LIMIT = 64 * 1024 * 1024
 """The most bytes a gzip body may inflate to for its secrets to be checked (beyond it: not written)."""
 
+_AFTER_A_WORD_BREAK = r"(?:(?<![A-Za-z0-9_\-])|(?<=\\[nrtbf])|(?<=\\u[0-9A-Fa-f]{4})|(?<=%[0-9A-Fa-f]{2}))"
+"""A key starts after a character that cannot be part of it, or after a JSON escape (``\\n``,
+``\\u0020``) or a percent-encoded byte (``%20``), as raw stream text and echoed URLs hold them."""
+
 _KEY_SHAPED = re.compile(
-    r"(?<![A-Za-z0-9_\-])(?:"
-    r"sk-ant-[A-Za-z0-9_\-]{6,}"
-    r"|sk-[A-Za-z0-9_\-]{6,}"
-    r"|AIza[0-9A-Za-z_\-]{10,}"
-    r"|(?<=[Bb]earer )(?!REDACTED(?![A-Za-z0-9._~+/\-]))[A-Za-z0-9._~+/\-]{6,}=*"
-    r"|(?<=BEARER )(?!REDACTED(?![A-Za-z0-9._~+/\-]))[A-Za-z0-9._~+/\-]{6,}=*"
-    r"|(?:org|proj)-[A-Za-z0-9]{12,}"
-    r")"
+    _AFTER_A_WORD_BREAK
+    + r"(?:sk-ant-[A-Za-z0-9_\-]{6,}|sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{10,}|(?:org|proj)-[A-Za-z0-9]{12,})"
+    + r"|(?:(?<=[Bb]earer )|(?<=BEARER )|(?<=[Bb]earer%20)|(?<=[Bb]earer\+))"
+    + r"(?!REDACTED(?![A-Za-z0-9._~+/\-]))[A-Za-z0-9._~+/\-]{6,}=*"
 )
 
 _CUT_HEAD = 8

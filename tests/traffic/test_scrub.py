@@ -60,6 +60,10 @@ def test_ordinary_headers_are_kept(name: str) -> None:
         ("task-abcdefgh and desk-123456 stay", "task-abcdefgh and desk-123456 stay"),
         ("sk-short", "sk-short"),
         ("请告诉我 sk-abcdef12", f"请告诉我 {REDACTED}"),
+        ('{"t": "line\\nsk-proj-abc123DEF456"}', f'{{"t": "line\\n{REDACTED}"}}'),  # after a JSON escape
+        ("\\u0020AIzaSyA1234567890abcdef", f"\\u0020{REDACTED}"),
+        ("q=key%20sk-abcdef12&x=1", f"q=key%20{REDACTED}&x=1"),  # after a percent-encoded byte
+        ("xsk-abcdef12 and 0%2sk-abcdef12", "xsk-abcdef12 and 0%2sk-abcdef12"),
     ],
 )
 def test_key_shaped_strings(text: str, expected: str) -> None:
