@@ -236,3 +236,12 @@ def test_a_gzip_body_too_large_to_check_is_refused(monkeypatch: pytest.MonkeyPat
 )
 def test_other_spellings(text: str, expected: str) -> None:
     assert Scrubber(['named-secret-value"x']).text(text) == expected
+
+
+@given(st.text(alphabet="ab", max_size=40), st.sampled_from(["abab", "aabaa", "abba", "aaaab"]))
+@settings(max_examples=300, deadline=None)
+def test_overlapping_occurrences_of_a_named_secret_all_go(text: str, secret: str) -> None:
+    scrubber = Scrubber([secret])
+    assert secret not in scrubber.text(text)
+    pieces = [text[:7], text[7:19], text[19:]]
+    assert secret not in "".join(scrubber.pieces(pieces))
