@@ -31,12 +31,16 @@ Combination = tuple[str, str, str, str]
 
 
 def leaking(directory: Path) -> tuple[int, list[Combination]]:
-    """How many (wire, label, kind) combinations were recorded, and each channel of one that leaks."""
+    """How many (wire, label, kind) combinations were recorded, and each channel of one that leaks
+    (``body, cut inside the secret`` for a body split between two of the secret's characters)."""
     total = 0
     found: list[Combination] = []
     for wire in WIRES:
         for secret in SECRETS:
             made = list(exchanges(wire, secret))
+            body = made[0][1].response_body
+            start = body.index(secret.value.encode())
+            inside = {f"offset {o}" for o in range(start + 1, start + len(secret.value))}
             groups = {
                 "text": [m for m in made if m[0] != "not UTF-8"],
                 "binary": [m for m in made if m[0] == "not UTF-8"],
@@ -54,7 +58,12 @@ def leaking(directory: Path) -> tuple[int, list[Combination]]:
                 text, views = written(path)
                 total += len(group)
                 for (label, _), view in zip(group, views, strict=True):
-                    found += [(wire.name, label, secret.kind, c) for c in CHANNELS if leaks(view[c], secret.value)]
+                    where = "body, cut inside the secret" if label in inside else "body"
+                    found += [
+                        (wire.name, label, secret.kind, where if c == "body" else c)
+                        for c in CHANNELS
+                        if leaks(view[c], secret.value)
+                    ]
                 if leaks(text, secret.value) and not any(f[:3] == (wire.name, group[0][0], secret.kind) for f in found):
                     found.append((wire.name, f"{part} file", secret.kind, "file"))
     return total, found
@@ -107,13 +116,16 @@ def main(argv: list[str] | None = None) -> int:
         total, found = leaking(Path(directory))
     combos = {f[:3] for f in found}
     print(f"{len(combos)} of {total} (wire, offset, secret kind) combinations leak")
-    for channel in (*CHANNELS, "file"):
+    for channel in ("url", "headers", "body, cut inside the secret", "body", "file"):
         print(f"  through the {channel}: {len({f[:3] for f in found if f[3] == channel})}")
-    body = Counter((w, k) for w, label, k, c in found if c == "body" and label.startswith("offset"))
-    for (wire, kind), n in sorted(body.items()):
-        print(f"  body, split offsets: {wire:17} {kind:12} {n}")
-    for label, n in sorted(Counter(f[1] for f in found if f[3] == "body" and not f[1].startswith("offset")).items()):
-        print(f"  body, {label}: {n}")
+    split = Counter((w, k) for w, _, k, c in found if c == "body, cut inside the secret")
+    for (wire, kind), n in sorted(split.items()):
+        print(f"  body, cut inside the secret: {wire:17} {kind:12} {n}")
+    other = Counter(
+        (f[1] if not f[1].startswith("offset") else "an offset outside", f[2]) for f in found if f[3] == "body"
+    )
+    for (label, kind), n in sorted(other.items()):
+        print(f"  body, {label}: {kind} {n}")
     if args.timing:
         separate, joined, double = timing(Scrubber)
         print(

@@ -35,7 +35,7 @@ from conformance.traffic.recorder import (
     write_cassette,
 )
 from conformance.traffic.replay import replay_transport
-from conformance.traffic.transport import Transport
+from conformance.traffic.transport import Exchange, Transport
 
 # --------------------------------------------------------------------------------------------
 # Writing and reading back
@@ -529,3 +529,33 @@ def test_the_record_command_leaks_no_echoed_secret(
         assert not leaks(out + err, secret.value), secret.kind
         for path in written_files:
             assert not leaks_in_file(path, secret.value), (secret.kind, path.name)
+
+
+def test_a_stream_cut_off_inside_a_named_secret_keeps_no_head_of_it(tmp_path: Path) -> None:
+    """A stream that broke after the first 20 characters of the bearer token the client sent: what
+    arrived ends in the token's head, which goes too (the cut-off rule of ``Scrubber``)."""
+    secret = next(s for s in SECRETS if s.kind == "bearer_sent")
+    arrived = [b'data: {"delta": "token ', secret.value[:12].encode(), secret.value[12:20].encode()]
+    exchange = Exchange(
+        method="POST",
+        url="http://127.0.0.1:8080/v1/chat/completions",
+        request_headers=secret.request_headers,
+        request_body=b"{}",
+        stream=True,
+        status=200,
+        response_headers=tuple(SSE),
+        response_body=b"".join(arrived),
+        chunks=tuple(arrived),
+        error="StreamInterruptedError: the response broke off",
+    )
+    path = tmp_path / "c.yaml"
+    write_cassette(
+        path, [exchange], adapter="openai_chat", base_url="http://127.0.0.1:8080", provenance=Provenance(mode="live")
+    )
+    assert not leaks_in_file(path, secret.value)
+    [interaction] = load_cassette(path).interactions
+    assert interaction.response is not None and interaction.response.chunks == (
+        b'data: {"delta": "token ',
+        b"REDACTED",
+        b"",
+    )
