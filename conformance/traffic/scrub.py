@@ -2,12 +2,14 @@
 
 Applied to every value before anything is written (toolchain.md §2): secret headers get the value
 ``REDACTED`` on both sides; ``key=``/``api_key=`` style query parameters get ``REDACTED``; strings
-shaped like provider keys (``sk-...``, ``sk-proj-...``, ``sk-ant-...``, ``AIza...``,
-``Bearer <token>`` in any case) and every secret the caller names are replaced wherever they
-occur (URLs, header values, bodies, parsed JSON keys and values), whether the client sent them or
-a server made them up. A named secret is also found in its percent-encoded and JSON-escaped forms,
-inside percent-decoded URL parts, inside gzip bodies, and where a text ends in its first 8 or more
-characters (a body cut off mid-secret).
+shaped like provider keys (``sk-...``, ``sk-proj-...``, ``sk-ant-...``, ``AIza...``, a token after
+``Bearer``/``bearer``) and every secret the caller names are replaced wherever they occur (URLs,
+header values, bodies, parsed JSON keys and values), whether the client sent them or a server made
+them up. A key counts where it starts a word, also right after a JSON escape (``\\n``) or a
+percent-encoded byte (``%20``), as raw stream text and echoed URLs hold them. A named secret is also
+found in its percent-encoded and JSON-escaped forms, and where a text ends in its first 8 or more
+characters (a body cut off mid-secret). URL parts are scrubbed percent-decoded too; bytes that are
+not UTF-8 are scrubbed around the undecodable ones; a gzip body is scrubbed inside.
 
 Text that arrives in pieces is scrubbed joined (``Scrubber.pieces``): a secret split across two
 stream chunks, or across two values of one header, is found in the joined text and the redaction
@@ -16,6 +18,8 @@ exactly the joined text scrubbed. A boundary inside a redacted region moves to t
 ``REDACTED`` stands in the piece where the secret began, the pieces it reached into lose their part
 of it, and a piece wholly inside a secret becomes empty; no part of the secret is left in any piece.
 Boundaries outside secrets (between SSE events, NDJSON lines, JSON-array elements) are untouched.
+(For header values, joined with nothing between them, a value that starts with key characters right
+after a value ending in a key is taken as the key's continuation: redacted too, on the safe side.)
 
 ``leaked`` is the final guard: the recorder refuses to write text in which a named secret still
 appears.
@@ -69,7 +73,7 @@ _SECRET_HEADER_PARTS = re.compile(r"(?:^|-)(?:api-?key|token|secret|session|orga
 SECRET_QUERY = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token"})
 """Query parameters whose values are replaced by ``REDACTED``."""
 
-URL_HEADERS = frozenset({"location", "content-location", "link", "refresh"})
+URL_HEADERS = frozenset({"location", "content-location"})
 """Header names whose values are URLs (scrubbed like a request URL: secret query parameters too)."""
 
 GZIP_SCRUB_LIMIT = 64 * 1024 * 1024
