@@ -17,11 +17,12 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from _secrets import CHANNELS, SECRETS, WIRES, exchanges, leaks, written
+from _secrets import CHANNELS, SECRETS, WIRES, Secret, Wire, exchanges, leaks, written
 
 from conformance.traffic.recorder import Provenance, write_cassette
 from conformance.traffic.scrub import Scrubber
@@ -30,13 +31,15 @@ Combination = tuple[str, str, str, str]
 """(wire, label, secret kind, channel): the label is ``offset N`` or the name of a special body."""
 
 
-def leaking(directory: Path) -> tuple[int, list[Combination]]:
+def leaking(
+    directory: Path, wires: Sequence[Wire] = WIRES, secrets: Sequence[Secret] = SECRETS
+) -> tuple[int, list[Combination]]:
     """How many (wire, label, kind) combinations were recorded, and each channel of one that leaks
     (``body, cut inside the secret`` for a body split between two of the secret's characters)."""
     total = 0
     found: list[Combination] = []
-    for wire in WIRES:
-        for secret in SECRETS:
+    for wire in wires:
+        for secret in secrets:
             made = list(exchanges(wire, secret))
             body = made[0][1].response_body
             start = body.index(secret.value.encode())
