@@ -32,6 +32,8 @@ date of the recording and client versions.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import platform
@@ -206,8 +208,9 @@ def normalise_url(url: str) -> str:
 
 
 def _sent_secrets(exchanges: Iterable[Exchange]) -> list[str]:
-    """The values of secret headers on both sides, of secret query parameters and a URL's password,
-    to scrub wherever else they show up (an echo)."""
+    """The values of secret headers on both sides (and the credentials after an ``authorization``
+    scheme, decoded for ``Basic``; each cookie value), of secret query parameters and a URL's
+    password, to scrub wherever else they show up (an echo)."""
     found: list[str] = []
     for exchange in exchanges:
         url = urlsplit(exchange.url)
@@ -219,11 +222,24 @@ def _sent_secrets(exchanges: Iterable[Exchange]) -> list[str]:
             if not is_secret_header(name):
                 continue
             found.append(value)
-            found.append(value.removeprefix("Bearer ").removeprefix("bearer "))
+            scheme, space, credentials = value.partition(" ")
+            if space and scheme.isalpha():  # Bearer TOKEN, Basic BASE64, Token KEY: the credentials alone too
+                found.append(credentials.strip())
+                if scheme.lower() == "basic":
+                    found.extend(_basic_credentials(credentials.strip()))
             if name in ("cookie", "set-cookie"):
                 crumbs = (part.partition("=")[2].strip() for part in value.split(";"))
                 found.extend(c for c in crumbs if len(c) >= 8)
     return found
+
+
+def _basic_credentials(encoded: str) -> list[str]:
+    """``user:password`` of a ``Basic`` authorization, and the password alone (none when not base64)."""
+    try:
+        decoded = base64.b64decode(encoded, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return []
+    return [decoded, decoded.partition(":")[2]]
 
 
 def _utc_now() -> datetime:

@@ -7,9 +7,9 @@ shaped like provider keys (``sk-...``, ``sk-proj-...``, ``sk-ant-...``, ``AIza..
 header values, bodies, parsed JSON keys and values), whether the client sent them or a server made
 them up. A key counts where it starts a word, also right after a JSON escape (``\\n``) or a
 percent-encoded byte (``%20``), as raw stream text and echoed URLs hold them. A named secret is also
-found in its percent-encoded and JSON-escaped forms, and where a text ends in its first 8 or more
-characters (a body cut off mid-secret). URL parts are scrubbed percent-decoded too; bytes that are
-not UTF-8 are scrubbed around the undecodable ones; a gzip body is scrubbed inside.
+found in its percent-encoded, percent-decoded and JSON-escaped forms, and where a text ends in its
+first 8 or more characters (a body cut off mid-secret). URL parts are scrubbed percent-decoded too;
+bytes that are not UTF-8 are scrubbed around the undecodable ones; a gzip body is scrubbed inside.
 
 Text that arrives in pieces is scrubbed joined (``Scrubber.pieces``): a secret split across two
 stream chunks, or across two values of one header, is found in the joined text and the redaction
@@ -129,7 +129,7 @@ def is_secret_header(name: str) -> bool:
 
 
 def _forms(secret: str) -> set[str]:
-    """How ``secret`` may be spelled on the wire: as is, percent-encoded, JSON-escaped."""
+    """How ``secret`` may be spelled on the wire: as is, percent-encoded or decoded, JSON-escaped."""
     encoded = quote(secret, safe="")
     escaped = json.dumps(secret)[1:-1]
     forms = {
@@ -140,6 +140,8 @@ def _forms(secret: str) -> set[str]:
         escaped,
         escaped.replace("/", "\\/"),
         json.dumps(secret, ensure_ascii=False)[1:-1],
+        unquote(secret),  # a cookie value sent percent-encoded, echoed decoded
+        unquote_plus(secret),
     }
     return {f for f in forms if len(f) >= 4}
 

@@ -6,6 +6,7 @@ planted secrets, re-record byte-identically, and survive a SIGKILL mid-write; se
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from _loopback import LoopbackServer, Reply
@@ -559,3 +561,37 @@ def test_a_stream_cut_off_inside_a_named_secret_keeps_no_head_of_it(tmp_path: Pa
         b"REDACTED",
         b"",
     )
+
+
+def test_credentials_sent_are_scrubbed_where_the_server_echoes_them(tmp_path: Path) -> None:
+    """A ``Basic`` authorization (its base64 and its password), a ``Token`` scheme, and a cookie value
+    sent percent-encoded: echoed back in the body (decoded, for the password and the cookie)."""
+    password = "pa55-w0rd-FAKE-9c2e"
+    basic = base64.b64encode(f"user:{password}".encode()).decode()
+    token = "FAKEtokenSCHEME-4b7d1e"
+    cookie = "FAKE%2Fcookie%3Dvalue-77"
+    echo = f"seen {basic} / {password} / {token} / {unquote(cookie)}"
+    exchange = Exchange(
+        method="POST",
+        url="http://127.0.0.1:8080/v1/chat/completions",
+        request_headers=(
+            ("authorization", f"Basic {basic}"),
+            ("proxy-authorization", f"Token {token}"),
+            ("cookie", f"sid={cookie}"),
+        ),
+        request_body=b"{}",
+        stream=False,
+        status=400,
+        response_headers=tuple(JSON),
+        response_body=json.dumps({"error": {"message": echo}}).encode(),
+    )
+    path = tmp_path / "c.yaml"
+    write_cassette(
+        path, [exchange], adapter="openai_chat", base_url="http://127.0.0.1:8080", provenance=Provenance(mode="live")
+    )
+    text = path.read_text(encoding="utf-8")
+    for secret in (basic, password, token, unquote(cookie)):
+        assert not leaks(text, secret), secret
+    assert json.loads(text)["interactions"][0]["response"]["parsed_body"] == {
+        "error": {"message": "seen REDACTED / REDACTED / REDACTED / REDACTED"}
+    }
