@@ -13,8 +13,12 @@ are not UTF-8 as ``!!binary``.
 ``record_cassette`` runs a callable against a fresh ``Transport`` and calls ``write_cassette``:
 
 1. scrub (``conformance.traffic.scrub``): secret headers, key query parameters, key-shaped strings, the
-   API key and every named secret; the rendered text is checked once more and never written if a
-   named secret is still in it;
+   API key, every named secret and every value sent in a secret header or query parameter (a server
+   that echoes one); a stream's chunks are scrubbed joined and cut again where they arrived cut, so a
+   secret split across chunks leaves no part in any of them (the chunk holding its start keeps
+   ``REDACTED``, a chunk wholly inside it becomes empty; the number and order of chunks are kept), and
+   so are the values of a repeated header; the rendered text and every joined stream are checked once
+   more and never written if a named secret is still in them;
 2. normalise what would churn: the loopback port (``http://127.0.0.1:PORT`` -> ``http://127.0.0.1``),
    volatile headers (``date``, ``host``, ``user-agent``, lengths and encodings);
 3. compare with the file already there: when the traffic (interactions and provenance other than
@@ -28,6 +32,8 @@ date of the recording and client versions.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import platform
@@ -40,7 +46,7 @@ from http import HTTPStatus
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx
 import yaml
@@ -50,7 +56,7 @@ from conformance.traffic.atomic import write_atomic
 from conformance.traffic.cassettes import Cassette, is_streaming, load_cassette
 from conformance.traffic.replay import ReplayBackend
 from conformance.traffic.safe_yaml import load_yaml
-from conformance.traffic.scrub import Scrubber, is_secret_header
+from conformance.traffic.scrub import SECRET_QUERY, Scrubber, is_secret_header
 from conformance.traffic.transport import DEFAULT_TIMEOUT, STREAM_EXTENSION, Exchange, Transport
 
 __all__ = [
@@ -164,14 +170,20 @@ def write_cassette(
         for e in exchanges
         if e.status is None
     )
-    interactions = [_interaction(e, scrubber) for e in answered]
+    try:
+        interactions = [_interaction(e, scrubber) for e in answered]
+    except CassetteWriteError as exc:
+        raise CassetteWriteError(f"{target}: {exc}") from exc
     block = _provenance_block(provenance, adapter=adapter, base_url=scrubber.url(base_url))
     previous = _previous(target)
     if previous is not None and _same_traffic(previous, block, interactions):
         return RecordResult(path=target, status="unchanged", interactions=len(interactions), skipped=skipped)
     block["recorded"] = (now or _utc_now)().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     text = render_cassette(block, interactions)
-    leaks = scrubber.leaked(text)
+    streams = (
+        "".join(i["response"]["body"]["chunks"]) for i in interactions if "chunks" in i["response"].get("body", {})
+    )
+    leaks = scrubber.leaked("\n".join([text, *streams]))
     if leaks:  # pragma: no cover - the scrubbing above removes every named secret
         raise CassetteWriteError(f"{target}: {len(leaks)} secret(s) survived scrubbing; nothing was written")
 
@@ -196,18 +208,38 @@ def normalise_url(url: str) -> str:
 
 
 def _sent_secrets(exchanges: Iterable[Exchange]) -> list[str]:
-    """The values of secret headers on both sides, to scrub wherever else they show up (an echo)."""
+    """The values of secret headers on both sides (and the credentials after an ``authorization``
+    scheme, decoded for ``Basic``; each cookie value), of secret query parameters and a URL's
+    password, to scrub wherever else they show up (an echo)."""
     found: list[str] = []
     for exchange in exchanges:
+        url = urlsplit(exchange.url)
+        found += [
+            v for k, v in parse_qsl(url.query, keep_blank_values=True) if k.lower() in SECRET_QUERY and len(v) >= 8
+        ]
+        found += [url.password] if url.password else []
         for name, value in (*exchange.request_headers, *exchange.response_headers):
             if not is_secret_header(name):
                 continue
             found.append(value)
-            found.append(value.removeprefix("Bearer ").removeprefix("bearer "))
+            scheme, space, credentials = value.partition(" ")
+            if space and scheme.isalpha():  # Bearer TOKEN, Basic BASE64, Token KEY: the credentials alone too
+                found.append(credentials.strip())
+                if scheme.lower() == "basic":
+                    found.extend(_basic_credentials(credentials.strip()))
             if name in ("cookie", "set-cookie"):
                 crumbs = (part.partition("=")[2].strip() for part in value.split(";"))
                 found.extend(c for c in crumbs if len(c) >= 8)
     return found
+
+
+def _basic_credentials(encoded: str) -> list[str]:
+    """``user:password`` of a ``Basic`` authorization, and the password alone (none when not base64)."""
+    try:
+        decoded = base64.b64decode(encoded, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return []
+    return [decoded, decoded.partition(":")[2]]
 
 
 def _utc_now() -> datetime:
@@ -269,11 +301,13 @@ def _reason(status: int) -> str:
 
 
 def _headers(pairs: Iterable[tuple[str, str]], dropped: frozenset[str], scrubber: Scrubber) -> dict[str, list[str]]:
+    """Headers as name -> values; the values of a repeated header are scrubbed together (a secret
+    split across two of them is found)."""
     out: dict[str, list[str]] = {}
     for name, value in pairs:
         if name not in dropped:
-            out.setdefault(name, []).append(scrubber.header(name, value))
-    return out
+            out.setdefault(name, []).append(value)
+    return {name: scrubber.header_values(name, values) for name, values in out.items()}
 
 
 class _DuplicateKey(ValueError):
@@ -289,11 +323,14 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _text_chunks(chunks: Iterable[bytes], scrubber: Scrubber) -> list[str] | None:
     """A stream's pieces as they arrived, as text (one SSE event or NDJSON line each when the server
-    flushed them so); None when a piece is not UTF-8 on its own (then the body is stored whole)."""
+    flushed them so), scrubbed as one joined text and cut again where they were cut
+    (``Scrubber.pieces``: a secret split across pieces is removed from all of them); None when a
+    piece is not UTF-8 on its own (then the body is stored whole)."""
     try:
-        return [scrubber.text(chunk.decode("utf-8")) for chunk in chunks]
+        texts = [chunk.decode("utf-8") for chunk in chunks]
     except UnicodeDecodeError:
         return None
+    return scrubber.pieces(texts)
 
 
 def _body(body: bytes, scrubber: Scrubber, *, allow_json: bool) -> dict[str, Any]:

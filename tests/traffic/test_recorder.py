@@ -1,9 +1,12 @@
 """Tests for ``conformance.traffic.recorder``: record real loopback traffic (tests/_traffic.py), write the
 cassette, read it back with ``load_cassette``, decode it with ``conformance inspect``, scrub
-planted secrets, re-record byte-identically, and survive a SIGKILL mid-write."""
+planted secrets, re-record byte-identically, and survive a SIGKILL mid-write; secrets a server echoes
+(tests/_secrets.py) split across stream chunks, through ``write_cassette`` and through the whole
+``conformance record`` command against a loopback server."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -14,9 +17,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from _loopback import LoopbackServer, Reply
+from _secrets import CHANNELS, SECRETS, WIRES, Wire, exchanges, leaks, leaks_in_file, split_at, written
 from _traffic import ANTHROPIC_BODY, ASK, CHAT_BODY, CHAT_STREAM, GEMINI_CHUNK, JSON, SSE, big_exchange, record_chat
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,7 +37,7 @@ from conformance.traffic.recorder import (
     write_cassette,
 )
 from conformance.traffic.replay import replay_transport
-from conformance.traffic.transport import Transport
+from conformance.traffic.transport import Exchange, Transport
 
 # --------------------------------------------------------------------------------------------
 # Writing and reading back
@@ -378,3 +383,215 @@ def test_other_wires_record_and_decode(
 )
 def test_normalise_url_drops_only_loopback_ports(url: str, expected: str) -> None:
     assert normalise_url(url) == expected
+
+
+# --------------------------------------------------------------------------------------------
+# Secrets a server echoes, split across stream chunks (tests/_secrets.py)
+# --------------------------------------------------------------------------------------------
+
+
+def near_the_secret(body: bytes, secret: str) -> list[int]:
+    """Split offsets where a cut can hurt: every offset within 10 bytes of the secret's ends, every
+    seventh one inside it (``tests/traffic/test_scrub.py`` and ``scripts/secret_leaks.py`` take every
+    offset of the body)."""
+    start = body.index(secret.encode())
+    end = start + len(secret)
+    edges = {*range(start - 10, start + 11), *range(end - 10, end + 11), *range(start, end, 7)}
+    return sorted(o for o in edges if 0 < o < len(body))
+
+
+@pytest.mark.parametrize("wire", WIRES, ids=lambda w: w.name)
+def test_a_secret_split_in_a_stream_never_reaches_the_cassette(tmp_path: Path, wire: Wire) -> None:
+    """write_cassette (the recorder's writing path) for every secret kind, split near and inside the
+    secret, cut into one-character chunks, and in a body that is not UTF-8; also echoed in headers
+    and the URL. The file and what it reads back as hold no 8 characters of any secret."""
+    for secret in SECRETS:
+        made = dict(exchanges(wire, secret))
+        body = made["offset 1"].response_body
+        labels = [f"offset {o}" for o in near_the_secret(body, secret.value)]
+        for part, chosen in (("text", [*labels, "every character a chunk"]), ("binary", ["not UTF-8"])):
+            path = tmp_path / f"{secret.kind}-{part}.yaml"
+            result = write_cassette(
+                path,
+                [made[label] for label in chosen],
+                adapter="gemini" if wire.name == "gemini_array" else wire.name,
+                base_url="http://127.0.0.1:8080",
+                provenance=Provenance(mode="live"),
+            )
+            assert result.interactions == len(chosen)
+            text, views = written(path)
+            assert not leaks(text, secret.value), (secret.kind, part)
+            for label, view in zip(chosen, views, strict=True):
+                assert not any(leaks(view[c], secret.value) for c in CHANNELS), (secret.kind, label)
+            if part == "text":  # the chunks were kept: as many as arrived, and the join replays
+                loaded = load_cassette(path).interactions
+                for label, interaction in zip(chosen, loaded, strict=True):
+                    assert interaction.response is not None and interaction.response.chunks is not None
+                    assert len(interaction.response.chunks) == len(made[label].chunks), label
+
+
+NON_STREAMED: dict[str, Callable[[str], dict[str, object]]] = {
+    "openai_chat": lambda text: {
+        "id": "c1",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+    },
+    "openai_responses": lambda text: {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "output": [
+            {"type": "message", "id": "m1", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
+        ],
+    },
+    "anthropic": lambda text: {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": "end_turn",
+    },
+    "gemini": lambda text: {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP"}]
+    },
+    "ollama": lambda text: {"model": "m", "message": {"role": "assistant", "content": text}, "done": True},
+}
+
+
+@pytest.mark.parametrize("wire", [w for w in WIRES if w.name in NON_STREAMED], ids=lambda w: w.name)
+def test_the_record_command_leaks_no_echoed_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], wire: Wire
+) -> None:
+    """The whole path: ``conformance record --live`` against a loopback server that echoes the API key
+    (a bearer token or ``x-api-key``/``x-goog-api-key``), keys of every provider's shape it made up, a
+    ``Bearer`` token and its own ``set-cookie`` value, in the JSON answer, in a stream cut inside
+    every secret (at its second byte, its middle and its last byte), and in headers. No file under
+    the folder and nothing on stdout or stderr holds 8 characters of any of them."""
+    api_key = next(s for s in SECRETS if s.kind == "bearer_sent")
+    echoed = [s for s in SECRETS if s.kind != "cookie"]  # the command sends no cookie
+    text = " | ".join(s.echo.format(s.value) for s in echoed)
+    events = wire.events(text)
+    body = b"".join(events)
+    cuts = sorted({body.index(s.value.encode()) + d for s in echoed for d in (1, len(s.value) // 2, len(s.value) - 1)})
+    pieces = events
+    for cut in cuts:
+        pieces = split_at(pieces, cut)
+    set_cookie = next(s for s in SECRETS if s.kind == "set_cookie").response_headers
+    anthropic = next(s for s in SECRETS if s.kind == "anthropic").value
+    headers = [
+        ("x-echo", text),
+        ("x-echo-split", anthropic[:20]),
+        ("x-echo-split", anthropic[20:]),
+        *set_cookie,
+    ]
+    answer = json.dumps(NON_STREAMED[wire.name](text)).encode()
+    stream_path = wire.path.split("?")[0]
+    if wire.name == "gemini":
+        routes = {
+            ("POST", "/v1beta/models/m:generateContent"): [Reply(headers=[*JSON, *headers], body=answer)],
+            ("POST", stream_path): [Reply(headers=[*SSE, *headers], pieces=pieces)],
+        }
+    else:
+        routes = {
+            ("POST", stream_path): [
+                Reply(headers=[*JSON, *headers], body=answer),
+                Reply(headers=[("content-type", wire.content_type), *headers], pieces=pieces),
+            ]
+        }
+    monkeypatch.setenv("CONFORMANCE_ECHO_KEY", api_key.value)
+    cassettes = tmp_path / "cassettes"
+    with LoopbackServer(routes) as server:
+        code = cli.main(
+            [
+                "record",
+                "--live",
+                "--adapter",
+                wire.name,
+                "--scenario",
+                "basic/get_time",
+                "--model",
+                "m",
+                "--base-url",
+                server.base_url,
+                "--api-key-env",
+                "CONFORMANCE_ECHO_KEY",
+                "--cassette-dir",
+                str(cassettes),
+            ]
+        )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert len(server.requests) == 2  # one answer, one stream: the plant was served
+    assert any(api_key.value in " ".join(r.headers.values()) for r in server.requests)
+    [cassette] = cassettes.rglob("*.yaml")
+    streamed = load_cassette(cassette).interactions[-1].response
+    assert streamed is not None and streamed.chunks is not None and len(streamed.chunks) > 1
+    written_files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    for secret in [*echoed, api_key]:
+        assert not leaks(out + err, secret.value), secret.kind
+        for path in written_files:
+            assert not leaks_in_file(path, secret.value), (secret.kind, path.name)
+
+
+def test_a_stream_cut_off_inside_a_named_secret_keeps_no_head_of_it(tmp_path: Path) -> None:
+    """A stream that broke after the first 20 characters of the bearer token the client sent: what
+    arrived ends in the token's head, which goes too (the cut-off rule of ``Scrubber``)."""
+    secret = next(s for s in SECRETS if s.kind == "bearer_sent")
+    arrived = [b'data: {"delta": "token ', secret.value[:12].encode(), secret.value[12:20].encode()]
+    exchange = Exchange(
+        method="POST",
+        url="http://127.0.0.1:8080/v1/chat/completions",
+        request_headers=secret.request_headers,
+        request_body=b"{}",
+        stream=True,
+        status=200,
+        response_headers=tuple(SSE),
+        response_body=b"".join(arrived),
+        chunks=tuple(arrived),
+        error="StreamInterruptedError: the response broke off",
+    )
+    path = tmp_path / "c.yaml"
+    write_cassette(
+        path, [exchange], adapter="openai_chat", base_url="http://127.0.0.1:8080", provenance=Provenance(mode="live")
+    )
+    assert not leaks_in_file(path, secret.value)
+    [interaction] = load_cassette(path).interactions
+    assert interaction.response is not None and interaction.response.chunks == (
+        b'data: {"delta": "token ',
+        b"REDACTED",
+        b"",
+    )
+
+
+def test_credentials_sent_are_scrubbed_where_the_server_echoes_them(tmp_path: Path) -> None:
+    """A ``Basic`` authorization (its base64 and its password), a ``Token`` scheme, and a cookie value
+    sent percent-encoded: echoed back in the body (decoded, for the password and the cookie)."""
+    password = "pa55-w0rd-FAKE-9c2e"
+    basic = base64.b64encode(f"user:{password}".encode()).decode()
+    token = "FAKEtokenSCHEME-4b7d1e"
+    cookie = "FAKE%2Fcookie%3Dvalue-77"
+    echo = f"seen {basic} / {password} / {token} / {unquote(cookie)}"
+    exchange = Exchange(
+        method="POST",
+        url="http://127.0.0.1:8080/v1/chat/completions",
+        request_headers=(
+            ("authorization", f"Basic {basic}"),
+            ("proxy-authorization", f"Token {token}"),
+            ("cookie", f"sid={cookie}"),
+        ),
+        request_body=b"{}",
+        stream=False,
+        status=400,
+        response_headers=tuple(JSON),
+        response_body=json.dumps({"error": {"message": echo}}).encode(),
+    )
+    path = tmp_path / "c.yaml"
+    write_cassette(
+        path, [exchange], adapter="openai_chat", base_url="http://127.0.0.1:8080", provenance=Provenance(mode="live")
+    )
+    text = path.read_text(encoding="utf-8")
+    for secret in (basic, password, token, unquote(cookie)):
+        assert not leaks(text, secret), secret
+    assert json.loads(text)["interactions"][0]["response"]["parsed_body"] == {
+        "error": {"message": "seen REDACTED / REDACTED / REDACTED / REDACTED"}
+    }
