@@ -2,18 +2,26 @@
 
 Each subcommand parses its arguments and calls one function. Heavy modules are imported inside
 the subcommand, so ``conformance --help`` stays fast. Exit codes: 0 success, 1 findings or
-problems, 2 usage errors.
+problems, 2 usage errors, 130 interrupted (Ctrl-C: one line, no traceback; ``run`` and ``certify``
+write partial reports marked incomplete first), 141 when the reader of the output went away
+(``conformance list | head -1``: quiet, as git and coreutils end on SIGPIPE; ``run`` and ``certify``
+go on to the end and write their reports, see ``conformance.cli.run``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 
-__all__ = ["build_parser", "main"]
+__all__ = ["BROKEN_PIPE", "INTERRUPTED", "build_parser", "main"]
 
 _USAGE_ERROR = 2
+INTERRUPTED = 130
+"""Exit code after Ctrl-C (128 + SIGINT, what a shell reports for a process SIGINT ended)."""
+BROKEN_PIPE = 141
+"""Exit code when the reader of stdout went away (128 + SIGPIPE, as git and coreutils end)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -128,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Run every chosen scenario against every chosen adapter (default: all bundled scenarios and all eight "
             "bundled adapters), non-streaming and streaming, replayed from cassettes with no network; print the "
             "progress and a scenario x adapter matrix, and write reports (JSON, Markdown, HTML, JUnit XML). "
-            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors."
+            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors "
+            "(a selection of no case included), 130 on Ctrl-C (reports of the finished cases, marked incomplete)."
         ),
     )
     _add_run_arguments(run)
@@ -142,7 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Serve every chosen scenario's recorded answers over loopback HTTP for each wire the client speaks, "
             "drive the client turn by turn, capture every request it really sent and judge the requests and its "
             "decoded results with the same checks (plus client.*), verdicts and reports as `conformance run`. "
-            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors."
+            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors "
+            "(a selection of no case included), 130 on Ctrl-C (reports of the finished cases, marked incomplete)."
         ),
     )
     _add_certify_arguments(certify)
@@ -297,17 +307,45 @@ def _add_ci_arguments(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (argparse's own exits included)."""
     parser = build_parser()
+    name = parser.prog
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help (0) and usage errors (2)
-        return exc.code if isinstance(exc.code, int) else _USAGE_ERROR
-    handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_usage(sys.stderr)
-        print(f"{parser.prog}: error: a command is required (try `{parser.prog} --help`)", file=sys.stderr)
-        return _USAGE_ERROR
-    code: int = handler(args)
-    return code
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # --help (0) and usage errors (2)
+            return exc.code if isinstance(exc.code, int) else _USAGE_ERROR
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_usage(sys.stderr)
+            print(f"{parser.prog}: error: a command is required (try `{parser.prog} --help`)", file=sys.stderr)
+            return _USAGE_ERROR
+        name = f"{parser.prog} {args.command}"
+        _lenient_output()
+        code: int = handler(args)
+        sys.stdout.flush()  # a reader that went away shows here, not as a traceback at exit
+        return code
+    except KeyboardInterrupt:
+        _say(f"{name}: interrupted (Ctrl-C)")
+        return INTERRUPTED
+    except BrokenPipeError:
+        from conformance.cli._output import quiet_stdout
+
+        quiet_stdout()
+        return BROKEN_PIPE
+
+
+def _lenient_output() -> None:
+    """A name or text no encoding can write (a lone surrogate from a file name that is not UTF-8) is
+    printed escaped, not a ``UnicodeEncodeError`` that ends the command before its reports."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict":
+            with contextlib.suppress(AttributeError, ValueError, OSError):
+                stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+
+
+def _say(line: str) -> None:
+    """One line on stderr, unless stderr is gone too."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr, flush=True)
 
 
 def _inspect(args: argparse.Namespace) -> int:
@@ -350,7 +388,10 @@ def _record(args: argparse.Namespace) -> int:
 def _mcp_server(args: argparse.Namespace) -> int:
     from conformance.mcp_bridge.server import serve_stdio
 
-    return serve_stdio()
+    code = serve_stdio()
+    if code == INTERRUPTED:  # the server's own Ctrl-C handling is silent
+        _say("conformance mcp-server: interrupted (Ctrl-C)")
+    return code
 
 
 def _run(args: argparse.Namespace) -> int:

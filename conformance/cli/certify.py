@@ -5,7 +5,10 @@
 ``--python`` in that interpreter: ``conformance.clients.remote``), checks it keeps the contract
 (exit 2 naming what is wrong), runs ``conformance.clients.harness.certify`` and prints and writes
 what ``conformance run`` does: progress, the matrix, every failing case with its findings, and
-the reports. Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors.
+the reports. Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors;
+like ``conformance run``, a selection of no case or a ``--report-dir`` that cannot be written is a
+usage error before anything runs (exit 2), and Ctrl-C writes the reports of the cases that finished,
+marked incomplete (exit 130).
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from conformance.errors import UsageError
+
+if TYPE_CHECKING:
+    from conformance.adapters.base import Adapter
+    from conformance.clients.harness import CertifyOptions
+    from conformance.scenarios.values import Scenario
 
 __all__ = ["certify_command", "load_client"]
 
@@ -45,20 +53,26 @@ def load_client(spec: str, python: str | None = None) -> Any:
 
 def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
+    from conformance.cli._output import QuietOnBrokenPipe
     from conformance.cli.run import (
+        Finished,
         Progress,
         check_gap_keys,
         ci_options,
         compile_keyword,
         families_and_formats,
         finish,
+        nothing_selected,
         record_args,
         rerun_command,
         select_scenarios,
         split_list,
     )
-    from conformance.clients.harness import CertifyOptions, certify
+    from conformance.clients.harness import CertifyOptions, certify, client_adapter
+    from conformance.reporting import check_report_dir
+    from conformance.run.runner import run_result
 
+    out = QuietOnBrokenPipe.around(out)
     client: Any = None
     try:
         families, formats = families_and_formats(args)
@@ -70,7 +84,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
             raise UsageError("--intercept patches this process's HTTP clients: it cannot reach a --python driver")
         client = load_client(args.client, args.python)
         check_gap_keys(client.known_gaps, "--client")
-        wires = tuple(split_list([args.wires])) if args.wires else None
+        wires = tuple(split_list([args.wires])) if args.wires is not None else None
         if wires is not None and (missing := [w for w in wires if w not in client.wires]):
             raise UsageError(
                 f"{client.name} does not declare {', '.join(missing)} (it declares {', '.join(client.wires)})"
@@ -98,26 +112,56 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         model=args.model,
         intercept=args.intercept,
     )
+    columns = [client_adapter(client, w) for w in client.wires if wires is None or w in wires]
+    report_dir = Path(args.report_dir)
+    try:
+        if not problems and not any(_selected(s, c, options) for c in columns for s in scenarios):
+            known = f"{client.name} declares the wires {', '.join(client.wires)}"
+            raise UsageError(nothing_selected(args, [c.name for c in columns], scenarios, noun="wires", known=known))
+        check_report_dir(report_dir, formats)
+    except UsageError as exc:
+        print(f"conformance certify: error: {exc}", file=sys.stderr)
+        _close(client)
+        return 2
     progress = None if args.quiet else Progress(out, judge=ci.judge)
     from conformance.mcp_bridge.trust import command_policy
 
+    finished = Finished(progress)
     try:
         with command_policy(allow=args.allow_commands) as started:  # docs/scenarios.md#trust
-            result = certify(scenarios, client, options, progress=progress, problems=problems)
+            try:
+                with finished.watching():
+                    result = certify(scenarios, client, options, progress=finished, problems=problems)
+            except KeyboardInterrupt:
+                finished.interrupted = True
+            except Exception:  # a bug of ours: the cases that finished are still reported
+                finished.crashed()
     finally:
         _close(client)
+    if finished.early:
+        result = run_result(columns, scenarios, finished.cases, problems=problems)
     result = dataclasses.replace(result, commands=tuple(c.to_json() for c in started.commands()))
     return finish(
         result,
         out,
         progress=progress,
         quiet=args.quiet,
-        report_dir=Path(args.report_dir),
+        report_dir=report_dir,
         formats=formats,
         label=f"{client.name}: ",
         ci=ci,
         rerun=lambda case: rerun_command(args, case, _rerun_words(args, case.adapter)),
+        interrupted=finished.interrupted,
+        error=finished.error,
+        command="certify",
     )
+
+
+def _selected(scenario: Scenario, column: Adapter, options: CertifyOptions) -> bool:
+    """Does the (wire column, scenario) pair hold a case the run's modes and ``-k`` select (as the
+    harness chooses them)?"""
+    modes = [m for m in scenario.modes if m in options.modes]
+    return any(options.select is None or options.select(column.name, scenario.id, m) for m in modes)
 
 
 def _rerun_words(args: argparse.Namespace, adapter: str) -> list[str]:

@@ -135,9 +135,18 @@ class InspectReport:
 def inspect_paths(paths: Iterable[str | os.PathLike[str]]) -> InspectReport:
     """Inspect the cassette files under ``paths`` (directories are searched recursively).
 
-    Raises ``UsageError`` when the paths hold no cassette file at all.
+    Raises ``UsageError`` when a path is empty or cannot be searched (a name too long for the file
+    system, ...) and when the paths hold no cassette file at all.
     """
-    files = list(iter_cassette_files(paths))
+    paths = list(paths)
+    if any(not os.fspath(p).strip() for p in paths):
+        raise UsageError("an empty PATH: give cassette files or folders")
+    try:
+        files = list(iter_cassette_files(paths))
+    except (OSError, ValueError) as exc:
+        where = getattr(exc, "filename", None)
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise UsageError(f"{_short(str(where)) + ': ' if where else ''}{reason} (check the PATH arguments)") from exc
     if not files:
         raise UsageError("no cassette files (*.yaml, *.yml) found under the given paths")
     return InspectReport(cassettes=tuple(inspect_cassette(f) for f in files))
@@ -150,8 +159,30 @@ def inspect_cassette(path: str | os.PathLike[str]) -> CassetteReport:
         cassette = load_cassette(name)
     except CassetteError as exc:
         return CassetteReport(path=name, problems=(str(exc),), readable=False)
-    interactions = tuple(_inspect_interaction(name, i) for i in cassette.interactions)
+    except Exception as exc:  # a bad file costs only itself
+        return CassetteReport(path=name, problems=(f"{name}: cannot be read: {_describe(exc)}",), readable=False)
+    interactions = tuple(_inspect_safely(name, i) for i in cassette.interactions)
     return CassetteReport(path=name, interactions=interactions, problems=cassette.problems)
+
+
+def _inspect_safely(path: str, interaction: Interaction) -> InteractionReport:
+    """``_inspect_interaction``, with an unexpected failure reported as a problem of that interaction."""
+    try:
+        return _inspect_interaction(path, interaction)
+    except Exception as exc:
+        return InteractionReport(
+            index=interaction.index,
+            method=interaction.request.method,
+            uri=interaction.request.uri,
+            adapter=None,
+            status=None,
+            streaming=False,
+            problems=(f"{path}: interaction {interaction.index}: cannot be inspected: {_describe(exc)}",),
+        )
+
+
+def _short(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _inspect_interaction(path: str, interaction: Interaction) -> InteractionReport:
@@ -161,6 +192,19 @@ def _inspect_interaction(path: str, interaction: Interaction) -> InteractionRepo
     response = interaction.response
     streaming = is_streaming(interaction)
     body = recorded.json if isinstance(recorded.json, Mapping) else None
+    try:
+        urlsplit(recorded.uri)
+    except ValueError as exc:  # http://[::1 and the like
+        problems.append(f"{where}: the request URI {_short(recorded.uri)!r} is not a URL ({exc}); fix or re-record it")
+        return InteractionReport(
+            index=interaction.index,
+            method=recorded.method,
+            uri=recorded.uri,
+            adapter=None,
+            status=response.status if response is not None else None,
+            streaming=streaming,
+            problems=tuple(problems),
+        )
     name = detect_adapter(recorded.uri, body)
     base = InteractionReport(
         index=interaction.index,

@@ -2,7 +2,8 @@
 
 ``--emulator`` starts the loopback emulator and scripts it with the scenario's replies; ``--live``
 sends the same requests to ``--base-url`` with the key read from ``--api-key-env``. The exit code is
-1 when any pair failed, 2 on usage errors.
+1 when any pair failed, 2 on usage errors (among them a ``--scenarios-dir`` that is missing, is a
+file, or holds a link leading out of it).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conformance.adapters import BUILTIN, get_adapter, native_adapters
+from conformance.errors import UsageError
 from conformance.run.recording import record_pairs, select_scenarios
 from conformance.scenarios.values import Scenario
 
@@ -35,6 +37,7 @@ def record_command_main(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace, started: CommandLog) -> int:
+    from conformance.cli.run import check_scenarios_dirs
     from conformance.scenarios import bundled
     from conformance.scenarios.loader import load_with_user_dirs
 
@@ -58,7 +61,11 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
             "--cassette-dir DIR is required: this conformance is installed, and its bundled cassettes "
             f"({bundled.cassettes_dir()}) are not written unless you name that folder"
         )
-    loaded = load_with_user_dirs(args.scenarios_dir or ())
+    try:  # a folder that is missing, a file, or holds a link leaving it: exit 2, naming it
+        check_scenarios_dirs(args.scenarios_dir or ())
+        loaded = load_with_user_dirs(args.scenarios_dir or ())
+    except UsageError as exc:
+        return _usage(str(exc))
     for problem in loaded.problems:
         print(problem, file=sys.stderr)
     pool = loaded.scenarios

@@ -6,6 +6,13 @@ the contract of ``conformance.adapters.base.Adapter``), ``--adapters a,b``, ``--
 (a file or folder loads those files; otherwise a glob over scenario ids), ``--checks
 translation,roundtrip,streaming,recovery``, ``-k EXPR`` (pytest-style: words matched as substrings of
 ``adapter::scenario::mode``, combined with ``and``/``or``/``not`` and parentheses).
+
+Before a case runs, a selection of no case is a usage error (exit 2, with a hint; the reports of the
+last run are left as they were) and so is a ``--report-dir`` that cannot be written. Ctrl-C ends
+the run with one line and exit 130, after writing the reports of the cases that finished, marked
+incomplete. When the reader of the output goes away (``| head``), the output goes quiet and the run
+goes on to the end: the reports are its product, and the exit code is still the run's verdict.
+Each report format is written on its own; one that fails is one line naming the file (exit 1).
 """
 
 from __future__ import annotations
@@ -16,18 +23,24 @@ import fnmatch
 import importlib
 import os
 import re
+import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import threading
+import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from conformance.adapters import BUILTIN, get_adapter, native_adapters, prompt_adapters
+from conformance.cli._output import QuietOnBrokenPipe
 from conformance.errors import ConformanceError, UsageError
 from conformance.verdicts import STATUS_ORDER, CaseResult, RunResult
 
 if TYPE_CHECKING:
     from conformance.adapters.base import Adapter
+    from conformance.reporting import ReportFailure
     from conformance.run.baseline import Baseline
     from conformance.scenarios.values import Scenario
 
@@ -35,12 +48,15 @@ __all__ = [
     "CHECK_IDS",
     "EXHAUSTIVE_TIMEOUT",
     "FAMILIES",
+    "INTERRUPTED",
     "REPORT_FORMATS",
     "TIMEOUT",
     "CiOptions",
+    "Finished",
     "Progress",
     "case_text",
     "check_gap_keys",
+    "check_scenarios_dirs",
     "ci_options",
     "compile_keyword",
     "default_jobs",
@@ -50,6 +66,7 @@ __all__ = [
     "list_command",
     "load_adapter",
     "matrix_text",
+    "nothing_selected",
     "record_args",
     "rerun_command",
     "run_command",
@@ -87,6 +104,8 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
     "recovery": ("recovery.provider_error", "recovery.arguments_error", "recovery.broken_stream"),
     "client": ("client.one_request", "client.stream_mode", "client.call_ids", "client.typed_errors"),
 }
+INTERRUPTED = 130
+"""The exit code of a run ended by Ctrl-C (its partial reports written)."""
 _SYMBOL = {"pass": ".", "fail": "F", "error": "E", "unsupported": "u", "xfail": "x", "stale": "S"}
 
 
@@ -198,6 +217,7 @@ def select_scenarios(specs: list[str], dirs: Sequence[str] = ()) -> tuple[list[S
     loaded."""
     from conformance.scenarios.loader import load_scenarios, load_with_user_dirs
 
+    check_scenarios_dirs(dirs)
     paths = [s for s in specs if Path(s).exists()]
     globs = [s for s in specs if not Path(s).exists()]
     loaded = load_scenarios(paths) if paths else load_with_user_dirs(dirs)
@@ -207,6 +227,16 @@ def select_scenarios(specs: list[str], dirs: Sequence[str] = ()) -> tuple[list[S
         if not scenarios:
             raise UsageError(f"no scenario id matches {', '.join(globs)} (see `conformance list`)")
     return scenarios, [str(p) for p in loaded.problems]
+
+
+def check_scenarios_dirs(dirs: Sequence[str]) -> None:
+    """Every ``--scenarios-dir`` is a folder (``UsageError`` naming the one that is missing or a file)."""
+    for folder in dirs:
+        path = Path(folder)
+        if not path.exists():
+            raise UsageError(f"--scenarios-dir {folder}: no such folder (give the folder holding your scenario files)")
+        if not path.is_dir():
+            raise UsageError(f"--scenarios-dir {folder}: it is a file, not a folder (give the folder that holds it)")
 
 
 def record_args(args: argparse.Namespace) -> tuple[str, ...]:
@@ -223,8 +253,9 @@ def record_args(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    from conformance.run.runner import RunOptions, run_suite
+    out = QuietOnBrokenPipe.around(out or sys.stdout)
+    from conformance.reporting import check_report_dir
+    from conformance.run.runner import RunOptions, pair_modes, run_result, run_suite
 
     try:
         names = [*(args.adapter or []), *split_list([args.adapters] if args.adapters else [])] or [
@@ -262,21 +293,64 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         select=select,
         jobs=jobs,
     )
+    report_dir = Path(args.report_dir)
+    try:
+        if not problems and not any(pair_modes(s, a, options) for a in adapters for s in scenarios):
+            raise UsageError(nothing_selected(args, [a.name for a in adapters], scenarios))
+        check_report_dir(report_dir, formats)
+    except UsageError as exc:
+        print(f"conformance run: error: {exc}", file=sys.stderr)
+        return 2
     progress = None if args.quiet else Progress(out, judge=ci.judge)
     from conformance.mcp_bridge.trust import command_policy
 
+    finished = Finished(progress)
     with command_policy(allow=args.allow_commands) as started:  # docs/scenarios.md#trust
-        result = run_suite(scenarios, adapters, options, progress=progress, problems=problems)
+        try:
+            with finished.watching():
+                result = run_suite(scenarios, adapters, options, progress=finished, problems=problems)
+        except KeyboardInterrupt:
+            finished.interrupted = True
+        except Exception:  # a bug of ours: the cases that finished are still reported
+            finished.crashed()
+    if finished.early:
+        result = run_result(adapters, scenarios, finished.cases, problems=problems)
     result = dataclasses.replace(result, commands=tuple(c.to_json() for c in started.commands()))
     return finish(
         result,
         out,
         progress=progress,
         quiet=args.quiet,
-        report_dir=Path(args.report_dir),
+        report_dir=report_dir,
         formats=formats,
         ci=ci,
         rerun=lambda case: rerun_command(args, case, ["run", "--adapter", specs.get(case.adapter, case.adapter)]),
+        interrupted=finished.interrupted,
+        error=finished.error,
+    )
+
+
+def nothing_selected(
+    args: argparse.Namespace,
+    columns: Sequence[str],
+    scenarios: Sequence[Scenario],
+    *,
+    noun: str = "adapters",
+    known: str = "",
+) -> str:
+    """Why a run selects no case, and what shows the names to select from (for a usage error;
+    ``known``: more names to choose from, e.g. the wires a client declares)."""
+    chosen = [f"-k {args.keyword!r}"] if getattr(args, "keyword", None) else []
+    chosen += [f"--scenarios {spec}" for spec in getattr(args, "scenarios", None) or ()]
+    if getattr(args, "wires", None) is not None:
+        chosen.append(f"--wires {args.wires!r}")
+    if getattr(args, "last_failed", False):
+        chosen.append("--last-failed")
+    example = f"{columns[0]}::{scenarios[0].id}::non_stream" if columns and scenarios else "adapter::scenario::mode"
+    return (
+        f"{' with '.join(chosen) or 'this selection'} selects no case of {len(scenarios)} scenarios x "
+        f"{len(columns)} {noun} (a case is named like {example}; {known + '; ' if known else ''}`conformance list` "
+        f"shows the scenario ids and adapters); nothing ran and the reports in {args.report_dir} were left as they were"
     )
 
 
@@ -291,10 +365,17 @@ def finish(
     label: str = "",
     ci: CiOptions | None = None,
     rerun: Callable[[CaseResult], str] | None = None,
+    interrupted: bool = False,
+    error: str | None = None,
+    command: str = "run",
 ) -> int:
     """End a run on the terminal: the matrix, every failing case, the reports, the summary line;
-    the exit code (1 when a case fails, errors or is stale, a scenario file had problems, or no
-    case ran)."""
+    the exit code (1 when a case fails, errors or is stale, a scenario file had problems, a report
+    could not be written, or no case ran). ``interrupted`` (Ctrl-C): the reports of the cases that
+    finished, marked incomplete, and one line on stderr; exit 130. ``error``: the run stopped on an
+    internal error; the same, exit 1."""
+    if interrupted or error is not None:
+        return _finish_early(result, progress, report_dir, formats, ci=ci, rerun=rerun, command=command, error=error)
     notes: list[str] = []
     if ci is not None:
         result, notes = ci.settle(result)
@@ -306,32 +387,155 @@ def finish(
             print(case_text(case, rerun=rerun(case) if rerun is not None else None), file=out)
     for note in notes:
         print(note, file=out)
-    reruns = {
-        f"{c.adapter}::{c.scenario}::{c.mode}": rerun(c)
-        for c in result.cases
-        if rerun is not None and c.status in ("fail", "error", "stale")
-    }
-    written = write_run_reports(result, report_dir, formats, reruns=reruns)
+    written, failed = write_run_reports(result, report_dir, formats, reruns=_reruns(result, rerun))
+    for failure in failed:
+        print(f"conformance {command}: error: report {failure}", file=sys.stderr)
     counts = result.counts()
     summary = ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s])
     print(
         f"{label}{len(result.cases)} cases: {summary or 'none'}; reports: {', '.join(map(str, written)) or 'none'}",
         file=out,
     )
-    failed = counts["fail"] + counts["error"] + counts["stale"]
-    return 1 if failed or result.problems or not result.cases else 0
+    failures = counts["fail"] + counts["error"] + counts["stale"]
+    return 1 if failures or result.problems or not result.cases or failed else 0
+
+
+def _finish_early(
+    result: RunResult,
+    progress: Progress | None,
+    report_dir: Path,
+    formats: list[str],
+    *,
+    ci: CiOptions | None,
+    rerun: Callable[[CaseResult], str] | None,
+    command: str,
+    error: str | None,
+) -> int:
+    if progress is not None:
+        progress.done()
+    finished = len(result.cases)
+    cases = f"{finished} finished case{'' if finished == 1 else 's'}"
+    if error is None:
+        how, code = "interrupted (Ctrl-C)", INTERRUPTED
+    else:
+        how, code = f"stopped by an internal error ({error}; please report it)", 1
+    if not finished and error is None:  # nothing to report: the last run's reports stay
+        print(
+            f"conformance {command}: interrupted (Ctrl-C) before any case finished; the reports in {report_dir} "
+            "were left as they were",
+            file=sys.stderr,
+        )
+        return INTERRUPTED
+    with _ignoring_interrupts():  # a second Ctrl-C does not cost the partial reports
+        if ci is not None and not ci.update:  # judged by the baseline; never a baseline from half a run
+            result, _ = ci.settle(result)
+        reason = f"{how} after {cases}; the cases that did not finish are not listed"
+        reruns = _reruns(result, rerun)
+        written, failed = write_run_reports(result, report_dir, formats, reruns=reruns, incomplete=reason)
+    for failure in failed:
+        print(f"conformance {command}: error: report {failure}", file=sys.stderr)
+    reports = f"partial reports (marked incomplete): {', '.join(map(str, written))}" if written else "no report"
+    print(f"conformance {command}: {how} after {cases}; {reports}", file=sys.stderr)
+    return code
+
+
+@contextmanager
+def _ignoring_interrupts() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _reruns(result: RunResult, rerun: Callable[[CaseResult], str] | None) -> dict[str, str]:
+    return {
+        f"{c.adapter}::{c.scenario}::{c.mode}": rerun(c)
+        for c in result.cases
+        if rerun is not None and c.status in ("fail", "error", "stale")
+    }
+
+
+class Finished:
+    """The progress callback of a run: keeps every case that finished, in order (the reports of a run
+    that Ctrl-C ended come from here), and passes it on to ``show``.
+
+    ``watching()`` notes every Ctrl-C while the run goes: Python drops a ``KeyboardInterrupt``
+    raised where it cannot propagate (in an at-fork hook while a worker starts, in a finaliser) and
+    prints it as "Exception ignored"; such a Ctrl-C still ends the run, at the next finished case,
+    and is not printed."""
+
+    def __init__(self, show: Callable[[CaseResult], None] | None = None) -> None:
+        self.cases: list[CaseResult] = []
+        self.show = show
+        self.interrupted = False
+        self.error: str | None = None
+        """Set by ``crashed()``: the run stopped on an internal error (type and message)."""
+
+    @property
+    def early(self) -> bool:
+        """Did the run stop before its end (Ctrl-C, an internal error)?"""
+        return self.interrupted or self.error is not None
+
+    def crashed(self) -> None:
+        """Note the exception being handled as the end of the run, and print its traceback (a bug to report)."""
+        kind, exc, _ = sys.exc_info()
+        traceback.print_exc(file=sys.stderr)
+        self.error = f"{kind.__name__ if kind else 'error'}: {exc}"
+
+    def __call__(self, case: CaseResult) -> None:
+        self.cases.append(case)
+        if self.show is not None:
+            self.show(case)
+        if self.interrupted:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def watching(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread() or (
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler  # ignored (nohup, a test): as it is
+        ):
+            yield
+            return
+        previous_hook = sys.unraisablehook
+
+        def interrupt(signum: int, frame: object) -> None:
+            self.interrupted = True
+            raise KeyboardInterrupt
+
+        def hook(unraisable: Any) -> None:
+            if not isinstance(unraisable.exc_value, KeyboardInterrupt):  # a dropped Ctrl-C is noted above
+                previous_hook(unraisable)
+
+        signal.signal(signal.SIGINT, interrupt)
+        sys.unraisablehook = hook
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            sys.unraisablehook = previous_hook
 
 
 def write_run_reports(
-    result: RunResult, report_dir: Path, formats: list[str], *, reruns: dict[str, str] | None = None
-) -> list[Path]:
-    """Write the reports in ``formats`` (none: no report) and return their paths (``reruns``: the
-    command that reruns each failing case, for the Markdown report)."""
+    result: RunResult,
+    report_dir: Path,
+    formats: list[str],
+    *,
+    reruns: dict[str, str] | None = None,
+    incomplete: str | None = None,
+) -> tuple[list[Path], list[ReportFailure]]:
+    """Write the reports in ``formats`` (none: no report), each on its own; the paths written and the
+    reports that failed (``reruns``: the command that reruns each failing case, for the Markdown
+    report; ``incomplete``: why the run stopped early)."""
     if not formats:
-        return []
-    from conformance.reporting import write_reports
+        return [], []
+    from conformance.reporting import write_each_report
 
-    return list(write_reports(result, report_dir, formats=tuple(formats), reruns=reruns))
+    done = write_each_report(result, report_dir, formats=tuple(formats), reruns=reruns, incomplete=incomplete)
+    return list(done.written), list(done.failed)
 
 
 class Progress:
@@ -388,13 +592,23 @@ def case_text(case: CaseResult, *, rerun: str | None = None) -> str:
         lines.append(f"  {check.check}: {check.status} {check.message}".rstrip())
         for finding in check.findings[:8]:
             turn = f"turn {finding.turn} " if finding.turn is not None else ""
-            values = f"expected {finding.expected!r}, actual {finding.actual!r}"
+            values = f"expected {_shown(finding.expected)}, actual {_shown(finding.actual)}"
             lines.append(f"    {turn}{finding.path}: {finding.message} ({values})")
     if case.cassette:
         lines.append(f"  cassette: {case.cassette}")
     if rerun:
         lines.append(f"  rerun: {rerun}")
     return "\n".join(lines)
+
+
+def _shown(value: Any) -> str:
+    """``repr(value)``; a value nested too deeply for ``repr`` is shown cut (``conformance.reporting.cap_depth``)."""
+    try:
+        return repr(value)
+    except RecursionError:
+        from conformance.reporting import cap_depth
+
+        return repr(cap_depth(value))
 
 
 def list_command(args: argparse.Namespace, out: TextIO | None = None) -> int:

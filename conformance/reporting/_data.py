@@ -7,6 +7,9 @@ order (ones only named by a case follow, sorted). Values become JSON values (tup
 bytes -> text, non-finite floats -> strings, anything else -> ``repr``), then every string goes
 through ``conformance.traffic.scrub``: key-shaped strings and the caller's named secrets become
 ``REDACTED``, and so does the value of every secret header and key query parameter in an exchange.
+A list or mapping nested deeper than ``MAX_DEPTH`` levels becomes a marker string (``cap_depth``), so
+no renderer recurses without bound on a hostile body. A run that was interrupted carries its reason
+in ``incomplete`` (and an ``error`` verdict: it did not do what was asked).
 The published contract is ``conformance/schemas/report.schema.json``.
 """
 
@@ -21,6 +24,7 @@ from conformance.traffic.scrub import Scrubber
 from conformance.verdicts import STATUS_ORDER, CaseResult, CheckVerdict, Finding, RunResult, Status, worst
 
 __all__ = [
+    "MAX_DEPTH",
     "MODES",
     "REPORT_FORMAT",
     "AdapterData",
@@ -39,6 +43,7 @@ __all__ = [
     "Tally",
     "as_report",
     "build_report",
+    "cap_depth",
     "check_family",
 ]
 
@@ -47,6 +52,9 @@ REPORT_FORMAT = 1
 
 Mode: TypeAlias = Literal["non_stream", "stream"]
 MODES: tuple[Mode, ...] = ("non_stream", "stream")
+
+MAX_DEPTH = 100
+"""Lists and mappings nested deeper than this in a reported value are cut (``cap_depth``)."""
 
 _HEADER_KEYS = frozenset({"headers", "request_headers", "response_headers"})
 _URL_KEYS = frozenset({"url", "uri"})
@@ -155,6 +163,8 @@ class CommandData(TypedDict):
 class Report(TypedDict):
     report_format: int
     suite_version: str
+    incomplete: str | None
+    """Why the report does not hold every selected case (the run was interrupted), or None."""
     summary: Summary
     adapters: list[AdapterData]
     scenarios: list[ScenarioData]
@@ -171,8 +181,9 @@ def check_family(check: str) -> str:
     return check.split(".", 1)[0] or check
 
 
-def build_report(run: RunResult, *, secrets: Iterable[str] = ()) -> Report:
-    """The whole report of ``run`` as JSON-ready data, scrubbed of key-shaped strings and ``secrets``."""
+def build_report(run: RunResult, *, secrets: Iterable[str] = (), incomplete: str | None = None) -> Report:
+    """The whole report of ``run`` as JSON-ready data, scrubbed of key-shaped strings and ``secrets``;
+    ``incomplete``: why the run stopped before its end (its report lists only the cases that finished)."""
     adapters = _ordered([a.name for a in run.adapters], (c.adapter for c in run.cases))
     scenarios = _ordered([s.id for s in run.scenarios], (c.scenario for c in run.cases))
     rank_a = {name: i for i, name in enumerate(adapters)}
@@ -183,7 +194,8 @@ def build_report(run: RunResult, *, secrets: Iterable[str] = ()) -> Report:
     report: Report = {
         "report_format": REPORT_FORMAT,
         "suite_version": run.suite_version,
-        "summary": _summary(run, cases, adapters),
+        "incomplete": incomplete,
+        "summary": _summary(run, cases, adapters, incomplete=incomplete is not None),
         "adapters": [_adapter(run, name) for name in adapters],
         "scenarios": [_scenario(run, name) for name in scenarios],
         "matrix": _matrix(cases, adapters, scenarios),
@@ -266,14 +278,14 @@ def _counts(statuses: Iterable[Status]) -> Tally:
     return {"total": sum(counts.values()), "statuses": dict(counts)}
 
 
-def _summary(run: RunResult, cases: list[CaseData], adapters: list[str]) -> Summary:
+def _summary(run: RunResult, cases: list[CaseData], adapters: list[str], *, incomplete: bool) -> Summary:
     overall = _counts(c["status"] for c in cases)
     families: dict[str, list[Status]] = {}
     for case in cases:
         for check in case["checks"]:
             families.setdefault(check["family"], []).append(check["status"])
     verdict = worst([c["status"] for c in cases])
-    if run.problems:  # a scenario that did not load is a run that did not do what was asked
+    if run.problems or incomplete:  # a scenario that did not load, an interrupted run: not what was asked
         verdict = "error"
     return {
         "verdict": verdict,
@@ -357,22 +369,54 @@ def _seconds(value: float) -> float:
 # -- JSON values and scrubbing ---------------------------------------------------------------------------
 
 
-def _jsonable(value: Any) -> Any:
-    """``value`` as a JSON value (every run result can be reported, whatever a check put in it)."""
+def cap_depth(value: Any, limit: int = MAX_DEPTH) -> Any:
+    """A copy of the JSON value ``value`` in which every list or mapping nested deeper than ``limit``
+    levels (the outermost is level 1) is a marker string (iterative: any depth is safe)."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]  # (value, its container, key, depth)
+    while stack:
+        item, parent, key, depth = stack.pop()
+        if isinstance(item, Mapping | list | tuple) and depth >= limit:
+            parent[key] = _cut(limit)
+        elif isinstance(item, Mapping):
+            copy: dict[Any, Any] = dict.fromkeys(item)
+            parent[key] = copy
+            stack.extend((v, copy, k, depth + 1) for k, v in item.items())
+        elif isinstance(item, list | tuple):
+            items: list[Any] = [None] * len(item)
+            parent[key] = items
+            stack.extend((v, items, i, depth + 1) for i, v in enumerate(item))
+        else:
+            parent[key] = item
+    return root[0]
+
+
+def _cut(limit: int) -> str:
+    return f"… (nested deeper than {limit} levels: cut in the report)"
+
+
+def _jsonable(value: Any, depth: int = 0) -> Any:
+    """``value`` as a JSON value (every run result can be reported, whatever a check put in it); lists
+    and mappings deeper than ``MAX_DEPTH`` become a marker (a recursion never goes deeper)."""
     if value is None or isinstance(value, bool | int | str):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).decode("utf-8", errors="replace")
+    deeper = depth + 1
+    if deeper > MAX_DEPTH and isinstance(value, Mapping | list | tuple | set | frozenset):
+        return _cut(MAX_DEPTH)
     if isinstance(value, Mapping):
-        return {k if isinstance(k, str) else repr(k): _jsonable(v) for k, v in value.items()}
+        return {k if isinstance(k, str) else repr(k): _jsonable(v, deeper) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return [_jsonable(v, deeper) for v in value]
     if isinstance(value, set | frozenset):
-        return sorted((_jsonable(v) for v in value), key=repr)
+        return sorted((_jsonable(v, deeper) for v in value), key=repr)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+        if deeper > MAX_DEPTH:
+            return _cut(MAX_DEPTH)
+        return _jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)}, depth)
     return repr(value)
 
 

@@ -1,4 +1,7 @@
-"""Text helpers shared by the renderers (pure): values as JSON text, labels, safe characters."""
+"""Text helpers shared by the renderers (pure): values as JSON text, labels, safe characters.
+
+Values nested deeper than ``MAX_DEPTH`` are shown cut (``cap_depth``), never with a ``RecursionError``.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import json
 import re
 from typing import Any
 
-from conformance.reporting._data import CaseData, FindingData
+from conformance.reporting._data import CaseData, FindingData, cap_depth
 
 __all__ = [
     "MODE_LABELS",
@@ -37,21 +40,28 @@ def _escape(match: re.Match[str]) -> str:
 
 def compact_json(value: Any) -> str:
     """One line of JSON (strings quoted, so ``"1"`` and ``1`` differ); Unicode kept."""
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), sort_keys=False)
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), sort_keys=False)
+    except RecursionError:
+        return json.dumps(cap_depth(value), ensure_ascii=False, separators=(", ", ": "), sort_keys=False)
 
 
 def pretty_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2)
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2)
+    except RecursionError:
+        return json.dumps(cap_depth(value), ensure_ascii=False, indent=2)
 
 
 def parse_json_text(text: str) -> tuple[bool, Any]:
-    """``(True, value)`` when ``text`` holds a JSON object or array, else ``(False, None)``."""
+    """``(True, value)`` when ``text`` holds a JSON object or array (cut below ``MAX_DEPTH`` levels),
+    else ``(False, None)``; text nested too deeply for the parser stays text."""
     stripped = text.strip()
     if stripped[:1] not in ("{", "["):
         return False, None
     try:
-        return True, json.loads(stripped)
-    except ValueError:
+        return True, cap_depth(json.loads(stripped))
+    except (ValueError, RecursionError):
         return False, None
 
 

@@ -17,7 +17,7 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.reporting._data import CaseData, CheckData, ModeCell, Report, ScenarioData, as_report
+from conformance.reporting._data import MAX_DEPTH, CaseData, CheckData, ModeCell, Report, ScenarioData, as_report
 from conformance.reporting._format import (
     MODE_LABELS,
     compact_json,
@@ -104,6 +104,8 @@ ul.passing li { scroll-margin-top: 48px; }
 dl.prov { display: grid; grid-template-columns: max-content 1fr; gap: 0 12px; margin: 0; }
 dl.prov dt { color: var(--muted); }
 dl.prov dd { margin: 0; }
+p.incomplete { border: 2px solid #82071e; background: #ffebe9; color: #82071e; padding: 8px 12px;
+               border-radius: 6px; }
 footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
 """
 
@@ -187,9 +189,12 @@ def _header(data: Report) -> str:
     chips = "".join(
         f'<span class="chip">{_badge(status)}<b>{summary["statuses"][status]}</b></span>' for status in STATUS_ORDER
     )
+    incomplete = data.get("incomplete")
+    banner = f'<p class="incomplete" role="alert"><b>Incomplete report</b>: {_e(incomplete)}</p>' if incomplete else ""
     return (
         "<header>"
         "<h1>Conformance report</h1>"
+        f"{banner}"
         f'<p class="meta">suite <b class="mono">{_e(data["suite_version"])}</b> · verdict {_badge(summary["verdict"])}'
         f" · <b>{summary['cases']}</b> cases · <b>{len(data['adapters'])}</b> adapters"
         f" · <b>{len(data['scenarios'])}</b> scenarios · {summary['duration']:.2f} s</p>"
@@ -335,10 +340,11 @@ def _exchange(index: int, exchange: Mapping[str, Any]) -> str:
     return f'<details class="exchange"><summary>{_e(line)}</summary>{fact_line}{"".join(blocks)}</details>'
 
 
-def _bodies(value: Any) -> Any:
-    """A request or response with JSON-in-a-string bodies parsed, so the page shows them indented."""
-    if isinstance(value, Mapping):
-        return {k: _bodies(v) for k, v in value.items()}
+def _bodies(value: Any, depth: int = 0) -> Any:
+    """A request or response with JSON-in-a-string bodies parsed, so the page shows them indented
+    (mappings below ``MAX_DEPTH`` levels are left as they are)."""
+    if isinstance(value, Mapping) and depth < MAX_DEPTH:
+        return {k: _bodies(v, depth + 1) for k, v in value.items()}
     if isinstance(value, str):
         ok, parsed = parse_json_text(value)
         return parsed if ok else value

@@ -17,9 +17,16 @@ SCHEMA_RESOURCE = "schemas/report.schema.json"
 
 
 def render_json(report: RunResult | Report | Mapping[str, Any]) -> str:
-    """The report as JSON (``report.json``): two-space indent, key order kept, Unicode kept."""
+    """The report as JSON (``report.json``): two-space indent, key order kept, Unicode kept (all of it
+    ``\\u``-escaped when a string holds a lone surrogate, which UTF-8 cannot carry)."""
     # allow_nan=False: build_report turns non-finite floats into strings, so this never raises for it
-    return json.dumps(as_report(report), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    data = as_report(report)
+    text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(data, ensure_ascii=True, indent=2, allow_nan=False) + "\n"
+    return text
 
 
 def report_schema() -> dict[str, Any]:

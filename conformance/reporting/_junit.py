@@ -6,7 +6,8 @@
 findings; a stale known gap is a failure too (the declaration must go, like pytest's strict xpass);
 an error gets ``<error>`` with the traceback; unsupported and xfail get ``<skipped message=...>``.
 The ``tests``/``failures``/``errors``/``skipped`` counts follow. ``<testsuites>`` carries no
-``skipped`` attribute, which that XSD does not allow there.
+``skipped`` attribute, which that XSD does not allow there. An incomplete report (an interrupted
+run) gives every ``<testsuite>`` a ``<property name="incomplete" value="<why>"/>``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def render_junit(report: RunResult | Report | Mapping[str, Any]) -> str:
     time = 0.0
     for adapter, cases in by_adapter.items():
         suite = ET.SubElement(root, "testsuite", {"name": _a(adapter)})
+        if data.get("incomplete"):  # <properties> comes first in a <testsuite>
+            properties = ET.SubElement(suite, "properties")
+            ET.SubElement(properties, "property", {"name": "incomplete", "value": _a(str(data["incomplete"]))})
         counts = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
         suite_time = 0.0
         for case in cases:

@@ -72,9 +72,10 @@ def _status(status: str) -> str:
 
 def _summary(data: Report, out: list[str]) -> None:
     summary = data["summary"]
+    out += ["# Conformance report", ""]
+    if data.get("incomplete"):
+        out += [f"> **Incomplete report**: {_text(str(data['incomplete']))}", ""]
     out += [
-        "# Conformance report",
-        "",
         f"Suite {_code(data['suite_version'])} · verdict {_status(summary['verdict'])} · "
         f"{summary['cases']} cases · {len(data['adapters'])} adapters · {len(data['scenarios'])} scenarios",
         "",

@@ -164,3 +164,31 @@ def test_a_driver_failing_to_import_under_python_names_the_cause(
     assert certify("--client", f"{driver}:CLIENT", "--python", sys.executable) == 2
     err = capsys.readouterr().err
     assert "ModuleNotFoundError" in err and "litellm_not_installed_here" in err
+
+
+@pytest.mark.parametrize(
+    ("selection", "named"),
+    [(("-k", "no_such_case"), "-k 'no_such_case' selects no case"), (("--wires", ""), "--wires '' selects no case")],
+)
+def test_an_empty_selection_exits_2_with_a_hint_and_leaves_the_reports_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], selection: tuple[str, ...], named: str
+) -> None:
+    driver = write_driver(tmp_path)
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "report.json").write_text("old")
+    assert certify("--client", f"{driver}:CLIENT", *selection, "--report-dir", str(reports)) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("conformance certify: error: ") and named in err
+    assert "acme declares the wires anthropic; `conformance list` shows the scenario ids" in err
+    assert [p.name for p in reports.iterdir()] == ["report.json"] and (reports / "report.json").read_text() == "old"
+
+
+def test_a_report_dir_that_is_a_file_is_a_usage_error_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    driver = write_driver(tmp_path)
+    (tmp_path / "reports").write_text("x")
+    assert certify("--client", f"{driver}:CLIENT", "--report-dir", str(tmp_path / "reports")) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"--report-dir {tmp_path / 'reports'}: it is a file, not a folder" in err

@@ -590,3 +590,63 @@ def test_the_realworld_json_output_keeps_the_contract(realworld_dir: Path, capsy
     assert items[1]["response"]["tool_calls"][0]["name"] == "get_conversation_code"
     assert items[2]["request"]["tools"] == ["get_conversation_code"]
     assert [bool(i["problems"]) for i in items] == [True, False, False, True]
+
+
+# --------------------------------------------------------------------------------------------
+# malformed arguments and URIs (issue 14): a clear message, never a traceback
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "uri",
+    ["http://[::1", "http://[::1/v1/chat/completions", "http://[zz]/v1/chat/completions", "https://[", "http://]["],
+)
+def test_a_request_uri_that_is_not_a_url_is_a_problem_of_its_interaction(
+    tmp_path: Path, fake_adapter: Adapter, capsys: pytest.CaptureFixture[str], uri: str
+) -> None:
+    path = cassette_file(tmp_path, exchange({"model": "m"}, '{"text": "x"}', uri=uri), GOOD)
+    code, out, err = run_cli(capsys, "inspect", str(path))
+    assert code == 1 and err == ""
+    assert f"{path}: interaction 0: the request URI {uri!r} is not a URL" in out
+    assert "fix or re-record it" in out
+    assert "2 interaction(s), 1 with problems" in out  # the other interaction is still decoded
+
+
+@pytest.mark.parametrize(
+    ("argument", "message"),
+    [
+        ("", "an empty PATH"),
+        ("  ", "an empty PATH"),
+        ("x" * 5000, "File name too long"),
+    ],
+)
+def test_malformed_path_arguments_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], argument: str, message: str
+) -> None:
+    code, out, err = run_cli(capsys, "inspect", argument)
+    assert code == 2 and out == ""
+    assert err.startswith("conformance inspect: error: ") and message in err
+    assert len(err) < 500  # a 5000-character name is shortened in the message
+
+
+@pytest.mark.parametrize("argument", ["http://[::1", "a\x00b", "/dev/null", "-", "[", "file:///etc/passwd"])
+def test_odd_path_arguments_are_unreadable_files_not_crashes(capsys: pytest.CaptureFixture[str], argument: str) -> None:
+    code, out, err = run_cli(capsys, "inspect", argument)
+    assert code in (1, 2), (code, out, err)
+    assert "Traceback" not in out + err
+
+
+def test_an_unexpected_failure_costs_only_its_interaction(
+    tmp_path: Path, fake_adapter: Adapter, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def explode(uri: str, body: Any) -> str:
+        if "explode" in uri:
+            raise LookupError("a bug of ours")
+        return "fake"
+
+    monkeypatch.setattr(inspect_module, "detect_adapter", explode)
+    path = cassette_file(tmp_path, exchange({"model": "m"}, "{}", uri=CHAT + "?explode"), GOOD)
+    code, out, _ = run_cli(capsys, "inspect", str(path))
+    assert code == 1
+    assert "interaction 0: cannot be inspected: LookupError: a bug of ours" in out
+    assert "2 interaction(s), 1 with problems" in out

@@ -6,10 +6,13 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from conformance.cli import build_parser, main
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def run_module(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -87,3 +90,77 @@ def test_console_script() -> None:
     done = subprocess.run(["conformance", "--help"], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0
     assert "inspect" in done.stdout
+
+
+# -- Ctrl-C and closed pipes (issue 14): one line and 130, or quiet and 141; never a traceback ------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "target"),
+    [
+        (["list"], "conformance.cli.run.list_command"),
+        (["validate"], "conformance.cli.validate.validate_command"),
+        (["inspect", "x.yaml"], "conformance.cli.inspect.inspect_paths"),
+        (["record", "--emulator"], "conformance.cli.record.record_command_main"),
+        (["selftest"], "conformance.selftest.selftest_command"),
+        (["emulator"], "conformance.emulator.serve_command"),
+        (["mcp-server"], "conformance.mcp_bridge.server.serve_stdio"),
+        (["run"], "conformance.cli.run.run_command"),
+        (["certify", "--client", "x:y"], "conformance.cli.certify.certify_command"),
+    ],
+)
+def test_ctrl_c_in_any_command_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str], target: str
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(target, interrupted)
+    assert main(argv) == 130
+    out, err = capsys.readouterr()
+    assert err == f"conformance {argv[0]}: interrupted (Ctrl-C)\n"
+    assert out == ""
+
+
+def test_a_silent_mcp_server_stop_still_says_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("conformance.mcp_bridge.server.serve_stdio", lambda: 130)
+    assert main(["mcp-server"]) == 130
+    assert capsys.readouterr().err == "conformance mcp-server: interrupted (Ctrl-C)\n"
+
+
+def read_then_close(argv: list[str], *, lines: int) -> tuple[int, str]:
+    """Run ``conformance ARGV`` with stdout a pipe whose reader reads ``lines`` lines and goes away
+    (``| head -N``); the exit code and stderr."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None and process.stderr is not None
+    for _ in range(lines):
+        assert process.stdout.readline()
+    process.stdout.close()
+    with process.stderr:
+        err = process.stderr.read()
+    return process.wait(timeout=120), err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["list"], ["inspect", "cassettes/anthropic"], ["inspect", "--format", "json", "cassettes/openai_chat"]],
+)
+def test_a_reader_that_goes_away_ends_an_output_command_quietly_with_141(argv: list[str]) -> None:
+    code, err = read_then_close(argv, lines=1)
+    assert (code, err) == (141, "")
+
+
+def test_main_turns_a_broken_pipe_into_141_with_stdout_quieted(monkeypatch: pytest.MonkeyPatch) -> None:
+    quieted: list[bool] = []
+
+    def broken(args: object) -> int:
+        raise BrokenPipeError
+
+    monkeypatch.setattr("conformance.cli.run.list_command", broken)
+    monkeypatch.setattr("conformance.cli._output.quiet_stdout", lambda: quieted.append(True))  # not pytest's own fd 1
+    assert main(["list"]) == 141
+    assert quieted == [True]

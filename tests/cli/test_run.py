@@ -1,13 +1,19 @@
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conformance.cli import main
 from conformance.cli.run import CHECK_IDS, FAMILIES, compile_keyword, load_adapter
 from conformance.errors import UsageError
+from conformance.reporting import FORMATS
 
 
 def test_keyword_expressions_select_like_pytest() -> None:
@@ -139,3 +145,270 @@ def test_exhaustive_runs_get_a_longer_default_timeout(monkeypatch: pytest.Monkey
             main(["run", "-k", "get_time", "--report-dir", str(tmp_path), *argv])
         assert seen.pop() == expected
     assert run_module.EXHAUSTIVE_TIMEOUT > run_module.TIMEOUT
+
+
+# -- Ctrl-C, closed pipes, the report folder and empty selections (issue 14) ------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+SYMBOLS = set(".FEuxS")
+
+
+def interrupt_after(argv: list[str], *, cases: int, cwd: Path) -> tuple[int, str, str]:
+    """Start ``conformance ARGV`` in its own process group, wait until ``cases`` progress symbols are
+    out, then Ctrl-C the group as a terminal does; the exit code, all of stdout, and stderr."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance", *argv],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    seen = b""
+    while sum(chr(b) in SYMBOLS for b in seen.rpartition(b"  ")[2]) < cases:
+        chunk = os.read(process.stdout.fileno(), 1)
+        assert chunk, f"the run ended before {cases} cases: {seen!r}"
+        seen += chunk
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    return process.returncode, (seen + out).decode(), err.decode()
+
+
+def progress_symbols(out: str) -> int:
+    """How many cases the progress lines show (``adapter   ..F.u``: the symbols after the name)."""
+    lines = out.split("\n\n", 1)[0].splitlines()
+    return sum(sum(c in SYMBOLS for c in line.split(maxsplit=1)[1]) for line in lines if " " in line.strip())
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="process groups and SIGINT are POSIX")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_writes_partial_reports_of_the_finished_cases_marked_incomplete(tmp_path: Path, jobs: str) -> None:
+    reports = tmp_path / "reports"
+    argv = ["run", "--adapters", "openai_chat,anthropic", "-j", jobs, "--report-dir", str(reports)]
+    code, out, err = interrupt_after(argv, cases=12, cwd=tmp_path)
+    assert code == 130, err
+    assert "Traceback" not in err and "Exception ignored" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("conformance run: interrupted (Ctrl-C) after ")
+    assert f"partial reports (marked incomplete): {reports / 'report.json'}" in lines[0]
+    data = json.loads((reports / "report.json").read_text(encoding="utf-8"))
+    assert data["incomplete"].startswith("interrupted (Ctrl-C) after")
+    assert data["summary"]["verdict"] == "error"
+    finished = len(data["cases"])
+    assert 12 <= finished < 2 * 2 * 82  # only what finished, not the whole selection
+    assert finished == progress_symbols(out)  # exactly the cases shown as finished
+    assert f"after {finished} finished cases" in lines[0]
+    assert "**Incomplete report**" in (reports / "report.md").read_text(encoding="utf-8")
+    assert 'class="incomplete"' in (reports / "report.html").read_text(encoding="utf-8")
+    junit = (reports / "junit.xml").read_text(encoding="utf-8")
+    assert '<property name="incomplete" value="interrupted (Ctrl-C)' in junit
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="process groups and SIGINT are POSIX")
+def test_ctrl_c_in_certify_writes_partial_reports_marked_incomplete(tmp_path: Path) -> None:
+    driver = tmp_path / "acme_driver.py"
+    driver.write_text(
+        "from conformance.adapters import for_format\n"
+        "from conformance.clients.translator import TranslatorClient\n"
+        'CLIENT = TranslatorClient(for_format("anthropic"), name="acme")\n'
+    )
+    reports = tmp_path / "reports"
+    argv = ["certify", "--client", f"{driver}:CLIENT", "--report-dir", str(reports)]
+    code, out, err = interrupt_after(argv, cases=6, cwd=tmp_path)
+    assert code == 130, err
+    assert len(err.splitlines()) == 1 and err.startswith("conformance certify: interrupted (Ctrl-C) after "), err
+    data = json.loads((reports / "report.json").read_text(encoding="utf-8"))
+    assert data["incomplete"] and 6 <= len(data["cases"]) == progress_symbols(out)
+
+
+SMALL_PIPE = ("--adapter", "openai_chat", "--scenarios", "basic/*", "-j", "1")
+
+
+def test_a_closed_pipe_does_not_stop_the_run_or_its_reports(tmp_path: Path) -> None:
+    """``conformance run | head -1``: the output goes quiet, the run ends, the reports are written and
+    the exit code is the run's own."""
+    reports = tmp_path / "reports"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance", "run", *SMALL_PIPE, "--report-dir", str(reports)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert os.read(process.stdout.fileno(), 1)
+    process.stdout.close()
+    with process.stderr:
+        err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 0, err
+    assert err == ""
+    data = json.loads((reports / "report.json").read_text(encoding="utf-8"))
+    assert data["incomplete"] is None and len(data["cases"]) == 16
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+SMALL = ("--adapter", "openai_chat", "--scenarios", "basic/single_call", "-j", "1")
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (lambda d: d.write_text("x"), "it is a file, not a folder"),
+        (lambda d: (d / "report.json").mkdir(parents=True), "report.json is a folder"),
+    ],
+)
+def test_a_report_dir_that_cannot_be_written_is_a_usage_error_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], make: Any, reason: str
+) -> None:
+    target = tmp_path / "reports"
+    make(target)
+    code, out, err = run_main(capsys, "run", *SMALL, "--report-dir", str(target))
+    assert code == 2 and out == ""  # not a case ran: no progress, no matrix
+    assert err.startswith(f"conformance run: error: --report-dir {target}: ") and reason in err
+
+
+def test_a_report_dir_under_a_file_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("x")
+    code, _, err = run_main(capsys, "run", *SMALL, "--report-dir", str(tmp_path / "file" / "reports"))
+    assert code == 2 and "cannot create it (Not a directory" in err
+
+
+def test_a_missing_report_dir_is_created_with_its_parents(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "a" / "b" / "reports"
+    code, _, _ = run_main(capsys, "run", *SMALL, "--report-dir", str(target))
+    assert code == 0 and (target / "report.json").is_file()
+
+
+@pytest.mark.parametrize(
+    ("selection", "named"),
+    [
+        (("-k", "no_such_case"), "-k 'no_such_case' selects no case of 82 scenarios x 1 adapters"),
+        (("--scenarios", "EMPTY"), "--scenarios EMPTY selects no case of 0 scenarios"),
+        (("-k", "stream and not stream"), "-k 'stream and not stream' selects no case"),
+    ],
+)
+def test_an_empty_selection_exits_2_with_a_hint_and_leaves_the_reports_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], selection: tuple[str, ...], named: str
+) -> None:
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "report.json").write_text('{"old": true}')
+    (tmp_path / "empty").mkdir()
+    argv = [a.replace("EMPTY", str(tmp_path / "empty")) for a in selection]
+    code, out, err = run_main(capsys, "run", "--adapter", "openai_chat", *argv, "--report-dir", str(reports))
+    assert code == 2 and out == ""
+    assert named.replace("EMPTY", str(tmp_path / "empty")) in err
+    assert "`conformance list` shows the scenario ids and adapters" in err
+    assert f"the reports in {reports} were left as they were" in err
+    assert sorted(p.name for p in reports.iterdir()) == ["report.json"]
+    assert (reports / "report.json").read_text() == '{"old": true}'
+
+
+def test_a_report_that_fails_is_one_line_and_exit_1_and_the_others_are_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(report: object) -> str:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setitem(FORMATS, "html", ("report.html", broken))
+    code, out, err = run_main(capsys, "run", *SMALL, "--report-dir", str(tmp_path))
+    assert code == 1
+    assert err == (
+        f"conformance run: error: report {tmp_path / 'report.html'}: not written: a value is nested too deeply "
+        "to render (RecursionError: maximum recursion depth exceeded)\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["junit.xml", "report.json", "report.md"]
+    assert f"reports: {tmp_path / 'report.json'}, {tmp_path / 'report.md'}, {tmp_path / 'junit.xml'}" in out
+
+
+@pytest.mark.parametrize("command", ["run", "record"])
+def test_a_scenarios_dir_that_is_missing_a_file_or_holds_a_link_out_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    (tmp_path / "file.yaml").write_text("x")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mine.yaml").write_text((REPO / "scenarios/basic/single_call.yaml").read_text())
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "mine.yaml").symlink_to(outside / "mine.yaml")
+    extra = ["--emulator", "--cassette-dir", str(tmp_path / "cassettes")] if command == "record" else []
+    for folder, message in [
+        (tmp_path / "missing", "no such folder"),
+        (tmp_path / "file.yaml", "it is a file, not a folder"),
+        (tree, "is not under the scenarios folder"),
+    ]:
+        code, _, err = run_main(capsys, command, *extra, "--scenarios-dir", str(folder))
+        assert code == 2, err
+        assert err.startswith(f"conformance {command}: error: ") and message in err and str(folder) in err
+    assert not (tmp_path / "cassettes").exists()
+
+
+def test_an_internal_error_mid_run_still_writes_the_reports_of_the_finished_cases(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.verdicts import CaseResult
+
+    def run_suite(scenarios: object, adapters: object, options: object, *, progress: Any, problems: object) -> Any:
+        progress(CaseResult(adapter="openai_chat", scenario="basic/single_call", mode="non_stream", status="pass"))
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr("conformance.run.runner.run_suite", run_suite)
+    code, _, err = run_main(capsys, "run", *SMALL, "--report-dir", str(tmp_path))
+    assert code == 1
+    assert "Traceback" in err and "RuntimeError: a bug of ours" in err  # a bug to report: its traceback
+    assert err.splitlines()[-1] == (
+        "conformance run: stopped by an internal error (RuntimeError: a bug of ours; please report it) after "
+        f"1 finished case; partial reports (marked incomplete): {tmp_path / 'report.json'}, {tmp_path / 'report.md'}, "
+        f"{tmp_path / 'report.html'}, {tmp_path / 'junit.xml'}"
+    )
+    data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert data["incomplete"].startswith("stopped by an internal error (RuntimeError: a bug of ours")
+    assert [c["id"] for c in data["cases"]] == ["openai_chat/basic/single_call/non_stream"]
+
+
+def test_a_finding_nested_too_deeply_for_repr_is_shown_cut() -> None:
+    from conformance.cli.run import case_text
+    from conformance.verdicts import CaseResult, CheckVerdict, Finding
+
+    deep: Any = []
+    for _ in range(5000):
+        deep = [deep]
+    finding = Finding(check="roundtrip.calls", message="differs", expected=1, actual=deep)
+    case = CaseResult(
+        adapter="a",
+        scenario="s",
+        mode="stream",
+        status="fail",
+        checks=(CheckVerdict(check="roundtrip.calls", status="fail", findings=(finding,)),),
+    )
+    text = case_text(case)
+    assert "expected 1, actual [[[[" in text and "nested deeper than 100 levels" in text
+
+
+def test_a_name_stdout_cannot_encode_is_printed_escaped_and_the_reports_written(tmp_path: Path) -> None:
+    """A scenario file whose name is not UTF-8 gives an id with a lone surrogate; a strict UTF-8
+    stdout (PYTHONIOENCODING=utf-8) prints it escaped instead of ending the run before its reports."""
+    folder = tmp_path / "mine" / "basic"
+    folder.mkdir(parents=True)
+    name = os.fsdecode(b"odd\xff.yaml")
+    (folder / name).write_text((REPO / "scenarios/basic/single_call.yaml").read_text())
+    reports = tmp_path / "reports"
+    argv = ["run", "--adapter", "openai_chat", "--scenarios-dir", str(tmp_path / "mine"), "-k", "odd", "-j", "1"]
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", *argv, "--report-dir", str(reports)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")
+    assert done.returncode == 1  # the odd scenario has no cassette: its cases are errors
+    assert b"basic/odd\\udcff" in done.stdout
+    assert json.loads((reports / "report.json").read_text(encoding="utf-8"))["summary"]["cases"] == 2

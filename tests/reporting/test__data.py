@@ -1,4 +1,6 @@
-"""build_report: counts, matrix, case order and ids, provenance, JSON values and scrubbing."""
+"""build_report: counts, matrix, case order and ids, provenance, JSON values and scrubbing; values
+nested thousands of levels deep cut at ``MAX_DEPTH`` with a marker, in the data and in every renderer
+(issue 14, defect 5)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,22 @@ import dataclasses
 import json
 import math
 import random
+import xml.etree.ElementTree as ET
+from typing import Any
 
-from conformance.reporting import build_report, check_family
+import jsonschema
+
+from conformance.reporting import (
+    MAX_DEPTH,
+    build_report,
+    cap_depth,
+    check_family,
+    render_html,
+    render_json,
+    render_junit,
+    render_markdown,
+    report_schema,
+)
 from conformance.traffic.scrub import REDACTED
 from conformance.verdicts import CaseResult, CheckVerdict, Finding, RunResult
 from tests.reporting._runs import (
@@ -32,6 +48,7 @@ def test_top_level_keys_come_in_a_fixed_order(mixed_run: RunResult) -> None:
     assert list(report) == [
         "report_format",
         "suite_version",
+        "incomplete",
         "summary",
         "adapters",
         "scenarios",
@@ -298,3 +315,93 @@ def test_an_empty_run_gives_an_empty_report(empty_run: RunResult) -> None:
 
 def test_building_twice_gives_the_same_report() -> None:
     assert json.dumps(build_report(build_mixed_run())) == json.dumps(build_report(build_mixed_run()))
+
+
+# -- values nested too deeply (issue 14) ------------------------------------------------------------
+
+
+def nested(depth: int) -> Any:
+    value: Any = "bottom"
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+def depth_of(value: Any) -> int:
+    """Levels of lists and mappings (iterative, so any depth can be measured)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = list(item.values()) if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is not None:
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def deep_run(mixed_run: RunResult, depth: int = 3000) -> RunResult:
+    """The mixed run with one failing case whose finding and exchange hold values ``depth`` levels deep."""
+    deep_text = "[" * depth + "]" * depth
+    case = CaseResult(
+        adapter="openai_chat",
+        scenario="basic/get-time",
+        mode="stream",
+        status="fail",
+        checks=(
+            CheckVerdict(
+                check="roundtrip.calls",
+                status="fail",
+                findings=(Finding(check="roundtrip.calls", message="deep", expected=1, actual=nested(depth)),),
+            ),
+        ),
+        exchanges=({"method": "POST", "url": "http://127.0.0.1/v1", "request": nested(depth), "response": deep_text},),
+    )
+    return dataclasses.replace(mixed_run, cases=(*mixed_run.cases[:1], case, *mixed_run.cases[2:]))
+
+
+def test_cap_depth_cuts_below_the_limit_with_a_marker_and_keeps_the_rest() -> None:
+    value = {"a": [1, {"b": [2, [3]]}], "c": "x"}
+    assert cap_depth(value, 10) == value
+    assert cap_depth(value, 2) == {"a": [1, "… (nested deeper than 2 levels: cut in the report)"], "c": "x"}
+    capped = cap_depth(nested(100_000), MAX_DEPTH)  # iterative: no RecursionError at any depth
+    assert depth_of(capped) == MAX_DEPTH
+
+
+def test_values_3000_levels_deep_render_in_every_format(mixed_run: RunResult) -> None:
+    run = deep_run(mixed_run)
+    report = build_report(run)
+    finding = report["cases"][1]["checks"][0]["findings"][0]
+    assert depth_of(finding["actual"]) == MAX_DEPTH
+    assert "nested deeper than 100 levels" in json.dumps(finding["actual"])
+    texts = {
+        "json": render_json(report),
+        "md": render_markdown(report),
+        "html": render_html(report),
+        "junit": render_junit(report),
+    }
+    for name, text in texts.items():
+        assert "nested deeper than 100 levels" in text, name
+    assert json.loads(texts["json"])["cases"][1]["exchanges"][0]["response"].startswith("[[[")
+    ET.fromstring(texts["junit"])
+
+
+def test_renderers_given_a_deep_mapping_directly_do_not_recurse_without_bound(mixed_run: RunResult) -> None:
+    """A report mapping not built by build_report (no cap yet) still renders: the text helpers cut it."""
+    report: Any = build_report(mixed_run)
+    report["cases"][0]["checks"][0]["findings"] = [
+        {"check": "x", "message": "m", "path": "", "expected": nested(5000), "actual": 1, "turn": None}
+    ]
+    report["cases"][0]["status"] = "fail"
+    report["cases"][0]["checks"][0]["status"] = "fail"
+    assert "nested deeper than" in render_markdown(report)
+    assert "nested deeper than" in render_junit(report)
+    assert "nested deeper than" in render_html(report)
+
+
+def test_a_complete_report_has_no_banner(mixed_run: RunResult) -> None:
+    report = build_report(mixed_run)
+    assert report["incomplete"] is None
+    jsonschema.Draft202012Validator(report_schema()).validate(json.loads(render_json(report)))
+    assert "Incomplete" not in render_markdown(report)
+    assert 'class="incomplete"' not in render_html(report)
+    assert "<properties>" not in render_junit(report)
