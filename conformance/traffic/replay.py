@@ -82,7 +82,11 @@ class ReplayBackend(httpx.BaseTransport):
 
 def _matches(interaction: Interaction, method: str, path: str, stream: object) -> bool:
     recorded = interaction.request
-    if recorded.method.upper() != method.upper() or urlsplit(recorded.uri).path != path:
+    try:
+        recorded_path = urlsplit(recorded.uri).path
+    except ValueError:  # a recorded URI that is not a URL (``http://[::1``) matches no request
+        return False
+    if recorded.method.upper() != method.upper() or recorded_path != path:
         return False
     return stream is None or bool(stream) == is_streaming(interaction)
 

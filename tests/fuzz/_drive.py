@@ -354,8 +354,8 @@ def _worker(seed: str) -> None:
                 retire = True
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            if threading.active_count() > base_threads:  # a case left running past its timeout
-                retire = True
+            if any(f.what == "hang" for f in findings) or threading.active_count() > base_threads + 2:
+                retire = True  # a case left running past its timeout would slow every later input
             payload = {"ran": ran, "findings": [asdict(f) for f in findings], "retire": retire}
             reply.write("done " + json.dumps(payload) + "\n")
             reply.flush()
