@@ -6,8 +6,9 @@ Each input runs through the entry points a user reaches with a file they were gi
   its (adapter, scenario) pair as ``conformance run`` plays it (``run_pair``, every check family);
   and for every ``FULL_RUN_EVERY``-th input the whole ``conformance run`` command writing its four
   reports;
-- a scenario: ``load_scenarios`` and ``load_scenario``; ``conformance validate`` (text and JSON)
-  and ``conformance list`` in-process; and for every ``FULL_RUN_EVERY``-th input that starts no
+- a scenario: ``load_scenarios`` and ``load_scenario``; its first request through every bundled
+  adapter's ``request_to_wire`` (where tool schemas are expanded); ``conformance validate`` (text
+  and JSON) and ``conformance list`` in-process; and for every ``FULL_RUN_EVERY``-th input that starts no
   command, ``conformance run`` with it as a user's scenario.
 
 A **crash** is an exception outside the ``ConformanceError`` hierarchy escaping a loader or a
@@ -29,6 +30,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import resource
 import select
 import shutil
@@ -123,7 +125,14 @@ class Hang(BaseException):
     """Raised by the per-input alarm (a ``BaseException``: no ``except Exception`` swallows it)."""
 
 
+_NOW: dict[str, str] = {"entry": "input", "where": ""}
+"""The entry point running, and where the alarm found the main thread (for a hang's report)."""
+
+
 _TRACEBACK = "Traceback (most recent call last)"
+_INTERNAL = re.compile(r"internal error (?:while|in) |please report it")
+"""How the package words a bug of its own it caught (a provider's "An internal error has occurred"
+in a recorded body is no finding)."""
 
 
 def _exception(exc: BaseException) -> str:
@@ -156,6 +165,7 @@ class _Checker:
     @contextlib.contextmanager
     def entry(self, name: str, allowed: tuple[type[BaseException], ...]) -> Iterator[None]:
         self.ran.append(name)
+        _NOW["entry"] = name
         try:
             yield
         except Hang:
@@ -170,6 +180,7 @@ class _Checker:
         from conformance.cli import main
 
         self.ran.append(name)
+        _NOW["entry"] = name
         out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict", write_through=True)
         err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict", write_through=True)
         code: Any = None
@@ -188,9 +199,9 @@ class _Checker:
         if _TRACEBACK in console:
             at = console.index(_TRACEBACK)
             self.crash(name, "traceback on the console:\n" + console[at : at + 1500])
-        elif "internal error" in console:
-            at = console.index("internal error")
-            self.crash(name, "internal error on the console: " + console[max(0, at - 200) : at + 400])
+        elif (found := _INTERNAL.search(console)) is not None:
+            start = console.rfind("\n", 0, found.start()) + 1
+            self.crash(name, "internal error on the console: " + console[start : start + 600])
         if code not in (0, 1, 2):
             self.crash(name, f"exit code {code!r} (expected 0, 1 or 2)")
         if reports is not None and code in (0, 1):
@@ -208,7 +219,7 @@ def _case_findings(checker: _Checker, cases: Sequence[Any]) -> None:
         if case.status == "error":
             if "timed out after" in message:
                 checker.crash("run_pair", f"{case.mode}: {message}", what="hang")
-            elif "internal error" in message:
+            elif _INTERNAL.search(message):
                 checker.crash("run_pair", f"{case.mode}: {message[:600]}")
             elif message.startswith(("the adapter raised ", "replay raised ")):
                 name = message.split(" raised ", 1)[1].split(":", 1)[0]
@@ -282,10 +293,13 @@ def _check_scenario(checker: _Checker, *, full_run: bool) -> None:
     with checker.entry("load_scenarios", (ConformanceError,)):
         result = load_scenarios([folder])
         for problem in result.problems:
-            if "internal error" in str(problem):
+            if _INTERNAL.search(str(problem)):
                 checker.crash("load_scenarios", str(problem)[:800])
+    scenario = None
     with checker.entry("load_scenario", (ConformanceError,)):
-        load_scenario(path, root=folder)
+        scenario = load_scenario(path, root=folder)
+    if scenario is not None and scenario.mcp is None:
+        _encode_requests(checker, scenario)
     checker.cli("validate", ["validate", str(path)])
     checker.cli("validate", ["validate", "--format", "json", str(path)])
     old = os.environ.get(ENV_VAR)
@@ -305,6 +319,22 @@ def _check_scenario(checker: _Checker, *, full_run: bool) -> None:
         checker.cli("run", argv, reports=reports)
 
 
+def _encode_requests(checker: _Checker, scenario: Any) -> None:
+    """The scenario's first request through every bundled adapter's ``request_to_wire`` (as ``run``
+    and ``record`` send it): tool schemas are expanded there (``$ref``)."""
+    from conformance.adapters import BUILTIN, get_adapter
+    from conformance.errors import ConformanceError
+    from conformance.model import Message
+    from conformance.run.conversation import build_request
+
+    first = scenario.turns[0].user if scenario.turns else ()
+    messages = [Message(role="user", parts=first)] if first else []
+    for name in sorted(BUILTIN):
+        for stream in (False, True):
+            with checker.entry("request_to_wire", (ConformanceError,)):
+                get_adapter(name).request_to_wire(build_request(scenario, messages, model="m", stream=stream))
+
+
 # --------------------------------------------------------------------------------------------
 # The worker process
 # --------------------------------------------------------------------------------------------
@@ -316,6 +346,8 @@ INPUT_TIMEOUT = float(os.environ.get("CONFORMANCE_FUZZ_INPUT_TIMEOUT", "20"))
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    stack = traceback.extract_stack(frame)[-5:] if frame is not None else []
+    _NOW["where"] = " <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(stack))
     raise Hang
 
 
@@ -342,15 +374,18 @@ def _worker(seed: str) -> None:
             ran: list[str] = []
             findings: list[Finding] = []
             inp: FuzzInput | None = None
+            _NOW.update(entry="input", where="")
             signal.setitimer(signal.ITIMER_REAL, INPUT_TIMEOUT)
             try:
                 inp = make_input(seed, key)
                 ran, findings = check_input(inp, Path(tmp) / "in", scenarios, full_run="full" in flags)
             except Hang:
-                findings = [_fail(seed, key, inp, "hang", f"over {INPUT_TIMEOUT:g} s (the worker's alarm)")]
+                detail = f"over {INPUT_TIMEOUT:g} s (the worker's alarm)\n  at {_NOW['where']}"
+                findings = [_fail(seed, key, inp, "hang", detail, entry=_NOW["entry"])]
                 retire = True
             except MemoryError as exc:
-                findings = [_fail(seed, key, inp, "crash", f"MemoryError under a {MEMORY_CAP >> 20} MiB cap: {exc}")]
+                detail = f"MemoryError under a {MEMORY_CAP >> 20} MiB cap: {exc}"
+                findings = [_fail(seed, key, inp, "crash", detail, entry=_NOW["entry"])]
                 retire = True
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
@@ -365,10 +400,10 @@ def _worker(seed: str) -> None:
     os._exit(0)  # abandoned case threads must not keep a retiring worker alive
 
 
-def _fail(seed: str, key: str, inp: FuzzInput | None, what: str, detail: str) -> Finding:
+def _fail(seed: str, key: str, inp: FuzzInput | None, what: str, detail: str, *, entry: str = "input") -> Finding:
     return Finding(
         what=what,
-        entry="input",
+        entry=entry,
         key=key,
         seed=seed,
         source=inp.source if inp else "?",
