@@ -198,7 +198,9 @@ def _c_python_tag() -> tuple[str, bytes]:
 def _c_istr_headers() -> tuple[str, bytes]:
     data = _cassette()
     _response(data)["headers"] = "@h@"
-    return _CASSETTE, _yaml(data, h="{? !!python/object/apply:multidict._multidict.istr [Content-Type] : [application/json]}")
+    return _CASSETTE, _yaml(
+        data, h="{? !!python/object/apply:multidict._multidict.istr [Content-Type] : [application/json]}"
+    )
 
 
 def _c_utf16() -> tuple[str, bytes]:
@@ -243,6 +245,17 @@ def _c_long_string() -> tuple[str, bytes]:
     data = _cassette()
     _response(data)["parsed_body"]["choices"][0]["message"]["content"] = "中" * 3_000_000
     return _CASSETTE, json.dumps(data, ensure_ascii=False).encode()
+
+
+def _c_huge_int(as_json: bool) -> Callable[[], tuple[str, bytes]]:
+    def make() -> tuple[str, bytes]:
+        data = _cassette()
+        _response(data)["parsed_body"]["usage"]["prompt_tokens"] = "@big@"
+        if as_json:
+            return _CASSETTE, json.dumps(data).replace('"@big@"', "9" * 5000).encode()
+        return _CASSETTE, _yaml(data, big="9" * 5000)
+
+    return make
 
 
 def _c_text(text: bytes) -> Callable[[], tuple[str, bytes]]:
@@ -375,6 +388,8 @@ _CASSETTES: dict[str, Callable[[], tuple[str, bytes]]] = {
     "nan-usage": _c_nan,
     "gemini-ref-bomb": _c_gemini_schema_bomb,
     "long-string": _c_long_string,
+    "huge-int-json": _c_huge_int(True),
+    "huge-int-yaml": _c_huge_int(False),
     "empty": _c_text(b""),
     "only-bom": _c_text(b"\xef\xbb\xbf"),
     "two-documents": _c_text(b"version: 1\ninteractions: []\n---\nversion: 1\n"),
@@ -409,7 +424,10 @@ _SCENARIOS: dict[str, Callable[[], tuple[str, bytes]]] = {
 def crafted() -> dict[str, FuzzInput]:
     """Every crafted input by name (``c-<name>`` for cassettes, ``s-<name>`` for scenarios)."""
     found: dict[str, FuzzInput] = {}
-    for prefix, kind, makers, root in (("c", "cassette", _CASSETTES, CASSETTES), ("s", "scenario", _SCENARIOS, SCENARIOS)):
+    for prefix, kind, makers, root in (
+        ("c", "cassette", _CASSETTES, CASSETTES),
+        ("s", "scenario", _SCENARIOS, SCENARIOS),
+    ):
         for name, make in makers.items():
             relpath, data = make()
             found[f"{prefix}-{name}"] = FuzzInput(

@@ -41,7 +41,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -205,7 +205,9 @@ class _Checker:
         if code not in (0, 1, 2):
             self.crash(name, f"exit code {code!r} (expected 0, 1 or 2)")
         if reports is not None and code in (0, 1):
-            missing = [n for n in ("report.json", "report.md", "report.html", "junit.xml") if not (reports / n).is_file()]
+            missing = [
+                n for n in ("report.json", "report.md", "report.html", "junit.xml") if not (reports / n).is_file()
+            ]
             if missing:
                 self.crash(name, f"exit {code} without the reports {', '.join(missing)}")
 
@@ -238,7 +240,9 @@ def _subclasses(cls: type) -> set[type]:
     return found
 
 
-def check_input(inp: FuzzInput, work: Path, scenarios: dict[str, Any], *, full_run: bool) -> tuple[list[str], list[Finding]]:
+def check_input(
+    inp: FuzzInput, work: Path, scenarios: dict[str, Any], *, full_run: bool
+) -> tuple[list[str], list[Finding]]:
     """Run ``inp`` through its entry points (files under ``work``); the entry points run, and the findings."""
     if work.exists():
         shutil.rmtree(work)
@@ -509,11 +513,10 @@ def _lane(seed: str, keys: Sequence[str], outcome: Outcome, lock: threading.Lock
                 proc = None
     finally:
         if proc is not None:
-            proc.proc.stdin.close()  # type: ignore[union-attr]
-            try:
+            with contextlib.suppress(OSError):
+                proc.proc.stdin.close()  # type: ignore[union-attr]  # EOF: the worker ends on its own
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                pass
             proc.stop()
 
 

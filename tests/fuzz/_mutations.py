@@ -150,6 +150,7 @@ _NUMBERS_JSON = [
     "0",
     "9" * 400,
     "-" + "9" * 400,
+    "9" * 5000,  # past int_max_str_digits (4,300): int() raises ValueError
     "18446744073709551616",
     "-9223372036854775809",
     "1e-400",
@@ -185,7 +186,9 @@ def _snippet(rng: random.Random, family: str, yaml_ok: bool) -> str:
         elif choice < 0.55:
             data = b"\x1f\x8b" + bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 40)))  # broken gzip
         elif choice < 0.8:
-            data = bytes(rng.choice([0x80, 0xC0, 0xED, 0xF5, 0xFF, 0xFE, 0x00, 0x41]) for _ in range(rng.randint(1, 64)))
+            data = bytes(
+                rng.choice([0x80, 0xC0, 0xED, 0xF5, 0xFF, 0xFE, 0x00, 0x41]) for _ in range(rng.randint(1, 64))
+            )
         else:
             data = gzip.compress(b'{"a": ' * 5000 + b"1" + b"}" * 5000, mtime=0)
         return f'!!binary "{_b64(data)}"'
@@ -364,7 +367,11 @@ def _ref_schema(rng: random.Random, levels: int | None = None) -> dict[str, Any]
             "$defs": {"A": {"type": "object", "properties": {"b": {"$ref": "#/$defs/B"}}}, "B": {"$ref": "#/$defs/A"}},
         }
     if shape == "self":
-        return {"type": "object", "properties": {"me": {"$ref": "#"}}, "definitions": {"x": {"$ref": "#/definitions/x"}}}
+        return {
+            "type": "object",
+            "properties": {"me": {"$ref": "#"}},
+            "definitions": {"x": {"$ref": "#/definitions/x"}},
+        }
     if shape == "exponential":
         n = levels or rng.choice([10, 20, 26, 32])
         defs: dict[str, Any] = {"d0": {"type": "string"}}
@@ -375,7 +382,10 @@ def _ref_schema(rng: random.Random, levels: int | None = None) -> dict[str, Any]
             }
         return {"type": "object", "properties": {"root": {"$ref": f"#/$defs/d{n}"}}, "$defs": defs}
     if shape == "dangling":
-        return {"type": "object", "properties": {"a": {"$ref": rng.choice(["#/nope", "#/$defs/", "", "#/%zz", "#/~2"])}}}
+        return {
+            "type": "object",
+            "properties": {"a": {"$ref": rng.choice(["#/nope", "#/$defs/", "", "#/%zz", "#/~2"])}},
+        }
     if shape == "remote":
         return {"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/schema.json"}}}
     return {"type": rng.choice(["objekt", ["object", 5], None]), "properties": rng.choice([[], "x", {"a": 5}])}
@@ -454,7 +464,9 @@ def _chunks(rng: random.Random, doc: _Doc) -> None:
 def _status(rng: random.Random, doc: _Doc) -> None:
     paths = [p for p, v in _nodes(doc.data) if p and p[-1] in ("status", "code", "status_code")]
     if paths:
-        value = rng.choice([-1, 0, 99, 199, 299, 300, 404, 429, 499, 500, 503, 600, 999, 2**40, "200", "abc", None, 200.5])
+        value = rng.choice(
+            [-1, 0, 99, 199, 299, 300, 404, 429, 499, 500, 503, 600, 999, 2**40, "200", "abc", None, 200.5]
+        )
         doc.data = _set(doc.data, rng.choice(paths), value)
 
 
@@ -605,8 +617,10 @@ def _encoding(rng: random.Random, data: bytes) -> bytes:
         if how == "latin-1":
             return text.encode("latin-1", "replace")
         if how == "cesu":
-            return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass").encode(
-                "utf-8", "surrogatepass"
+            return (
+                text.encode("utf-16-le", "surrogatepass")
+                .decode("utf-16-le", "surrogatepass")
+                .encode("utf-8", "surrogatepass")
             )
         return text.encode(how, "surrogatepass")
     except UnicodeError:

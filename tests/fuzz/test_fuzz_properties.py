@@ -138,7 +138,9 @@ def _dump(data: Any, as_json: bool) -> bytes:
 
 @FUZZ
 @given(st.sampled_from(_CASSETTE_FILES), st.data(), _VALUES, st.booleans())
-def test_a_cassette_with_any_value_anywhere_crashes_nothing(relpath: str, data: st.DataObject, value: Any, as_json: bool) -> None:
+def test_a_cassette_with_any_value_anywhere_crashes_nothing(
+    relpath: str, data: st.DataObject, value: Any, as_json: bool
+) -> None:
     document = json.loads((CASSETTES / relpath).read_text("utf-8"))
     paths = list(_nodes(document))
     path = data.draw(st.sampled_from(paths[1:]), label="path")
