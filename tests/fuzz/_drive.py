@@ -63,6 +63,8 @@ FULL_RUN_EVERY = 20
 reports written."""
 MEMORY_CAP = 1536 << 20
 """Bytes of address space a worker may take (``RLIMIT_AS``)."""
+_RETIRE_KIB = 512 << 10
+"""A worker whose peak resident size passed this (KiB) is replaced after its input."""
 
 
 @dataclass(frozen=True)
@@ -361,7 +363,23 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
     raise Hang
 
 
-def _worker(seed: str) -> None:
+def _selftest(action: str) -> None:
+    """Misbehave on purpose (``selftest:<action>`` keys), so a test sees the watchdog catch it."""
+    if action == "hang":
+        while True:
+            pass
+    if action == "stuck":  # deaf to the alarm: only the parent's watchdog ends it
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+        time.sleep(3600)
+    if action == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if action == "memory":
+        bytearray(MEMORY_CAP * 2)
+    if action == "raise":
+        raise KeyError("selftest")
+
+
+def _worker(seed: str, input_timeout: float) -> None:
     """Read input keys on stdin, one a line; for each answer ``start`` and then ``done`` with the findings."""
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
@@ -385,12 +403,22 @@ def _worker(seed: str) -> None:
             findings: list[Finding] = []
             inp: FuzzInput | None = None
             _NOW.update(entry="input", where="")
-            signal.setitimer(signal.ITIMER_REAL, INPUT_TIMEOUT)
+            signal.setitimer(signal.ITIMER_REAL, input_timeout)
             try:
-                inp = make_input(seed, key)
-                ran, findings = check_input(inp, Path(tmp) / "in", scenarios, full_run="full" in flags)
+                if key.startswith("selftest:"):
+                    _NOW["entry"] = "selftest"
+                    ran = ["selftest"]
+                    try:
+                        _selftest(key.partition(":")[2])
+                    except (Hang, MemoryError):
+                        raise
+                    except Exception as exc:
+                        findings = [_fail(seed, key, None, "crash", _exception(exc), entry="selftest")]
+                else:
+                    inp = make_input(seed, key)
+                    ran, findings = check_input(inp, Path(tmp) / "in", scenarios, full_run="full" in flags)
             except Hang:
-                detail = f"over {INPUT_TIMEOUT:g} s (the worker's alarm)\n  at {_NOW['where']}"
+                detail = f"over {input_timeout:g} s (the worker's alarm)\n  at {_NOW['where']}"
                 findings = [_fail(seed, key, inp, "hang", detail, entry=_NOW["entry"])]
                 retire = True
             except MemoryError as exc:
@@ -401,6 +429,8 @@ def _worker(seed: str) -> None:
                 signal.setitimer(signal.ITIMER_REAL, 0)
             if any(f.what == "hang" for f in findings) or threading.active_count() > base_threads + 2:
                 retire = True  # a case left running past its timeout would slow every later input
+            if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > _RETIRE_KIB:
+                retire = True  # a big input left the heap grown: the next input starts under the cap afresh
             payload = {"ran": ran, "findings": [asdict(f) for f in findings], "retire": retire}
             reply.write("done " + json.dumps(payload) + "\n")
             reply.flush()
@@ -428,11 +458,20 @@ def _fail(seed: str, key: str, inp: FuzzInput | None, what: str, detail: str, *,
 
 
 class _Process:
-    def __init__(self, seed: str) -> None:
+    def __init__(self, seed: str, input_timeout: float) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
         env["PYTHONHASHSEED"] = "0"
         self.proc = subprocess.Popen(
-            [sys.executable, "-X", "faulthandler", "-m", "tests.fuzz._drive", "--worker", "--seed", seed],
+            [
+                sys.executable,
+                "-m",
+                "tests.fuzz._drive",
+                "--worker",
+                "--seed",
+                seed,
+                "--input-timeout",
+                str(input_timeout),
+            ],
             cwd=ROOT,
             env=env,
             stdin=subprocess.PIPE,
@@ -477,28 +516,30 @@ class _Process:
 
 
 _STARTUP_SECONDS = 60.0
+_WATCHDOG_SLACK = float(os.environ.get("CONFORMANCE_FUZZ_WATCHDOG_SLACK", "10"))
 
 
-def _lane(seed: str, keys: Sequence[str], outcome: Outcome, lock: threading.Lock) -> None:
+def _lane(seed: str, keys: Sequence[str], outcome: Outcome, lock: threading.Lock, input_timeout: float) -> None:
     """Run ``keys`` in order in one worker at a time, restarting it after a hang, a crash or a retirement."""
     proc: _Process | None = None
     try:
         for number, key in enumerate(keys):
             if proc is None:
-                proc = _Process(seed)
+                proc = _Process(seed, input_timeout)
                 startup = time.monotonic() + _STARTUP_SECONDS
             else:
                 startup = time.monotonic()
             flags = "full" if number % FULL_RUN_EVERY == FULL_RUN_EVERY - 1 or key.startswith("crafted:") else ""
             proc.send(f"{key} {flags}")
-            line = proc.read_line(max(startup, time.monotonic()) + INPUT_TIMEOUT + 10)
+            slack = input_timeout + _WATCHDOG_SLACK  # the worker's own alarm comes first
+            line = proc.read_line(max(startup, time.monotonic()) + slack)
             if line is not None and line.startswith("start "):
-                line = proc.read_line(time.monotonic() + INPUT_TIMEOUT + 10)
+                line = proc.read_line(time.monotonic() + slack)
             if line is None or not line.startswith("done "):
                 dead = proc.proc.poll()
                 proc.stop()
                 what, detail = (
-                    ("hang", f"no answer within {INPUT_TIMEOUT + 10:g} s (killed by the watchdog)")
+                    ("hang", f"no answer within {slack:g} s (killed by the watchdog)")
                     if dead is None
                     else ("crash", f"the worker process died (exit status {dead}) on this input")
                 )
@@ -533,13 +574,17 @@ def _safe_input(seed: str, key: str) -> FuzzInput | None:
         return None
 
 
-def run_inputs(seed: str, keys: Sequence[str], *, workers: int = 2) -> Outcome:
+def run_inputs(seed: str, keys: Sequence[str], *, workers: int = 2, input_timeout: float | None = None) -> Outcome:
     """Run every input of ``keys`` in ``workers`` worker processes; every finding collected (none stops the run)."""
     outcome = Outcome()
     lock = threading.Lock()
     started = time.perf_counter()
     lanes = [keys[i::workers] for i in range(workers)]
-    threads = [threading.Thread(target=_lane, args=(seed, lane, outcome, lock)) for lane in lanes if lane]
+    threads = [
+        threading.Thread(target=_lane, args=(seed, lane, outcome, lock, input_timeout or INPUT_TIMEOUT))
+        for lane in lanes
+        if lane
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -565,12 +610,13 @@ def _main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.fuzz._drive", description=__doc__.split("\n")[0])
     parser.add_argument("--seed", default=os.environ.get("CONFORMANCE_FUZZ_SEED", "0"))
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--input-timeout", type=float, default=INPUT_TIMEOUT, help=argparse.SUPPRESS)
     parser.add_argument("--write", metavar="FILE", help="write the input's bytes to FILE instead of running it")
     parser.add_argument("kind", nargs="?", choices=("cassette", "scenario", "crafted"))
     parser.add_argument("index", nargs="?", help="the input's number (or a crafted input's name)")
     args = parser.parse_args(argv)
     if args.worker:
-        _worker(args.seed)
+        _worker(args.seed, args.input_timeout)
         return 0
     if not args.kind or args.index is None:
         parser.error("give KIND and INDEX (e.g. cassette 17)")
