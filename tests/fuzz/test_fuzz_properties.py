@@ -30,7 +30,7 @@ EXAMPLE_SECONDS = 10.0
 """An example running longer is a hang."""
 
 FUZZ = settings(
-    max_examples=60,
+    max_examples=40,
     deadline=5000,
     derandomize=True,
     database=None,
