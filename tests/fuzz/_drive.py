@@ -481,6 +481,8 @@ class _Process:
             bufsize=1,
         )
         self.buffer = ""
+        self.eof = False
+        """The worker closed its end (it died, or exited): not a hang."""
 
     def send(self, line: str) -> None:
         assert self.proc.stdin is not None
@@ -500,6 +502,7 @@ class _Process:
                 return None
             chunk = os.read(fd, 1 << 16)
             if not chunk:
+                self.eof = True
                 return None
             self.buffer += chunk.decode("utf-8", "replace")
         line, _, self.buffer = self.buffer.partition("\n")
@@ -537,6 +540,9 @@ def _lane(seed: str, keys: Sequence[str], outcome: Outcome, lock: threading.Lock
                 line = proc.read_line(time.monotonic() + slack)
             if line is None or not line.startswith("done "):
                 dead = proc.proc.poll()
+                if dead is None and proc.eof:  # closed its end: dying, not yet reaped
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        dead = proc.proc.wait(10)
                 proc.stop()
                 what, detail = (
                     ("hang", f"no answer within {slack:g} s (killed by the watchdog)")
