@@ -84,10 +84,16 @@ class Finding:
     """The exception (type, message, innermost frames) or the bad output."""
 
     def describe(self) -> str:
+        kind, _, index = self.key.partition(":")
+        how = (
+            "the input's bytes follow (a hypothesis example)"
+            if self.seed == "hypothesis"
+            else f"python -m tests.fuzz._drive --seed {self.seed} {kind} {index}"
+        )
         return (
             f"{self.what} in {self.entry}: {self.key} seed={self.seed} from {self.source} by {self.mutations}\n"
             f"    {self.detail.strip().replace(chr(10), chr(10) + '    ')}\n"
-            f"    reproduce: python -m tests.fuzz._drive --seed {self.seed} {self.key.replace(':', ' ')}"
+            f"    reproduce: {how}"
         )
 
 
