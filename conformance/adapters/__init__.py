@@ -79,7 +79,10 @@ def detect_adapter(url: str, body: Mapping[str, Any] | None = None) -> str | Non
     OpenAI-compatible servers (Azure deployments, Mistral, Gemini's ``/openai/`` endpoint) speak
     ``openai_chat``; Bedrock "mantle" serves ``openai_responses`` at ``/openai/v1/responses``.
     """
-    path = urlsplit(url).path.rstrip("/")
+    try:
+        path = urlsplit(url).path.rstrip("/")
+    except ValueError:  # not a URL (``http://[::1``): no adapter serves it
+        return None
     if path.endswith("/chat/completions"):
         return "openai_chat"
     if path.endswith("/responses"):

@@ -288,10 +288,10 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
 
 def _usage_from_wire(raw: Mapping[str, Any]) -> Usage:
     """Usage with ``input_tokens`` = input + cache creation + cache read (SDK docstring, E19)."""
-    base = raw.get("input_tokens")
-    write = raw.get("cache_creation_input_tokens")
-    read = raw.get("cache_read_input_tokens")
-    output = raw.get("output_tokens")
+    base = _tokens(raw.get("input_tokens"))
+    write = _tokens(raw.get("cache_creation_input_tokens"))
+    read = _tokens(raw.get("cache_read_input_tokens"))
+    output = _tokens(raw.get("output_tokens"))
     total_input = None if base is None else base + (write or 0) + (read or 0)
     return Usage(
         input_tokens=total_input,
@@ -300,6 +300,11 @@ def _usage_from_wire(raw: Mapping[str, Any]) -> Usage:
         cache_read_tokens=read,
         cache_write_tokens=write,
     )
+
+
+def _tokens(value: Any) -> int | None:
+    """A token count as the wire gives it; anything but an integer (a string, a float, a bool) is none."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _finish_event(raw_reason: str | None, completed_calls: bool) -> Finish:

@@ -482,9 +482,11 @@ def _loads(data: bytes | str) -> Any:
         value = orjson.loads(data)
     except orjson.JSONDecodeError:
         return _loads_by_digits(data)
-    if isinstance(value, (dict, list, float)) and b"+" in orjson.dumps(value):
-        return _loads_by_digits(data)
-    return value
+    try:
+        exponent = isinstance(value, (dict, list, float)) and b"+" in orjson.dumps(value)
+    except TypeError:  # nested deeper than orjson writes (it reads deeper than it writes)
+        exponent = True
+    return _loads_by_digits(data) if exponent else value
 
 
 def _loads_by_digits(data: bytes | str) -> Any:
@@ -503,7 +505,7 @@ def load_json_body(body: bytes | str | Mapping[str, Any] | None) -> Any:
         return body
     try:
         return _loads(body) if body else None
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the stdlib parser goes
         return None
 
 

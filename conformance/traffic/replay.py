@@ -82,7 +82,11 @@ class ReplayBackend(httpx.BaseTransport):
 
 def _matches(interaction: Interaction, method: str, path: str, stream: object) -> bool:
     recorded = interaction.request
-    if recorded.method.upper() != method.upper() or urlsplit(recorded.uri).path != path:
+    try:
+        recorded_path = urlsplit(recorded.uri).path
+    except ValueError:  # a recorded URI that is not a URL (``http://[::1``) matches no request
+        return False
+    if recorded.method.upper() != method.upper() or recorded_path != path:
         return False
     return stream is None or bool(stream) == is_streaming(interaction)
 
@@ -91,12 +95,18 @@ def _response(interaction: Interaction, *, stream: bool) -> httpx.Response:
     """The recorded response; a body that broke while recording (``interrupted``) breaks again."""
     response = interaction.response
     assert response is not None
-    headers = [(k, v) for k, v in response.headers.items() if k not in _DROP_ON_REPLAY]
+    # as bytes, as they come off a socket: httpx encodes a str header as ASCII and raises on any
+    # other character, which a cassette (untrusted input) may hold
+    headers = [(_raw(k), _raw(v)) for k, v in response.headers.items() if k not in _DROP_ON_REPLAY]
     if stream and response.chunks:
         pieces = list(response.chunks)  # the pieces as they arrived when recorded
     else:
         pieces = split_stream_body(response.body) if stream and response.body else [response.body]
     return httpx.Response(response.status, headers=headers, stream=_Pieces(pieces, response.interrupted))
+
+
+def _raw(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 def replay_transport(

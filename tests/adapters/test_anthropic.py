@@ -671,6 +671,20 @@ def test_usage_total_input_includes_cache_reads_and_writes() -> None:
     assert (usage.cache_read_tokens, usage.cache_write_tokens) == (20, 5)
 
 
+@pytest.mark.parametrize("odd", ["12", 1.5, True, None, [3]])
+def test_a_usage_count_that_is_not_an_integer_is_no_count(odd: Any) -> None:
+    # found by the fuzz tier: a string count raised TypeError (int + str) out of response_from_wire
+    body = _message([{"type": "text", "text": "x"}], input_tokens=10, output_tokens=7)
+    body["usage"]["cache_read_input_tokens"] = odd
+    usage = adapter.response_from_wire(body).usage
+    assert usage is not None
+    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.cache_read_tokens) == (10, 7, 17, None)
+    body["usage"]["input_tokens"] = odd
+    usage = adapter.response_from_wire(body).usage
+    assert usage is not None
+    assert (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (None, 7, None)
+
+
 def test_server_tool_blocks_are_not_client_calls() -> None:
     body = _message(
         [

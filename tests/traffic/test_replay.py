@@ -123,3 +123,38 @@ def test_a_stream_broken_while_recording_breaks_again_on_replay(tmp_path: Path) 
         with pytest.raises(StreamInterruptedError, match="replayed interruption"):
             list(chunks)  # what arrived before the break ("short", the cut chunk's start), then the break
     assert transport.exchanges[0].response_body == first + b"short"
+
+
+def test_a_recorded_uri_that_is_not_a_url_matches_no_request() -> None:
+    # found by the fuzz tier: urlsplit("http://[::1") raises ValueError, which escaped the replay
+    from conformance.traffic.cassettes import Cassette, Interaction, RecordedRequest, RecordedResponse
+
+    bad = Interaction(
+        index=0,
+        request=RecordedRequest(method="POST", uri="http://[::1"),
+        response=RecordedResponse(status=200, body=b"{}"),
+    )
+    good = replace(bad, index=1, request=RecordedRequest(method="POST", uri="http://127.0.0.1/api/chat"))
+    cassette = Cassette(path="bad.yaml", interactions=(bad, good))
+    request = WireRequest(path="/api/chat", body={"model": "m", "stream": False})
+    with replay_transport(cassette, wire="ollama") as transport:
+        assert transport.send(request).body == b"{}"
+        with pytest.raises(ReplayMissError, match=r"bad\.yaml: no recorded interaction matches POST /api/chat"):
+            transport.send(request)
+
+
+@pytest.mark.parametrize("value", ["caf\u00e9", "\u2028", "\U0001f980", "\ufeffx", "a\ud800b"])
+def test_a_recorded_header_outside_ascii_is_replayed(value: str) -> None:
+    # found by the fuzz tier: httpx encodes a str header as ASCII, and its UnicodeEncodeError escaped
+    from conformance.traffic.cassettes import Cassette, Interaction, RecordedRequest, RecordedResponse
+
+    recorded = Interaction(
+        index=0,
+        request=RecordedRequest(method="POST", uri="http://127.0.0.1/api/chat"),
+        response=RecordedResponse(status=200, headers={"x-odd": value, "content-type": "application/json"}, body=b"{}"),
+    )
+    request = WireRequest(path="/api/chat", body={"model": "m", "stream": False})
+    with replay_transport(Cassette(path="odd.yaml", interactions=(recorded,)), wire="ollama") as transport:
+        response = transport.send(request)
+    assert response.body == b"{}"
+    assert response.headers["content-type"] == "application/json"
