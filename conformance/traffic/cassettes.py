@@ -27,12 +27,14 @@ result and the error messages are those of the safe loader.
 
 A file that cannot be read raises ``CassetteNotFoundError`` or ``CassetteFormatError`` (file,
 line, column and what to do). A malformed interaction does not stop the others: its problems are
-recorded on that ``Interaction``.
+recorded on that ``Interaction``. Cassettes are untrusted: a file past a bound of
+``conformance.limits`` (YAML alias expansion, nodes, nesting; a gzip body that inflates past
+``body_bytes``, decompressed in a stream that stops there; a body nesting JSON past
+``nesting_depth``) raises ``InputLimitError`` naming the file, the interaction and the limit.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -44,7 +46,8 @@ from typing import Any
 
 import orjson
 
-from conformance.errors import CassetteError, CassetteFormatError, CassetteNotFoundError
+from conformance.errors import CassetteError, CassetteFormatError, CassetteNotFoundError, InputLimitError
+from conformance.limits import Limits, current
 from conformance.traffic.safe_yaml import parse_yaml
 
 __all__ = [
@@ -168,7 +171,7 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     except OSError as exc:
         raise CassetteError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
     document = parse_yaml(name, data)
-    return _read_cassette(name, document)
+    return _read_cassette(name, document, current())
 
 
 # --------------------------------------------------------------------------------------------
@@ -178,7 +181,7 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
 _SHAPE_HINT = "a vcrpy cassette is a mapping with `version: 1` and an `interactions` list of {request, response}"
 
 
-def _read_cassette(name: str, document: Any) -> Cassette:
+def _read_cassette(name: str, document: Any, limits: Limits) -> Cassette:
     if document is None:
         raise CassetteFormatError(name, "the file is empty", hint=_SHAPE_HINT)
     if not isinstance(document, dict):
@@ -192,7 +195,7 @@ def _read_cassette(name: str, document: Any) -> Cassette:
         raise CassetteFormatError(name, f"`interactions` is a {_kind(raw_interactions)}, not a list", hint=_SHAPE_HINT)
     version = document.get("version")
     problems = [] if version == 1 else [_line(name, f"`version` is {version!r}, expected 1", "read as version 1")]
-    interactions = tuple(_read_interaction(name, i, raw) for i, raw in enumerate(raw_interactions))
+    interactions = tuple(_read_interaction(name, i, raw, limits) for i, raw in enumerate(raw_interactions))
     provenance = document.get("provenance")
     return Cassette(
         path=name,
@@ -210,18 +213,18 @@ def _line(name: str, problem: str, hint: str, index: int | None = None) -> str:
 class _Problems:
     """Collects the problems of one interaction."""
 
-    __slots__ = ("index", "lines", "name")
+    __slots__ = ("index", "limits", "lines", "name")
 
-    def __init__(self, name: str, index: int) -> None:
-        self.name, self.index = name, index
+    def __init__(self, name: str, index: int, limits: Limits) -> None:
+        self.name, self.index, self.limits = name, index, limits
         self.lines: list[str] = []
 
     def add(self, problem: str, hint: str) -> None:
         self.lines.append(_line(self.name, problem, hint, self.index))
 
 
-def _read_interaction(name: str, index: int, raw: Any) -> Interaction:
-    problems = _Problems(name, index)
+def _read_interaction(name: str, index: int, raw: Any, limits: Limits) -> Interaction:
+    problems = _Problems(name, index, limits)
     if not isinstance(raw, dict):
         problems.add(f"is a {_kind(raw)}, not a mapping with `request` and `response`", "fix or re-record it")
         return Interaction(index=index, request=_NO_REQUEST, response=None, problems=tuple(problems.lines))
@@ -259,7 +262,9 @@ def _read_request(raw: dict[str, Any], problems: _Problems) -> RecordedRequest:
     if isinstance(value, dict):
         value = value.get("string")
     body = _to_bytes(value, "request", problems)
-    return RecordedRequest(method=method, uri=uri, headers=headers, body=body, json=_parse_json(body))
+    return RecordedRequest(
+        method=method, uri=uri, headers=headers, body=body, json=_parse_json(body, "request", problems)
+    )
 
 
 def _read_response(raw: dict[str, Any], problems: _Problems) -> RecordedResponse | None:
@@ -299,7 +304,7 @@ def _read_response(raw: dict[str, Any], problems: _Problems) -> RecordedResponse
         problems.add("the response has no body", "expected `body: {string: ...}`, `parsed_body:` or `content:`")
         value = None
     body = _to_bytes(value, "response", problems) or b""
-    parsed = None if content_type in _STREAM_TYPES else _parse_json(body)
+    parsed = _parse_json(body, "response", problems, stream=content_type in _STREAM_TYPES)
     interrupted = raw.get("interrupted")
     return RecordedResponse(
         status=status,
@@ -360,7 +365,7 @@ def _to_bytes(value: Any, side: str, problems: _Problems) -> bytes | None:
     if isinstance(value, bytes):
         if value[:2] == _GZIP_MAGIC:
             try:
-                return gzip.decompress(value)
+                return _gunzip(value, side, problems)
             except (OSError, EOFError, zlib.error) as exc:
                 problems.add(
                     f"the {side} body starts with the gzip magic but does not decompress: {exc}",
@@ -369,6 +374,35 @@ def _to_bytes(value: Any, side: str, problems: _Problems) -> bytes | None:
         return value
     problems.add(f"the {side} body is a {_kind(value)}, not text or bytes", "expected a string or !!binary")
     return None
+
+
+def _gunzip(data: bytes, side: str, problems: _Problems) -> bytes:
+    """``gzip.decompress`` in a stream that stops past ``body_bytes`` (a gzip bomb inflates a
+    thousandfold): never more than the limit plus one byte is held."""
+    limit = problems.limits.body_bytes
+    pieces: list[bytes] = []
+    total = 0
+    while data:
+        stream = zlib.decompressobj(wbits=31)  # one gzip member
+        piece = stream.decompress(data, limit + 1 - total)
+        total += len(piece)
+        if total > limit:
+            raise InputLimitError(
+                problems.name,
+                f"the {side} body (gzip) inflates too much",
+                limit="body_bytes",
+                value=limit,
+                interaction=problems.index,
+            )
+        pieces.append(piece)
+        if not stream.eof:
+            raise EOFError("the gzip stream ends before its end-of-stream marker")
+        data = stream.unused_data
+        if data[:2] != _GZIP_MAGIC:
+            if data.strip(b"\0"):
+                raise OSError("trailing data after the gzip stream")
+            break
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 def _from_parsed_body(value: Any, side: str, problems: _Problems) -> tuple[bytes | None, Any]:
@@ -384,13 +418,42 @@ def _from_parsed_body(value: Any, side: str, problems: _Problems) -> tuple[bytes
 _JSON_START = re.compile(rb"[ \t\r\n]*[\[{]").match
 
 
-def _parse_json(body: bytes | None) -> Any:
-    if not body or not _JSON_START(body):
+def _parse_json(body: bytes | None, side: str, problems: _Problems, *, stream: bool = False) -> Any:
+    """The body parsed as one JSON document (None for a stream, or a body that is not JSON); a body
+    whose brackets nest past ``nesting_depth`` (JSON, or the JSON events of a stream) raises."""
+    if not body:
+        return None
+    limit = problems.limits.nesting_depth
+    if body.count(b"[") + body.count(b"{") > limit and _bracket_depth(body) > limit:
+        raise InputLimitError(
+            problems.name,
+            f"the {side} body nests JSON too deeply",
+            limit="nesting_depth",
+            value=limit,
+            interaction=problems.index,
+        )
+    if stream or not _JSON_START(body):
         return None
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
         return None
+
+
+_BRACKETS = re.compile(rb'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
+
+
+def _bracket_depth(body: bytes) -> int:
+    """How deeply the brackets of ``body`` nest outside JSON strings (without parsing it)."""
+    depth = deepest = 0
+    for token in _BRACKETS.findall(body):
+        first = token[:1]
+        if first in (b"[", b"{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif first in (b"]", b"}"):
+            depth = max(depth - 1, 0)
+    return deepest
 
 
 _KIND_NAMES: dict[type, str] = {type(None): "null", dict: "mapping", list: "list", str: "string", bytes: "bytes"}
