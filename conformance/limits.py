@@ -19,12 +19,22 @@ that variable). Values are whole numbers; ``K``, ``M`` and ``G`` suffixes multip
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from conformance.errors import UsageError
 
-__all__ = ["DESCRIPTIONS", "ENV_VAR", "Limits", "current", "how_to_raise", "parse", "with_overrides"]
+__all__ = [
+    "DESCRIPTIONS",
+    "ENV_VAR",
+    "Limits",
+    "current",
+    "expanded_schema_size",
+    "how_to_raise",
+    "parse",
+    "with_overrides",
+]
 
 ENV_VAR = "CONFORMANCE_LIMITS"
 """Environment variable holding the overrides, e.g. ``yaml_nodes=2000000,body_bytes=128M``."""
@@ -44,7 +54,7 @@ class Limits:
     """Characters of the scalars of one YAML document, each alias counted as the text it stands for."""
     nesting_depth: int = 100
     """Levels of nested mappings/lists in a YAML document, or in a JSON body of a cassette."""
-    body_bytes: int = 64 * _MIB
+    body_bytes: int = 32 * _MIB
     """Bytes of one body after gzip decompression."""
     schema_nodes: int = 100_000
     """Nodes of one tool's input schema once every ``$ref`` is inlined."""
@@ -115,3 +125,51 @@ def with_overrides(pairs: Sequence[str]) -> Limits:
     if pairs:
         os.environ[ENV_VAR] = ",".join(f"{name}={getattr(limits, name)}" for name in _NAMES)
     return limits
+
+
+class _Past(Exception):
+    pass
+
+
+def expanded_schema_size(schema: Any, *, stop: int) -> int:
+    """How many JSON values ``schema`` holds once every local ``$ref`` (``#/...``) is replaced by
+    what it points to, as an adapter that inlines references builds it (a reference met again
+    inside itself counts one). Linear in the schema: each reference is measured once. Counting
+    stops past ``stop`` (the result is then ``stop + 1``), so a schema of 26 levels of two
+    references each (2**26 values) is measured at once, not built."""
+    sizes: dict[str, int] = {}
+    active: set[str] = set()
+
+    def target(ref: str) -> tuple[bool, Any]:
+        node: Any = schema
+        for token in ref[2:].split("/") if ref != "#" else []:
+            token = token.replace("~1", "/").replace("~0", "~")
+            if not isinstance(node, Mapping) or token not in node:
+                return False, None
+            node = node[token]
+        return True, node
+
+    def size(node: Any) -> int:
+        total = 1
+        if isinstance(node, Mapping):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#") and ref not in active:
+                if ref not in sizes:
+                    found, value = target(ref)
+                    active.add(ref)
+                    try:
+                        sizes[ref] = size(value) if found else 1
+                    finally:
+                        active.discard(ref)
+                total += sizes[ref]
+            total += sum(size(value) for key, value in node.items() if key != "$ref")
+        elif isinstance(node, list):
+            total += sum(size(item) for item in node)
+        if total > stop:
+            raise _Past
+        return total
+
+    try:
+        return size(schema)
+    except (_Past, RecursionError):
+        return stop + 1

@@ -67,6 +67,7 @@ def record_command_main(args: argparse.Namespace) -> int:
             api_key=api_key,
             model=args.model,
             progress=sys.stderr,
+            timeout=args.timeout,
         )
     else:
         from conformance.emulator import Emulator, EmulatorScript
@@ -89,6 +90,7 @@ def record_command_main(args: argparse.Namespace) -> int:
                 set_script=set_script,
                 model=args.model,
                 progress=sys.stderr,
+                timeout=args.timeout,
             )
     counts = {
         status: sum(r.status == status for r in results) for status in ("written", "unchanged", "unsupported", "failed")
