@@ -124,8 +124,6 @@ class InputLimitError(CassetteFormatError):
         line: int | None = None,
         column: int | None = None,
     ) -> None:
-        from conformance.limits import how_to_raise
-
         self.limit = limit
         self.value = value
         self.line = line
@@ -133,7 +131,17 @@ class InputLimitError(CassetteFormatError):
         self.what = f"{problem}: past the limit {limit}={value}"
         where = f" at line {line}, column {column}" if line is not None else ""
         super().__init__(
-            path, f"{problem}{where}: past the limit {limit}={value}", interaction=interaction, hint=how_to_raise(limit)
+            path,
+            f"{problem}{where}: past the limit {limit}={value}",
+            interaction=interaction,
+            hint=self.how_to_raise(limit),
+        )
+
+    @staticmethod
+    def how_to_raise(limit: str) -> str:
+        """The sentence every limit error ends with (``conformance.limits.how_to_raise``)."""
+        return (
+            f"if the file is trusted, raise it with --limit {limit}=N or CONFORMANCE_LIMITS={limit}=N (docs/limits.md)"
         )
 
 

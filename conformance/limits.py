@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from conformance.errors import UsageError
+from conformance.errors import InputLimitError, UsageError
 
 __all__ = [
     "DESCRIPTIONS",
@@ -76,7 +76,7 @@ _SUFFIXES = {"K": 1024, "M": _MIB, "G": 1024 * _MIB}
 
 def how_to_raise(name: str) -> str:
     """The sentence an error ends with: how to raise limit ``name`` for a file you trust."""
-    return f"if the file is trusted, raise it with --limit {name}=N or {ENV_VAR}={name}=N (docs/limits.md)"
+    return InputLimitError.how_to_raise(name)
 
 
 def _value(name: str, text: str, origin: str) -> int:
