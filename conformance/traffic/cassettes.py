@@ -48,7 +48,7 @@ import orjson
 
 from conformance.errors import CassetteError, CassetteFormatError, CassetteNotFoundError, InputLimitError
 from conformance.limits import Limits, current
-from conformance.traffic.safe_yaml import parse_yaml
+from conformance.traffic.safe_yaml import nests_deeper, parse_yaml
 
 __all__ = [
     "Cassette",
@@ -424,7 +424,7 @@ def _parse_json(body: bytes | None, side: str, problems: _Problems, *, stream: b
     if not body:
         return None
     limit = problems.limits.nesting_depth
-    if body.count(b"[") + body.count(b"{") > limit and _bracket_depth(body) > limit:
+    if nests_deeper(body, limit):
         raise InputLimitError(
             problems.name,
             f"the {side} body nests JSON too deeply",
@@ -438,22 +438,6 @@ def _parse_json(body: bytes | None, side: str, problems: _Problems, *, stream: b
         return orjson.loads(body)
     except orjson.JSONDecodeError:
         return None
-
-
-_BRACKETS = re.compile(rb'"(?:[^"\\\n]|\\.)*"|[\[\]{}]')
-
-
-def _bracket_depth(body: bytes) -> int:
-    """How deeply the brackets of ``body`` nest outside JSON strings (without parsing it)."""
-    depth = deepest = 0
-    for token in _BRACKETS.findall(body):
-        first = token[:1]
-        if first in (b"[", b"{"):
-            depth += 1
-            deepest = max(deepest, depth)
-        elif first in (b"]", b"}"):
-            depth = max(depth - 1, 0)
-    return deepest
 
 
 _KIND_NAMES: dict[type, str] = {type(None): "null", dict: "mapping", list: "list", str: "string", bytes: "bytes"}

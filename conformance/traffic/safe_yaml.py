@@ -36,8 +36,8 @@ __all__ = [
     "FastSafeLoader",
     "build_fast",
     "check_bounds",
-    "json_depth",
     "load_yaml",
+    "nests_deeper",
     "parse_yaml",
 ]
 
@@ -122,7 +122,7 @@ def load_yaml(data: bytes | str, *, name: str = "<yaml>", limits: Limits | None 
             pass
         else:
             # JSON has no aliases: its size is the file's; only its nesting needs a look
-            if raw.count(b"[") + raw.count(b"{") > bounds.nesting_depth and json_depth(value) > bounds.nesting_depth:
+            if nests_deeper(raw, bounds.nesting_depth):
                 raise InputLimitError(
                     name, "the JSON document nests too deeply", limit="nesting_depth", value=bounds.nesting_depth
                 )
@@ -134,21 +134,27 @@ def load_yaml(data: bytes | str, *, name: str = "<yaml>", limits: Limits | None 
         return yaml.load(raw, Loader=CassetteLoader)  # a SafeLoader subclass
 
 
-def json_depth(value: Any) -> int:
-    """How deeply ``value`` (JSON-shaped data) nests: 0 for a scalar, 1 for a flat list or mapping.
-    Iterative, so any depth is measured without recursion."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        elif not isinstance(item, list):
-            continue
-        depth += 1
-        deepest = max(deepest, depth)
-        stack.extend((child, depth) for child in item if isinstance(child, dict | list))
-    return deepest
+_JSON_STRING = re.compile(rb'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_INNERMOST = re.compile(rb"\[\]|\{\}")
+
+
+def nests_deeper(data: bytes, limit: int) -> bool:
+    """Whether the brackets of ``data`` outside JSON strings nest more than ``limit`` levels (JSON
+    text, or JSON events in a stream). Nothing is parsed or built: strings are dropped, then the
+    innermost pairs are taken away one level per pass, at C speed. Unmatched brackets (a cut
+    body) count as levels, so the answer errs on the side of "deeper"."""
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    brackets = _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+    for level in range(limit + 1):
+        if not brackets:
+            return False
+        inner = _INNERMOST.sub(b"", brackets)
+        if inner == brackets:  # only unmatched brackets are left
+            return level + brackets.count(b"[") + brackets.count(b"{") > limit
+        brackets = inner
+    return True
 
 
 def _too_much(name: str, event: Any, what: str, limit: str, limits: Limits) -> InputLimitError:

@@ -742,3 +742,22 @@ def test_truncated_gzip_is_still_an_interaction_problem(tmp_path: Path) -> None:
     path.write_text(cassette_yaml(f"    body: {{string: !!binary {cut}}}\n"))
     (interaction,) = load_cassette(path).interactions
     assert any("does not decompress" in p for p in interaction.problems)
+
+
+@pytest.mark.parametrize(
+    ("data", "limit", "deeper"),
+    [
+        (b"[" * 100 + b"]" * 100, 100, False),
+        (b"[" * 101 + b"]" * 101, 100, True),
+        (b"{[]}" * 1000, 2, False),  # many pairs, two levels
+        (b"{[]}" * 1000, 1, True),
+        (b'{"a": "' + b"[" * 500 + b'"}', 100, False),  # inside a string
+        (b'{"a": "\\"' + b"[" * 500 + b'"}', 100, False),  # after an escaped quote, still inside
+        (b"[" * 101, 100, True),  # a cut body: unmatched openers are levels
+        (b'data: {"x": [1]}\n\n' * 500, 100, False),  # a stream of shallow events
+    ],
+)
+def test_nesting_is_measured_on_the_bytes(data: bytes, limit: int, deeper: bool) -> None:
+    from conformance.traffic.safe_yaml import nests_deeper
+
+    assert nests_deeper(data, limit) is deeper
