@@ -71,7 +71,12 @@ _FORMATS: dict[str, frozenset[str]] = {
 def gemini_parameters(tool: Tool) -> tuple[JSONObject, tuple[SchemaChange, ...]]:
     """The tool's input schema as a Gemini ``parameters`` object schema, plus every change made."""
     converter = _Converter(tool.input_schema, tool.name)
-    schema = converter.node(tool.input_schema, "", frozenset())
+    try:
+        schema = converter.node(tool.input_schema, "", frozenset())
+    except RecursionError:  # an MCP server's schema is not bounded by the scenario loader
+        raise UnsupportedContentError(
+            f"tool {tool.name!r}: its input schema nests too deeply to convert to a Gemini Schema"
+        ) from None
     kind = schema.get("type")
     if isinstance(kind, str) and kind.lower() == "object":
         pass

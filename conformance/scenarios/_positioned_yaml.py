@@ -68,6 +68,7 @@ class _Walker:
     problems: list[ScenarioProblem] = field(default_factory=list)
     active: set[int] = field(default_factory=set)
     count: int = 0
+    chars: int = 0
 
     def report(self, node: Node, at: DocPath, message: str, *, expected: str = "", hint: str = "") -> None:
         line, column = _position(node)
@@ -158,6 +159,9 @@ class _Walker:
 
     def text(self, node: ScalarNode, at: DocPath) -> str:
         value: str = node.value
+        self.chars += len(value)
+        if self.chars > self.limits.yaml_expanded_bytes:
+            raise _TooLarge(node, "the document expands to too much text through aliases", "yaml_expanded_bytes")
         if _SURROGATE(value):
             value = value.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")  # joins valid pairs
             lone = _SURROGATE(value)

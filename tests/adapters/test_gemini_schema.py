@@ -343,3 +343,13 @@ def test_a_schema_under_the_limit_is_still_inlined_in_full() -> None:
     for _ in range(8):
         node = node["properties"]["a"]
     assert node == {"type": "string"}
+
+
+def test_a_schema_too_deep_to_convert_is_refused_not_a_crash() -> None:
+    from conformance.errors import UnsupportedContentError
+
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(5000):  # as an MCP server may list it: no loader bounded it
+        schema = {"type": "object", "properties": {"x": schema}}
+    with pytest.raises(UnsupportedContentError, match="'deep'.*nests too deeply"):
+        gemini_parameters(Tool(name="deep", input_schema=schema))

@@ -702,3 +702,19 @@ def test_limits_are_overridable_for_scenarios(tmp_path: Path, monkeypatch: pytes
     assert "nesting_depth=3" in problem.message
     monkeypatch.setenv("CONFORMANCE_LIMITS", "nesting_depth=300")
     assert load_scenarios([tmp_path / "case.yaml"]).ok
+
+
+def test_text_through_aliases_is_bounded_where_libyaml_cannot_read_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an escaped surrogate pair sends the file to the pure-Python composer; the walk counts the text
+    monkeypatch.setenv("CONFORMANCE_LIMITS", "yaml_expanded_bytes=20000")
+    big = "x" * 1000
+    path = _variant(
+        tmp_path,
+        "source: seed",
+        f'source: seed\nx-a: &a "{big} \\ud83d\\ude00"\nx-b: [' + ", ".join(["*a"] * 30) + "]",
+    )
+    problem = _only_problem(path)
+    assert "too much text through aliases: past the limit yaml_expanded_bytes=20000" in problem.message
+    assert problem.line == 5  # the anchor whose text the aliases repeat
