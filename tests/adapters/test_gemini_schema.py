@@ -351,5 +351,5 @@ def test_a_schema_too_deep_to_convert_is_refused_not_a_crash() -> None:
     schema: dict[str, Any] = {"type": "string"}
     for _ in range(5000):  # as an MCP server may list it: no loader bounded it
         schema = {"type": "object", "properties": {"x": schema}}
-    with pytest.raises(UnsupportedContentError, match="'deep'.*nests too deeply"):
+    with pytest.raises(UnsupportedContentError, match=r"'deep'.*nests too deeply"):
         gemini_parameters(Tool(name="deep", input_schema=schema))
