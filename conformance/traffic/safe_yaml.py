@@ -3,6 +3,12 @@ string, every other ``python/`` tag refused (never executed), timestamps left as
 orjson's speed, and a fast builder over libyaml's events for the rest. Used by the cassette reader
 (``conformance.traffic.cassettes``), the recorder's read-back and the vcrpy serializer of
 ``conformance.traffic.replay``. Pure: bytes in, plain data out.
+
+Bounded by ``conformance.limits`` while it reads, before anything is expanded: alias uses, nodes
+and scalar text with each alias counted as what it stands for, and nesting (the fast builder
+counts as it builds; the full loader is preceded by the same count over libyaml's events, flat
+and building nothing; a JSON document's nesting is measured on its bytes). Past a bound it raises
+``InputLimitError`` naming the file, the line and the limit.
 """
 
 from __future__ import annotations
