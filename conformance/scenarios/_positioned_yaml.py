@@ -41,7 +41,8 @@ __all__ = ["YamlDocument", "compose"]
 _TAG = "tag:yaml.org,2002:"
 _STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + name for name in ("str", "null", "bool", "int", "float"))
 _TIMESTAMP, _MAP, _SEQ, _MERGE = (_TAG + name for name in ("timestamp", "map", "seq", "merge"))
-_SURROGATE = re.compile("[\ud800-\udfff]").search
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_SURROGATE = _SURROGATES.search
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,7 @@ class _Walker:
                     expected="whole Unicode characters",
                     hint="write the character itself, or both halves of a surrogate pair (\\ud83d\\ude00)",
                 )
+                value = _SURROGATES.sub("\ufffd", value)  # reported: no later message or output carries it
         return value
 
     def scalar(self, node: ScalarNode, at: DocPath) -> Any:

@@ -718,3 +718,15 @@ def test_text_through_aliases_is_bounded_where_libyaml_cannot_read_the_file(
     problem = _only_problem(path)
     assert "too much text through aliases: past the limit yaml_expanded_bytes=20000" in problem.message
     assert problem.line == 5  # the anchor whose text the aliases repeat
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_lone_surrogate_in_an_unknown_key_never_reaches_the_output(
+    tmp_path: Path, output: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # validate printed the schema problem quoting the key, and died encoding it (UnicodeEncodeError)
+    path = _variant(tmp_path, "schema_version: 1", 'schema_version: 1\n"x\\ud800y": 1')
+    assert main(["validate", "--format", output, str(path)]) == 1
+    out = capsys.readouterr().out
+    out.encode("utf-8")  # strict: what was printed is valid UTF-8
+    assert "lone surrogate" in out and "x\ufffdy" in out
