@@ -409,10 +409,12 @@ def _from_parsed_body(value: Any, side: str, problems: _Problems) -> tuple[bytes
     # pydantic-ai stores JSON bodies as YAML structures (MANIFEST dialect 3); the MANIFEST says
     # to rebuild the wire body with ``json.dumps`` (recent recordings set content-length to match).
     try:
-        return json.dumps(value).encode(), value
+        body = json.dumps(value).encode()
     except (TypeError, ValueError) as exc:
         problems.add(f"the {side} parsed_body is not JSON data: {exc}", "re-record it")
         return None, None
+    _check_surrogates(body, side, problems)
+    return body, value
 
 
 _JSON_START = re.compile(rb"[ \t\r\n]*[\[{]").match
@@ -423,6 +425,7 @@ def _parse_json(body: bytes | None, side: str, problems: _Problems, *, stream: b
     whose brackets nest past ``nesting_depth`` (JSON, or the JSON events of a stream) raises."""
     if not body:
         return None
+    _check_surrogates(body, side, problems)
     limit = problems.limits.nesting_depth
     if nests_deeper(body, limit):
         raise InputLimitError(
@@ -438,6 +441,38 @@ def _parse_json(body: bytes | None, side: str, problems: _Problems, *, stream: b
         return orjson.loads(body)
     except orjson.JSONDecodeError:
         return None
+
+
+_SURROGATE_ESCAPE = re.compile(rb"(\\+)u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A JSON escape of a UTF-16 surrogate, at any level of escaping (``\\ud83d``, ``\\\\ud83d``, ...)."""
+
+
+def _check_surrogates(body: bytes, side: str, problems: _Problems) -> None:
+    """A JSON escape of a lone surrogate (a high half not followed by its low half at the same
+    level of escaping, or a low half alone) decodes to text UTF-8 cannot encode: no provider sends
+    one (RFC 8259 §8.2), and once an adapter decoded it the reports could not be written. It is a
+    problem of the interaction, so its cases are errors naming the file and the interaction."""
+    if b"\\ud" not in body and b"\\uD" not in body:  # no escape in the surrogate range at all (the usual case)
+        return
+    pending: re.Match[bytes] | None = None
+    for found in _SURROGATE_ESCAPE.finditer(body):
+        high = found.group()[-3:-2].lower() in b"89ab"
+        if pending is not None:
+            if not high and found.start() == pending.end() and found.group(1) == pending.group(1):
+                pending = None  # a whole pair
+                continue
+            break
+        if not high:
+            pending = found
+            break
+        pending = found
+    if pending is not None:
+        shown = pending.group().decode("ascii")
+        problems.add(
+            f"the {side} body holds a lone surrogate escape {shown} (at byte {pending.start()}), which no UTF-8 "
+            "text can carry",
+            "re-record it, or write the character itself (or both halves of its surrogate pair)",
+        )
 
 
 _KIND_NAMES: dict[type, str] = {type(None): "null", dict: "mapping", list: "list", str: "string", bytes: "bytes"}

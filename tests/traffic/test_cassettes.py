@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from _hostile import billion_laughs, cassette_yaml, deep_brackets, gzip_bomb, run_bounded
 
 from conformance.errors import CassetteError, CassetteFormatError, CassetteNotFoundError
 from conformance.framing import JSONArrayDecoder, NDJSONDecoder, SSEDecoder
@@ -607,7 +608,6 @@ def test_binary_request_bodies(tmp_path: Path) -> None:
 
 def _bounded_load(path: Path, env: dict[str, str] | None = None) -> str:
     """Load ``path`` in a child under a 1 GiB ceiling and a timeout; its printed outcome."""
-    from _hostile import run_bounded
 
     code = (
         "import sys\nfrom conformance.traffic.cassettes import load_cassette\n"
@@ -621,7 +621,6 @@ def _bounded_load(path: Path, env: dict[str, str] | None = None) -> str:
 
 
 def test_billion_laughs_is_refused_naming_file_line_and_limit(tmp_path: Path) -> None:
-    from _hostile import billion_laughs, cassette_yaml
 
     path = tmp_path / "laughs.yaml"
     path.write_text("bombs:\n" + billion_laughs(indent="  ") + cassette_yaml("    parsed_body: *a9\n"))
@@ -633,7 +632,6 @@ def test_billion_laughs_is_refused_naming_file_line_and_limit(tmp_path: Path) ->
 
 def test_alias_uses_are_bounded(tmp_path: Path) -> None:
     path = tmp_path / "aliases.yaml"
-    from _hostile import cassette_yaml
 
     path.write_text("a: &a x\nb: [" + ", ".join(["*a"] * 30) + "]\n" + cassette_yaml("    body: {string: ''}\n"))
     assert len(load_cassette(path).interactions) == 1  # the default is far above 30 uses
@@ -659,7 +657,6 @@ def test_expanded_text_is_bounded_through_aliases() -> None:
 
 def test_the_full_loader_path_is_bounded_too() -> None:
     # a merge key sends the document to the full safe loader; the bounds are checked first
-    from _hostile import billion_laughs
 
     from conformance.errors import InputLimitError
     from conformance.traffic.safe_yaml import load_yaml
@@ -684,7 +681,6 @@ def test_deep_nesting_of_the_document_is_refused(tmp_path: Path, json_file: bool
 
 
 def test_deeply_nested_json_in_a_body_is_refused_naming_the_interaction(tmp_path: Path) -> None:
-    from _hostile import cassette_yaml, deep_brackets
 
     from conformance.errors import InputLimitError
 
@@ -697,7 +693,6 @@ def test_deeply_nested_json_in_a_body_is_refused_naming_the_interaction(tmp_path
 
 
 def test_brackets_inside_json_strings_do_not_count(tmp_path: Path) -> None:
-    from _hostile import cassette_yaml
 
     path = tmp_path / "strings.yaml"
     body = json.dumps({"text": "[" * 500})
@@ -707,7 +702,6 @@ def test_brackets_inside_json_strings_do_not_count(tmp_path: Path) -> None:
 
 
 def test_gzip_bomb_is_refused_after_at_most_the_limit(tmp_path: Path) -> None:
-    from _hostile import cassette_yaml, gzip_bomb
 
     bomb = gzip_bomb(1100 * 1024 * 1024)  # 1.1 GiB inflated, about 1 MB stored
     text = base64.encodebytes(bomb).decode().replace("\n", "\n        ")
@@ -719,7 +713,6 @@ def test_gzip_bomb_is_refused_after_at_most_the_limit(tmp_path: Path) -> None:
 
 
 def test_one_gzip_member_is_cut_in_the_stream(tmp_path: Path) -> None:
-    from _hostile import cassette_yaml
 
     from conformance.errors import InputLimitError
 
@@ -735,7 +728,6 @@ def test_one_gzip_member_is_cut_in_the_stream(tmp_path: Path) -> None:
 
 
 def test_truncated_gzip_is_still_an_interaction_problem(tmp_path: Path) -> None:
-    from _hostile import cassette_yaml
 
     cut = base64.b64encode(gzip.compress(b"hello world" * 100)[:-12]).decode()
     path = tmp_path / "cut.yaml"
@@ -761,3 +753,29 @@ def test_nesting_is_measured_on_the_bytes(data: bytes, limit: int, deeper: bool)
     from conformance.traffic.safe_yaml import nests_deeper
 
     assert nests_deeper(data, limit) is deeper
+
+
+@pytest.mark.parametrize(
+    "escape",
+    ["\\ud800", "\\udfff", "\\ud83d x", "\\\\ud800"],  # high alone, low alone, half a pair, one level deeper
+)
+def test_a_lone_surrogate_escape_in_a_body_is_an_interaction_problem(tmp_path: Path, escape: str) -> None:
+    # a prompt adapter decoded `<tool_call>{"name": "Pa\ud800ris"}` and no report could be written
+    body = json.dumps({"content": "Pa" + escape + "ris"}).replace("\\\\", "\\")
+    if escape.startswith("\\\\"):
+        body = json.dumps({"content": '{"city": "Pa' + escape[1:] + 'ris"}'})
+    path = tmp_path / "surrogate.yaml"
+    path.write_text(cassette_yaml(f"    body: {{string: {json.dumps(body)}}}\n"))
+    (interaction,) = load_cassette(path).interactions
+    (problem,) = interaction.problems
+    assert str(path) in problem and "interaction 0" in problem and "lone surrogate escape" in problem
+
+
+@pytest.mark.parametrize("text", ["\U0001f600", "é", "\\ud83d\\ude00 as text"])
+def test_whole_characters_and_escaped_pairs_are_no_problem(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "fine.yaml"
+    body = json.dumps({"content": text})  # ensure_ascii: the emoji is written as an escaped pair
+    path.write_text(cassette_yaml(f"    body: {{string: {json.dumps(body)}}}\n"))
+    (interaction,) = load_cassette(path).interactions
+    assert interaction.problems == ()
+    assert interaction.response is not None and interaction.response.json == {"content": text}
