@@ -30,7 +30,9 @@ line, column and what to do). A malformed interaction does not stop the others: 
 recorded on that ``Interaction``. Cassettes are untrusted: a file past a bound of
 ``conformance.limits`` (YAML alias expansion, nodes, nesting; a gzip body that inflates past
 ``body_bytes``, decompressed in a stream that stops there; a body nesting JSON past
-``nesting_depth``) raises ``InputLimitError`` naming the file, the interaction and the limit.
+``nesting_depth``) raises ``InputLimitError`` naming the file, the interaction and the limit; a
+body holding a JSON escape of a lone surrogate (``\\ud800``, which no UTF-8 text can carry)
+raises ``CassetteFormatError`` naming the interaction.
 """
 
 from __future__ import annotations
@@ -450,8 +452,8 @@ _SURROGATE_ESCAPE = re.compile(rb"(\\+)u[dD][89a-fA-F][0-9a-fA-F]{2}")
 def _check_surrogates(body: bytes, side: str, problems: _Problems) -> None:
     """A JSON escape of a lone surrogate (a high half not followed by its low half at the same
     level of escaping, or a low half alone) decodes to text UTF-8 cannot encode: no provider sends
-    one (RFC 8259 §8.2), and once an adapter decoded it the reports could not be written. It is a
-    problem of the interaction, so its cases are errors naming the file and the interaction."""
+    one (RFC 8259 §8.2), and once an adapter decoded it the reports could not be written. The file
+    is refused (``CassetteFormatError`` naming the interaction), so its cases are errors."""
     if b"\\ud" not in body and b"\\uD" not in body:  # no escape in the surrogate range at all (the usual case)
         return
     pending: re.Match[bytes] | None = None
@@ -468,10 +470,12 @@ def _check_surrogates(body: bytes, side: str, problems: _Problems) -> None:
         pending = found
     if pending is not None:
         shown = pending.group().decode("ascii")
-        problems.add(
+        raise CassetteFormatError(
+            problems.name,
             f"the {side} body holds a lone surrogate escape {shown} (at byte {pending.start()}), which no UTF-8 "
             "text can carry",
-            "re-record it, or write the character itself (or both halves of its surrogate pair)",
+            interaction=problems.index,
+            hint="re-record it, or write the character itself (or both halves of its surrogate pair)",
         )
 
 

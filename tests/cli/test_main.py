@@ -158,6 +158,10 @@ def test_run_with_hostile_cassettes_errors_only_their_cases_and_writes_every_rep
     (folder / "single_call.yaml").write_text(cassette_yaml(f"    body:\n      string: !!binary |\n        {bomb}\n"))
     deep = json.dumps(deep_brackets(3000))
     (folder / "no_tools.yaml").write_text(cassette_yaml(f"    body: {{string: {deep}}}\n"))
+    lone = json.dumps(
+        json.dumps({"content": '{"city": "Pa\\ud800ris"}'})
+    )  # decoded by an adapter, it broke the reports
+    (folder / "text_only_reply.yaml").write_text(cassette_yaml(f"    body: {{string: {lone}}}\n"))
     reports = tmp_path / "reports"
     argv = [
         *("run", "--adapter", "openai_chat", "--scenarios", "basic/*", "-j", "1", "--quiet"),
@@ -173,6 +177,7 @@ def test_run_with_hostile_cassettes_errors_only_their_cases_and_writes_every_rep
         "basic/get_time": "yaml_nodes=",
         "basic/single_call": "body_bytes=8388608",
         "basic/no_tools": "nesting_depth=",
+        "basic/text_only_reply": "lone surrogate escape",
     }
     for scenario, limit in expected.items():
         for mode in ("non_stream", "stream"):

@@ -759,16 +759,17 @@ def test_nesting_is_measured_on_the_bytes(data: bytes, limit: int, deeper: bool)
     "escape",
     ["\\ud800", "\\udfff", "\\ud83d x", "\\\\ud800"],  # high alone, low alone, half a pair, one level deeper
 )
-def test_a_lone_surrogate_escape_in_a_body_is_an_interaction_problem(tmp_path: Path, escape: str) -> None:
+def test_a_lone_surrogate_escape_in_a_body_refuses_the_file_naming_the_interaction(tmp_path: Path, escape: str) -> None:
     # a prompt adapter decoded `<tool_call>{"name": "Pa\ud800ris"}` and no report could be written
     body = json.dumps({"content": "Pa" + escape + "ris"}).replace("\\\\", "\\")
     if escape.startswith("\\\\"):
         body = json.dumps({"content": '{"city": "Pa' + escape[1:] + 'ris"}'})
     path = tmp_path / "surrogate.yaml"
     path.write_text(cassette_yaml(f"    body: {{string: {json.dumps(body)}}}\n"))
-    (interaction,) = load_cassette(path).interactions
-    (problem,) = interaction.problems
-    assert str(path) in problem and "interaction 0" in problem and "lone surrogate escape" in problem
+    with pytest.raises(CassetteFormatError) as caught:
+        load_cassette(path)
+    assert caught.value.interaction == 0 and caught.value.path == str(path)
+    assert "lone surrogate escape" in str(caught.value)
 
 
 @pytest.mark.parametrize("text", ["\U0001f600", "é", "\\ud83d\\ude00 as text"])
