@@ -89,3 +89,37 @@ def test_schema_size_of_a_reference_bomb_stops_at_once() -> None:
 def test_a_recursive_reference_counts_once() -> None:
     schema = {"$defs": {"n": {"properties": {"next": {"$ref": "#/$defs/n"}}}}, "$ref": "#/$defs/n"}
     assert expanded_schema_size(schema, stop=1000) < 20
+
+
+QUARTER = [
+    "yaml_nodes=250000",
+    "yaml_aliases=2500",
+    "yaml_expanded_bytes=16M",
+    "nesting_depth=25",
+    "body_bytes=8M",
+    "schema_nodes=25000",
+]
+"""A quarter of every default (or less): the real files must pass even these."""
+
+
+def test_every_bundled_and_real_world_cassette_loads_far_under_the_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    from conformance.scenarios.bundled import cassettes_dir
+    from conformance.traffic.cassettes import iter_cassette_files, load_cassette
+
+    monkeypatch.setenv(ENV_VAR, ",".join(QUARTER))
+    realworld = Path(__file__).resolve().parents[2] / "shared" / "realworld" / "cassettes"
+    files = list(iter_cassette_files([cassettes_dir(), *([realworld] if realworld.is_dir() else [])]))
+    assert len(files) > 600
+    for file in files:
+        load_cassette(file)  # raises past a limit (or on a lone surrogate escape)
+
+
+def test_every_bundled_scenario_loads_far_under_the_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.scenarios.loader import load_scenarios
+
+    monkeypatch.setenv(ENV_VAR, ",".join(QUARTER))
+    result = load_scenarios([])
+    assert result.ok, result.problems[:3]
+    assert len(result.scenarios) > 80

@@ -31,8 +31,8 @@ recorded on that ``Interaction``. Cassettes are untrusted: a file past a bound o
 ``conformance.limits`` (YAML alias expansion, nodes, nesting; a gzip body that inflates past
 ``body_bytes``, decompressed in a stream that stops there; a body nesting JSON past
 ``nesting_depth``) raises ``InputLimitError`` naming the file, the interaction and the limit; a
-body holding a JSON escape of a lone surrogate (``\\ud800``, which no UTF-8 text can carry)
-raises ``CassetteFormatError`` naming the interaction.
+whole (not streamed) body holding a JSON escape of a lone surrogate (``\\ud800``, which no UTF-8
+text can carry) raises ``CassetteFormatError`` naming the interaction.
 """
 
 from __future__ import annotations
@@ -427,7 +427,10 @@ def _parse_json(body: bytes | None, side: str, problems: _Problems, *, stream: b
     whose brackets nest past ``nesting_depth`` (JSON, or the JSON events of a stream) raises."""
     if not body:
         return None
-    _check_surrogates(body, side, problems)
+    if not stream and not _SSE_START(body) and not _looks_like_ndjson(body):
+        # a stream's partial JSON (tool arguments) cuts escapes anywhere, even between the backslash
+        # and the digits of one: a whole body is checked, a stream is left to the adapters
+        _check_surrogates(body, side, problems)
     limit = problems.limits.nesting_depth
     if nests_deeper(body, limit):
         raise InputLimitError(
@@ -450,10 +453,11 @@ _SURROGATE_ESCAPE = re.compile(rb"(\\+)u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def _check_surrogates(body: bytes, side: str, problems: _Problems) -> None:
-    """A JSON escape of a lone surrogate (a high half not followed by its low half at the same
-    level of escaping, or a low half alone) decodes to text UTF-8 cannot encode: no provider sends
-    one (RFC 8259 §8.2), and once an adapter decoded it the reports could not be written. The file
-    is refused (``CassetteFormatError`` naming the interaction), so its cases are errors."""
+    """In a whole (not streamed) JSON body, a JSON escape of a lone surrogate (a high half not
+    followed by its low half at the same level of escaping, or a low half alone) decodes to text
+    UTF-8 cannot encode: no provider sends one (RFC 8259 §8.2), and once an adapter decoded it the
+    reports could not be written. The file is refused (``CassetteFormatError`` naming the
+    interaction), so its cases are errors."""
     if b"\\ud" not in body and b"\\uD" not in body:  # no escape in the surrogate range at all (the usual case)
         return
     pending: re.Match[bytes] | None = None
