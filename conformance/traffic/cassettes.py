@@ -427,7 +427,7 @@ def _parse_json(body: bytes | None, side: str, problems: _Problems, *, stream: b
     whose brackets nest past ``nesting_depth`` (JSON, or the JSON events of a stream) raises."""
     if not body:
         return None
-    if not stream and not _SSE_START(body) and not _looks_like_ndjson(body):
+    if _maybe_surrogate(body) and not stream and not _SSE_START(body) and not _looks_like_ndjson(body):
         # a stream's partial JSON (tool arguments) cuts escapes anywhere, even between the backslash
         # and the digits of one: a whole body is checked, a stream is left to the adapters
         _check_surrogates(body, side, problems)
@@ -452,13 +452,18 @@ _SURROGATE_ESCAPE = re.compile(rb"(\\+)u[dD][89a-fA-F][0-9a-fA-F]{2}")
 """A JSON escape of a UTF-16 surrogate, at any level of escaping (``\\ud83d``, ``\\\\ud83d``, ...)."""
 
 
+def _maybe_surrogate(body: bytes) -> bool:
+    """Whether ``body`` holds an escape in the surrogate range at all (the usual answer is no)."""
+    return b"\\ud" in body or b"\\uD" in body
+
+
 def _check_surrogates(body: bytes, side: str, problems: _Problems) -> None:
     """In a whole (not streamed) JSON body, a JSON escape of a lone surrogate (a high half not
     followed by its low half at the same level of escaping, or a low half alone) decodes to text
     UTF-8 cannot encode: no provider sends one (RFC 8259 §8.2), and once an adapter decoded it the
     reports could not be written. The file is refused (``CassetteFormatError`` naming the
     interaction), so its cases are errors."""
-    if b"\\ud" not in body and b"\\uD" not in body:  # no escape in the surrogate range at all (the usual case)
+    if not _maybe_surrogate(body):
         return
     pending: re.Match[bytes] | None = None
     for found in _SURROGATE_ESCAPE.finditer(body):

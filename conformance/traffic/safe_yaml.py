@@ -128,7 +128,7 @@ def load_yaml(data: bytes | str, *, name: str = "<yaml>", limits: Limits | None 
             pass
         else:
             # JSON has no aliases: its size is the file's; only its nesting needs a look
-            if nests_deeper(raw, bounds.nesting_depth):
+            if raw.count(b"[") + raw.count(b"{") > bounds.nesting_depth and _deeper(value, bounds.nesting_depth):
                 raise InputLimitError(
                     name, "the JSON document nests too deeply", limit="nesting_depth", value=bounds.nesting_depth
                 )
@@ -138,6 +138,19 @@ def load_yaml(data: bytes | str, *, name: str = "<yaml>", limits: Limits | None 
     except Fallback:
         check_bounds(raw, name=name, limits=bounds)
         return yaml.load(raw, Loader=CassetteLoader)  # a SafeLoader subclass
+
+
+def _deeper(value: Any, limit: int) -> bool:
+    """Whether parsed JSON ``value`` nests more than ``limit`` levels (iterative: any depth)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        depth += 1
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth) for child in children if isinstance(child, dict | list))
+    return False
 
 
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
