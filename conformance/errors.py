@@ -11,6 +11,7 @@ it is closest to, so callers that already catch ``ValueError`` or ``LookupError`
     ├── CassetteError(ConformanceError)                     a cassette that cannot be read
     │   ├── CassetteNotFoundError(CassetteError, FileNotFoundError)
     │   ├── CassetteFormatError(CassetteError, ValueError)  names the file, the interaction and what to do
+    │   │   └── InputLimitError(CassetteFormatError)        past a bound of conformance.limits (names it)
     │   ├── CassetteWriteError(CassetteError)               a recorded cassette that could not be written/verified
     │   └── ReplayMissError(CassetteError, LookupError)     no recorded interaction matches a request
     ├── ScenarioError(ConformanceError, ValueError)         scenario files that are not valid; carries the problems
@@ -47,6 +48,7 @@ __all__ = [
     "CassetteNotFoundError",
     "CassetteWriteError",
     "ConformanceError",
+    "InputLimitError",
     "McpCommandRefusedError",
     "McpServerError",
     "McpTimeoutError",
@@ -107,6 +109,43 @@ class CassetteFormatError(CassetteError, ValueError):
         self.hint = hint
         where = path if interaction is None else f"{path}: interaction {interaction}"
         super().__init__(f"{where}: {problem}" + (f" ({hint})" if hint else ""))
+
+
+class InputLimitError(CassetteFormatError):
+    """An input file past one of the bounds of ``conformance.limits`` (alias expansion, nodes,
+    nesting, decompressed size): reading stopped there. ``limit`` is the limit's name and ``value``
+    its value; the message names the file, the place, the limit and how to raise it."""
+
+    def __init__(
+        self,
+        path: str,
+        problem: str,
+        *,
+        limit: str,
+        value: int,
+        interaction: int | None = None,
+        line: int | None = None,
+        column: int | None = None,
+    ) -> None:
+        self.limit = limit
+        self.value = value
+        self.line = line
+        self.column = column
+        self.what = f"{problem}: past the limit {limit}={value}"
+        where = f" at line {line}, column {column}" if line is not None else ""
+        super().__init__(
+            path,
+            f"{problem}{where}: past the limit {limit}={value}",
+            interaction=interaction,
+            hint=self.how_to_raise(limit),
+        )
+
+    @staticmethod
+    def how_to_raise(limit: str) -> str:
+        """The sentence every limit error ends with (``conformance.limits.how_to_raise``)."""
+        return (
+            f"if the file is trusted, raise it with --limit {limit}=N or CONFORMANCE_LIMITS={limit}=N (docs/limits.md)"
+        )
 
 
 class CassetteWriteError(CassetteError):

@@ -14,8 +14,8 @@ import conformance
 
 PACKAGE_DIR = Path(conformance.__file__).resolve().parent
 
-CORE = {"__init__", "__main__", "model", "errors", "assembly", "verdicts"}
-"""The values, errors and fold everything else stands on, and the entry (stream framing is the
+CORE = {"__init__", "__main__", "model", "errors", "limits", "assembly", "verdicts"}
+"""The values, errors, input limits and fold everything else stands on, and the entry (stream framing is the
 core package ``framing``: its decoders, and the fast reader of runs it owns)."""
 
 ENTRY_POINTS = {"pytest_plugin"}

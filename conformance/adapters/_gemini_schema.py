@@ -16,6 +16,8 @@ google-gemini/gemini-cli#3178) and ``enum`` only as strings of a STRING schema
 
 - local ``$ref`` into ``$defs``/``definitions`` is inlined (siblings of the ``$ref`` win); a
   recursive reference becomes ``{}`` (any) at its second visit; other references become ``{}``;
+  inlining stops with ``UnsupportedContentError`` past ``schema_nodes`` of ``conformance.limits``
+  (two references per level double the schema at each level: 26 levels are 67 million nodes);
 - ``type: [X, "null"]`` -> ``type: X`` + ``nullable: true``; several non-null types -> ``anyOf``;
 - ``anyOf``/``oneOf`` members that are ``{"type": "null", ...}`` (extra keys allowed) -> ``nullable``;
   ``oneOf`` -> ``anyOf`` (exclusivity is lost); a single remaining member is merged into the schema;
@@ -34,6 +36,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance.adapters.base import SchemaChange
+from conformance.errors import UnsupportedContentError
+from conformance.limits import current, how_to_raise
 from conformance.model import JSONObject, Tool
 
 __all__ = ["gemini_parameters"]
@@ -67,7 +71,12 @@ _FORMATS: dict[str, frozenset[str]] = {
 def gemini_parameters(tool: Tool) -> tuple[JSONObject, tuple[SchemaChange, ...]]:
     """The tool's input schema as a Gemini ``parameters`` object schema, plus every change made."""
     converter = _Converter(tool.input_schema, tool.name)
-    schema = converter.node(tool.input_schema, "", frozenset())
+    try:
+        schema = converter.node(tool.input_schema, "", frozenset())
+    except RecursionError:  # an MCP server's schema is not bounded by the scenario loader
+        raise UnsupportedContentError(
+            f"tool {tool.name!r}: its input schema nests too deeply to convert to a Gemini Schema"
+        ) from None
     kind = schema.get("type")
     if isinstance(kind, str) and kind.lower() == "object":
         pass
@@ -93,13 +102,15 @@ def _is_null_member(member: Any) -> bool:
 
 
 class _Converter:
-    __slots__ = ("changes", "root", "seen", "tool")
+    __slots__ = ("changes", "left", "limit", "root", "seen", "tool")
 
     def __init__(self, root: Any, tool: str) -> None:
         self.root = root
         self.tool = tool
         self.changes: list[SchemaChange] = []
         self.seen: set[tuple[str, str, str]] = set()
+        self.limit = current().schema_nodes
+        self.left = self.limit
 
     def change(self, pointer: str, action: str, detail: str) -> None:
         key = (pointer, action, detail)
@@ -119,6 +130,12 @@ class _Converter:
         return target, ref[1:]
 
     def node(self, node: Any, ptr: str, refs: frozenset[str]) -> JSONObject:
+        self.left -= 1
+        if self.left < 0:
+            raise UnsupportedContentError(
+                f"tool {self.tool!r}: its input schema expands past the limit schema_nodes={self.limit} once its "
+                f"$refs are inlined (Gemini Schema has no references; at {ptr or '/'}); {how_to_raise('schema_nodes')}"
+            )
         if node is True or (isinstance(node, Mapping) and not node):
             return {}
         if not isinstance(node, Mapping):

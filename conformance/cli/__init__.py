@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format (default: %(default)s)"
     )
+    _add_limit_option(inspect)
     inspect.set_defaults(handler=_inspect)
 
     validate = commands.add_parser(
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format (default: %(default)s)"
     )
+    _add_limit_option(validate)
     validate.set_defaults(handler=_validate)
 
     emulator = commands.add_parser(
@@ -127,6 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
         "docs/scenarios.md#trust)",
     )
+    record.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds per adapter x scenario pair (default: %(default)s)"
+    )
+    _add_limit_option(record)
     record.set_defaults(handler=_record)
 
     run = commands.add_parser(
@@ -142,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_run_arguments(run)
     _add_ci_arguments(run)
+    _add_limit_option(run)
     run.set_defaults(handler=_run)
 
     certify = commands.add_parser(
@@ -157,9 +164,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_certify_arguments(certify)
     _add_ci_arguments(certify)
+    _add_limit_option(certify)
     certify.set_defaults(handler=_certify)
 
     listing = commands.add_parser("list", help="show the scenarios, adapters (with capabilities) and checks")
+    _add_limit_option(listing)
     listing.set_defaults(handler=_list)
 
     selftest = commands.add_parser(
@@ -304,6 +313,29 @@ def _add_ci_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_limit_option(parser: argparse.ArgumentParser) -> None:
+    """``--limit NAME=VALUE``, for the commands that read untrusted files (``conformance.limits``)."""
+    parser.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="change a bound on input files, e.g. yaml_nodes=2000000 (repeatable; names and defaults: docs/limits.md)",
+    )
+
+
+def _apply_limits(args: argparse.Namespace) -> str | None:
+    """Put ``--limit`` into ``$CONFORMANCE_LIMITS`` (worker processes inherit it); the usage error, if any."""
+    from conformance.errors import UsageError
+    from conformance.limits import with_overrides
+
+    try:
+        with_overrides(getattr(args, "limit", []))  # checks $CONFORMANCE_LIMITS for every command
+    except UsageError as exc:
+        return str(exc)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (argparse's own exits included)."""
     parser = build_parser()
@@ -319,6 +351,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{parser.prog}: error: a command is required (try `{parser.prog} --help`)", file=sys.stderr)
             return _USAGE_ERROR
         name = f"{parser.prog} {args.command}"
+        problem = _apply_limits(args)
+        if problem is not None:
+            print(f"{name}: error: {problem}", file=sys.stderr)
+            return _USAGE_ERROR
         _lenient_output()
         code: int = handler(args)
         sys.stdout.flush()  # a reader that went away shows here, not as a traceback at exit

@@ -86,6 +86,7 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
             api_key=api_key,
             model=args.model,
             progress=sys.stderr,
+            timeout=args.timeout,
         )
     else:
         from conformance.emulator import Emulator, EmulatorScript
@@ -108,6 +109,7 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
                 set_script=set_script,
                 model=args.model,
                 progress=sys.stderr,
+                timeout=args.timeout,
             )
     for command in started.commands():
         print(f"started for {command.scenario}: {command.shown()}", file=sys.stderr)

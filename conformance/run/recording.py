@@ -12,25 +12,37 @@ reports it UNSUPPORTED without a cassette). One pair that fails never stops the 
 code is 1 when any failed. A scenario with ``tools: {mcp: ...}`` gets its tools from one MCP
 server per pair, and its ``tool_results: mcp`` turns are answered by that server's ``tools/call``
 (``conformance.mcp_bridge.scenario_tools``); a server that fails to start or dies fails the pair.
+
+Each pair has ``timeout`` seconds (``conformance record --timeout``, default ``DEFAULT_PAIR_TIMEOUT``):
+it runs in a daemon thread, and one that has not finished by then fails ("timed out") and the
+next pair starts. A thread cannot be stopped from outside, so the late one is fenced off: its
+next HTTP request raises, and it writes no cassette (the check runs after its conversations,
+before the write); the emulator's script is set and cleared by the caller's thread only.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
+
+import httpx
 
 from conformance.adapters.base import Adapter
-from conformance.errors import ConformanceError, McpServerError, ScenarioError
+from conformance.errors import ConformanceError, McpServerError, ScenarioError, TransportTimeoutError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, open_scenario_tools
 from conformance.run.conversation import DEFAULT_MODELS, ConversationOutcome, run_conversation
 from conformance.scenarios.values import Scenario
 from conformance.traffic.recorder import Provenance, RecordResult, record_cassette
 from conformance.traffic.transport import Transport
 
-__all__ = ["PairResult", "cassette_path", "record_pairs", "select_scenarios"]
+__all__ = ["DEFAULT_PAIR_TIMEOUT", "PairResult", "cassette_path", "record_pairs", "select_scenarios"]
+
+DEFAULT_PAIR_TIMEOUT = 300.0
+"""Seconds one (adapter, scenario) pair may take, both modes, every turn (``record --timeout``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,14 +77,17 @@ def record_pairs(
     api_key: str | None = None,
     model: str | None = None,
     progress: TextIO | None = None,
+    timeout: float | None = DEFAULT_PAIR_TIMEOUT,
 ) -> list[PairResult]:
-    """Record every (adapter, scenario) pair; ``set_script`` scripts the emulator per scenario."""
+    """Record every (adapter, scenario) pair; ``set_script`` scripts the emulator per scenario.
+    A pair still running after ``timeout`` seconds fails (None: no limit; see the module docstring)."""
     pairs = [(adapter, scenario) for adapter in adapters for scenario in scenarios]
     results: list[PairResult] = []
     for number, (adapter, scenario) in enumerate(pairs, 1):
-        result = _record_one(
+        result = _timed(
             adapter,
             scenario,
+            timeout,
             cassette_dir=cassette_dir,
             base_url=base_url,
             mode=mode,
@@ -87,6 +102,66 @@ def record_pairs(
     return results
 
 
+class _Fence(httpx.BaseTransport):
+    """The HTTP transport of one pair: once ``cancelled`` is set (the pair timed out), every request
+    raises instead of reaching the server."""
+
+    def __init__(self, cancelled: threading.Event) -> None:
+        self.cancelled = cancelled
+        self.inner = httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.cancelled.is_set():
+            raise httpx.TimeoutException("the pair timed out", request=request)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _timed(
+    adapter: Adapter,
+    scenario: Scenario,
+    timeout: float | None,
+    *,
+    set_script: Callable[[Scenario | None], None] | None,
+    **kw: Any,
+) -> PairResult:
+    """``_record_one`` in a daemon thread, given ``timeout`` seconds; the emulator script is set
+    and cleared here, in the caller's thread, so a late pair never clears the next one's."""
+    cancelled = threading.Event()
+    outcome: list[PairResult] = []
+
+    def work() -> None:
+        try:
+            outcome.append(_record_one(adapter, scenario, cancelled=cancelled, **kw))
+        except BaseException as exc:  # an adapter that raises anything costs this pair only
+            outcome.append(
+                PairResult(
+                    adapter=adapter.name, scenario=scenario.id, status="failed", detail=f"{type(exc).__name__}: {exc}"
+                )
+            )
+
+    if set_script is not None:
+        set_script(scenario)
+    try:
+        thread = threading.Thread(target=work, name=f"record {adapter.name} {scenario.id}", daemon=True)
+        thread.start()
+        thread.join(timeout)
+        if thread.is_alive():
+            cancelled.set()
+            return PairResult(
+                adapter=adapter.name,
+                scenario=scenario.id,
+                status="failed",
+                detail=f"timed out after {timeout:g} s (raise it with --timeout); nothing was written",
+            )
+    finally:
+        if set_script is not None:
+            set_script(None)
+    return outcome[0]
+
+
 def _record_one(
     adapter: Adapter,
     scenario: Scenario,
@@ -94,9 +169,9 @@ def _record_one(
     cassette_dir: Path,
     base_url: str,
     mode: str,
-    set_script: Callable[[Scenario | None], None] | None,
     api_key: str | None,
     model: str | None,
+    cancelled: threading.Event,
 ) -> PairResult:
     missing = sorted(scenario.requires - adapter.capabilities)
     if missing:
@@ -104,10 +179,10 @@ def _record_one(
             adapter=adapter.name, scenario=scenario.id, status="unsupported", detail="requires " + ", ".join(missing)
         )
     if scenario.mcp is None:
-        return _record_pair(adapter, scenario, None, cassette_dir, base_url, mode, set_script, api_key, model)
+        return _record_pair(adapter, scenario, None, cassette_dir, base_url, mode, cancelled, api_key, model)
     try:  # one MCP server for the pair, stopped after it
         with open_scenario_tools(scenario) as (ready, executor):
-            return _record_pair(adapter, ready, executor, cassette_dir, base_url, mode, set_script, api_key, model)
+            return _record_pair(adapter, ready, executor, cassette_dir, base_url, mode, cancelled, api_key, model)
     except (McpServerError, ScenarioError) as exc:
         return PairResult(adapter=adapter.name, scenario=scenario.id, status="failed", detail=f"MCP tools: {exc}")
 
@@ -119,7 +194,7 @@ def _record_pair(
     cassette_dir: Path,
     base_url: str,
     mode: str,
-    set_script: Callable[[Scenario | None], None] | None,
+    cancelled: threading.Event,
     api_key: str | None,
     model: str | None,
 ) -> PairResult:
@@ -133,9 +208,9 @@ def _record_pair(
             )
             if executor is not None and executor.failure is not None:
                 raise executor.failure  # the MCP server died: nothing is written
+        if cancelled.is_set():  # timed out while this ran: the caller has moved on, nothing is written
+            raise TransportTimeoutError(f"{adapter.name} {scenario.id}: the pair timed out")
 
-    if set_script is not None:
-        set_script(scenario)
     try:
         result: RecordResult = record_cassette(
             cassette_path(cassette_dir, adapter.traffic_format, scenario.id),
@@ -149,6 +224,7 @@ def _record_pair(
                 scenario_sha256=scenario.fingerprint or None,
             ),
             api_key=api_key,
+            backend=_Fence(cancelled),
         )
     except ConformanceError as exc:
         return PairResult(adapter=adapter.name, scenario=scenario.id, status="failed", detail=str(exc))
@@ -156,9 +232,6 @@ def _record_pair(
         return PairResult(
             adapter=adapter.name, scenario=scenario.id, status="failed", detail=f"{type(exc).__name__}: {exc}"
         )
-    finally:
-        if set_script is not None:
-            set_script(None)
     notes = [f"{result.interactions} interactions"]
     notes += [f"{o.mode}: {o.stopped}" for o in outcomes if o.stopped]
     return PairResult(adapter=adapter.name, scenario=scenario.id, status=result.status, detail="; ".join(notes))

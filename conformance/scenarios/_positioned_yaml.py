@@ -7,6 +7,13 @@ silently: duplicate keys, keys that are not strings, and tags outside the core J
 (``<<: *base``) are fine. Timestamps (``2023-05-22``) stay strings: JSON has no date type.
 Pure: takes the text, returns data, positions and problems.
 
+Scenario files are untrusted: before anything is composed, libyaml's events are counted against
+``conformance.limits`` (alias uses, nodes and text with aliases expanded, nesting; libyaml's
+composer recurses in C and crashes the process on a very deep file), and the walk stops past
+``yaml_nodes`` or ``nesting_depth`` too. A string holding a lone UTF-16 surrogate (the escape
+``"\ud800"``, which the pure-Python composer accepts) is a problem: UTF-8, and so every wire
+format, cannot carry it. A valid escaped pair (``"\ud83d\ude00"``) is joined into its character.
+
 ``fast=True`` composes with libyaml (``yaml.CSafeLoader``, about ten times faster) instead of the
 pure-Python composer. Its node graph and marks are the same for a valid file, but its messages
 and positions for a broken one are its own: the scenario loader composes a file again with
@@ -16,6 +23,7 @@ and positions for a broken one are its own: the scenario loader composes a file 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,16 +31,18 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from conformance.errors import InputLimitError
+from conformance.limits import Limits, current, how_to_raise
 from conformance.scenarios.problems import DocPath, Locator, ScenarioProblem, json_pointer
-from conformance.traffic.safe_yaml import FastSafeLoader
+from conformance.traffic.safe_yaml import FastSafeLoader, check_bounds
 
 __all__ = ["YamlDocument", "compose"]
 
 _TAG = "tag:yaml.org,2002:"
 _STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + name for name in ("str", "null", "bool", "int", "float"))
 _TIMESTAMP, _MAP, _SEQ, _MERGE = (_TAG + name for name in ("timestamp", "map", "seq", "merge"))
-_MAX_NODES = 200_000
-"""Aliases let a small file expand into a huge value ("billion laughs"); no scenario needs this many."""
+_SURROGATES = re.compile("[\ud800-\udfff]")
+_SURROGATE = _SURROGATES.search
 
 
 @dataclass(frozen=True)
@@ -44,18 +54,22 @@ class YamlDocument:
 
 
 class _TooLarge(Exception):
-    pass
+    def __init__(self, node: Node, what: str, limit: str) -> None:
+        super().__init__(what)
+        self.node, self.what, self.limit = node, what, limit
 
 
 @dataclass
 class _Walker:
     loader: yaml.SafeLoader | yaml.CSafeLoader
     path: Path
+    limits: Limits
     values: dict[DocPath, tuple[int, int]] = field(default_factory=dict)
     keys: dict[DocPath, tuple[int, int]] = field(default_factory=dict)
     problems: list[ScenarioProblem] = field(default_factory=list)
     active: set[int] = field(default_factory=set)
     count: int = 0
+    chars: int = 0
 
     def report(self, node: Node, at: DocPath, message: str, *, expected: str = "", hint: str = "") -> None:
         line, column = _position(node)
@@ -73,8 +87,10 @@ class _Walker:
 
     def value(self, node: Node, at: DocPath) -> Any:
         self.count += 1
-        if self.count > _MAX_NODES:
-            raise _TooLarge
+        if self.count > self.limits.yaml_nodes:
+            raise _TooLarge(node, "the document expands to too many nodes through aliases", "yaml_nodes")
+        if len(at) >= self.limits.nesting_depth:
+            raise _TooLarge(node, "the document nests too deeply", "nesting_depth")
         if id(node) in self.active:
             self.report(node, at, "an alias refers to a node that contains it (a recursive structure)")
             return None
@@ -127,7 +143,7 @@ class _Walker:
                     hint=f'quote the key: "{shown}":' if isinstance(key_node, ScalarNode) else "",
                 )
                 continue
-            key = key_node.value
+            key = self.text(key_node, at)
             line, column = _position(key_node)
             if key in seen:
                 self.report(
@@ -142,10 +158,29 @@ class _Walker:
             result[key] = self.value(value_node, (*at, key))
         return result
 
+    def text(self, node: ScalarNode, at: DocPath) -> str:
+        value: str = node.value
+        self.chars += len(value)
+        if self.chars > self.limits.yaml_expanded_bytes:
+            raise _TooLarge(node, "the document expands to too much text through aliases", "yaml_expanded_bytes")
+        if _SURROGATE(value):
+            value = value.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")  # joins valid pairs
+            lone = _SURROGATE(value)
+            if lone:
+                self.report(
+                    node,
+                    at,
+                    f"the text holds a lone surrogate \\u{ord(lone.group()):04x}, which UTF-8 cannot encode",
+                    expected="whole Unicode characters",
+                    hint="write the character itself, or both halves of a surrogate pair (\\ud83d\\ude00)",
+                )
+                value = _SURROGATES.sub("\ufffd", value)  # reported: no later message or output carries it
+        return value
+
     def scalar(self, node: ScalarNode, at: DocPath) -> Any:
         tag = node.tag
         if tag in (_STR, _TIMESTAMP):
-            return node.value
+            return self.text(node, at)
         if tag == _NULL:
             return None
         if tag == _BOOL:
@@ -165,7 +200,7 @@ class _Walker:
                 return None
             return number
         self.check_tag(node, at, _STR)
-        return node.value
+        return self.text(node, at)
 
 
 def compose(text: str, path: Path, *, fast: bool = False) -> tuple[YamlDocument | None, list[ScenarioProblem]]:
@@ -173,6 +208,16 @@ def compose(text: str, path: Path, *, fast: bool = False) -> tuple[YamlDocument 
 
     ``fast``: compose with libyaml; its problems are not worded or placed like the pure-Python
     composer's (see the module docstring)."""
+    limits = current()
+    try:
+        check_bounds(text.encode("utf-8", "surrogatepass"), name=str(path), limits=limits)
+    except InputLimitError as exc:
+        return None, [_limit_problem(path, exc.line, exc.column, exc.what, exc.limit)]
+    except yaml.YAMLError:
+        if fast:
+            raise  # the loader reads the file again with fast=False, whose composer says what is wrong
+        # the pure-Python composer reads what libyaml refuses (escaped surrogates); its recursion is
+        # bounded by Python's (RecursionError below) and the walk by the limits
     loader = FastSafeLoader(text) if fast else yaml.SafeLoader(text)
     try:
         try:
@@ -181,6 +226,9 @@ def compose(text: str, path: Path, *, fast: bool = False) -> tuple[YamlDocument 
             return None, [_syntax_problem(path, exc)]
         except yaml.YAMLError as exc:
             return None, [ScenarioProblem(path=path, line=1, column=1, message=f"not valid YAML: {exc}")]
+        except RecursionError:
+            message = f"the document nests too deeply: past the limit nesting_depth={limits.nesting_depth}"
+            return None, [_limit_problem(path, 1, 1, message, "nesting_depth")]
         if root is None:
             return None, [
                 ScenarioProblem(
@@ -192,16 +240,24 @@ def compose(text: str, path: Path, *, fast: bool = False) -> tuple[YamlDocument 
                     hint="see docs/scenarios.md for a complete example",
                 )
             ]
-        walker = _Walker(loader, path)
+        walker = _Walker(loader, path, limits)
         try:
             data = walker.value(root, ())
-        except _TooLarge:
+        except _TooLarge as exc:
+            line, column = _position(exc.node)
+            message = f"{exc.what}: past the limit {exc.limit}={getattr(limits, exc.limit)}"
+            return None, [_limit_problem(path, line, column, message, exc.limit)]
+        except RecursionError:
             line, column = _position(root)
-            message = f"the document expands to more than {_MAX_NODES} nodes through aliases"
-            return None, [ScenarioProblem(path=path, line=line, column=column, message=message)]
+            message = f"the document nests too deeply: past the limit nesting_depth={limits.nesting_depth}"
+            return None, [_limit_problem(path, line, column, message, "nesting_depth")]
     finally:
         loader.dispose()
     return YamlDocument(data, Locator(path, walker.values, walker.keys)), walker.problems
+
+
+def _limit_problem(path: Path, line: int | None, column: int | None, message: str, limit: str) -> ScenarioProblem:
+    return ScenarioProblem(path=path, line=line or 1, column=column or 1, message=message, hint=how_to_raise(limit))
 
 
 def _position(node: Node) -> tuple[int, int]:

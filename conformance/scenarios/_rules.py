@@ -5,8 +5,10 @@ problems placed on the node at fault: unique tool names, tool results that answe
 their turn (``tool_results: mcp`` answers them all, and needs ``tools: {mcp: ...}``), turns that
 follow on from the previous one, known capability and adapter names, JSON path syntax, the fault
 rules (an expected error, stream faults in stream mode only), valid base64 and valid JSON Schemas
-for ``match: schema``. Tool names of an MCP server are known only at run time: ``tool_choice:
-{name: X}`` is not checked against them here.
+for ``match: schema``, and tool input schemas that stay within ``schema_nodes`` of
+``conformance.limits`` once their ``$ref`` are inlined (an adapter for Gemini inlines them). Tool
+names of an MCP server are known only at run time: ``tool_choice: {name: X}`` is not checked
+against them here.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from conformance.adapters.base import CAPABILITIES, PROMPT_FORMATS, WIRE_FORMATS
+from conformance.limits import current, expanded_schema_size, how_to_raise
 from conformance.scenarios.problems import DocPath, Locator, ScenarioProblem, closest
 from conformance.scenarios.values import HTTP_FAULTS, STREAM_FAULTS, parse_json_path
 
@@ -97,6 +100,16 @@ def _tools(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Itera
                 hint="rename or remove one of the two tools",
             )
         first.setdefault(name, i)
+        limit = current().schema_nodes
+        if expanded_schema_size(tool.get("inputSchema"), stop=limit) > limit:
+            yield locator.problem(
+                ("tools", i, "inputSchema"),
+                f"the input schema of tool {name!r} expands past the limit schema_nodes={limit} once its $refs "
+                "are inlined (as adapters for wires without references do)",
+                expected="a schema whose references do not multiply it",
+                hint="define the shared part once instead of referring to it twice per level; "
+                + how_to_raise("schema_nodes"),
+            )
     choice = data.get("tool_choice")
     if isinstance(choice, Mapping) and choice["name"] not in first:
         yield locator.problem(

@@ -27,12 +27,16 @@ result and the error messages are those of the safe loader.
 
 A file that cannot be read raises ``CassetteNotFoundError`` or ``CassetteFormatError`` (file,
 line, column and what to do). A malformed interaction does not stop the others: its problems are
-recorded on that ``Interaction``.
+recorded on that ``Interaction``. Cassettes are untrusted: a file past a bound of
+``conformance.limits`` (YAML alias expansion, nodes, nesting; a gzip body that inflates past
+``body_bytes``, decompressed in a stream that stops there; a body nesting JSON past
+``nesting_depth``) raises ``InputLimitError`` naming the file, the interaction and the limit; a
+whole (not streamed) body holding a JSON escape of a lone surrogate (``\\ud800``, which no UTF-8
+text can carry) raises ``CassetteFormatError`` naming the interaction.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import re
@@ -44,8 +48,9 @@ from typing import Any
 
 import orjson
 
-from conformance.errors import CassetteError, CassetteFormatError, CassetteNotFoundError
-from conformance.traffic.safe_yaml import parse_yaml
+from conformance.errors import CassetteError, CassetteFormatError, CassetteNotFoundError, InputLimitError
+from conformance.limits import Limits, current
+from conformance.traffic.safe_yaml import nests_deeper, parse_yaml
 
 __all__ = [
     "Cassette",
@@ -168,7 +173,7 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
     except OSError as exc:
         raise CassetteError(f"{name}: cannot be read: {exc.strerror or exc}") from exc
     document = parse_yaml(name, data)
-    return _read_cassette(name, document)
+    return _read_cassette(name, document, current())
 
 
 # --------------------------------------------------------------------------------------------
@@ -178,7 +183,7 @@ def load_cassette(path: str | os.PathLike[str]) -> Cassette:
 _SHAPE_HINT = "a vcrpy cassette is a mapping with `version: 1` and an `interactions` list of {request, response}"
 
 
-def _read_cassette(name: str, document: Any) -> Cassette:
+def _read_cassette(name: str, document: Any, limits: Limits) -> Cassette:
     if document is None:
         raise CassetteFormatError(name, "the file is empty", hint=_SHAPE_HINT)
     if not isinstance(document, dict):
@@ -192,7 +197,7 @@ def _read_cassette(name: str, document: Any) -> Cassette:
         raise CassetteFormatError(name, f"`interactions` is a {_kind(raw_interactions)}, not a list", hint=_SHAPE_HINT)
     version = document.get("version")
     problems = [] if version == 1 else [_line(name, f"`version` is {version!r}, expected 1", "read as version 1")]
-    interactions = tuple(_read_interaction(name, i, raw) for i, raw in enumerate(raw_interactions))
+    interactions = tuple(_read_interaction(name, i, raw, limits) for i, raw in enumerate(raw_interactions))
     provenance = document.get("provenance")
     return Cassette(
         path=name,
@@ -210,18 +215,18 @@ def _line(name: str, problem: str, hint: str, index: int | None = None) -> str:
 class _Problems:
     """Collects the problems of one interaction."""
 
-    __slots__ = ("index", "lines", "name")
+    __slots__ = ("index", "limits", "lines", "name")
 
-    def __init__(self, name: str, index: int) -> None:
-        self.name, self.index = name, index
+    def __init__(self, name: str, index: int, limits: Limits) -> None:
+        self.name, self.index, self.limits = name, index, limits
         self.lines: list[str] = []
 
     def add(self, problem: str, hint: str) -> None:
         self.lines.append(_line(self.name, problem, hint, self.index))
 
 
-def _read_interaction(name: str, index: int, raw: Any) -> Interaction:
-    problems = _Problems(name, index)
+def _read_interaction(name: str, index: int, raw: Any, limits: Limits) -> Interaction:
+    problems = _Problems(name, index, limits)
     if not isinstance(raw, dict):
         problems.add(f"is a {_kind(raw)}, not a mapping with `request` and `response`", "fix or re-record it")
         return Interaction(index=index, request=_NO_REQUEST, response=None, problems=tuple(problems.lines))
@@ -259,7 +264,9 @@ def _read_request(raw: dict[str, Any], problems: _Problems) -> RecordedRequest:
     if isinstance(value, dict):
         value = value.get("string")
     body = _to_bytes(value, "request", problems)
-    return RecordedRequest(method=method, uri=uri, headers=headers, body=body, json=_parse_json(body))
+    return RecordedRequest(
+        method=method, uri=uri, headers=headers, body=body, json=_parse_json(body, "request", problems)
+    )
 
 
 def _read_response(raw: dict[str, Any], problems: _Problems) -> RecordedResponse | None:
@@ -299,7 +306,7 @@ def _read_response(raw: dict[str, Any], problems: _Problems) -> RecordedResponse
         problems.add("the response has no body", "expected `body: {string: ...}`, `parsed_body:` or `content:`")
         value = None
     body = _to_bytes(value, "response", problems) or b""
-    parsed = None if content_type in _STREAM_TYPES else _parse_json(body)
+    parsed = _parse_json(body, "response", problems, stream=content_type in _STREAM_TYPES)
     interrupted = raw.get("interrupted")
     return RecordedResponse(
         status=status,
@@ -360,7 +367,7 @@ def _to_bytes(value: Any, side: str, problems: _Problems) -> bytes | None:
     if isinstance(value, bytes):
         if value[:2] == _GZIP_MAGIC:
             try:
-                return gzip.decompress(value)
+                return _gunzip(value, side, problems)
             except (OSError, EOFError, zlib.error) as exc:
                 problems.add(
                     f"the {side} body starts with the gzip magic but does not decompress: {exc}",
@@ -371,26 +378,114 @@ def _to_bytes(value: Any, side: str, problems: _Problems) -> bytes | None:
     return None
 
 
+def _gunzip(data: bytes, side: str, problems: _Problems) -> bytes:
+    """``gzip.decompress`` in a stream that stops past ``body_bytes`` (a gzip bomb inflates a
+    thousandfold): never more than the limit plus one byte is held."""
+    limit = problems.limits.body_bytes
+    pieces: list[bytes] = []
+    total = 0
+    while data:
+        stream = zlib.decompressobj(wbits=31)  # one gzip member
+        piece = stream.decompress(data, limit + 1 - total)
+        total += len(piece)
+        if total > limit:
+            raise InputLimitError(
+                problems.name,
+                f"the {side} body (gzip) inflates too much",
+                limit="body_bytes",
+                value=limit,
+                interaction=problems.index,
+            )
+        pieces.append(piece)
+        if not stream.eof:
+            raise EOFError("the gzip stream ends before its end-of-stream marker")
+        data = stream.unused_data
+        if data[:2] != _GZIP_MAGIC:
+            if data.strip(b"\0"):
+                raise OSError("trailing data after the gzip stream")
+            break
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
 def _from_parsed_body(value: Any, side: str, problems: _Problems) -> tuple[bytes | None, Any]:
     # pydantic-ai stores JSON bodies as YAML structures (MANIFEST dialect 3); the MANIFEST says
     # to rebuild the wire body with ``json.dumps`` (recent recordings set content-length to match).
     try:
-        return json.dumps(value).encode(), value
+        body = json.dumps(value).encode()
     except (TypeError, ValueError) as exc:
         problems.add(f"the {side} parsed_body is not JSON data: {exc}", "re-record it")
         return None, None
+    _check_surrogates(body, side, problems)
+    return body, value
 
 
 _JSON_START = re.compile(rb"[ \t\r\n]*[\[{]").match
 
 
-def _parse_json(body: bytes | None) -> Any:
-    if not body or not _JSON_START(body):
+def _parse_json(body: bytes | None, side: str, problems: _Problems, *, stream: bool = False) -> Any:
+    """The body parsed as one JSON document (None for a stream, or a body that is not JSON); a body
+    whose brackets nest past ``nesting_depth`` (JSON, or the JSON events of a stream) raises."""
+    if not body:
+        return None
+    if _maybe_surrogate(body) and not stream and not _SSE_START(body) and not _looks_like_ndjson(body):
+        # a stream's partial JSON (tool arguments) cuts escapes anywhere, even between the backslash
+        # and the digits of one: a whole body is checked, a stream is left to the adapters
+        _check_surrogates(body, side, problems)
+    limit = problems.limits.nesting_depth
+    if nests_deeper(body, limit):
+        raise InputLimitError(
+            problems.name,
+            f"the {side} body nests JSON too deeply",
+            limit="nesting_depth",
+            value=limit,
+            interaction=problems.index,
+        )
+    if stream or not _JSON_START(body):
         return None
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
         return None
+
+
+_SURROGATE_ESCAPE = re.compile(rb"(\\+)u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A JSON escape of a UTF-16 surrogate, at any level of escaping (``\\ud83d``, ``\\\\ud83d``, ...)."""
+
+
+def _maybe_surrogate(body: bytes) -> bool:
+    """Whether ``body`` holds an escape in the surrogate range at all (the usual answer is no)."""
+    return b"\\ud" in body or b"\\uD" in body
+
+
+def _check_surrogates(body: bytes, side: str, problems: _Problems) -> None:
+    """In a whole (not streamed) JSON body, a JSON escape of a lone surrogate (a high half not
+    followed by its low half at the same level of escaping, or a low half alone) decodes to text
+    UTF-8 cannot encode: no provider sends one (RFC 8259 §8.2), and once an adapter decoded it the
+    reports could not be written. The file is refused (``CassetteFormatError`` naming the
+    interaction), so its cases are errors."""
+    if not _maybe_surrogate(body):
+        return
+    pending: re.Match[bytes] | None = None
+    for found in _SURROGATE_ESCAPE.finditer(body):
+        high = found.group()[-3:-2].lower() in b"89ab"
+        if pending is not None:
+            if not high and found.start() == pending.end() and found.group(1) == pending.group(1):
+                pending = None  # a whole pair
+                continue
+            break
+        if not high:
+            pending = found
+            break
+        pending = found
+    if pending is not None:
+        shown = pending.group().decode("ascii")
+        raise CassetteFormatError(
+            problems.name,
+            f"the {side} body holds a lone surrogate escape {shown} (at byte {pending.start()}), which no UTF-8 "
+            "text can carry",
+            interaction=problems.index,
+            hint="re-record it, or write the character itself (or both halves of its surrogate pair)",
+        )
 
 
 _KIND_NAMES: dict[type, str] = {type(None): "null", dict: "mapping", list: "list", str: "string", bytes: "bytes"}

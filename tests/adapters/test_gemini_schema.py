@@ -310,3 +310,46 @@ def test_any_input_converts_without_crashing_into_the_subset(schema: Any) -> Non
     assert out["type"] in ("object", "OBJECT") or str(out["type"]).lower() == "object"
     assert _keys_outside_the_subset(out) == []
     assert len(changes) == len({(c.pointer, c.action, c.detail) for c in changes})
+
+
+def test_reference_inlining_is_bounded_by_schema_nodes() -> None:
+    # 26 levels of two $ref each: inlined, 2**26 leaves (record ran for minutes and grew past 700 MB)
+    import json
+
+    from _hostile import ref_bomb, run_bounded
+
+    from conformance.errors import UnsupportedContentError
+
+    with pytest.raises(UnsupportedContentError) as caught:
+        gemini_parameters(Tool(name="bomb", input_schema=ref_bomb(26)))
+    text = str(caught.value)
+    assert "'bomb'" in text and "schema_nodes=100000" in text and "--limit schema_nodes=N" in text
+    code = (
+        "from conformance.adapters._gemini_schema import gemini_parameters\nfrom conformance.model import Tool\n"
+        "from conformance.errors import UnsupportedContentError\nimport json, sys\n"
+        f"schema = json.loads({json.dumps(json.dumps(ref_bomb(26)))})\n"
+        "try:\n    gemini_parameters(Tool(name='bomb', input_schema=schema))\n"
+        "except UnsupportedContentError as exc:\n    print('refused')\n"
+    )
+    done = run_bounded(code)
+    assert done.returncode == 0 and done.stdout.strip() == "refused", done.stderr[-2000:]
+
+
+def test_a_schema_under_the_limit_is_still_inlined_in_full() -> None:
+    from _hostile import ref_bomb
+
+    out, _ = _convert(ref_bomb(8))  # 2**8 leaves: far under the default
+    node = out["properties"]["x"]
+    for _ in range(8):
+        node = node["properties"]["a"]
+    assert node == {"type": "string"}
+
+
+def test_a_schema_too_deep_to_convert_is_refused_not_a_crash() -> None:
+    from conformance.errors import UnsupportedContentError
+
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(5000):  # as an MCP server may list it: no loader bounded it
+        schema = {"type": "object", "properties": {"x": schema}}
+    with pytest.raises(UnsupportedContentError, match=r"'deep'.*nests too deeply"):
+        gemini_parameters(Tool(name="deep", input_schema=schema))

@@ -3,6 +3,7 @@ fast ``--help`` (no heavy module imported before a subcommand runs)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -164,3 +165,100 @@ def test_main_turns_a_broken_pipe_into_141_with_stdout_quieted(monkeypatch: pyte
     monkeypatch.setattr("conformance.cli._output.quiet_stdout", lambda: quieted.append(True))  # not pytest's own fd 1
     assert main(["list"]) == 141
     assert quieted == [True]
+
+
+# --------------------------------------------------------------------------------------------
+# --limit (conformance.limits, docs/limits.md)
+# --------------------------------------------------------------------------------------------
+
+LIMIT_COMMANDS = [
+    ["validate"],
+    ["list"],
+    ["inspect", "nothing.yaml"],
+    ["run", "--adapter", "openai_chat"],
+    ["record", "--emulator"],
+    ["certify", "--client", "x:Y"],
+]
+
+
+@pytest.mark.parametrize("command", LIMIT_COMMANDS, ids=lambda c: c[0])
+@pytest.mark.parametrize("pair", ["bogus=1", "yaml_nodes=many"])
+def test_a_bad_limit_is_a_usage_error_listing_the_names(
+    command: list[str], pair: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CONFORMANCE_LIMITS", raising=False)
+    assert main([*command, "--limit", pair]) == 2
+    err = capsys.readouterr().err
+    assert f"conformance {command[0]}: error: --limit" in err
+    if pair.startswith("bogus"):
+        assert "unknown limit 'bogus'" in err and "yaml_nodes" in err and "schema_nodes" in err
+
+
+def test_a_bad_limits_variable_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONFORMANCE_LIMITS", "yaml_nodes")
+    assert main(["validate"]) == 2
+    assert "$CONFORMANCE_LIMITS" in capsys.readouterr().err
+
+
+def test_limit_is_applied_to_the_files_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONFORMANCE_LIMITS", "")  # --limit sets the variable; it is restored after the test
+    from conformance.scenarios.bundled import scenarios_dir
+
+    scenario = scenarios_dir() / "basic" / "get_time.yaml"
+    assert main(["validate", str(scenario)]) == 0
+    capsys.readouterr()
+    assert main(["validate", str(scenario), "--limit", "nesting_depth=2"]) == 1
+    assert "past the limit nesting_depth=2" in capsys.readouterr().out
+    assert "nesting_depth=2" in os.environ["CONFORMANCE_LIMITS"]  # for worker processes
+
+
+def test_run_with_hostile_cassettes_errors_only_their_cases_and_writes_every_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import base64
+    import json
+
+    from _hostile import billion_laughs, cassette_yaml, deep_brackets, gzip_bomb, run_bounded
+
+    monkeypatch.delenv("CONFORMANCE_LIMITS", raising=False)
+    folder = tmp_path / "cassettes" / "openai_chat" / "basic"
+    folder.mkdir(parents=True)
+    (folder / "get_time.yaml").write_text(
+        "bombs:\n" + billion_laughs(indent="  ") + cassette_yaml("    parsed_body: *a9\n")
+    )
+    bomb = base64.encodebytes(gzip_bomb(100 * 1024 * 1024)).decode().replace("\n", "\n        ")
+    (folder / "single_call.yaml").write_text(cassette_yaml(f"    body:\n      string: !!binary |\n        {bomb}\n"))
+    deep = json.dumps(deep_brackets(3000))
+    (folder / "no_tools.yaml").write_text(cassette_yaml(f"    body: {{string: {deep}}}\n"))
+    lone = json.dumps(
+        json.dumps({"content": '{"city": "Pa\\ud800ris"}'})
+    )  # decoded by an adapter, it broke the reports
+    (folder / "text_only_reply.yaml").write_text(cassette_yaml(f"    body: {{string: {lone}}}\n"))
+    reports = tmp_path / "reports"
+    argv = [
+        *("run", "--adapter", "openai_chat", "--scenarios", "basic/*", "-j", "1", "--quiet"),
+        *("--cassette-dir", str(tmp_path / "cassettes"), "--report-dir", str(reports), "--limit", "body_bytes=8M"),
+    ]
+    # in a child under a 1 GiB ceiling: unbounded, these files take minutes and gigabytes
+    done = run_bounded(f"from conformance.cli import main\nraise SystemExit(main({argv!r}))", timeout=120)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert sorted(p.name for p in reports.iterdir()) == ["junit.xml", "report.html", "report.json", "report.md"]
+    report = json.loads((reports / "report.json").read_text(encoding="utf-8"))
+    by_case = {(c["scenario"], c["mode"]): c for c in report["cases"]}
+    expected = {
+        "basic/get_time": "yaml_nodes=",
+        "basic/single_call": "body_bytes=8388608",
+        "basic/no_tools": "nesting_depth=",
+        "basic/text_only_reply": "lone surrogate escape",
+    }
+    for scenario, limit in expected.items():
+        for mode in ("non_stream", "stream"):
+            case = by_case[(scenario, mode)]
+            assert case["status"] == "error"
+            assert limit in json.dumps(case) and f"{scenario.split('/')[1]}.yaml" in json.dumps(case)
+    others = [c for (s, _), c in by_case.items() if s not in expected]
+    assert others and all(c["status"] == "pass" for c in others)

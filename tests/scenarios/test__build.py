@@ -328,7 +328,7 @@ def test_recursive_and_exploding_aliases_are_refused(tmp_path: Path) -> None:
     for n, name in enumerate("bcdef"):
         previous = "abcdef"[n]
         levels.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 10) + "]")
-    with pytest.raises(ScenarioError, match="expands to more than"):
+    with pytest.raises(ScenarioError, match="expands to too many nodes: past the limit yaml_nodes="):
         load(tmp_path, "\n".join(levels) + "\n")
 
 

@@ -590,3 +590,143 @@ def test_libyaml_composes_what_the_positioned_composer_does(path: Path) -> None:
     if fast is not None and not fast_problems:
         assert exact is not None and not exact_problems
         assert (fast.data, fast.locator) == (exact.data, exact.locator)
+
+
+# --------------------------------------------------------------------------------------------
+# untrusted files: the bounds of conformance.limits, lone surrogates (issue 14)
+# --------------------------------------------------------------------------------------------
+
+
+def _variant(tmp_path: Path, old: str, new: str, name: str = "case.yaml") -> Path:
+    text = GET_TIME.read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / name
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+def _only_problem(path: Path) -> ScenarioProblem:
+    result = load_scenarios([path])
+    assert not result.scenarios
+    (problem,) = result.problems
+    return problem
+
+
+def test_a_very_deep_file_is_refused_before_libyaml_composes_it(tmp_path: Path) -> None:
+    from _hostile import run_bounded
+
+    # libyaml's composer recurses in C: at 100,000 levels it crashed the process (SIGSEGV)
+    path = _variant(tmp_path, "source: seed", "source: seed\ntags: " + "[" * 100_000 + "]" * 100_000)
+    code = (
+        "from conformance.scenarios.loader import load_scenarios\n"
+        f"(p,) = load_scenarios([{str(path)!r}]).problems\nprint(p.line, p.column)\nprint(p)\n"
+    )
+    done = run_bounded(code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    line, text = done.stdout.split("\n", 1)
+    assert line == "5 " + str(len("tags: ") + 100)  # the 100th bracket: level 101 under the top mapping
+    assert str(path) in text and "nesting_depth=100" in text and "--limit nesting_depth=N" in text
+
+
+def test_billion_laughs_in_a_scenario_is_refused_in_a_bounded_child(tmp_path: Path) -> None:
+    from _hostile import billion_laughs, run_bounded
+
+    laughs = billion_laughs(indent="  ")
+    path = _variant(tmp_path, "source: seed", "source: seed\nx-bombs:\n" + laughs)
+    code = f"from conformance.scenarios.loader import load_scenarios\nprint(*load_scenarios([{str(path)!r}]).problems)"
+    done = run_bounded(code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert str(path) in done.stdout and "past the limit yaml_nodes=1000000" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "pointer"),
+    [
+        ("- name: getTime", '- name: "get\\ud800Time"', "/tools/0/name"),
+        ('text: "昨天是2023年5月22日。"', 'text: "bad \\udc00 half"', "/turns/1/reply/text"),
+        (
+            "offset_ms:\n          type: number",
+            '"offset\\ud800":\n          type: number',
+            "/tools/0/inputSchema/properties",
+        ),
+    ],
+)
+def test_a_lone_surrogate_is_a_placed_problem(tmp_path: Path, old: str, new: str, pointer: str) -> None:
+    path = _variant(tmp_path, old, new)
+    problem = _only_problem(path)
+    assert problem.pointer.startswith(pointer)
+    assert "lone surrogate" in problem.message and "UTF-8 cannot encode" in problem.message
+    line = next(i for i, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if "\\ud" in text)
+    assert problem.line == line
+
+
+def test_an_escaped_surrogate_pair_is_its_character(tmp_path: Path) -> None:
+    path = _variant(tmp_path, 'text: "昨天是2023年5月22日。"', 'text: "ok \\ud83d\\ude00"')
+    scenario = load_scenario(path)
+    assert scenario.turns[1].reply.text == "ok \U0001f600"
+
+
+def test_lone_surrogates_reach_validate_and_list_as_problems(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    _variant(folder, "- name: getTime", '- name: "get\\ud800Time"')
+    assert main(["validate", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert "case.yaml:6:" in out and "lone surrogate" in out
+
+
+def test_a_schema_that_references_explode_is_refused_naming_tool_and_limit(tmp_path: Path) -> None:
+    from _hostile import ref_bomb
+
+    schema = json.dumps(ref_bomb(26))  # 4 KB; 2**26 leaves once its $refs are inlined
+    text = GET_TIME.read_text(encoding="utf-8")
+    start = text.index("    inputSchema:\n")
+    end = text.index("turns:")
+    path = tmp_path / "refs.yaml"
+    path.write_text(text[:start] + f"    inputSchema: {schema}\n" + text[end:], encoding="utf-8")
+    problem = _only_problem(path)
+    assert problem.pointer == "/tools/0/inputSchema" and problem.line == start_line(text, start)
+    assert "'getTime'" in problem.message and "schema_nodes=100000" in problem.message
+    assert "--limit schema_nodes=N" in problem.hint
+
+
+def start_line(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def test_limits_are_overridable_for_scenarios(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONFORMANCE_LIMITS", "nesting_depth=3")
+    problem = _only_problem(_variant(tmp_path, "source: seed", "source: seed"))  # it nests 6 levels deep
+    assert "nesting_depth=3" in problem.message
+    monkeypatch.setenv("CONFORMANCE_LIMITS", "nesting_depth=300")
+    assert load_scenarios([tmp_path / "case.yaml"]).ok
+
+
+def test_text_through_aliases_is_bounded_where_libyaml_cannot_read_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an escaped surrogate pair sends the file to the pure-Python composer; the walk counts the text
+    monkeypatch.setenv("CONFORMANCE_LIMITS", "yaml_expanded_bytes=20000")
+    big = "x" * 1000
+    path = _variant(
+        tmp_path,
+        "source: seed",
+        f'source: seed\nx-a: &a "{big} \\ud83d\\ude00"\nx-b: [' + ", ".join(["*a"] * 30) + "]",
+    )
+    problem = _only_problem(path)
+    assert "too much text through aliases: past the limit yaml_expanded_bytes=20000" in problem.message
+    assert problem.line == 5  # the anchor whose text the aliases repeat
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_lone_surrogate_in_an_unknown_key_never_reaches_the_output(
+    tmp_path: Path, output: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # validate printed the schema problem quoting the key, and died encoding it (UnicodeEncodeError)
+    path = _variant(tmp_path, "schema_version: 1", 'schema_version: 1\n"x\\ud800y": 1')
+    assert main(["validate", "--format", output, str(path)]) == 1
+    out = capsys.readouterr().out
+    out.encode("utf-8")  # strict: what was printed is valid UTF-8
+    assert "lone surrogate" in out and "x\ufffdy" in out

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from _hostile import billion_laughs, cassette_yaml, deep_brackets, gzip_bomb, run_bounded
 
 from conformance.errors import CassetteError, CassetteFormatError, CassetteNotFoundError
 from conformance.framing import JSONArrayDecoder, NDJSONDecoder, SSEDecoder
@@ -598,3 +599,184 @@ def test_binary_request_bodies(tmp_path: Path) -> None:
     first, second = load_cassette(path).interactions
     assert first.request.json == {"model": "zipped"}
     assert second.request.body == b"\x00\x01\x02" and second.request.json is None
+
+
+# --------------------------------------------------------------------------------------------
+# untrusted files: the bounds of conformance.limits (issue 14)
+# --------------------------------------------------------------------------------------------
+
+
+def _bounded_load(path: Path, env: dict[str, str] | None = None) -> str:
+    """Load ``path`` in a child under a 1 GiB ceiling and a timeout; its printed outcome."""
+
+    code = (
+        "import sys\nfrom conformance.traffic.cassettes import load_cassette\n"
+        "from conformance.errors import InputLimitError\n"
+        f"try:\n    load_cassette({str(path)!r})\nexcept InputLimitError as exc:\n"
+        "    print('LIMIT', exc.limit, exc.value)\n    print(exc)\nelse:\n    print('LOADED')\n"
+    )
+    done = run_bounded(code, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_billion_laughs_is_refused_naming_file_line_and_limit(tmp_path: Path) -> None:
+
+    path = tmp_path / "laughs.yaml"
+    path.write_text("bombs:\n" + billion_laughs(indent="  ") + cassette_yaml("    parsed_body: *a9\n"))
+    assert path.stat().st_size < 1000
+    out = _bounded_load(path)  # unbounded, it takes minutes and gigabytes
+    assert out.startswith("LIMIT yaml_nodes 1000000")
+    assert str(path) in out and "at line" in out and "--limit yaml_nodes=N" in out
+
+
+def test_alias_uses_are_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "aliases.yaml"
+
+    path.write_text("a: &a x\nb: [" + ", ".join(["*a"] * 30) + "]\n" + cassette_yaml("    body: {string: ''}\n"))
+    assert len(load_cassette(path).interactions) == 1  # the default is far above 30 uses
+    from conformance.errors import InputLimitError
+    from conformance.limits import parse
+    from conformance.traffic.safe_yaml import load_yaml
+
+    with pytest.raises(InputLimitError) as limited:
+        load_yaml(path.read_bytes(), name=str(path), limits=parse(["yaml_aliases=20"]))
+    assert limited.value.limit == "yaml_aliases" and "at line 2" in str(limited.value)
+
+
+def test_expanded_text_is_bounded_through_aliases() -> None:
+    from conformance.errors import InputLimitError
+    from conformance.limits import parse
+    from conformance.traffic.safe_yaml import load_yaml
+
+    text = "a: &a " + "x" * 1000 + "\nb: [" + ", ".join(["*a"] * 20) + "]\n"
+    with pytest.raises(InputLimitError, match="yaml_expanded_bytes=10000"):
+        load_yaml(text, name="t.yaml", limits=parse(["yaml_expanded_bytes=10000"]))
+    assert len(load_yaml(text, name="t.yaml")["b"]) == 20  # the defaults let it through
+
+
+def test_the_full_loader_path_is_bounded_too() -> None:
+    # a merge key sends the document to the full safe loader; the bounds are checked first
+
+    from conformance.errors import InputLimitError
+    from conformance.traffic.safe_yaml import load_yaml
+
+    text = billion_laughs() + "m: {<<: {k: v}}\n"
+    with pytest.raises(InputLimitError, match="yaml_nodes"):
+        load_yaml(text, name="merge.yaml")
+
+
+@pytest.mark.parametrize("json_file", [False, True])
+def test_deep_nesting_of_the_document_is_refused(tmp_path: Path, json_file: bool) -> None:
+    from conformance.errors import InputLimitError
+
+    path = tmp_path / "deep.yaml"
+    body = "[" * 300 + "]" * 300
+    path.write_text(
+        '{"version": 1, "interactions": ' + body + "}" if json_file else "version: 1\ninteractions: " + body
+    )
+    with pytest.raises(InputLimitError) as caught:
+        load_cassette(path)
+    assert caught.value.limit == "nesting_depth" and str(path) in str(caught.value)
+
+
+def test_deeply_nested_json_in_a_body_is_refused_naming_the_interaction(tmp_path: Path) -> None:
+
+    from conformance.errors import InputLimitError
+
+    path = tmp_path / "deep_body.yaml"
+    path.write_text(cassette_yaml(f"    body: {{string: {json.dumps(deep_brackets(3000))}}}\n"))
+    with pytest.raises(InputLimitError) as caught:
+        load_cassette(path)
+    assert caught.value.interaction == 0 and caught.value.limit == "nesting_depth"
+    assert "response body nests JSON too deeply" in str(caught.value)
+
+
+def test_brackets_inside_json_strings_do_not_count(tmp_path: Path) -> None:
+
+    path = tmp_path / "strings.yaml"
+    body = json.dumps({"text": "[" * 500})
+    path.write_text(cassette_yaml(f"    body: {{string: {json.dumps(body)}}}\n"))
+    (interaction,) = load_cassette(path).interactions
+    assert interaction.response is not None and interaction.response.json == {"text": "[" * 500}
+
+
+def test_gzip_bomb_is_refused_after_at_most_the_limit(tmp_path: Path) -> None:
+
+    bomb = gzip_bomb(1100 * 1024 * 1024)  # 1.1 GiB inflated, about 1 MB stored
+    text = base64.encodebytes(bomb).decode().replace("\n", "\n        ")
+    path = tmp_path / "bomb.yaml"
+    path.write_text(cassette_yaml(f"    body:\n      string: !!binary |\n        {text}\n"))
+    out = _bounded_load(path)  # unbounded, the 1 GiB ceiling ends it in MemoryError
+    assert out.startswith(f"LIMIT body_bytes {32 * 1024 * 1024}")
+    assert str(path) in out and "interaction 0" in out and "--limit body_bytes=N" in out
+
+
+def test_one_gzip_member_is_cut_in_the_stream(tmp_path: Path) -> None:
+
+    from conformance.errors import InputLimitError
+
+    one = base64.b64encode(gzip.compress(b"\0" * 100_000)).decode()
+    path = tmp_path / "member.yaml"
+    path.write_text(cassette_yaml(f"    body: {{string: !!binary {one}}}\n"))
+    (interaction,) = load_cassette(path).interactions
+    assert interaction.response is not None and interaction.response.body == b"\0" * 100_000
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CONFORMANCE_LIMITS", "body_bytes=1K")
+        with pytest.raises(InputLimitError, match="body_bytes=1024"):
+            load_cassette(path)
+
+
+def test_truncated_gzip_is_still_an_interaction_problem(tmp_path: Path) -> None:
+
+    cut = base64.b64encode(gzip.compress(b"hello world" * 100)[:-12]).decode()
+    path = tmp_path / "cut.yaml"
+    path.write_text(cassette_yaml(f"    body: {{string: !!binary {cut}}}\n"))
+    (interaction,) = load_cassette(path).interactions
+    assert any("does not decompress" in p for p in interaction.problems)
+
+
+@pytest.mark.parametrize(
+    ("data", "limit", "deeper"),
+    [
+        (b"[" * 100 + b"]" * 100, 100, False),
+        (b"[" * 101 + b"]" * 101, 100, True),
+        (b"{[]}" * 1000, 2, False),  # many pairs, two levels
+        (b"{[]}" * 1000, 1, True),
+        (b'{"a": "' + b"[" * 500 + b'"}', 100, False),  # inside a string
+        (b'{"a": "\\"' + b"[" * 500 + b'"}', 100, False),  # after an escaped quote, still inside
+        (b"[" * 101, 100, True),  # a cut body: unmatched openers are levels
+        (b'data: {"x": [1]}\n\n' * 500, 100, False),  # a stream of shallow events
+    ],
+)
+def test_nesting_is_measured_on_the_bytes(data: bytes, limit: int, deeper: bool) -> None:
+    from conformance.traffic.safe_yaml import nests_deeper
+
+    assert nests_deeper(data, limit) is deeper
+
+
+@pytest.mark.parametrize(
+    "escape",
+    ["\\ud800", "\\udfff", "\\ud83d x", "\\\\ud800"],  # high alone, low alone, half a pair, one level deeper
+)
+def test_a_lone_surrogate_escape_in_a_body_refuses_the_file_naming_the_interaction(tmp_path: Path, escape: str) -> None:
+    # a prompt adapter decoded `<tool_call>{"name": "Pa\ud800ris"}` and no report could be written
+    body = json.dumps({"content": "Pa" + escape + "ris"}).replace("\\\\", "\\")
+    if escape.startswith("\\\\"):
+        body = json.dumps({"content": '{"city": "Pa' + escape[1:] + 'ris"}'})
+    path = tmp_path / "surrogate.yaml"
+    path.write_text(cassette_yaml(f"    body: {{string: {json.dumps(body)}}}\n"))
+    with pytest.raises(CassetteFormatError) as caught:
+        load_cassette(path)
+    assert caught.value.interaction == 0 and caught.value.path == str(path)
+    assert "lone surrogate escape" in str(caught.value)
+
+
+@pytest.mark.parametrize("text", ["\U0001f600", "é", "\\ud83d\\ude00 as text"])
+def test_whole_characters_and_escaped_pairs_are_no_problem(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "fine.yaml"
+    body = json.dumps({"content": text})  # ensure_ascii: the emoji is written as an escaped pair
+    path.write_text(cassette_yaml(f"    body: {{string: {json.dumps(body)}}}\n"))
+    (interaction,) = load_cassette(path).interactions
+    assert interaction.problems == ()
+    assert interaction.response is not None and interaction.response.json == {"content": text}

@@ -1,0 +1,68 @@
+"""``conformance.run.recording``: the per-pair timeout of ``conformance record`` (issue 14).
+
+A pair that does not finish in time fails with "timed out", the next pair runs and is written,
+and the late pair neither reaches the server again nor writes its cassette. The slow adapter is a
+reference adapter whose request builder waits on an event the test controls (no timing guesses:
+the test releases it after the pair has been given up)."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from pathlib import Path
+
+from conformance.adapters import get_adapter
+from conformance.adapters.base import WireRequest
+from conformance.emulator import Emulator, EmulatorScript
+from conformance.model import Request
+from conformance.run.recording import cassette_path, record_pairs
+from conformance.scenarios.loader import load_scenarios
+from conformance.scenarios.values import Scenario
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "scenarios"
+
+
+def test_a_pair_past_its_timeout_fails_and_the_others_go_on(tmp_path: Path) -> None:
+    (scenario,) = [s for s in load_scenarios([DATA]).scenarios if s.id == "basic/get_time"]
+    fast = get_adapter("openai_chat")
+    release = threading.Event()
+    entered = threading.Event()
+    wire_requests: list[str] = []
+
+    def stuck(request: Request) -> WireRequest:
+        entered.set()
+        release.wait(30)  # as a $ref inlining that runs for minutes would
+        return fast.request_to_wire(request)
+
+    slow = dataclasses.replace(fast, name="slow_chat", request_to_wire=stuck)
+    with Emulator() as emulator:
+
+        def set_script(chosen: Scenario | None) -> None:
+            wire_requests.append("set" if chosen else "clear")
+            emulator.set_script(None if chosen is None else EmulatorScript.from_scenario(chosen))
+
+        results = record_pairs(
+            [scenario],
+            [slow, fast],
+            cassette_dir=tmp_path,
+            base_url=emulator.base_url,
+            mode="emulator",
+            set_script=set_script,
+            timeout=1.0,
+        )
+        assert entered.is_set()
+        written = cassette_path(tmp_path, fast.traffic_format, scenario.id)
+        before = (written.read_bytes(), written.stat().st_mtime_ns)
+        release.set()  # the late pair wakes up after it was given up: it must not write
+        (late,) = [t for t in threading.enumerate() if t.name.startswith("record slow_chat")]
+        late.join(30)
+        assert not late.is_alive()
+        assert (written.read_bytes(), written.stat().st_mtime_ns) == before
+    slow_result, fast_result = results
+    assert slow_result.status == "failed" and "timed out after 1 s" in slow_result.detail
+    assert "--timeout" in slow_result.detail
+    assert fast_result.status == "written"
+    assert cassette_path(tmp_path, fast.traffic_format, scenario.id).is_file()
+    # both adapters speak openai_chat: the one cassette there is the fast pair's, written once
+    assert sorted(p.name for p in tmp_path.rglob("*.yaml")) == ["get_time.yaml"]
+    assert wire_requests == ["set", "clear", "set", "clear"]  # scripts set and cleared by the caller only
