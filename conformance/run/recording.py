@@ -22,6 +22,7 @@ before the write); the emulator's script is set and cleared by the caller's thre
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import threading
 from collections.abc import Callable, Sequence
@@ -37,6 +38,7 @@ from conformance.mcp_bridge.scenario_tools import McpExecutor, open_scenario_too
 from conformance.run.conversation import DEFAULT_MODELS, ConversationOutcome, run_conversation
 from conformance.scenarios.values import Scenario
 from conformance.traffic.recorder import Provenance, RecordResult, record_cassette
+from conformance.traffic.scrub import Scrubber
 from conformance.traffic.transport import Transport
 
 __all__ = ["DEFAULT_PAIR_TIMEOUT", "PairResult", "cassette_path", "record_pairs", "select_scenarios"]
@@ -82,6 +84,7 @@ def record_pairs(
     """Record every (adapter, scenario) pair; ``set_script`` scripts the emulator per scenario.
     A pair still running after ``timeout`` seconds fails (None: no limit; see the module docstring)."""
     pairs = [(adapter, scenario) for adapter in adapters for scenario in scenarios]
+    scrub = Scrubber([api_key] if api_key else []).text  # details are printed: a provider may echo the key
     results: list[PairResult] = []
     for number, (adapter, scenario) in enumerate(pairs, 1):
         result = _timed(
@@ -95,6 +98,7 @@ def record_pairs(
             api_key=api_key,
             model=model,
         )
+        result = dataclasses.replace(result, detail=scrub(result.detail))
         results.append(result)
         if progress is not None:
             detail = f" ({result.detail})" if result.detail else ""

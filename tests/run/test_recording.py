@@ -8,9 +8,15 @@ the test releases it after the pair has been given up)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 from pathlib import Path
 
+import pytest
+from _loopback import LoopbackServer, Reply
+from _secrets import SECRETS, leaks
+
+from conformance import cli
 from conformance.adapters import get_adapter
 from conformance.adapters.base import WireRequest
 from conformance.emulator import Emulator, EmulatorScript
@@ -66,3 +72,36 @@ def test_a_pair_past_its_timeout_fails_and_the_others_go_on(tmp_path: Path) -> N
     # both adapters speak openai_chat: the one cassette there is the fast pair's, written once
     assert sorted(p.name for p in tmp_path.rglob("*.yaml")) == ["get_time.yaml"]
     assert wire_requests == ["set", "clear", "set", "clear"]  # scripts set and cleared by the caller only
+
+
+def test_a_provider_error_that_echoes_the_key_is_printed_scrubbed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = next(s for s in SECRETS if s.kind == "bearer_sent").value  # no key shape: known only by name
+    error = json.dumps({"error": {"message": f"bad key {key}", "type": "invalid_request_error"}}).encode()
+    routes = {
+        ("POST", "/v1/chat/completions"): [
+            Reply(status=401, headers=[("content-type", "application/json")], body=error)
+        ]
+    }
+    monkeypatch.setenv("CONFORMANCE_ECHO_KEY", key)
+    with LoopbackServer(routes) as server:
+        cli.main(
+            [
+                "record",
+                "--live",
+                "--adapter",
+                "openai_chat",
+                "--scenario",
+                "basic/get_time",
+                "--base-url",
+                server.base_url,
+                "--api-key-env",
+                "CONFORMANCE_ECHO_KEY",
+                "--cassette-dir",
+                str(tmp_path),
+            ]
+        )
+    out, err = capsys.readouterr()
+    assert "bad key REDACTED" in err  # the provider's message is shown, without the key
+    assert not leaks(out + err, key)
