@@ -73,6 +73,11 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
         pool = tuple(s for s in pool if not s.path.resolve().is_relative_to(bundled.scenarios_dir().resolve()))
     chosen = select_scenarios(pool, args.scenario)
     if not chosen:
+        if loaded.problems:  # the scenarios asked for did not load: a bad file (printed above), exit 1
+            print(
+                f"conformance record: no scenario to record: {len(loaded.problems)} problem(s) above", file=sys.stderr
+            )
+            return 1
         return _usage(f"no scenario matches {', '.join(args.scenario or ['(all)'])}")
     adapters = [get_adapter(n) for n in names]
     cassette_dir = Path(args.cassette_dir) if args.cassette_dir else bundled.cassettes_dir()

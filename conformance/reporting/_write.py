@@ -118,7 +118,7 @@ def write_each_report(
         path = directory / filename
         try:
             text = render_markdown(report, reruns=reruns) if name == "md" else render(report)
-            write_atomic(path, text.encode("utf-8"))
+            write_atomic(path, text.encode("utf-8", "backslashreplace"))  # a lone surrogate from a stream: escaped
         except Exception as exc:  # one format's failure never costs the others
             failed.append(ReportFailure(path, _reason(exc), exc))
         else:

@@ -186,7 +186,17 @@ class _Walker:
         if tag == _BOOL:
             return self.loader.construct_yaml_bool(node)
         if tag == _INT:
-            return self.loader.construct_yaml_int(node)
+            try:
+                return self.loader.construct_yaml_int(node)
+            except ValueError:  # past Python's int_max_str_digits (4,300 digits)
+                self.report(
+                    node,
+                    at,
+                    f"an integer of {len(node.value)} characters is too long to read",
+                    expected="an integer of at most 4,300 digits",
+                    hint='quote it if you meant the text: "..."',
+                )
+                return None
         if tag == _FLOAT:
             number = self.loader.construct_yaml_float(node)
             if not math.isfinite(number):
@@ -218,7 +228,12 @@ def compose(text: str, path: Path, *, fast: bool = False) -> tuple[YamlDocument 
             raise  # the loader reads the file again with fast=False, whose composer says what is wrong
         # the pure-Python composer reads what libyaml refuses (escaped surrogates); its recursion is
         # bounded by Python's (RecursionError below) and the walk by the limits
-    loader = FastSafeLoader(text) if fast else yaml.SafeLoader(text)
+    try:
+        loader = FastSafeLoader(text) if fast else yaml.SafeLoader(text)
+    except yaml.MarkedYAMLError as exc:  # the reader refuses a character (a control character, say)
+        return None, [_syntax_problem(path, exc)]
+    except yaml.YAMLError as exc:
+        return None, [ScenarioProblem(path=path, line=1, column=1, message=f"not valid YAML: {exc}")]
     try:
         try:
             root = loader.get_single_node()

@@ -117,7 +117,11 @@ def _id(file: Path, root: Path | None) -> str:
         try:
             return file.resolve().relative_to(root.resolve()).with_suffix("").as_posix()
         except ValueError:
-            raise UsageError(f"{file} is not under the scenarios folder {root}") from None
+            where = f" (a link to {file.resolve()})" if file.is_symlink() or file.resolve() != file.absolute() else ""
+            raise UsageError(
+                f"{file}{where} is not under the scenarios folder {root}: links must stay inside it; "
+                "copy the file into the folder instead of linking it"
+            ) from None
     resolved = file.resolve()
     for parent in resolved.parents:
         if parent.name == "scenarios":

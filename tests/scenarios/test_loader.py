@@ -730,3 +730,22 @@ def test_a_lone_surrogate_in_an_unknown_key_never_reaches_the_output(
     out = capsys.readouterr().out
     out.encode("utf-8")  # strict: what was printed is valid UTF-8
     assert "lone surrogate" in out and "x\ufffdy" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\x1fschema_version: 1\n", "not valid YAML: unacceptable character #x001f"),  # found by tests/fuzz
+        ("schema_version: 1\nmax_tokens: " + "9" * 5000 + "\n", "an integer of 5000 characters is too long to read"),
+    ],
+    ids=["control-character", "5000-digit-integer"],
+)
+def test_text_yaml_or_python_refuses_is_a_placed_problem_not_an_internal_error(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    path = tmp_path / "odd.yaml"
+    path.write_text(text)
+    loaded = load_scenarios([path])
+    messages = [p.message for p in loaded.problems]
+    assert any(expected in m for m in messages), messages
+    assert not any("internal error" in m for m in messages)
