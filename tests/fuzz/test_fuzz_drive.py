@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import conformance.cli.inspect
+import conformance.run.runner  # imported before a test patches load_cassette: they bind it by name
 import conformance.traffic.cassettes
 import tests.fuzz._drive
 from tests.fuzz._crafted import crafted
