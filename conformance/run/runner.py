@@ -79,6 +79,7 @@ __all__ = [
     "run_result",
     "run_suite",
     "stale_message",
+    "strained",
     "suite_version",
     "waits_on_mcp",
 ]
@@ -310,7 +311,7 @@ def _in_workers(pairs: Sequence[tuple[Adapter, Scenario]], options: RunOptions) 
                     [case_result(adapter, scenario, m, "error", message=message, traceback=trace) for m in modes],
                     {},
                 )
-            return result, _strained()
+            return result, strained()
 
         try:
             yield run_alone
@@ -554,7 +555,7 @@ def _forget_workers() -> None:
 os.register_at_fork(after_in_child=_forget_workers)
 
 
-def _strained() -> bool:
+def strained() -> bool:
     """Whether this process should not run more cases: a case's thread still runs past its timeout,
     or a case ran out of memory (the heap may be left fragmented or near its limit)."""
     return bool(_out_of_memory) or any(thread.is_alive() for thread in _abandoned)
