@@ -44,6 +44,7 @@ from conformance.clients.contract import Call, Client
 from conformance.clients.evidence import ClientTurn, SentRequest
 from conformance.clients.intercept import CHUNKS_NOTE, PROVIDER_URLS, breaks_streams, intercepting
 from conformance.clients.invoke import EventLoop, TurnResult, invoke, strained
+from conformance.clients.remote import RemoteClient
 from conformance.emulator import Emulator
 from conformance.errors import McpServerError, ScenarioError, UsageError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool
@@ -66,7 +67,7 @@ from conformance.run.runner import (
     run_result,
     stale_message,
 )
-from conformance.run.workers import WorkerFailure, can_fork, memory_limit_from_env, run_in_workers
+from conformance.run.workers import MEMORY_ENV, WorkerFailure, can_fork, memory_limit_from_env, run_in_workers
 from conformance.scenarios import bundled
 from conformance.scenarios.values import MODES, Mode, Scenario
 from conformance.traffic.cassettes import Cassette
@@ -138,8 +139,6 @@ def certify(
     adapters = [client_adapter(client, wire) for wire in wires]
     pairs = [(a, s) for a in adapters for s in scenarios]
     cases: list[CaseResult] = []
-    from conformance.clients.remote import RemoteClient
-
     here = not options.isolate or not can_fork() or isinstance(client, RemoteClient)
     results = _in_process(pairs, client, options) if here else _in_workers(pairs, client, options)
     with contextlib.closing(results):  # fail-fast: stop the workers still running
@@ -409,6 +408,9 @@ class Harness:
             if result.returned == "invalid":
                 broke = f"turn {turn.index}: {result.exception} (see docs/clients.md)"
                 break
+            if result.returned == "raised" and (result.exception or "").startswith("builtins.MemoryError"):
+                broke = f"turn {turn.index}: the client raised MemoryError ({self._memory_note()})"
+                break
             if not sent:
                 stopped = f"turn {turn.index}: the client sent no request" + (
                     f" (it raised {result.exception})" if result.exception else ""
@@ -430,6 +432,16 @@ class Harness:
             history=tuple(history),
         )
         return outcome, turns, exchanges, broke
+
+    def _memory_note(self) -> str:
+        """What to say of a turn that ran out of memory: the limit it ran under, and how to change it."""
+        limit = self.options.worker_memory
+        if limit is None or not (self.options.isolate and can_fork()) or isinstance(self.client, RemoteClient):
+            return "out of memory"
+        return (
+            f"out of memory: each worker process may take {limit / 2**30:.3g} GiB;"
+            f" {MEMORY_ENV} changes the limit (e.g. {MEMORY_ENV}=8G, 0 for none)"
+        )
 
 
 class _Capture(Protocol):
