@@ -259,3 +259,43 @@ def test_main_runs_in_this_process_untouched_by_a_leaked_thread(
     argv = ["run", "--adapter", "bad_adapters_mod:THREAD", "--scenarios", SCENARIO, "--jobs", "1", "--quiet"]
     assert main([*argv, "--cassette-dir", str(CASSETTES), "--report-dir", str(tmp_path / "r")]) == 0
     assert {t.ident for t in threading.enumerate()} == before
+
+
+def test_a_hung_waiting_lane_is_killed_and_its_items_run_alone_so_the_hung_one_is_named() -> None:
+    @contextlib.contextmanager
+    def worker() -> Iterator[Callable[[int], tuple[str, bool]]]:
+        def run_one(index: int) -> tuple[str, bool]:
+            if index == 2:
+                time.sleep(3600)  # the watchdog does not care why: the item gives no answer
+            return f"ok {index}", False
+
+        yield run_one
+
+    def lane(chosen: Any) -> Iterator[str]:
+        time.sleep(3600)
+        yield "unreachable"
+
+    def crashed(index: int, failure: Any) -> str:
+        return f"{failure.how} {index} {failure.hung}"
+
+    started = time.monotonic()
+    found = list(
+        run_in_workers(
+            3, jobs=1, worker=worker, crashed=crashed, budget=lambda i: 0.5, waiting=[1, 2], run_waiting=lane
+        )
+    )
+    assert found == ["ok 0", "ok 1", "no answer within 0.5 s 2 True"]
+    assert time.monotonic() - started < 10
+
+
+def test_without_isolation_the_cases_run_in_this_process(tmp_path: Path) -> None:
+    seen: list[int] = []
+    reference = get_adapter("anthropic")
+
+    def note(body: Any, **kwargs: Any) -> Any:
+        seen.append(os.getpid())
+        return reference.response_from_wire(body, **kwargs)
+
+    result = _run(dataclasses.replace(reference, response_from_wire=note), 1, isolate=False)
+    assert {c.status for c in result.cases} == {"pass"}
+    assert seen == [os.getpid()]
