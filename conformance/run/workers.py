@@ -81,6 +81,7 @@ __all__ = [
     "can_fork",
     "default_memory_limit",
     "exit_text",
+    "limit_child_memory",
     "memory_limit",
     "memory_limit_from_env",
     "run_in_workers",
@@ -376,6 +377,22 @@ def _limit_memory(limit: int) -> None:
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.setrlimit(kind, (limit, hard))
+
+
+def limit_child_memory(pid: int, limit: int | None) -> None:
+    """Cap the memory of the child process ``pid`` (one not forked from here: ``--python``'s driver)
+    at ``limit`` bytes, as a worker's (Linux's ``prlimit``; nothing elsewhere, or for None)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    if limit is None or not hasattr(resource, "prlimit") or not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(ValueError, OSError):
+        _, hard = resource.prlimit(pid, resource.RLIMIT_DATA)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.prlimit(pid, resource.RLIMIT_DATA, (limit, hard))
 
 
 def _die_with(parent: int) -> None:
