@@ -62,6 +62,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Sequence
@@ -80,6 +81,7 @@ __all__ = [
     "WorkerFailure",
     "can_fork",
     "default_memory_limit",
+    "exit_despite_threads",
     "exit_text",
     "limit_child_memory",
     "memory_limit",
@@ -393,6 +395,20 @@ def limit_child_memory(pid: int, limit: int | None) -> None:
         if hard != resource.RLIM_INFINITY:
             limit = min(limit, hard)
         resource.prlimit(pid, resource.RLIMIT_DATA, (limit, hard))
+
+
+def exit_despite_threads(code: int) -> None:
+    """End the program with ``code`` now if a thread that is not a daemon is still running (one an
+    adapter or client module started when it was imported, or any thread where fork is not used):
+    Python would wait for it forever after the reports are written. The output is flushed first;
+    without such a thread this returns and the program ends as usual."""
+    main = threading.main_thread()
+    if not any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _die_with(parent: int) -> None:

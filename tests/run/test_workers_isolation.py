@@ -299,3 +299,25 @@ def test_without_isolation_the_cases_run_in_this_process(tmp_path: Path) -> None
     result = _run(dataclasses.replace(reference, response_from_wire=note), 1, isolate=False)
     assert {c.status for c in result.cases} == {"pass"}
     assert seen and set(seen) == {os.getpid()}
+
+
+def test_a_thread_started_when_the_adapter_module_is_imported_does_not_keep_the_run_alive(tmp_path: Path) -> None:
+    (tmp_path / "threading_adapter.py").write_text(
+        textwrap.dedent(
+            """
+            import threading, time
+            from conformance.adapters import get_adapter
+
+            threading.Thread(target=time.sleep, args=(3600,), daemon=False).start()  # in the main process
+            ADAPTER = get_adapter("gemini")
+            """
+        ),
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    argv = [sys.executable, "-m", "conformance", "run", "--adapter", "threading_adapter:ADAPTER", "--quiet"]
+    argv += ["--scenarios", SCENARIO, "--cassette-dir", str(CASSETTES), "--report-dir", str(tmp_path / "r")]
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "2 cases: 2 pass" in done.stdout
+    assert (tmp_path / "r" / "junit.xml").is_file()
