@@ -158,7 +158,7 @@ def _in_process(
             yield driver.pair(adapter, scenario)
 
 
-def pair_budget(adapter: Adapter, scenario: Scenario, options: CertifyOptions) -> float:
+def _pair_budget(adapter: Adapter, scenario: Scenario, options: CertifyOptions) -> float:
     """Seconds the watchdog gives a worker for a pair: a timeout per turn and one for the checks, in
     each mode; one to read the cassette, one for an MCP server to start; ``WATCHDOG_GRACE``."""
     modes = len(_modes(adapter, scenario, options))
@@ -213,7 +213,7 @@ def _in_workers(
         jobs=1,
         worker=worker,
         crashed=crashed,
-        budget=lambda index: pair_budget(*pairs[index], options),
+        budget=lambda index: _pair_budget(*pairs[index], options),
         memory=options.worker_memory,
     )
 
