@@ -188,7 +188,7 @@ def _in_workers(
                         case_result(adapter, scenario, m, "error", message=message, traceback=trace)
                         for m in _modes(adapter, scenario, options)
                     ]
-                return found, strained() or runner.strained()
+                return found, strained() or runner.strained() or driver.out_of_memory
 
             yield run_alone
 
@@ -237,6 +237,8 @@ class Harness:
     loop: EventLoop
     pool: McpPool
     options: CertifyOptions
+    out_of_memory: bool = False
+    """A case ran out of memory here (a worker process where one did retires)."""
 
     def pair(self, adapter: Adapter, scenario: Scenario) -> list[CaseResult]:
         options = self.options
@@ -302,6 +304,10 @@ class Harness:
         common: dict[str, Any] = {"cassette": path}
         try:
             outcome, turns, exchanges, broke = self.converse(adapter, scenario, mode, cassette, executor)
+        except MemoryError:  # what the client gave (or left running) filled the worker: not a bug of ours
+            self.out_of_memory = True
+            message = f"the case ran out of memory while the client was driven ({self._memory_note()})"
+            return case_result(adapter, scenario, mode, "error", message=message, **common), None
         except Exception as exc:  # a bug of ours: the case's ERROR, never the run's end
             message = f"internal error in the harness ({type(exc).__name__}: {exc}); please report it"
             trace = traceback.format_exc()
@@ -409,6 +415,7 @@ class Harness:
                 broke = f"turn {turn.index}: {result.exception} (see docs/clients.md)"
                 break
             if result.returned == "raised" and (result.exception or "").startswith("builtins.MemoryError"):
+                self.out_of_memory = True
                 broke = f"turn {turn.index}: the client raised MemoryError ({self._memory_note()})"
                 break
             if not sent:

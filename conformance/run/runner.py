@@ -303,6 +303,11 @@ def _in_workers(pairs: Sequence[tuple[Adapter, Scenario]], options: RunOptions) 
             adapter, scenario = pairs[index]
             try:
                 result = _run_one(adapter, scenario, options, pool)
+            except MemoryError:  # what the adapter gave filled the worker: not a bug of ours
+                _out_of_memory.append(True)
+                message = f"the pair ran out of memory outside its cases' threads ({_memory_note(options)})"
+                modes = pair_modes(scenario, adapter, options)
+                result = ([case_result(adapter, scenario, m, "error", message=message) for m in modes], {})
             except Exception as exc:  # a bug of ours: the pair's ERROR, not a dead worker
                 message = f"internal error in the runner ({type(exc).__name__}: {exc}); please report it"
                 trace = traceback.format_exc()

@@ -116,7 +116,7 @@ def test_a_client_holding_the_gil_is_killed_by_the_watchdog(tmp_path: Path, monk
 
 
 def test_a_client_allocating_past_the_limit_errs_on_its_turn(tmp_path: Path) -> None:
-    result = _certify(_client(tmp_path, "ALLOCATE"), worker_memory=1 << 30)
+    result = _certify(_client(tmp_path, "ALLOCATE"), worker_memory=2 << 30)
     assert _statuses(result) == [(BAD, "error"), (GOOD, "pass")]
     message = result.cases[0].message
     assert message.startswith(
@@ -128,7 +128,7 @@ def test_a_client_allocating_past_the_limit_errs_on_its_turn(tmp_path: Path) -> 
 def test_an_endless_stream_of_events_costs_its_case_a_timeout(tmp_path: Path) -> None:
     client = _client(tmp_path, "EXIT")
     flooding = type(client)("events")
-    result = _certify(flooding, modes=("stream",), timeout=1.0, worker_memory=1 << 30)
+    result = _certify(flooding, modes=("stream",), timeout=1.0)
     assert _statuses(result) == [(BAD, "error"), (GOOD, "pass")]
     assert "did not finish within 1 s" in result.cases[0].message
 

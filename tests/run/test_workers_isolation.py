@@ -117,9 +117,9 @@ def test_an_allocation_past_the_memory_limit_is_the_cases_error(jobs: int) -> No
     def allocate(body: Any, **_: Any) -> Any:
         return bytearray(8 << 30)
 
-    message = _bad_case_message(_run(_sabotaged(allocate), jobs, worker_memory=1 << 30))
+    message = _bad_case_message(_run(_sabotaged(allocate), jobs, worker_memory=2 << 30))
     assert message.startswith("the adapter raised MemoryError")
-    assert f"each worker process may take 1 GiB; {MEMORY_ENV} changes the limit" in message
+    assert f"each worker process may take 2 GiB; {MEMORY_ENV} changes the limit" in message
 
 
 def test_ten_million_events_cost_their_case_a_timeout() -> None:
@@ -131,8 +131,8 @@ def test_ten_million_events_cost_their_case_a_timeout() -> None:
             yield from events[:1]
 
     bad = dataclasses.replace(reference, name="bad", stream_from_wire=flood)
-    message = _bad_case_message(_run(bad, 1, modes=("stream",), timeout=1.0, worker_memory=1 << 30))
-    assert "timed out after 1 s" in message or "MemoryError" in message
+    message = _bad_case_message(_run(bad, 1, modes=("stream",), timeout=1.0))
+    assert "timed out after 1 s" in message or "out of memory" in message
 
 
 def test_the_adapter_runs_in_a_worker_never_in_the_parent(tmp_path: Path) -> None:
