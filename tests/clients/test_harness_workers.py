@@ -120,7 +120,7 @@ def test_a_client_allocating_past_the_limit_errs_on_its_turn(tmp_path: Path) -> 
     assert _statuses(result) == [(BAD, "error"), (GOOD, "pass")]
     message = result.cases[0].message
     assert message.startswith(
-        "turn 0: the client raised MemoryError (out of memory: each worker process may take 1 GiB"
+        "turn 0: the client raised MemoryError (out of memory: each worker process may take 2 GiB"
     )
     assert f"{MEMORY_ENV} changes the limit" in message
 
