@@ -13,7 +13,14 @@ that judge our own decoder or encoder spelling step aside (``CaseContext.client`
 ``client.*`` checks run. Verdicts, check ids and reports are those of ``conformance run``; a client
 on several wires shows as one column per wire (``name/wire``).
 
-Every case has its own per-turn timeout; one failing case never stops the run.
+Every case has its own per-turn timeout; one failing case never stops the run. An in-process
+client is other people's code: where fork is available the pairs run one at a time in a worker
+process (``conformance.run.workers``: each with its own loopback server, event loop and MCP
+servers), with a memory limit and a watchdog, so that a client that exits, crashes the
+interpreter, hangs in C, leaves a thread running or runs out of memory costs its own pair's cases
+an ERROR saying so, and the run goes on in a new worker (a worker retires after a turn that
+overran its timeout). A ``--python`` client (``conformance.clients.remote``) already runs in a
+child process of its own, restarted after a crash or a hang: its pairs run here.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import json
 import shlex
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -36,11 +43,13 @@ from conformance.checks import FAMILIES, CaseContext, run_checks
 from conformance.clients.contract import Call, Client
 from conformance.clients.evidence import ClientTurn, SentRequest
 from conformance.clients.intercept import CHUNKS_NOTE, PROVIDER_URLS, breaks_streams, intercepting
-from conformance.clients.invoke import EventLoop, TurnResult, invoke
+from conformance.clients.invoke import EventLoop, TurnResult, invoke, strained
+from conformance.clients.remote import RemoteClient
 from conformance.emulator import Emulator
-from conformance.errors import CassetteError, McpServerError, ScenarioError, UsageError
+from conformance.errors import McpServerError, ScenarioError, UsageError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool
 from conformance.model import ErrorEvent, ErrorInfo, Finish, Message, Request, Response, StreamEvent
+from conformance.run import runner
 from conformance.run.conversation import (
     DEFAULT_MODELS,
     ConversationOutcome,
@@ -48,10 +57,20 @@ from conformance.run.conversation import (
     build_request,
     follow_turn,
 )
-from conformance.run.runner import apply_gaps, case_result, collect, find_cassette, run_result, stale_message
+from conformance.run.runner import (
+    WATCHDOG_GRACE,
+    apply_gaps,
+    case_result,
+    collect,
+    find_cassette,
+    read_cassette,
+    run_result,
+    stale_message,
+)
+from conformance.run.workers import MEMORY_ENV, WorkerFailure, can_fork, memory_limit_from_env, run_in_workers
 from conformance.scenarios import bundled
 from conformance.scenarios.values import MODES, Mode, Scenario
-from conformance.traffic.cassettes import Cassette, load_cassette
+from conformance.traffic.cassettes import Cassette
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import CaseResult, RunResult, worst
 
@@ -81,6 +100,11 @@ class CertifyOptions:
     intercept: bool = False
     """Answer in-process with vcrpy at the provider's real address (``conformance.clients.intercept``)
     instead of over loopback: for clients that cannot take a base URL."""
+    isolate: bool = True
+    """Run an in-process client in worker processes where fork is available; False runs it here."""
+    worker_memory: int | None = field(default_factory=memory_limit_from_env)
+    """Bytes each worker process may take (None: no limit); ``$CONFORMANCE_WORKER_MEMORY`` or
+    ``conformance.run.workers.default_memory_limit()`` by default."""
 
 
 def client_adapter(client: Client, wire: str) -> Adapter:
@@ -113,13 +137,93 @@ def certify(
     if options.wires is not None and (missing := [w for w in options.wires if w not in client.wires]):
         raise UsageError(f"{client.name} does not speak {', '.join(missing)} (it declares {', '.join(client.wires)})")
     adapters = [client_adapter(client, wire) for wire in wires]
+    pairs = [(a, s) for a in adapters for s in scenarios]
     cases: list[CaseResult] = []
-    with Emulator() as server, EventLoop() as loop, McpPool(start_timeout=options.timeout) as pool:
-        driver = Harness(client=client, server=server, loop=loop, pool=pool, options=options)
-        for adapter, scenario in ((a, s) for a in adapters for s in scenarios):
-            if collect(driver.pair(adapter, scenario), cases, progress, fail_fast=options.fail_fast):
+    here = not options.isolate or not can_fork() or isinstance(client, RemoteClient)
+    results = _in_process(pairs, client, options) if here else _in_workers(pairs, client, options)
+    with contextlib.closing(results):  # fail-fast: stop the workers still running
+        for found in results:
+            if collect(found, cases, progress, fail_fast=options.fail_fast):
                 break
     return run_result(adapters, scenarios, cases, problems=problems)
+
+
+def _in_process(
+    pairs: Sequence[tuple[Adapter, Scenario]], client: Client, options: CertifyOptions
+) -> Generator[list[CaseResult], None, None]:
+    """The cases of each pair, run in this process."""
+    with Emulator() as server, EventLoop() as loop, McpPool(start_timeout=options.timeout) as pool:
+        driver = Harness(client=client, server=server, loop=loop, pool=pool, options=options)
+        for adapter, scenario in pairs:
+            yield driver.pair(adapter, scenario)
+
+
+def _pair_budget(adapter: Adapter, scenario: Scenario, options: CertifyOptions) -> float:
+    """Seconds the watchdog gives a worker for a pair: a timeout per turn and one for the checks, in
+    each mode; one to read the cassette, one for an MCP server to start; ``WATCHDOG_GRACE``."""
+    modes = len(_modes(adapter, scenario, options))
+    return (modes * (len(scenario.turns) + 1) + 2) * options.timeout + WATCHDOG_GRACE
+
+
+def _in_workers(
+    pairs: Sequence[tuple[Adapter, Scenario]], client: Client, options: CertifyOptions
+) -> Generator[list[CaseResult], None, None]:
+    """The cases of each pair, run one pair at a time in a worker process (``conformance.run.workers``)."""
+
+    @contextlib.contextmanager
+    def worker() -> Iterator[Callable[[int], tuple[list[CaseResult], bool]]]:
+        with Emulator() as server, EventLoop() as loop, McpPool(start_timeout=options.timeout) as pool:
+            driver = Harness(client=client, server=server, loop=loop, pool=pool, options=options)
+
+            def run_alone(index: int) -> tuple[list[CaseResult], bool]:
+                """The pair's cases, and whether this process should retire (a turn overran its timeout
+                and may still run, or something ran out of memory)."""
+                adapter, scenario = pairs[index]
+                try:
+                    found = driver.pair(adapter, scenario)
+                except Exception as exc:  # a bug of ours: the pair's ERROR, not a dead worker
+                    message = f"internal error in the harness ({type(exc).__name__}: {exc}); please report it"
+                    trace = traceback.format_exc()
+                    found = [
+                        case_result(adapter, scenario, m, "error", message=message, traceback=trace)
+                        for m in _modes(adapter, scenario, options)
+                    ]
+                return found, strained() or runner.strained() or driver.out_of_memory
+
+            yield run_alone
+
+    def crashed(index: int, failure: WorkerFailure) -> list[CaseResult]:
+        adapter, scenario = pairs[index]
+        where = f"the worker process running {adapter.name} on {scenario.id}"
+        if failure.hung:
+            message = (
+                f"{where} gave {failure.how} and was killed: the client or a check hung where the turn's"
+                " timeout cannot stop it (a loop holding the GIL, a call blocked in C); --timeout changes"
+                f" the limit ({options.timeout:g} s per turn); the run went on in a new worker"
+            )
+        else:
+            message = (
+                f"{where} died ({failure.how}) before this case finished: the client or a check crashed the"
+                " interpreter (os._exit, a segfault, out of memory); the run went on in a new worker"
+            )
+        return [case_result(adapter, scenario, m, "error", message=message) for m in _modes(adapter, scenario, options)]
+
+    return run_in_workers(
+        len(pairs),
+        jobs=1,
+        worker=worker,
+        crashed=crashed,
+        budget=lambda index: _pair_budget(*pairs[index], options),
+        memory=options.worker_memory,
+    )
+
+
+def _modes(adapter: Adapter, scenario: Scenario, options: CertifyOptions) -> list[Mode]:
+    """The modes of the pair's cases: those the scenario and the run allow, and ``-k`` selects."""
+    modes = [m for m in scenario.modes if m in options.modes]
+    if options.select is not None:
+        modes = [m for m in modes if options.select(adapter.name, scenario.id, m)]
+    return modes
 
 
 @dataclass
@@ -133,12 +237,12 @@ class Harness:
     loop: EventLoop
     pool: McpPool
     options: CertifyOptions
+    out_of_memory: bool = False
+    """A case ran out of memory here (a worker process where one did retires)."""
 
     def pair(self, adapter: Adapter, scenario: Scenario) -> list[CaseResult]:
         options = self.options
-        modes = [m for m in scenario.modes if m in options.modes]
-        if options.select is not None:
-            modes = [m for m in modes if options.select(adapter.name, scenario.id, m)]
+        modes = _modes(adapter, scenario, options)
         if not modes:
             return []
         missing = sorted(scenario.requires - adapter.capabilities)
@@ -152,10 +256,9 @@ class Harness:
                 *("--scenario", scenario.id, *options.record_args),
             ]
         )
-        try:
-            cassette = load_cassette(path)
-        except CassetteError as exc:
-            message = f"cannot read cassette {path}: {exc}; record it with `{command}`"
+        cassette = read_cassette(path, options.timeout)  # within the timeout: a huge file costs only its pair
+        if isinstance(cassette, str):
+            message = f"cannot read cassette {path}: {cassette}; record it with `{command}`"
             return [case_result(adapter, scenario, m, "error", message=message) for m in modes]
         if cassette.problems:
             message = f"cassette {path}: {'; '.join(cassette.problems)}; re-record it with `{command}`"
@@ -201,6 +304,10 @@ class Harness:
         common: dict[str, Any] = {"cassette": path}
         try:
             outcome, turns, exchanges, broke = self.converse(adapter, scenario, mode, cassette, executor)
+        except MemoryError:  # what the client gave (or left running) filled the worker: not a bug of ours
+            self.out_of_memory = True
+            message = f"the case ran out of memory while the client was driven ({self._memory_note()})"
+            return case_result(adapter, scenario, mode, "error", message=message, **common), None
         except Exception as exc:  # a bug of ours: the case's ERROR, never the run's end
             message = f"internal error in the harness ({type(exc).__name__}: {exc}); please report it"
             trace = traceback.format_exc()
@@ -307,6 +414,10 @@ class Harness:
             if result.returned == "invalid":
                 broke = f"turn {turn.index}: {result.exception} (see docs/clients.md)"
                 break
+            if result.returned == "raised" and (result.exception or "").startswith("builtins.MemoryError"):
+                self.out_of_memory = True
+                broke = f"turn {turn.index}: the client raised MemoryError ({self._memory_note()})"
+                break
             if not sent:
                 stopped = f"turn {turn.index}: the client sent no request" + (
                     f" (it raised {result.exception})" if result.exception else ""
@@ -328,6 +439,16 @@ class Harness:
             history=tuple(history),
         )
         return outcome, turns, exchanges, broke
+
+    def _memory_note(self) -> str:
+        """What to say of a turn that ran out of memory: the limit it ran under, and how to change it."""
+        limit = self.options.worker_memory
+        if limit is None or not (self.options.isolate and can_fork()) or isinstance(self.client, RemoteClient):
+            return "out of memory"
+        return (
+            f"out of memory: each worker process may take {limit / 2**30:.3g} GiB;"
+            f" {MEMORY_ENV} changes the limit (e.g. {MEMORY_ENV}=8G, 0 for none)"
+        )
 
 
 class _Capture(Protocol):

@@ -4,7 +4,9 @@ Sync and async clients are driven alike: an ``async def complete`` (or one retur
 or an async iterator) runs on the run's one long-lived ``EventLoop`` (a loop per turn would break
 the library's pooled connections); a sync one runs in a worker thread. Either way the turn has
 ``timeout`` seconds. Stream events are kept as they arrive, so a stream the library breaks
-mid-way keeps the events before the break beside the exception it raised.
+mid-way keeps the events before the break beside the exception it raised. A turn that overran its
+timeout may still run (a thread cannot be stopped, a coroutine may ignore its cancellation), and
+one may have run out of memory: ``strained()`` says so, and a worker process retires then.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import inspect
+import os
 import threading
 import time
 from collections.abc import AsyncIterator, Iterable
@@ -22,7 +25,7 @@ from typing import Any, Literal
 from conformance.clients.contract import Call, Client
 from conformance.model import ErrorInfo, Response, StreamEvent
 
-__all__ = ["EventLoop", "InvalidCompletion", "TurnResult", "invoke"]
+__all__ = ["EventLoop", "InvalidCompletion", "TurnResult", "invoke", "strained"]
 
 Returned = Literal["response", "events", "raised", "timeout", "invalid"]
 
@@ -41,6 +44,23 @@ class TurnResult:
     error_info_failed: str | None = None
     """``error_info`` itself raised this."""
     seconds: float = 0.0
+
+
+_strain: list[str] = []
+"""Why this process should run no more turns (a turn overran its timeout, or ran out of memory)."""
+
+
+def _forget_strain() -> None:
+    _strain.clear()  # a forked child runs none of its parent's turns
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_strain)
+
+
+def strained() -> bool:
+    """Whether a turn in this process overran its timeout (it may still run) or ran out of memory."""
+    return bool(_strain)
 
 
 class InvalidCompletion(Exception):
@@ -104,6 +124,7 @@ def invoke(client: Client, call: Call, loop: EventLoop, *, timeout: float) -> Tu
         else:
             _in_thread(consume_sync, timeout)
     except (TimeoutError, concurrent.futures.TimeoutError):
+        _strain.append("timeout")
         return TurnResult(
             returned="timeout",
             events=tuple(events),
@@ -115,6 +136,8 @@ def invoke(client: Client, call: Call, loop: EventLoop, *, timeout: float) -> Tu
     except BaseException as exc:  # whatever the library raised is the turn's outcome
         if isinstance(exc, KeyboardInterrupt | SystemExit):
             raise
+        if isinstance(exc, MemoryError):
+            _strain.append("memory")
         return _raised(client, exc, events, time.perf_counter() - started)
     seconds = time.perf_counter() - started
     if "invalid" in box:

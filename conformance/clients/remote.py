@@ -6,7 +6,9 @@ Provider SDK pins clash between libraries, so a library is certified from its ow
 checking stay in this process. It keeps the ``Client`` contract: ``complete`` returns the turn's
 ``Response`` or events, or raises ``RemoteRaised`` carrying the child's ``error_info`` of what the
 library raised. A child that dies or overruns a turn is restarted for the next one, and its
-stderr's tail names the cause.
+stderr's tail names the cause. On Linux the child has a worker's memory limit
+(``conformance.run.workers``: ``$CONFORMANCE_WORKER_MEMORY``), so a library that allocates without
+bound raises ``MemoryError`` there (or dies, and is restarted) instead of taking the machine.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from conformance.clients.contract import Call, client_problems
 from conformance.clients.invoke import InvalidCompletion, TurnResult
 from conformance.errors import UsageError
 from conformance.model import ErrorInfo, Response, StreamEvent
+from conformance.run.workers import limit_child_memory, memory_limit_from_env
 
 __all__ = ["START_TIMEOUT", "RemoteClient", "RemoteRaised"]
 
@@ -137,6 +140,7 @@ class RemoteClient:
             encoding="utf-8",
             env=env,
         )
+        limit_child_memory(self._process.pid, memory_limit_from_env())
         line = self._read_line(self.start_timeout)
         if line is None:
             tail = self._stderr_tail()

@@ -6,20 +6,26 @@ wire format; never by its name), loads it once, and for each mode drives the con
 (``conformance.run.conversation``) over a replaying ``Transport`` that opens no socket, then runs
 the check families on the outcome.
 
-Every case runs in a worker thread with a timeout: an adapter that raises costs its case one
-ERROR verdict with the traceback; one that hangs costs an ERROR after ``timeout`` seconds (the
-thread is abandoned, the run goes on). A missing or corrupt cassette is an ERROR naming the file
-and the ``conformance record`` line that makes it. A scenario requiring a capability the adapter
-does not declare is UNSUPPORTED. An adapter may declare known gaps (``Adapter.known_gaps``: check
-id, or ``check@scenario-glob``, -> reason): a failing check there is XFAIL, a passing one STALE.
-A scenario taking its tools from an MCP server (``tools: {mcp: ...}``) uses the run's shared server
-for its launch spec (``conformance.mcp_bridge.scenario_tools.McpPool``), stopped when the run ends; a server that
-fails to start or dies is an ERROR naming its command and the tail of its stderr.
+Adapters are other people's code. Where processes can be forked (``can_fork``), every pair runs in
+a worker process (``conformance.run.workers``; ``jobs`` of them, one with ``jobs=1``) with a
+memory limit and a watchdog: an adapter that exits, crashes the interpreter, hangs in C, leaves a
+thread running or runs out of memory costs its own pair's cases an ERROR saying so, a new worker
+takes the next pair, and the run always ends with every case. The cases, their order and the
+reports are the same for every ``jobs``. Pairs with MCP tools run concurrently, in threads of one
+more process, so that their tool calls' waits (a slow tool timing out) overlap with other work
+instead of following one another. Without fork (macOS, Windows) the pairs run in this process.
 
-With ``jobs`` > 1 the pairs run in worker processes (``conformance.run.workers``); the cases, their
-order and the reports are the same. Pairs with MCP tools run concurrently, in threads beside the
-other pairs, so that their tool calls' waits (a slow tool timing out) overlap with other work
-instead of following one another.
+Inside a worker, every case runs in a thread with a timeout: an adapter that raises costs its case
+one ERROR verdict with the traceback; one that hangs costs an ERROR after ``timeout`` seconds (the
+thread is abandoned and its worker retires after the pair). Reading the cassette has the same
+timeout, so a slow or huge file costs only its pair. A missing or corrupt cassette is an ERROR
+naming the file and the ``conformance record`` line that makes it. A scenario requiring a
+capability the adapter does not declare is UNSUPPORTED. An adapter may declare known gaps
+(``Adapter.known_gaps``: check id, or ``check@scenario-glob``, -> reason): a failing check there is
+XFAIL, a passing one STALE. A scenario taking its tools from an MCP server (``tools: {mcp: ...}``)
+uses the run's shared server for its launch spec
+(``conformance.mcp_bridge.scenario_tools.McpPool``), stopped when the run ends; a server that fails
+to start or dies is an ERROR naming its command and the tail of its stderr.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from conformance.checks import FAMILIES, CaseContext, run_checks
 from conformance.errors import CassetteError, ConformanceError, McpServerError, ScenarioError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool, open_scenario_tools
 from conformance.run.conversation import ConversationOutcome, run_conversation
-from conformance.run.workers import can_fork, run_in_workers
+from conformance.run.workers import MEMORY_ENV, WorkerFailure, can_fork, memory_limit_from_env, run_in_workers
 from conformance.scenarios import bundled
 from conformance.scenarios.values import MODES, Mode, Scenario
 from conformance.traffic.cassettes import Cassette, load_cassette
@@ -55,6 +61,7 @@ from conformance.verdicts import AdapterInfo, CaseResult, CheckVerdict, RunResul
 
 __all__ = [
     "WAITING_THREADS",
+    "WATCHDOG_GRACE",
     "PairResult",
     "RunOptions",
     "adapter_info",
@@ -64,18 +71,25 @@ __all__ = [
     "collect",
     "exchange_view",
     "find_cassette",
+    "pair_budget",
     "pair_modes",
+    "read_cassette",
     "run_pair",
     "run_pairs",
     "run_result",
     "run_suite",
     "stale_message",
+    "strained",
     "suite_version",
     "waits_on_mcp",
 ]
 
 WAITING_THREADS = 16
 """Pairs with MCP tools run at once (their cases mostly wait for a server's answer)."""
+
+WATCHDOG_GRACE = 5.0
+"""Seconds a worker may take beyond its pair's timeouts before the watchdog kills it
+(``pair_budget``); the timeout itself is added again, so a slow machine is not taken for a hang."""
 
 PairResult = tuple[list[CaseResult], dict[str, Mapping[str, Any]]]
 """The cases of one (adapter, scenario) pair, and the provenance of the cassette they read."""
@@ -99,7 +113,13 @@ class RunOptions:
     select: Callable[[str, str, str], bool] | None = None
     """``-k``: (adapter, scenario id, mode) -> run this case?"""
     jobs: int = 1
-    """Worker processes (``conformance.run.workers``); 1 runs every case in this process."""
+    """Worker processes (``conformance.run.workers``) that run the pairs one at a time."""
+    isolate: bool = True
+    """Run the adapters in worker processes where fork is available (even with ``jobs=1``); False
+    runs every case in this process (threads with timeouts), as is done where fork is not."""
+    worker_memory: int | None = field(default_factory=memory_limit_from_env)
+    """Bytes each worker process may take (None: no limit); ``$CONFORMANCE_WORKER_MEMORY`` or
+    ``conformance.run.workers.default_memory_limit()`` by default."""
 
 
 def suite_version() -> str:
@@ -154,7 +174,7 @@ def run_suite(
     cases: list[CaseResult] = []
     provenance: dict[str, Mapping[str, Any]] = {}
     pairs = [(adapter, scenario) for adapter in adapters for scenario in scenarios]
-    results = _in_workers(pairs, options) if options.jobs > 1 and can_fork() else run_pairs(pairs, options)
+    results = _in_workers(pairs, options) if options.isolate and can_fork() else run_pairs(pairs, options)
     with contextlib.closing(results):  # fail-fast: stop the threads or workers still running
         for cases_of_pair, found in results:
             provenance.update(found)
@@ -263,6 +283,12 @@ def _run_one(adapter: Adapter, scenario: Scenario, options: RunOptions, pool: Mc
     return run_pair(scenario, adapter, options, provenance=provenance, pool=pool), provenance
 
 
+def pair_budget(cases: int, timeout: float) -> float:
+    """Seconds the watchdog gives a worker for a pair of ``cases`` cases: each case's ``timeout``,
+    one more for reading the cassette, one more for an MCP server to start, and ``WATCHDOG_GRACE``."""
+    return (cases + 2) * timeout + WATCHDOG_GRACE
+
+
 def _in_workers(pairs: Sequence[tuple[Adapter, Scenario]], options: RunOptions) -> Generator[PairResult, None, None]:
     """``run_pairs``, with the pairs run by ``options.jobs`` worker processes (``conformance.run.workers``)."""
 
@@ -272,10 +298,16 @@ def _in_workers(pairs: Sequence[tuple[Adapter, Scenario]], options: RunOptions) 
 
         def run_alone(index: int) -> tuple[PairResult, bool]:
             """The pair's result, and whether this process should retire: a case that overran its
-            timeout left its thread running (it would take CPU from every later case here)."""
+            timeout left its thread running (it would take CPU from every later case here), or one
+            ran out of memory."""
             adapter, scenario = pairs[index]
             try:
                 result = _run_one(adapter, scenario, options, pool)
+            except MemoryError:  # what the adapter gave filled the worker: not a bug of ours
+                _out_of_memory.append(True)
+                message = f"the pair ran out of memory outside its cases' threads ({_memory_note(options)})"
+                modes = pair_modes(scenario, adapter, options)
+                result = ([case_result(adapter, scenario, m, "error", message=message) for m in modes], {})
             except Exception as exc:  # a bug of ours: the pair's ERROR, not a dead worker
                 message = f"internal error in the runner ({type(exc).__name__}: {exc}); please report it"
                 trace = traceback.format_exc()
@@ -284,20 +316,28 @@ def _in_workers(pairs: Sequence[tuple[Adapter, Scenario]], options: RunOptions) 
                     [case_result(adapter, scenario, m, "error", message=message, traceback=trace) for m in modes],
                     {},
                 )
-            return result, any(thread.is_alive() for thread in _abandoned)
+            return result, strained()
 
         try:
             yield run_alone
         finally:
             pool.close()
 
-    def crashed(index: int, how: str) -> PairResult:
+    def crashed(index: int, failure: WorkerFailure) -> PairResult:
         adapter, scenario = pairs[index]
-        message = (
-            f"the worker process running {adapter.name} on {scenario.id} died ({how}) before this case finished:"
-            " the adapter or a check crashed the interpreter (os._exit, a segfault, out of memory);"
-            " the run went on in a new worker"
-        )
+        if failure.hung:
+            message = (
+                f"the worker process running {adapter.name} on {scenario.id} gave {failure.how} and was killed:"
+                " the adapter or a check hung where the case's timeout cannot stop it (a loop holding the GIL,"
+                f" a call blocked in C); --timeout changes the limit ({options.timeout:g} s per case);"
+                " the run went on in a new worker"
+            )
+        else:
+            message = (
+                f"the worker process running {adapter.name} on {scenario.id} died ({failure.how}) before this case"
+                " finished: the adapter or a check crashed the interpreter (os._exit, a segfault, out of memory);"
+                " the run went on in a new worker"
+            )
         modes = pair_modes(scenario, adapter, options)
         return [case_result(adapter, scenario, m, "error", message=message) for m in modes], {}
 
@@ -306,9 +346,29 @@ def _in_workers(pairs: Sequence[tuple[Adapter, Scenario]], options: RunOptions) 
         jobs=options.jobs,
         worker=worker,
         crashed=crashed,
+        budget=lambda index: pair_budget(len(pair_modes(pairs[index][1], pairs[index][0], options)), options.timeout),
+        memory=options.worker_memory,
         waiting=[i for i, (adapter, scenario) in enumerate(pairs) if waits_on_mcp(adapter, scenario, options)],
         run_waiting=lambda chosen: run_pairs([pairs[i] for i in chosen], options),
     )
+
+
+def read_cassette(path: Path, timeout: float) -> Cassette | str:
+    """The cassette at ``path``, read within ``timeout`` seconds (in a case thread, like a case), or
+    why it cannot be read: a slow, huge or hostile file costs only the pair that reads it."""
+    box: dict[str, Cassette] = {}
+
+    def work() -> None:
+        box["cassette"] = load_cassette(path)
+
+    error, _, timed_out = _with_timeout(work, timeout)
+    if timed_out:
+        return f"reading it took longer than {timeout:g} s (a huge or hostile file?); --timeout changes the limit"
+    if isinstance(error, CassetteError):
+        return str(error)
+    if error is not None:
+        return f"{type(error).__name__}: {error}"
+    return box["cassette"]
 
 
 def run_pair(
@@ -334,10 +394,9 @@ def run_pair(
     if not path.is_file():
         message = f"missing cassette {path}: record it with `{command}`"
         return [case_result(adapter, scenario, mode, "error", message=message) for mode in modes]
-    try:
-        cassette = load_cassette(path)
-    except CassetteError as exc:
-        message = f"cannot read cassette {path}: {exc}; re-record it with `{command}`"
+    cassette = read_cassette(path, options.timeout)
+    if isinstance(cassette, str):
+        message = f"cannot read cassette {path}: {cassette}; re-record it with `{command}`"
         return [case_result(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
     if cassette.problems:
         message = f"cassette {path}: {'; '.join(cassette.problems)}; re-record it with `{command}`"
@@ -435,6 +494,8 @@ def _run_case(
         message = f"{where} raised {type(error).__name__}: {error}"
         if isinstance(error, McpServerError):  # raised again from the executor: the server died mid-run
             message = f"the scenario's MCP server failed: {error}"
+        if isinstance(error, MemoryError):
+            message = f"{where} raised MemoryError{f': {error}' if str(error) else ''} ({_memory_note(options)})"
         case = case_result(
             adapter, scenario, mode, "error", message=message, traceback=trace, exchanges=exchanges, **common
         )
@@ -485,15 +546,24 @@ _workers = threading.local()
 """Each thread that runs cases has its own case worker (``run_pairs`` runs MCP pairs in threads)."""
 _abandoned: list[threading.Thread] = []
 """Case threads left running past their timeout (a worker process with one alive retires)."""
+_out_of_memory: list[bool] = []
+"""Set when a case ran out of memory (a worker process where one did retires)."""
 
 
 def _forget_workers() -> None:
     global _workers
     _workers = threading.local()  # a forked child has none of its parent's threads
     _abandoned.clear()
+    _out_of_memory.clear()
 
 
 os.register_at_fork(after_in_child=_forget_workers)
+
+
+def strained() -> bool:
+    """Whether this process should not run more cases: a case's thread still runs past its timeout,
+    or a case ran out of memory (the heap may be left fragmented or near its limit)."""
+    return bool(_out_of_memory) or any(thread.is_alive() for thread in _abandoned)
 
 
 def _with_timeout(work: Callable[[], None], timeout: float) -> tuple[BaseException | None, str | None, bool]:
@@ -507,7 +577,19 @@ def _with_timeout(work: Callable[[], None], timeout: float) -> tuple[BaseExcepti
         _workers.worker = None  # abandoned with its hung case; the next case starts a new worker
         _abandoned[:] = [thread for thread in (*_abandoned, worker.thread) if thread.is_alive()]
         return None, None, True
+    if isinstance(box.get("error"), MemoryError):
+        _out_of_memory.append(True)
     return box.get("error"), box.get("trace"), False
+
+
+def _memory_note(options: RunOptions) -> str:
+    """What to say of a case that ran out of memory: the limit it ran under, and how to change it."""
+    if options.worker_memory is None or not (options.isolate and can_fork()):
+        return "out of memory"
+    return (
+        f"out of memory: each worker process may take {options.worker_memory / 2**30:.3g} GiB;"
+        f" {MEMORY_ENV} changes the limit (e.g. {MEMORY_ENV}=8G, 0 for none)"
+    )
 
 
 def apply_gaps(verdicts: Sequence[CheckVerdict], adapter: Adapter, scenario: Scenario) -> tuple[CheckVerdict, ...]:

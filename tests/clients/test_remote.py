@@ -52,6 +52,8 @@ def complete(call):
     if call.scenario == "die":
         print("about to die", file=sys.stderr, flush=True)
         os._exit(3)
+    if call.scenario == "allocate":
+        bytearray(8 << 30)
     if call.scenario == "pid":
         return Response(parts=(Text(text=str(os.getpid())),))
     if call.stream:
@@ -337,6 +339,17 @@ def test_a_child_that_dies_is_restarted(canned: RemoteClient) -> None:
     assert isinstance(before, Response) and isinstance(after, Response)
     assert before.text != after.text  # a new process
     assert list(canned.complete(_call(stream=True)))[-1] == Finish(reason="stop")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the child's limit is set with prlimit")
+def test_the_childs_memory_is_limited_like_a_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONFORMANCE_WORKER_MEMORY", "1G")
+    with RemoteClient(_driver(tmp_path, CANNED), sys.executable, start_timeout=30) as remote:
+        events = remote.complete(_call("allocate"))  # what the library raised comes after its events
+        assert not isinstance(events, Response)
+        with pytest.raises(RemoteRaised, match=r"^builtins\.MemoryError"):
+            list(events)
+        assert isinstance(remote.complete(_call("pid")), Response)  # the same child goes on
 
 
 # --------------------------------------------------------------------------------------------
