@@ -220,7 +220,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--jobs",
         type=int,
         metavar="N",
-        help="worker processes (default: the number of CPUs; 1 runs every case in this process); "
+        help="worker processes (default: the number of CPUs; 1 runs the pairs in one worker process); "
         "the output is the same for every N",
     )
 
@@ -358,6 +358,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _lenient_output()
         code: int = handler(args)
         sys.stdout.flush()  # a reader that went away shows here, not as a traceback at exit
+        if argv is None:  # the program itself: end even if an imported module left a thread running
+            from conformance.run.workers import exit_despite_threads
+
+            exit_despite_threads(code)
         return code
     except KeyboardInterrupt:
         _say(f"{name}: interrupted (Ctrl-C)")

@@ -46,7 +46,7 @@ from conformance.clients.intercept import CHUNKS_NOTE, PROVIDER_URLS, breaks_str
 from conformance.clients.invoke import EventLoop, TurnResult, invoke, strained
 from conformance.clients.remote import RemoteClient
 from conformance.emulator import Emulator
-from conformance.errors import McpServerError, ScenarioError, UsageError
+from conformance.errors import McpCommandRefusedError, McpServerError, ScenarioError, UsageError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool
 from conformance.model import ErrorEvent, ErrorInfo, Finish, Message, Request, Response, StreamEvent
 from conformance.run import runner
@@ -271,7 +271,8 @@ class Harness:
             try:
                 scenario, executor = self.pool.open(scenario)
             except (McpServerError, ScenarioError) as exc:
-                message = f"the scenario's MCP server failed: {exc}"
+                refused = isinstance(exc, McpCommandRefusedError)
+                message = str(exc) if refused else f"the scenario's MCP server failed: {exc}"
                 return [case_result(adapter, scenario, m, "error", message=message) for m in modes]
         results: list[CaseResult] = []
         non_stream: ConversationOutcome | None = None
@@ -466,14 +467,14 @@ class _Served:
     server: Emulator
 
     def count(self) -> int:
-        return len(self.server.requests)
+        return self.server.received
 
     def sent_since(self, before: int) -> list[SentRequest]:
-        requests = self.server.requests[before:]
+        requests = self.server.requests_since(before)  # numbered past the log's bound
         played = {p.request: p for p in self.server.played}
         sent: list[SentRequest] = []
-        for number, received in enumerate(requests, start=before):
-            answer = played.get(number)
+        for received in requests:
+            answer = played.get(received.number)
             try:
                 body = json.loads(received.body) if received.body else None
             except ValueError:

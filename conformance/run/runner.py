@@ -47,7 +47,7 @@ from typing import Any
 
 from conformance.adapters.base import Adapter
 from conformance.checks import FAMILIES, CaseContext, run_checks
-from conformance.errors import CassetteError, ConformanceError, McpServerError, ScenarioError
+from conformance.errors import CassetteError, ConformanceError, McpCommandRefusedError, McpServerError, ScenarioError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool, open_scenario_tools
 from conformance.run.conversation import ConversationOutcome, run_conversation
 from conformance.run.workers import MEMORY_ENV, WorkerFailure, can_fork, memory_limit_from_env, run_in_workers
@@ -415,7 +415,7 @@ def run_pair(
                 return _run_modes(ready, adapter, modes, cassette, path, command, options, executor)
         except (McpServerError, ScenarioError) as exc:
             what = "server failed" if isinstance(exc, McpServerError) else "tools cannot be offered"
-            message = f"the scenario's MCP {what}: {exc}"
+            message = str(exc) if isinstance(exc, McpCommandRefusedError) else f"the scenario's MCP {what}: {exc}"
             return [
                 case_result(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes
             ]

@@ -265,7 +265,11 @@ class _Run(Generic[T]):
             name="conformance-lane" if lane else "conformance-worker",
             daemon=True,
         )
-        process.start()
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # a Ctrl-C mid-fork waits for the parent
+        try:
+            process.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         child_end.close()
         worker = _Worker(process=process, conn=parent_end, lane=lane)
         self.workers.append(worker)
@@ -359,6 +363,7 @@ def _detach(inherited: Sequence[Connection], parent: int, memory: int | None) ->
     for other in inherited:
         other.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the parent decides
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the parent around the fork
     signal.signal(signal.SIGTERM, _exit_on_terminate)
     _die_with(parent)
     if memory is not None:
