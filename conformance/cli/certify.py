@@ -14,7 +14,6 @@ marked incomplete (exit 130).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -124,23 +123,15 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         _close(client)
         return 2
     progress = None if args.quiet else Progress(out, judge=ci.judge)
-    from conformance.mcp_bridge.trust import command_policy
-
     finished = Finished(progress)
     try:
-        with command_policy(allow=args.allow_commands) as started:  # docs/scenarios.md#trust
-            try:
-                with finished.watching():
-                    result = certify(scenarios, client, options, progress=finished, problems=problems)
-            except KeyboardInterrupt:
-                finished.interrupted = True
-            except Exception:  # a bug of ours: the cases that finished are still reported
-                finished.crashed()
+        result = finished.run(
+            lambda: certify(scenarios, client, options, progress=finished, problems=problems),
+            allow_commands=args.allow_commands,
+            partial=lambda: run_result(columns, scenarios, finished.cases, problems=problems),
+        )
     finally:
         _close(client)
-    if finished.early:
-        result = run_result(columns, scenarios, finished.cases, problems=problems)
-    result = dataclasses.replace(result, commands=tuple(c.to_json() for c in started.commands()))
     return finish(
         result,
         out,

@@ -302,20 +302,12 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"conformance run: error: {exc}", file=sys.stderr)
         return 2
     progress = None if args.quiet else Progress(out, judge=ci.judge)
-    from conformance.mcp_bridge.trust import command_policy
-
     finished = Finished(progress)
-    with command_policy(allow=args.allow_commands) as started:  # docs/scenarios.md#trust
-        try:
-            with finished.watching():
-                result = run_suite(scenarios, adapters, options, progress=finished, problems=problems)
-        except KeyboardInterrupt:
-            finished.interrupted = True
-        except Exception:  # a bug of ours: the cases that finished are still reported
-            finished.crashed()
-    if finished.early:
-        result = run_result(adapters, scenarios, finished.cases, problems=problems)
-    result = dataclasses.replace(result, commands=tuple(c.to_json() for c in started.commands()))
+    result = finished.run(
+        lambda: run_suite(scenarios, adapters, options, progress=finished, problems=problems),
+        allow_commands=args.allow_commands,
+        partial=lambda: run_result(adapters, scenarios, finished.cases, problems=problems),
+    )
     return finish(
         result,
         out,
@@ -485,6 +477,27 @@ class Finished:
         kind, exc, _ = sys.exc_info()
         traceback.print_exc(file=sys.stderr)
         self.error = f"{kind.__name__ if kind else 'error'}: {exc}"
+
+    def run(
+        self, work: Callable[[], RunResult], *, allow_commands: bool, partial: Callable[[], RunResult]
+    ) -> RunResult:
+        """``work()`` under the trust policy of scenario commands (docs/scenarios.md#trust), noting a
+        Ctrl-C or an internal error here; its result, or ``partial()`` (the cases that finished) when
+        the run stopped early, with the commands the run started."""
+        from conformance.mcp_bridge.trust import command_policy
+
+        result: RunResult | None = None
+        with command_policy(allow=allow_commands) as started:
+            try:
+                with self.watching():
+                    result = work()
+            except KeyboardInterrupt:
+                self.interrupted = True
+            except Exception:  # a bug of ours: the cases that finished are still reported
+                self.crashed()
+        if result is None or self.early:
+            result = partial()
+        return dataclasses.replace(result, commands=tuple(c.to_json() for c in started.commands()))
 
     def __call__(self, case: CaseResult) -> None:
         self.cases.append(case)
