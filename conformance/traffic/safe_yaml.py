@@ -225,6 +225,17 @@ def check_bounds(data: bytes, *, name: str = "<yaml>", limits: Limits | None = N
                 raise _too_much(name, event, "the YAML expands to too many nodes", "yaml_nodes", bounds)
             if chars > bounds.yaml_expanded_bytes:
                 raise _too_much(name, event, "the YAML expands to too much text", "yaml_expanded_bytes", bounds)
+    except yaml.MarkedYAMLError as exc:
+        if "nesting depth" not in str(exc.problem):
+            raise
+        # libyaml from PyYAML 6.0.4 on refuses 1,000 levels itself, while scanning ahead of the
+        # events: the place it names is that level, not the one past our bound
+        mark = exc.problem_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        what = f"the YAML nests too deeply (libyaml refused it: {exc.problem})"
+        raise InputLimitError(
+            name, what, limit="nesting_depth", value=bounds.nesting_depth, line=line, column=column
+        ) from None
     finally:
         loader.dispose()
 
