@@ -434,3 +434,31 @@ def ollama_length_as_stop(adapter: Adapter) -> Patch:
 def unavailable_as_server(info: ErrorInfo) -> ErrorInfo:
     """503 (Ollama's "server busy", queue full) taken for a plain server error."""
     return replace(info, kind="server") if info.status == 503 else info
+
+
+def blank_thinking_signature(body: JSONObject) -> JSONObject:
+    """Replayed thinking blocks go out with an empty ``signature`` (the key kept, its value lost, as
+    a converter that rebuilds the block sends it; Anthropic answers 400)."""
+    for message in body.get("messages") or ():
+        for block in (message.get("content") if isinstance(message, dict) else None) or ():
+            if isinstance(block, dict) and block.get("type") == "thinking":
+                block["signature"] = ""
+    return body
+
+
+def drop_thought_signatures(body: JSONObject) -> JSONObject:
+    """The history's parts go out without the ``thoughtSignature`` the provider put on them."""
+    for content in body.get("contents") or ():
+        for part in content.get("parts") or () if isinstance(content, dict) else ():
+            if isinstance(part, dict):
+                part.pop("thoughtSignature", None)
+                part.pop("thought_signature", None)
+    return body
+
+
+def drop_reasoning_items(body: JSONObject) -> JSONObject:
+    """The Responses input goes out without the reasoning items of earlier turns."""
+    items = body.get("input")
+    if isinstance(items, list):
+        body["input"] = [item for item in items if not (isinstance(item, dict) and item.get("type") == "reasoning")]
+    return body

@@ -302,6 +302,28 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source="§5e (docs/api/errors.mdx)",
             patch=bugs.on_error(bugs.unavailable_as_server),
         ),
+        # Reasoning that must travel back (issue 15, part 4: multi_turn/reasoning_replay)
+        Mutant(
+            base="anthropic",
+            bug="thinking_signature_blanked",
+            description="A replayed thinking block goes out with an empty signature (the key kept).",
+            source="§3b, E10 (thinking blocks replayed unmodified, signature included)",
+            patch=bugs.on_request(bugs.blank_thinking_signature),
+        ),
+        Mutant(
+            base="gemini",
+            bug="thought_signature_dropped",
+            description="The thoughtSignature on a replayed functionCall part is dropped (Gemini 3 answers 400).",
+            source="§4b, E10, E31 (echo signatures byte for byte)",
+            patch=bugs.on_request(bugs.drop_thought_signatures),
+        ),
+        Mutant(
+            base="openai_responses",
+            bug="reasoning_items_not_replayed",
+            description="The reasoning items of earlier turns are left out of the next request's input.",
+            source="§2b, E10 (reasoning items passed back with the function_call)",
+            patch=bugs.on_request(bugs.drop_reasoning_items),
+        ),
     ]
 )
 """Every bundled mutant by name (``<base>~<bug>``)."""
