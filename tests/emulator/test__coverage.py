@@ -18,22 +18,26 @@ from conformance.emulator import ENCODERS
 from conformance.emulator._coverage import (
     CITED_NOT_LISTED,
     EDGE_CASES,
+    PROVIDER_FINISH,
     REPLY_FINISH_REASONS,
     TABLE_BEGIN,
     TABLE_END,
     UNCOVERED_FINISH,
+    UNEMULATED_FINISH,
     WIRES,
     edge_case_table,
     edge_case_uses,
+    finish_spelling,
     finish_uses,
     known_quirks,
+    provider_finish_uses,
     quirk_uses,
     unknown_quirks,
     update_readme,
 )
 from conformance.emulator._server import SERVER_QUIRKS
 from conformance.scenarios.loader import default_scenarios_dir, load_scenarios
-from conformance.scenarios.values import Scenario
+from conformance.scenarios.values import Reply, Scenario, ScriptedCall
 
 SCENARIOS_DIR = default_scenarios_dir()
 README = SCENARIOS_DIR / "README.md"
@@ -126,6 +130,43 @@ def test_a_fault_turn_or_an_unchecked_finish_does_not_count(bundled: tuple[Scena
     unchecked = replace(scenario, turns=turns)
     assert finish_uses([unchecked])["length"] == ()
     assert finish_uses([scenario])["length"] == ("basic/max_tokens_length",)
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_the_emulator_speaks_each_wires_own_finish_vocabulary(wire: str) -> None:
+    call = ScriptedCall(name="get_weather", arguments={"city": "Oslo"}, arguments_raw='{"city":"Oslo"}')
+    sent = {
+        finish_spelling(wire, Reply(text="t", tool_calls=calls, finish=reason))
+        for reason in REPLY_FINISH_REASONS
+        for calls in ((), (call,))
+    }
+    assert sent <= set(PROVIDER_FINISH[wire])
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_every_finish_spelling_of_a_wire_has_a_scenario_or_a_stated_reason(
+    bundled: tuple[Scenario, ...], wire: str
+) -> None:
+    cells = provider_finish_uses(bundled)[wire]
+    assert set(cells) == set(PROVIDER_FINISH[wire]), (
+        "a scenario made the emulator send a spelling outside the vocabulary"
+    )
+    missing = sorted(spelling for spelling, ids in cells.items() if not ids)
+    assert missing == sorted(UNEMULATED_FINISH.get(wire, {})), (
+        f"{wire}: finish reasons without a scenario: {missing}; stated: {sorted(UNEMULATED_FINISH.get(wire, {}))}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("wire", "spelling"),
+    [(w, s) for w in WIRES for s in PROVIDER_FINISH[w] if s not in UNEMULATED_FINISH.get(w, {})],
+)
+def test_removing_a_finish_spellings_scenarios_is_noticed(
+    bundled: tuple[Scenario, ...], wire: str, spelling: str
+) -> None:
+    users = provider_finish_uses(bundled)[wire][spelling]
+    assert users
+    assert provider_finish_uses(without(bundled, users))[wire][spelling] == ()
 
 
 # --- §10 edge cases -------------------------------------------------------------------------
