@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from conformance.emulator._server import ENCODERS, SERVER_QUIRKS
+from conformance.emulator._server import ENCODERS, ERROR_QUIRKS, SERVER_QUIRKS
 from conformance.emulator._wire import WireContext
 from conformance.model import FinishReason
 from conformance.scenarios.values import Reply, Scenario
@@ -137,8 +137,12 @@ TABLE_END = "<!-- end of edge-case table -->"
 
 
 def known_quirks() -> dict[str, frozenset[str]]:
-    """Wire -> every quirk the emulator knows there (its own and the ones every wire knows)."""
-    return {wire: frozenset(encoder.KNOWN_QUIRKS) | SERVER_QUIRKS for wire, encoder in ENCODERS.items()}
+    """Wire -> every quirk the emulator knows there (its own, those of its error answers, and the
+    ones every wire knows)."""
+    return {
+        wire: frozenset(encoder.KNOWN_QUIRKS) | ERROR_QUIRKS.get(wire, frozenset()) | SERVER_QUIRKS
+        for wire, encoder in ENCODERS.items()
+    }
 
 
 def quirk_uses(scenarios: Iterable[Scenario]) -> dict[str, tuple[str, ...]]:

@@ -462,3 +462,37 @@ def drop_reasoning_items(body: JSONObject) -> JSONObject:
     if isinstance(items, list):
         body["input"] = [item for item in items if not (isinstance(item, dict) and item.get("type") == "reasoning")]
     return body
+
+
+def retry_after_ms_ignored(adapter: Adapter) -> Patch:
+    """Only ``retry-after`` (whole seconds) is read: the exact ``retry-after-ms`` is ignored."""
+    real = adapter.error_from_wire
+
+    def error_from_wire(status: int, headers: Any, body: Any) -> Any:
+        kept = {name: value for name, value in dict(headers).items() if name.lower() != "retry-after-ms"}
+        return real(status, kept, body)
+
+    return {"error_from_wire": error_from_wire}
+
+
+def retry_delay_body_ignored(adapter: Adapter) -> Patch:
+    """Only the ``retry-after`` header is read: a delay given only as ``RetryInfo.retryDelay`` in the
+    error body is lost."""
+    real = adapter.error_from_wire
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, list):
+            return [strip(item) for item in value]
+        error = value.get("error") if isinstance(value, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("details"), list):
+            error["details"] = [d for d in error["details"] if not (isinstance(d, dict) and "retryDelay" in d)]
+        return value
+
+    def error_from_wire(status: int, headers: Any, body: Any) -> Any:
+        try:
+            parsed = json.loads(body) if isinstance(body, (bytes, str)) else json.loads(json.dumps(body))
+        except ValueError:
+            return real(status, headers, body)
+        return real(status, headers, json.dumps(strip(parsed)).encode())
+
+    return {"error_from_wire": error_from_wire}

@@ -324,6 +324,21 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source="§2b, E10 (reasoning items passed back with the function_call)",
             patch=bugs.on_request(bugs.drop_reasoning_items),
         ),
+        # Every form of retry delay (issue 15, part 4: errors/rate_limit_retry_after_ms, rate_limit_delay_in_body)
+        Mutant(
+            base="openai_chat",
+            bug="retry_after_ms_ignored",
+            description="Only retry-after (whole seconds) is read; the exact retry-after-ms is ignored.",
+            source="§1e; " + _ISSUE + "Azure/azure-openai-benchmark/issues/31",
+            patch=bugs.retry_after_ms_ignored,
+        ),
+        Mutant(
+            base="gemini",
+            bug="retry_delay_body_ignored",
+            description="Only the retry-after header is read; a delay given only as RetryInfo.retryDelay is lost.",
+            source="§4e (RetryInfo.retryDelay in error.details)",
+            patch=bugs.retry_delay_body_ignored,
+        ),
     ]
 )
 """Every bundled mutant by name (``<base>~<bug>``)."""

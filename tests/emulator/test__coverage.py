@@ -35,7 +35,7 @@ from conformance.emulator._coverage import (
     unknown_quirks,
     update_readme,
 )
-from conformance.emulator._server import SERVER_QUIRKS
+from conformance.emulator._server import ERROR_QUIRKS, SERVER_QUIRKS
 from conformance.scenarios.loader import default_scenarios_dir, load_scenarios
 from conformance.scenarios.values import Reply, Scenario, ScriptedCall
 
@@ -62,7 +62,7 @@ def test_known_quirks_are_each_wires_own_plus_the_shared_ones() -> None:
     quirks = known_quirks()
     assert set(quirks) == set(ENCODERS)
     for wire, encoder in ENCODERS.items():
-        assert quirks[wire] == encoder.KNOWN_QUIRKS | SERVER_QUIRKS
+        assert quirks[wire] == encoder.KNOWN_QUIRKS | ERROR_QUIRKS.get(wire, frozenset()) | SERVER_QUIRKS
 
 
 def test_every_known_quirk_is_used_by_a_bundled_scenario(bundled: tuple[Scenario, ...]) -> None:

@@ -51,6 +51,8 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "anthropic~thinking_signature_blanked": ("translation.wire_paths", "multi_turn/reasoning_replay"),
     "gemini~thought_signature_dropped": ("translation.wire_paths", "multi_turn/reasoning_replay"),
     "openai_responses~reasoning_items_not_replayed": ("translation.wire_paths", "multi_turn/reasoning_replay"),
+    "openai_chat~retry_after_ms_ignored": ("recovery.provider_error", "errors/rate_limit_retry_after_ms"),
+    "gemini~retry_delay_body_ignored": ("recovery.provider_error", "errors/rate_limit_delay_in_body"),
 }
 
 
