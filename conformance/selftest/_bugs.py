@@ -182,6 +182,34 @@ def concat_repeated_names(adapter: Adapter) -> Patch:
     return stream_bytes(adapter, rewrite)
 
 
+def last_name_wins(adapter: Adapter) -> Patch:
+    """``name = fragment.name`` whenever a fragment has a string name: an empty name on a later
+    fragment overwrites the real one (E4, huggingface/tau#715)."""
+
+    def rewrite(data: bytes) -> bytes:
+        last: dict[Any, str] = {}
+
+        def collect(value: Any) -> Any:
+            for fragment in _chat_fragments(value):
+                name = (fragment.get("function") or {}).get("name")
+                if isinstance(name, str):
+                    last[fragment.get("index")] = name
+            return value
+
+        map_sse_data(data, collect)
+
+        def apply(value: Any) -> Any:
+            for fragment in _chat_fragments(value):
+                function = fragment.get("function")
+                if isinstance(function, dict) and isinstance(function.get("name"), str):
+                    function["name"] = last[fragment.get("index")]
+            return value
+
+        return map_sse_data(data, apply)
+
+    return stream_bytes(adapter, rewrite)
+
+
 def args_in_first_chunk_dropped(adapter: Adapter) -> Patch:
     """The fragment that opens a call (id, name) is read for its header only: its arguments are lost."""
 

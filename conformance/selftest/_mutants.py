@@ -339,6 +339,14 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source="§4e (RetryInfo.retryDelay in error.details)",
             patch=bugs.retry_delay_body_ignored,
         ),
+        # Names repeated empty on later fragments (issue 15, part 4: streaming/name_empty_repeated)
+        Mutant(
+            base="openai_chat",
+            bug="last_name_wins",
+            description="The name of the last fragment that has one wins: a later empty name overwrites the real one.",
+            source="E4; " + _ISSUE + "NousResearch/hermes-agent/pull/106943",
+            patch=bugs.last_name_wins,
+        ),
     ]
 )
 """Every bundled mutant by name (``<base>~<bug>``)."""

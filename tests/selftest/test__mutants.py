@@ -53,6 +53,7 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "openai_responses~reasoning_items_not_replayed": ("translation.wire_paths", "multi_turn/reasoning_replay"),
     "openai_chat~retry_after_ms_ignored": ("recovery.provider_error", "errors/rate_limit_retry_after_ms"),
     "gemini~retry_delay_body_ignored": ("recovery.provider_error", "errors/rate_limit_delay_in_body"),
+    "openai_chat~last_name_wins": ("roundtrip.calls", "streaming/name_empty_repeated"),
 }
 
 
