@@ -1,8 +1,11 @@
-"""What the bundled scenarios exercise of the emulator (pure): the quirks each wire knows, the
-finish reasons a reply can end with, and the edge cases of ``wire-formats.md`` §10, each mapped to
-the scenarios that use it. ``tests/emulator/test__coverage.py`` checks it in both directions (every
-quirk, finish reason and listed edge case has a scenario; every quirk a scenario names exists), and
-``scenarios/README.md`` holds ``edge_case_table`` between ``TABLE_BEGIN`` and ``TABLE_END``.
+"""What the bundled scenarios exercise of the emulator (pure): the quirks each wire knows (those of
+its streams, of its error answers, such as the form of a retry delay, and the shared ones), the
+finish reasons a reply can end with (unified, and as each wire's provider spells them, read from
+the body the emulator encodes), and the edge cases of ``wire-formats.md`` §10, each mapped to the
+scenarios that use it. ``tests/emulator/test__coverage.py`` checks it in both directions (every
+quirk, finish spelling and listed edge case has a scenario or a stated reason; every quirk a
+scenario names exists), and ``scenarios/README.md`` holds ``edge_case_table`` between
+``TABLE_BEGIN`` and ``TABLE_END``.
 
 Regenerate that table after adding a scenario::
 
