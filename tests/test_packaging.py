@@ -10,6 +10,7 @@ and the test asserts where ``conformance`` is imported from)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -135,7 +136,7 @@ def test_run_from_another_directory_passes_every_bundled_case(installed: Install
     done = installed.conformance("run", "--quiet", "--report-dir", "reports", timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     summary = done.stdout.strip().splitlines()[-1]
-    assert summary.startswith("1192 cases: 1118 pass, 74 unsupported;"), summary
+    assert re.match(r"\d+ cases: \d+ pass, \d+ unsupported; reports:", summary), summary  # no fail, error, stale
     assert (installed.workdir / "reports" / "report.json").is_file()
 
 

@@ -305,11 +305,15 @@ def _item_events(item: Mapping[str, Any], tracker: CallTracker, response_id: str
         raise WireFormatError(f"output[{position}] is not an item object: {item!r:.80}")
     kind = item.get("type")
     if kind == "message":
-        return [
-            TextDelta(text)
-            for part in item.get("content") or []
-            if (text := part.get("refusal" if part.get("type") == "refusal" else "text"))
-        ]
+        texts: list[StreamEvent] = []
+        for n, part in enumerate(item.get("content") or []):
+            slot = "refusal" if isinstance(part, Mapping) and part.get("type") == "refusal" else "text"
+            text = part.get(slot) if isinstance(part, Mapping) else None
+            if not isinstance(part, Mapping) or (text and not isinstance(text, str)):
+                raise WireFormatError(f"output[{position}].content[{n}] is not a text or refusal part: {part!r:.80}")
+            if text:
+                texts.append(TextDelta(text))
+        return texts
     if kind == "reasoning":
         return [_reasoning_event(item, with_text=True)]
     if kind != "function_call":

@@ -17,7 +17,9 @@ A prompt adapter's request (``ctx.prompt_format``) gets a text-only reply alread
 format (``_prompt_formats``), streamed in token-like pieces that split the format's markers.
 
 Quirks (``Reply.quirks``): ``index_offset`` (tool-call indices start at 1), ``name_repeated``
-(``id``/``type``/``name`` repeated on every fragment, E4), ``args_in_first_chunk`` (the whole
+(``id``/``type``/``name`` repeated on every fragment, E4), ``name_empty_repeated`` and
+``name_null_repeated`` (``"name": ""`` or ``"name": null`` on every later fragment, E4),
+``args_in_first_chunk`` (the whole
 argument text in the header fragment, like Mistral, E6), ``empty_args_string`` (``""`` for a
 call without arguments, E3), ``reasoning_content`` (reasoning as ``delta.reasoning_content``,
 as vLLM and DeepSeek send it; OpenAI itself sends no reasoning on Chat).
@@ -73,7 +75,15 @@ __all__ = [
 
 WIRE = "openai_chat"
 KNOWN_QUIRKS = frozenset(
-    {"index_offset", "name_repeated", "args_in_first_chunk", "empty_args_string", "reasoning_content"}
+    {
+        "index_offset",
+        "name_repeated",
+        "name_empty_repeated",
+        "name_null_repeated",
+        "args_in_first_chunk",
+        "empty_args_string",
+        "reasoning_content",
+    }
 )
 
 _FINISH = {"stop": "stop", "tool_calls": "tool_calls", "length": "length", "content_filter": "content_filter"}
@@ -199,6 +209,9 @@ def _deltas(reply: Reply, ctx: WireContext) -> list[dict[str, Any]]:
             fragment: dict[str, Any] = {"index": i + offset, "function": {"arguments": piece}}
             if "name_repeated" in quirks:
                 fragment = {**header, "function": {"name": call.name, "arguments": piece}}
+            elif "name_empty_repeated" in quirks or "name_null_repeated" in quirks:
+                name = "" if "name_empty_repeated" in quirks else None
+                fragment = {"index": i + offset, "function": {"name": name, "arguments": piece}}
             deltas.append({"tool_calls": [fragment]})
     if deltas and "tool_calls" in deltas[0]:
         deltas[0] = {"role": "assistant", "content": None, **deltas[0], "refusal": None}

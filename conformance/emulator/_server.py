@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import socket
 import socketserver
 import threading
@@ -53,6 +54,7 @@ __all__ = [
     "DEFAULT_MAX_REQUESTS",
     "DEFAULT_REPLY",
     "ENCODERS",
+    "ERROR_QUIRKS",
     "Emulator",
     "EmulatorScript",
     "PlayedAnswer",
@@ -452,7 +454,7 @@ class Emulator:
         return ctx, reply
 
     def _answer(self, handler: _Handler, encoder: WireEncoder, ctx: WireContext, reply: Reply) -> None:
-        unknown = sorted(set(reply.quirks) - encoder.KNOWN_QUIRKS - SERVER_QUIRKS)
+        unknown = sorted(set(reply.quirks) - encoder.KNOWN_QUIRKS - SERVER_QUIRKS - ERROR_QUIRKS.get(ctx.wire, set()))
         if unknown:
             self._note(
                 f"{ctx.scenario_id} turn {ctx.turn}: quirk(s) {', '.join(unknown)} unknown for {ctx.wire}, ignored "
@@ -460,7 +462,7 @@ class Emulator:
             )
         fault = reply.fault
         if fault is not None and fault.kind in HTTP_FAULTS and fault.kind != "malformed_body":
-            _send_whole(handler, *encoder.error_response(fault, ctx))
+            _send_whole(handler, *_retry_delay_form(encoder.error_response(fault, ctx), reply.quirks, ctx.wire))
             return
         if ctx.wire == "openai_responses":
             with self._lock:
@@ -488,6 +490,36 @@ blank line that ends it (an NDJSON stream: its last line without the newline), a
 proxies that close right after the final ``data:`` line do (openai/openai-node#2725,
 google-gemini/gemini-cli#29059): a client that never flushes its SSE decoder at the end of the
 body loses that event (for Gemini the one with ``finishReason``)."""
+
+
+ERROR_QUIRKS: Mapping[str, frozenset[str]] = {
+    "openai_chat": frozenset({"retry_after_ms"}),
+    "openai_responses": frozenset({"retry_after_ms"}),
+    "anthropic": frozenset({"retry_after_ms"}),
+    "gemini": frozenset({"retry_delay_in_body"}),
+}
+"""Quirks of an error answer, per wire (the form its retry delay takes): ``retry_after_ms`` adds
+``retry-after-ms`` with the exact delay and rounds ``retry-after`` up to whole seconds, as Azure
+OpenAI sends them (the OpenAI and Anthropic SDKs read ``retry-after-ms`` first);
+``retry_delay_in_body`` drops ``retry-after``, leaving only ``RetryInfo.retryDelay`` in the body, as
+the Gemini API sends a 429."""
+
+
+def _retry_delay_form(answer: ErrorAnswer, quirks: tuple[str, ...], wire: str) -> ErrorAnswer:
+    """``answer`` with its retry delay in the form the quirks ask (``ERROR_QUIRKS``)."""
+    status, headers, body = answer
+    known = ERROR_QUIRKS.get(wire, frozenset())
+    delay = next((value for name, value in headers if name.lower() == "retry-after"), None)
+    if delay is None:
+        return answer
+    if "retry_after_ms" in quirks and "retry_after_ms" in known:
+        seconds = float(delay)
+        rest = [(n, v) for n, v in headers if n.lower() != "retry-after"]
+        whole = str(math.ceil(seconds))
+        headers = [*rest, ("retry-after", whole), ("retry-after-ms", str(round(seconds * 1000)))]
+    if "retry_delay_in_body" in quirks and "retry_delay_in_body" in known:
+        headers = [(n, v) for n, v in headers if n.lower() != "retry-after"]
+    return status, headers, body
 
 
 def _played_bytes(answer: PlayedAnswer) -> int:

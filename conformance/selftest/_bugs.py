@@ -182,6 +182,34 @@ def concat_repeated_names(adapter: Adapter) -> Patch:
     return stream_bytes(adapter, rewrite)
 
 
+def last_name_wins(adapter: Adapter) -> Patch:
+    """``name = fragment.name`` whenever a fragment has a string name: an empty name on a later
+    fragment overwrites the real one (E4, huggingface/tau#715)."""
+
+    def rewrite(data: bytes) -> bytes:
+        last: dict[Any, str] = {}
+
+        def collect(value: Any) -> Any:
+            for fragment in _chat_fragments(value):
+                name = (fragment.get("function") or {}).get("name")
+                if isinstance(name, str):
+                    last[fragment.get("index")] = name
+            return value
+
+        map_sse_data(data, collect)
+
+        def apply(value: Any) -> Any:
+            for fragment in _chat_fragments(value):
+                function = fragment.get("function")
+                if isinstance(function, dict) and isinstance(function.get("name"), str):
+                    function["name"] = last[fragment.get("index")]
+            return value
+
+        return map_sse_data(data, apply)
+
+    return stream_bytes(adapter, rewrite)
+
+
 def args_in_first_chunk_dropped(adapter: Adapter) -> Patch:
     """The fragment that opens a call (id, name) is read for its header only: its arguments are lost."""
 
@@ -434,3 +462,65 @@ def ollama_length_as_stop(adapter: Adapter) -> Patch:
 def unavailable_as_server(info: ErrorInfo) -> ErrorInfo:
     """503 (Ollama's "server busy", queue full) taken for a plain server error."""
     return replace(info, kind="server") if info.status == 503 else info
+
+
+def blank_thinking_signature(body: JSONObject) -> JSONObject:
+    """Replayed thinking blocks go out with an empty ``signature`` (the key kept, its value lost, as
+    a converter that rebuilds the block sends it; Anthropic answers 400)."""
+    for message in body.get("messages") or ():
+        for block in (message.get("content") if isinstance(message, dict) else None) or ():
+            if isinstance(block, dict) and block.get("type") == "thinking":
+                block["signature"] = ""
+    return body
+
+
+def drop_thought_signatures(body: JSONObject) -> JSONObject:
+    """The history's parts go out without the ``thoughtSignature`` the provider put on them."""
+    for content in body.get("contents") or ():
+        for part in content.get("parts") or () if isinstance(content, dict) else ():
+            if isinstance(part, dict):
+                part.pop("thoughtSignature", None)
+                part.pop("thought_signature", None)
+    return body
+
+
+def drop_reasoning_items(body: JSONObject) -> JSONObject:
+    """The Responses input goes out without the reasoning items of earlier turns."""
+    items = body.get("input")
+    if isinstance(items, list):
+        body["input"] = [item for item in items if not (isinstance(item, dict) and item.get("type") == "reasoning")]
+    return body
+
+
+def retry_after_ms_ignored(adapter: Adapter) -> Patch:
+    """Only ``retry-after`` (whole seconds) is read: the exact ``retry-after-ms`` is ignored."""
+    real = adapter.error_from_wire
+
+    def error_from_wire(status: int, headers: Any, body: Any) -> Any:
+        kept = {name: value for name, value in dict(headers).items() if name.lower() != "retry-after-ms"}
+        return real(status, kept, body)
+
+    return {"error_from_wire": error_from_wire}
+
+
+def retry_delay_body_ignored(adapter: Adapter) -> Patch:
+    """Only the ``retry-after`` header is read: a delay given only as ``RetryInfo.retryDelay`` in the
+    error body is lost."""
+    real = adapter.error_from_wire
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, list):
+            return [strip(item) for item in value]
+        error = value.get("error") if isinstance(value, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("details"), list):
+            error["details"] = [d for d in error["details"] if not (isinstance(d, dict) and "retryDelay" in d)]
+        return value
+
+    def error_from_wire(status: int, headers: Any, body: Any) -> Any:
+        try:
+            parsed = json.loads(body) if isinstance(body, (bytes, str)) else json.loads(json.dumps(body))
+        except ValueError:
+            return real(status, headers, body)
+        return real(status, headers, json.dumps(strip(parsed)).encode())
+
+    return {"error_from_wire": error_from_wire}

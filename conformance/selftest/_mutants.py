@@ -302,6 +302,51 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source="§5e (docs/api/errors.mdx)",
             patch=bugs.on_error(bugs.unavailable_as_server),
         ),
+        # Reasoning that must travel back (issue 15, part 4: multi_turn/reasoning_replay)
+        Mutant(
+            base="anthropic",
+            bug="thinking_signature_blanked",
+            description="A replayed thinking block goes out with an empty signature (the key kept).",
+            source="§3b, E10 (thinking blocks replayed unmodified, signature included)",
+            patch=bugs.on_request(bugs.blank_thinking_signature),
+        ),
+        Mutant(
+            base="gemini",
+            bug="thought_signature_dropped",
+            description="The thoughtSignature on a replayed functionCall part is dropped (Gemini 3 answers 400).",
+            source="§4b, E10, E31 (echo signatures byte for byte)",
+            patch=bugs.on_request(bugs.drop_thought_signatures),
+        ),
+        Mutant(
+            base="openai_responses",
+            bug="reasoning_items_not_replayed",
+            description="The reasoning items of earlier turns are left out of the next request's input.",
+            source="§2b, E10 (reasoning items passed back with the function_call)",
+            patch=bugs.on_request(bugs.drop_reasoning_items),
+        ),
+        # Every form of retry delay (issue 15, part 4: errors/rate_limit_retry_after_ms, rate_limit_delay_in_body)
+        Mutant(
+            base="openai_chat",
+            bug="retry_after_ms_ignored",
+            description="Only retry-after (whole seconds) is read; the exact retry-after-ms is ignored.",
+            source="§1e; " + _ISSUE + "Azure/azure-openai-benchmark/issues/31",
+            patch=bugs.retry_after_ms_ignored,
+        ),
+        Mutant(
+            base="gemini",
+            bug="retry_delay_body_ignored",
+            description="Only the retry-after header is read; a delay given only as RetryInfo.retryDelay is lost.",
+            source="§4e (RetryInfo.retryDelay in error.details)",
+            patch=bugs.retry_delay_body_ignored,
+        ),
+        # Names repeated empty on later fragments (issue 15, part 4: streaming/name_empty_repeated)
+        Mutant(
+            base="openai_chat",
+            bug="last_name_wins",
+            description="The name of the last fragment that has one wins: a later empty name overwrites the real one.",
+            source="E4; " + _ISSUE + "NousResearch/hermes-agent/pull/106943",
+            patch=bugs.last_name_wins,
+        ),
     ]
 )
 """Every bundled mutant by name (``<base>~<bug>``)."""

@@ -877,3 +877,12 @@ def test_documented_normalisations_are_the_only_differences() -> None:
     assert DeepDiff(body, wire.body) == {"dictionary_item_added": ["root['tools'][0]['parameters']"]}
     assert wire.body["tools"][0]["parameters"] == {"type": "object", "properties": {}}
     assert [c.tool for c in wire.schema_changes] == ["f"]
+
+
+@pytest.mark.parametrize("content", [[{"type": "output_text", "text": ["a"]}], ["just text"]])
+def test_a_message_part_that_is_not_a_text_part_is_a_wire_format_error(content: list[Any]) -> None:
+    from conformance.errors import WireFormatError
+
+    body = {"id": "r", "status": "completed", "output": [{"type": "message", "role": "assistant", "content": content}]}
+    with pytest.raises(WireFormatError, match=r"output\[0\]\.content\[0\] is not a text or refusal part"):
+        get_adapter("openai_responses").response_from_wire(body)

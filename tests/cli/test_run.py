@@ -14,6 +14,7 @@ from conformance.cli import main
 from conformance.cli.run import CHECK_IDS, FAMILIES, compile_keyword, load_adapter
 from conformance.errors import UsageError
 from conformance.reporting import FORMATS
+from conformance.scenarios.loader import default_scenarios_dir, scenario_files
 
 
 def test_keyword_expressions_select_like_pytest() -> None:
@@ -252,6 +253,9 @@ def run_main(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, 
     return code, out, err
 
 
+BUNDLED_SCENARIOS = len(scenario_files([default_scenarios_dir()]))
+"""The number of bundled scenarios (it grows as scenarios are added)."""
+
 SMALL = ("--adapter", "openai_chat", "--scenarios", "basic/single_call", "-j", "1")
 
 
@@ -287,7 +291,10 @@ def test_a_missing_report_dir_is_created_with_its_parents(tmp_path: Path, capsys
 @pytest.mark.parametrize(
     ("selection", "named"),
     [
-        (("-k", "no_such_case"), "-k 'no_such_case' selects no case of 82 scenarios x 1 adapters"),
+        (
+            ("-k", "no_such_case"),
+            f"-k 'no_such_case' selects no case of {BUNDLED_SCENARIOS} scenarios x 1 adapters",
+        ),
         (("--scenarios", "EMPTY"), "--scenarios EMPTY selects no case of 0 scenarios"),
         (("-k", "stream and not stream"), "-k 'stream and not stream' selects no case"),
     ],

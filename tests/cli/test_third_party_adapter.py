@@ -50,6 +50,8 @@ def test_a_third_party_prompt_adapter_is_certified_against_the_prompt_cassettes(
         ("recovery/tool_error_self_correct", "non_stream"): "xfail",
         ("recovery/tool_error_self_correct", "stream"): "xfail",
         ("streaming/text_then_call_events", "stream"): "xfail",
+        ("streaming/trailing_empty_text", "non_stream"): "xfail",
+        ("streaming/trailing_empty_text", "stream"): "xfail",
     }
     gap = [v for c in theirs.cases if c.status == "xfail" for v in c.checks if v.status == "xfail"]
     assert {v.check for v in gap} == {"roundtrip.text", "streaming.events"}

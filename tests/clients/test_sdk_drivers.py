@@ -146,7 +146,7 @@ FINDINGS: dict[str, list[Finding]] = {
     "ollama": [
         *_broken_streams("ollama", typed_disconnect=False),
         *_names("ollama", ("translation.tool_names",)),
-        _f("ollama", "recovery.provider_error", "errors/rate_limit", "ResponseError keeps no headers: no retry-after"),
+        _f("ollama", "recovery.provider_error", "errors/rate_limit*", "ResponseError keeps no headers: no retry-after"),
         _f(
             "ollama",
             "translation.tool_definitions",

@@ -182,6 +182,18 @@ def test_name_repeated_repeats_id_and_name_and_the_adapter_keeps_them_once(emu: 
     assert call.arguments == WEATHER.arguments
 
 
+@pytest.mark.parametrize(("quirk", "later_name"), [("name_empty_repeated", ""), ("name_null_repeated", None)])
+def test_a_blank_name_on_later_fragments_does_not_overwrite_the_first(
+    emu: Emulator, client: httpx.Client, quirk: str, later_name: str | None
+) -> None:
+    outcome, payloads = _play(emu, client, Reply(tool_calls=(WEATHER,), quirks=(quirk,)), stream=True)
+    fragments = [f for p in payloads[:-1] for f in p["choices"][0]["delta"].get("tool_calls", [])]
+    assert fragments[0]["function"]["name"] == "get_weather" and "id" in fragments[0]
+    assert len(fragments) > 2 and all(f["function"]["name"] == later_name and "id" not in f for f in fragments[1:])
+    (call,) = outcome.response.tool_calls
+    assert call.name == "get_weather" and call.arguments == WEATHER.arguments
+
+
 def test_args_in_first_chunk_sends_each_call_whole(emu: Emulator, client: httpx.Client) -> None:
     outcome, payloads = _play(
         emu, client, Reply(tool_calls=(WEATHER, TIME), quirks=("args_in_first_chunk",)), stream=True

@@ -504,3 +504,36 @@ def test_many_large_requests_leave_the_emulators_memory_flat() -> None:
         finally:
             process.kill()
     assert grown < 40, f"RSS grew by {grown:.0f} MB over 30 requests of 4 MB with a 2 MB log"
+
+
+@pytest.mark.parametrize("wire", ["openai_chat", "openai_responses", "anthropic"])
+def test_retry_after_ms_sends_the_exact_delay_and_rounds_retry_after_up(
+    emu: Emulator, client: httpx.Client, wire: str
+) -> None:
+    fault = Fault(kind="rate_limit", retry_after=1.5)
+    emu.set_script(EmulatorScript(scenario_id="t", replies=(Reply(fault=fault, quirks=("retry_after_ms",)),)))
+    outcome = exchange(client, wire, request_for(wire, stream=False))
+    assert outcome.status == 429
+    assert (outcome.headers.get_list("retry-after"), outcome.headers.get("retry-after-ms")) == (["2"], "1500")
+    assert outcome.error is not None and outcome.error.retry_after == 1.5
+
+
+def test_retry_delay_in_body_leaves_only_retryinfo_on_gemini(emu: Emulator, client: httpx.Client) -> None:
+    fault = Fault(kind="rate_limit", retry_after=3)
+    emu.set_script(EmulatorScript(scenario_id="t", replies=(Reply(fault=fault, quirks=("retry_delay_in_body",)),)))
+    outcome = exchange(client, "gemini", request_for("gemini", stream=False))
+    assert outcome.status == 429 and "retry-after" not in outcome.headers
+    details = json.loads(outcome.body)["error"]["details"]
+    assert {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "3s"} in details
+    assert outcome.error is not None and outcome.error.retry_after == 3
+
+
+@pytest.mark.parametrize(("wire", "quirk"), [("gemini", "retry_after_ms"), ("ollama", "retry_delay_in_body")])
+def test_a_retry_quirk_of_another_wire_changes_nothing_and_is_noted(
+    emu: Emulator, client: httpx.Client, wire: str, quirk: str
+) -> None:
+    fault = Fault(kind="rate_limit", retry_after=2)
+    emu.set_script(EmulatorScript(scenario_id="t", replies=(Reply(fault=fault, quirks=(quirk,)),)))
+    outcome = exchange(client, wire, request_for(wire, stream=False))
+    assert outcome.headers.get_list("retry-after") == ["2"] and "retry-after-ms" not in outcome.headers
+    assert any(quirk in note and "unknown" in note for note in emu.log)

@@ -108,6 +108,28 @@ def test_drop_gemini_call_ids_removes_the_ids_of_calls_and_responses_only() -> N
     assert contents[1]["parts"][0] == {"functionResponse": {"name": "f", "response": {"result": "ok"}}}
 
 
+def test_reasoning_bugs_touch_only_the_reasoning_they_name() -> None:
+    thinking = {"type": "thinking", "thinking": "t", "signature": "sig"}
+    anthropic: dict[str, Any] = {
+        "messages": [{"role": "assistant", "content": [thinking, {"type": "text", "text": "x"}]}]
+    }
+    blocks = bugs.blank_thinking_signature(anthropic)["messages"][0]["content"]
+    assert blocks == [{"type": "thinking", "thinking": "t", "signature": ""}, {"type": "text", "text": "x"}]
+    call = {"functionCall": {"name": "f", "args": {}}, "thoughtSignature": "c2ln"}
+    gemini: dict[str, Any] = {"contents": [{"role": "model", "parts": [{"text": "a"}, call]}]}
+    assert bugs.drop_thought_signatures(gemini)["contents"][0]["parts"] == [
+        {"text": "a"},
+        {"functionCall": call["functionCall"]},
+    ]
+    items = [
+        {"role": "user", "content": "q"},
+        {"type": "reasoning", "id": "rs_1"},
+        {"type": "function_call", "call_id": "c"},
+    ]
+    responses: dict[str, Any] = {"input": items}
+    assert bugs.drop_reasoning_items(responses)["input"] == [items[0], items[2]]
+
+
 def test_arguments_as_json_string_serializes_replayed_arguments() -> None:
     body: dict[str, Any] = {
         "messages": [

@@ -48,6 +48,12 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "ollama~length_as_stop": ("roundtrip.finish_reason", "basic/max_tokens_length"),
     "ollama~names_not_mapped_back": ("roundtrip.calls", "names/dotted"),
     "ollama~busy_503_as_server": ("recovery.provider_error", "errors/unavailable"),
+    "anthropic~thinking_signature_blanked": ("translation.wire_paths", "multi_turn/reasoning_replay"),
+    "gemini~thought_signature_dropped": ("translation.wire_paths", "multi_turn/reasoning_replay"),
+    "openai_responses~reasoning_items_not_replayed": ("translation.wire_paths", "multi_turn/reasoning_replay"),
+    "openai_chat~retry_after_ms_ignored": ("recovery.provider_error", "errors/rate_limit_retry_after_ms"),
+    "gemini~retry_delay_body_ignored": ("recovery.provider_error", "errors/rate_limit_delay_in_body"),
+    "openai_chat~last_name_wins": ("roundtrip.calls", "streaming/name_empty_repeated"),
 }
 
 
