@@ -891,3 +891,20 @@ def test_decoders_accept_empty_chunks_and_empty_input(factory: Callable[[], _Dec
 def test_sse_event_defaults() -> None:
     e = SSEEvent("x", "y")
     assert (e.event, e.data, e.id, e.retry) == ("x", "y", None, None)
+
+
+def test_line_pieces_holds_a_long_line_read_byte_by_byte_in_memory_near_its_size() -> None:
+    # found by the fuzz tier: one-byte pieces of an 8 MB line without an end were held as 8 million
+    # bytes objects (~40 bytes each) until the line ended
+    import tracemalloc
+
+    line = bytes(range(32, 127)) * 11_000  # ~1 MB, no line end
+    tracemalloc.start()
+    try:
+        pieces = list(line_pieces((line[i : i + 1] for i in range(len(line))), sse=True))
+        pieces += list(line_pieces(iter([line[:5000], line[5000:], b"\n"])))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert pieces == [line, line + b"\n"]
+    assert peak < 6 * len(line), peak  # held one by one: ~40 times its size
