@@ -302,6 +302,28 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source="§5e (docs/api/errors.mdx)",
             patch=bugs.on_error(bugs.unavailable_as_server),
         ),
+        # Mutating the caller's inputs (translation.no_mutation)
+        Mutant(
+            base="openai_chat",
+            bug="pops_caller_tool_schema_key",
+            description="request_to_wire pops 'required' from the caller's tool schema after sending it.",
+            source=_ISSUE + "BerriAI/litellm/issues/34510; " + _ISSUE + "BerriAI/litellm/pull/24054",
+            patch=bugs.pops_tool_schema_key,
+        ),
+        Mutant(
+            base="anthropic",
+            bug="clears_caller_chunk_list",
+            description="stream_from_wire empties the caller's list of chunks after reading it.",
+            source=_ISSUE + "BerriAI/litellm/pull/42245 (provider-owned stream data changed in place)",
+            patch=bugs.clears_chunk_list,
+        ),
+        Mutant(
+            base="gemini",
+            bug="edits_caller_response_body",
+            description="response_from_wire pops usageMetadata from the caller's body after decoding it.",
+            source=_ISSUE + "BerriAI/litellm/pull/42245 (provider-owned response dicts changed in place)",
+            patch=bugs.edits_response_body,
+        ),
     ]
 )
 """Every bundled mutant by name (``<base>~<bug>``)."""

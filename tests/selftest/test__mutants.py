@@ -48,6 +48,9 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "ollama~length_as_stop": ("roundtrip.finish_reason", "basic/max_tokens_length"),
     "ollama~names_not_mapped_back": ("roundtrip.calls", "names/dotted"),
     "ollama~busy_503_as_server": ("recovery.provider_error", "errors/unavailable"),
+    "openai_chat~pops_caller_tool_schema_key": ("translation.no_mutation", "arguments/escaped_strings"),
+    "anthropic~clears_caller_chunk_list": ("translation.no_mutation", "arguments/empty_string"),
+    "gemini~edits_caller_response_body": ("translation.no_mutation", "arguments/empty_string"),
 }
 
 
