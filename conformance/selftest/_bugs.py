@@ -46,6 +46,7 @@ __all__ = [
     "clears_chunk_list",
     "concat_repeated_names",
     "cumulative_args_as_deltas",
+    "done_without_finish_incomplete",
     "drop_gemini_call_ids",
     "drop_input_schema",
     "drop_is_error",
@@ -489,3 +490,11 @@ def edits_response_body(adapter: Adapter) -> Patch:
         return response
 
     return {"response_from_wire": response_from_wire}
+
+
+def done_without_finish_incomplete(data: bytes) -> bytes:
+    """The stream with its ``data: [DONE]`` cut when no chunk sent a non-null ``finish_reason``:
+    the reader takes such a stream for one cut short (the rule before issue 15 part 5)."""
+    if re.search(rb'"finish_reason":\s*"', data):
+        return data
+    return re.sub(rb"data: ?\[DONE\][^\n]*\n*", b"", data)

@@ -302,6 +302,14 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source="§5e (docs/api/errors.mdx)",
             patch=bugs.on_error(bugs.unavailable_as_server),
         ),
+        Mutant(
+            base="openai_chat",
+            bug="done_without_finish_incomplete",
+            description="A stream that reaches [DONE] without a non-null finish_reason is taken for one cut"
+            " short: its complete calls become unusable.",
+            source=_ISSUE + "openai/openai-node (ChatCompletionStream: 'missing finish_reason for choice')",
+            patch=lambda adapter: stream_bytes(adapter, bugs.done_without_finish_incomplete),
+        ),
         # Mutating the caller's inputs (translation.no_mutation)
         Mutant(
             base="openai_chat",

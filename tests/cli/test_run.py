@@ -287,7 +287,7 @@ def test_a_missing_report_dir_is_created_with_its_parents(tmp_path: Path, capsys
 @pytest.mark.parametrize(
     ("selection", "named"),
     [
-        (("-k", "no_such_case"), "-k 'no_such_case' selects no case of 82 scenarios x 1 adapters"),
+        (("-k", "no_such_case"), "-k 'no_such_case' selects no case of 83 scenarios x 1 adapters"),
         (("--scenarios", "EMPTY"), "--scenarios EMPTY selects no case of 0 scenarios"),
         (("-k", "stream and not stream"), "-k 'stream and not stream' selects no case"),
     ],

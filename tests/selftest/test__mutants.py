@@ -51,6 +51,7 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "openai_chat~pops_caller_tool_schema_key": ("translation.no_mutation", "arguments/escaped_strings"),
     "anthropic~clears_caller_chunk_list": ("translation.no_mutation", "arguments/empty_string"),
     "gemini~edits_caller_response_body": ("translation.no_mutation", "arguments/empty_string"),
+    "openai_chat~done_without_finish_incomplete": ("recovery.provider_error", "streaming/done_without_finish_reason"),
 }
 
 
