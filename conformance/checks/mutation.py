@@ -34,16 +34,31 @@ _ATOMS = (str, bytes, int, float, bool, type(None), frozenset)
 _MISSING = object()
 
 
+_ATOM_TYPES = frozenset(_ATOMS)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def snapshot(value: Any) -> Any:
     """``value`` as a plain tree that later changes to ``value`` cannot reach."""
+    kind = type(value)  # the common types by exact type first: one set or identity test each
+    if kind in _ATOM_TYPES:
+        return value
+    if kind is dict:
+        return {key: snapshot(item) for key, item in value.items()}
+    if kind is tuple or kind is list:
+        return [snapshot(item) for item in value]
+    names = _FIELDS.get(kind)
+    if names is not None:
+        return {name: snapshot(getattr(value, name)) for name in names}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        _FIELDS[kind] = names = tuple(f.name for f in dataclasses.fields(value))
+        return {name: snapshot(getattr(value, name)) for name in names}
     if isinstance(value, _ATOMS):
         return value
     if isinstance(value, Mapping):
         return {key: snapshot(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [snapshot(item) for item in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: snapshot(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, (bytearray, set)):
         return ("<" + type(value).__name__ + ">", sorted(map(repr, value)) if isinstance(value, set) else bytes(value))
     return value  # an opaque object: compared by its own equality
