@@ -44,6 +44,7 @@ __all__ = [
     "broken_stream_calls_valid",
     "chat_length_as_stop",
     "clears_chunk_list",
+    "client_tool_search_dropped",
     "concat_repeated_names",
     "cumulative_args_as_deltas",
     "done_without_finish_incomplete",
@@ -498,3 +499,10 @@ def done_without_finish_incomplete(data: bytes) -> bytes:
     if re.search(rb'"finish_reason":\s*"', data):
         return data
     return re.sub(rb"data: ?\[DONE\][^\n]*\n*", b"", data)
+
+
+def client_tool_search_dropped(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """The calls of Responses ``tool_search_call`` items the client must run are dropped with the
+    server-run items (their start, chunks and end)."""
+    dropped = {e.tool_call_id for e in events if isinstance(e, ToolCallStart) and e.tool_call_name == "tool_search"}
+    return [e for e in events if getattr(e, "tool_call_id", None) not in dropped]

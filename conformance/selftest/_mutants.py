@@ -310,6 +310,15 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source=_ISSUE + "openai/openai-node (ChatCompletionStream: 'missing finish_reason for choice')",
             patch=lambda adapter: stream_bytes(adapter, bugs.done_without_finish_incomplete),
         ),
+        Mutant(
+            base="openai_responses",
+            bug="client_tool_search_dropped",
+            description="A tool_search_call with execution client is dropped like a server-run item.",
+            source=_ISSUE + "openai/openai-python (types/responses/response_tool_search_call.py)",
+            patch=bugs.on_events(bugs.client_tool_search_dropped),
+            gap="a Responses scenario whose reply holds a tool_search_call item with execution client"
+            " (the emulator emits none yet); tests/adapters/test_openai_responses.py covers the rule",
+        ),
         # Mutating the caller's inputs (translation.no_mutation)
         Mutant(
             base="openai_chat",
