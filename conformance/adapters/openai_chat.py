@@ -346,7 +346,7 @@ class _Stream:
     def feed(self, data: bytes, event: str = "") -> list[StreamEvent]:
         """One SSE ``data`` payload (``event``: its SSE event name, which only the run reader keeps)."""
         if data.startswith(b"[DONE]"):  # as openai-python's _streaming.py tests it
-            return self.close()
+            return self.terminate()
         try:
             chunk = orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -482,8 +482,19 @@ class _Stream:
         self.done = True
         return self._flush_pending() + stream_broken(self.tracker, kind, message)
 
+    def terminate(self) -> list[StreamEvent]:
+        """The ``[DONE]`` terminator. A stream that reaches it without a non-null ``finish_reason``
+        (OpenAI-compatible gateways send none) is complete, as openai-python's raw stream reads it:
+        its calls end and the reason is inferred (``tool_calls`` after calls, else ``stop``); the
+        provider's own value stays None. Only a stream cut before ``[DONE]`` is incomplete (E8)."""
+        if self.done or self.finish_reason is not None:
+            return self.close()
+        self.done = True
+        events = self._flush_pending() + self.tracker.end_all()
+        return [*events, Finish("tool_calls" if self.produced_calls else "stop", None)]
+
     def close(self) -> list[StreamEvent]:
-        """End of stream (``[DONE]`` or end of input)."""
+        """End of input (or ``[DONE]`` after a finish reason)."""
         if self.done:
             return []
         if self.finish_reason is None:  # E8

@@ -89,8 +89,10 @@ from conformance.model import (
 
 __all__ = [
     "ADAPTER",
+    "TOOL_SEARCH",
     "capabilities",
     "error_from_wire",
+    "is_client_tool_search",
     "request_from_wire",
     "request_to_wire",
     "response_from_wire",
@@ -316,11 +318,16 @@ def _item_events(item: Mapping[str, Any], tracker: CallTracker, response_id: str
         return texts
     if kind == "reasoning":
         return [_reasoning_event(item, with_text=True)]
-    if kind != "function_call":
-        return []  # hosted-tool items (web_search_call, mcp_call, custom_tool_call ...) are not function calls
+    client_search = is_client_tool_search(item)
+    if kind != "function_call" and not client_search:
+        return []  # hosted-tool items (web_search_call, mcp_call, server tool_search ...) ran on the server
     key = item.get("id") or position
     call_id = item.get("call_id") or synthetic_call_id("openai_responses", response_id, position)
-    events: list[StreamEvent] = [tracker.start(key, call_id, str(item.get("name", "")), _call_details(item))]
+    name = TOOL_SEARCH if client_search else str(item.get("name", ""))
+    details = _call_details(item)
+    if client_search:
+        details = {**details, "item_type": kind, "execution": "client"}
+    events: list[StreamEvent] = [tracker.start(key, call_id, name, details)]
     arguments = item.get("arguments")
     text = arguments if isinstance(arguments, str) else dumps_compact(arguments) if arguments is not None else ""
     if (chunk := tracker.chunk(key, text)) is not None:
@@ -342,6 +349,17 @@ def _reasoning_event(item: Mapping[str, Any], *, with_text: bool) -> ReasoningDe
         signature if isinstance(signature, str) else None,
         provider_details={"item": dict(item)},
     )
+
+
+TOOL_SEARCH = "tool_search"
+"""The unified name of a ``tool_search_call`` the client must execute."""
+
+
+def is_client_tool_search(item: Mapping[str, Any]) -> bool:
+    """A ``tool_search_call`` item with ``execution: "client"`` (openai-python
+    ``ResponseToolSearchCall``: ``id``, ``call_id``, ``arguments`` object, ``execution``, ``status``):
+    the client runs the search, so it is surfaced as a call, not dropped like server-run items."""
+    return item.get("type") == "tool_search_call" and item.get("execution") == "client"
 
 
 def _call_details(item: Mapping[str, Any]) -> JSONObject:
@@ -499,7 +517,7 @@ class _Stream:
         kind = item.get("type")
         key = item.get("id")
         position = event.get("output_index", self.tracker.count)
-        if kind == "function_call":
+        if kind == "function_call" or is_client_tool_search(item):
             key = key or position
             if key in self.started:
                 return self._call_done(key, item.get("arguments"), item.get("status", "completed"))

@@ -117,7 +117,8 @@ def _chunk_invariance(ctx: CaseContext) -> CheckVerdict:
     streamed = [e for e in ctx.exchanges if e.stream and e.status is not None and e.status < 400]
     turns = [t for t in ctx.outcome.turns if t.status is not None and t.status < 400]
     for exchange, turn in zip(streamed, turns, strict=False):
-        reference = _decode(ctx, [exchange.response_body]) if exchange.response_body else list(turn.events)
+        whole = [exchange.response_body]  # a list the caller keeps: translation.no_mutation watches it
+        reference = _decode(ctx, whole, one_shot=False) if exchange.response_body else list(turn.events)
         if reference != list(turn.events):
             findings.append(
                 Finding(
@@ -136,8 +137,10 @@ def _chunk_invariance(ctx: CaseContext) -> CheckVerdict:
     return verdict(check, findings)
 
 
-def _decode(ctx: CaseContext, pieces: Iterable[bytes]) -> list[StreamEvent]:
-    return list(ctx.adapter.stream_from_wire(iter(pieces), tools=ctx.scenario.tools))
+def _decode(ctx: CaseContext, pieces: Iterable[bytes], *, one_shot: bool = True) -> list[StreamEvent]:
+    """The events of ``pieces``, given as a one-shot iterator (a network stream) or as they are (a list)."""
+    chunks = iter(pieces) if one_shot else pieces
+    return list(ctx.adapter.stream_from_wire(chunks, tools=ctx.scenario.tools))
 
 
 def _first_difference(

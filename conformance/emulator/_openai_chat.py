@@ -22,7 +22,9 @@ Quirks (``Reply.quirks``): ``index_offset`` (tool-call indices start at 1), ``na
 ``args_in_first_chunk`` (the whole
 argument text in the header fragment, like Mistral, E6), ``empty_args_string`` (``""`` for a
 call without arguments, E3), ``reasoning_content`` (reasoning as ``delta.reasoning_content``,
-as vLLM and DeepSeek send it; OpenAI itself sends no reasoning on Chat).
+as vLLM and DeepSeek send it; OpenAI itself sends no reasoning on Chat), ``finish_reason_null``
+(a stream whose last chunk keeps ``finish_reason: null`` before ``[DONE]``, as OpenAI-compatible
+gateways send it).
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ KNOWN_QUIRKS = frozenset(
         "args_in_first_chunk",
         "empty_args_string",
         "reasoning_content",
+        "finish_reason_null",
     }
 )
 
@@ -246,7 +249,7 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
         chunk(n, [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}])
         for n, delta in enumerate(_deltas(reply, ctx))
     ]
-    finish = _FINISH.get(reply.finish, "stop")
+    finish = None if "finish_reason_null" in reply.quirks else _FINISH.get(reply.finish, "stop")
     events.append(chunk(len(events), [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": finish}]))
     if include_usage:
         events.append(chunk(len(events), [], _usage(reply, ctx)))

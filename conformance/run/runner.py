@@ -47,6 +47,7 @@ from typing import Any
 
 from conformance.adapters.base import Adapter
 from conformance.checks import FAMILIES, CaseContext, run_checks
+from conformance.checks.mutation import watched
 from conformance.errors import CassetteError, ConformanceError, McpCommandRefusedError, McpServerError, ScenarioError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool, open_scenario_tools
 from conformance.run.conversation import ConversationOutcome, run_conversation
@@ -458,8 +459,9 @@ def _run_case(
 
     def work() -> None:
         transport = replay_transport(cassette, wire=adapter.wire_format, command=command)
+        guarded, watch = watched(adapter) if "translation" in options.families else (adapter, None)
         try:
-            outcome = run_conversation(scenario, adapter, transport, mode=mode, executor=executor)
+            outcome = run_conversation(scenario, guarded, transport, mode=mode, executor=executor)
         finally:
             exchanges.extend(transport.exchanges)
             transport.close()
@@ -468,7 +470,7 @@ def _run_case(
         box["outcome"] = outcome
         ctx = CaseContext(
             scenario=scenario,
-            adapter=adapter,
+            adapter=guarded,
             mode=mode,
             outcome=outcome,
             exchanges=tuple(exchanges),
@@ -476,7 +478,8 @@ def _run_case(
             exhaustive=options.exhaustive,
             seed=options.seed,
         )
-        box["verdicts"] = run_checks(ctx, options.families)
+        verdicts = run_checks(ctx, options.families)
+        box["verdicts"] = verdicts if watch is None else (*verdicts, watch.verdict())  # every call watched
 
     started = time.perf_counter()
     error, trace, timed_out = _with_timeout(work, options.timeout)

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from conformance.adapters.base import Adapter, parse_arguments
+from conformance.adapters.base import Adapter, WireRequest, parse_arguments
 from conformance.model import (
     ErrorEvent,
     ErrorInfo,
     Finish,
     JSONObject,
+    Request,
+    Response,
     StreamEvent,
     TextDelta,
     Tool,
@@ -41,13 +43,17 @@ __all__ = [
     "bad_json_to_empty",
     "broken_stream_calls_valid",
     "chat_length_as_stop",
+    "clears_chunk_list",
+    "client_tool_search_dropped",
     "concat_repeated_names",
     "cumulative_args_as_deltas",
+    "done_without_finish_incomplete",
     "drop_gemini_call_ids",
     "drop_input_schema",
     "drop_is_error",
     "drop_parallel_false",
     "drop_required_tool_choice",
+    "edits_response_body",
     "empty_args_error",
     "is_error_as_result",
     "item_id_as_call_id",
@@ -60,6 +66,7 @@ __all__ = [
     "on_events",
     "on_request",
     "overloaded_as_server",
+    "pops_tool_schema_key",
     "results_after_text",
     "stop_with_calls_as_stop",
     "text_dropped_with_calls",
@@ -524,3 +531,68 @@ def retry_delay_body_ignored(adapter: Adapter) -> Patch:
         return real(status, headers, json.dumps(strip(parsed)).encode())
 
     return {"error_from_wire": error_from_wire}
+
+
+# --------------------------------------------------------------------------------------------
+# Mutating the caller's inputs (translation.no_mutation)
+# --------------------------------------------------------------------------------------------
+
+
+def pops_tool_schema_key(adapter: Adapter) -> Patch:
+    """``request_to_wire`` sends the right body, then pops ``required`` from the caller's first
+    tool schema (an in-place "strict mode" clean-up on the caller's dict)."""
+    real = adapter.request_to_wire
+
+    def request_to_wire(request: Request) -> WireRequest:
+        wire = real(request)
+        for tool in request.tools:
+            schema = tool.input_schema
+            if isinstance(schema, dict) and "required" in schema:
+                schema.pop("required")
+                break
+        return wire
+
+    return {"request_to_wire": request_to_wire}
+
+
+def clears_chunk_list(adapter: Adapter) -> Patch:
+    """``stream_from_wire`` empties the caller's list of chunks once it has read them (a buffer
+    reused as the input)."""
+    real = adapter.stream_from_wire
+
+    def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> Iterator[StreamEvent]:
+        yield from real(chunks, tools=tools)
+        if isinstance(chunks, list):
+            chunks.clear()
+
+    return {"stream_from_wire": stream_from_wire}
+
+
+def edits_response_body(adapter: Adapter) -> Patch:
+    """``response_from_wire`` decodes correctly, then pops the caller's body ``usage`` (or, without
+    one, adds a key): the body the caller keeps for its logs has changed."""
+    real = adapter.response_from_wire
+
+    def response_from_wire(body: Mapping[str, Any], *, tools: Sequence[Tool] = ()) -> Response:
+        response = real(body, tools=tools)
+        missing = isinstance(body, dict) and body.pop("usage", None) is None
+        if missing and isinstance(body, dict) and body.pop("usageMetadata", None) is None:
+            body["_decoded"] = True
+        return response
+
+    return {"response_from_wire": response_from_wire}
+
+
+def done_without_finish_incomplete(data: bytes) -> bytes:
+    """The stream with its ``data: [DONE]`` cut when no chunk sent a non-null ``finish_reason``:
+    the reader takes such a stream for one cut short (the rule before issue 15 part 5)."""
+    if re.search(rb'"finish_reason":\s*"', data):
+        return data
+    return re.sub(rb"data: ?\[DONE\][^\n]*\n*", b"", data)
+
+
+def client_tool_search_dropped(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """The calls of Responses ``tool_search_call`` items the client must run are dropped with the
+    server-run items (their start, chunks and end)."""
+    dropped = {e.tool_call_id for e in events if isinstance(e, ToolCallStart) and e.tool_call_name == "tool_search"}
+    return [e for e in events if getattr(e, "tool_call_id", None) not in dropped]

@@ -347,6 +347,45 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source="E4; " + _ISSUE + "NousResearch/hermes-agent/pull/106943",
             patch=bugs.last_name_wins,
         ),
+        Mutant(
+            base="openai_chat",
+            bug="done_without_finish_incomplete",
+            description="A stream that reaches [DONE] without a non-null finish_reason is taken for one cut"
+            " short: its complete calls become unusable.",
+            source=_ISSUE + "openai/openai-node (ChatCompletionStream: 'missing finish_reason for choice')",
+            patch=lambda adapter: stream_bytes(adapter, bugs.done_without_finish_incomplete),
+        ),
+        Mutant(
+            base="openai_responses",
+            bug="client_tool_search_dropped",
+            description="A tool_search_call with execution client is dropped like a server-run item.",
+            source=_ISSUE + "openai/openai-python (types/responses/response_tool_search_call.py)",
+            patch=bugs.on_events(bugs.client_tool_search_dropped),
+            gap="a Responses scenario whose reply holds a tool_search_call item with execution client"
+            " (the emulator emits none yet); tests/adapters/test_openai_responses.py covers the rule",
+        ),
+        # Mutating the caller's inputs (translation.no_mutation)
+        Mutant(
+            base="openai_chat",
+            bug="pops_caller_tool_schema_key",
+            description="request_to_wire pops 'required' from the caller's tool schema after sending it.",
+            source=_ISSUE + "BerriAI/litellm/issues/34510; " + _ISSUE + "BerriAI/litellm/pull/24054",
+            patch=bugs.pops_tool_schema_key,
+        ),
+        Mutant(
+            base="anthropic",
+            bug="clears_caller_chunk_list",
+            description="stream_from_wire empties the caller's list of chunks after reading it.",
+            source=_ISSUE + "BerriAI/litellm/pull/42245 (provider-owned stream data changed in place)",
+            patch=bugs.clears_chunk_list,
+        ),
+        Mutant(
+            base="gemini",
+            bug="edits_caller_response_body",
+            description="response_from_wire pops usageMetadata from the caller's body after decoding it.",
+            source=_ISSUE + "BerriAI/litellm/pull/42245 (provider-owned response dicts changed in place)",
+            patch=bugs.edits_response_body,
+        ),
     ]
 )
 """Every bundled mutant by name (``<base>~<bug>``)."""

@@ -418,12 +418,35 @@ def test_stream_ended_without_finish_reason() -> None:
     assert fold(events).tool_calls[0].arguments is None
 
 
-def test_done_without_any_finish_reason() -> None:
-    events = run(sse(calls(frag(0, "call_A", "f", "{}"))))
+def test_done_without_any_finish_reason_is_complete_with_calls() -> None:
+    # OpenAI-compatible gateways end with [DONE] and never send a non-null finish_reason: the
+    # stream is complete, its calls valid, the reason inferred and the provider's value kept None
+    body = sse(calls(frag(0, "call_A", "f", '{"a":')), calls(frag(0, args="1}")), calls(frag(1, "call_B", "g", "{}")))
+    events = run(body)
     assert lifecycle_problems(events) == []
-    assert isinstance(events[-3], ToolCallEnd) and events[-3].arguments_error
-    assert isinstance(events[-2], ErrorEvent) and events[-2].error.kind == "stream_incomplete"
-    assert events[-1] == Finish("error")
+    assert not any(isinstance(e, ErrorEvent) for e in events)
+    assert events[-1] == Finish("tool_calls", None)
+    response = fold(events)
+    assert [(c.name, c.arguments, c.arguments_error) for c in response.tool_calls] == [
+        ("f", {"a": 1}, None),
+        ("g", {}, None),
+    ]
+    assert response.finish_reason == "tool_calls"
+
+
+def test_done_without_any_finish_reason_and_no_calls_is_stop() -> None:
+    events = run(sse(chunk({"content": "hi"})))
+    assert not any(isinstance(e, ErrorEvent) for e in events)
+    assert events[-1] == Finish("stop", None)
+    assert fold(events).text == "hi"
+
+
+def test_done_without_finish_reason_keeps_a_bad_call_invalid() -> None:
+    # the inferred finish does not repair arguments that never completed
+    events = run(sse(calls(frag(0, "call_A", "f", '{"a":'))))
+    end = next(e for e in events if isinstance(e, ToolCallEnd))
+    assert end.arguments is None and end.arguments_error
+    assert events[-1] == Finish("tool_calls", None)
 
 
 def test_a_truncated_last_event_is_incomplete() -> None:

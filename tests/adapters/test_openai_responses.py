@@ -886,3 +886,53 @@ def test_a_message_part_that_is_not_a_text_part_is_a_wire_format_error(content: 
     body = {"id": "r", "status": "completed", "output": [{"type": "message", "role": "assistant", "content": content}]}
     with pytest.raises(WireFormatError, match=r"output\[0\]\.content\[0\] is not a text or refusal part"):
         get_adapter("openai_responses").response_from_wire(body)
+
+
+# --------------------------------------------------------------------------------------------
+# Items the client must execute (tool_search_call with execution "client")
+# --------------------------------------------------------------------------------------------
+
+
+def search_item(execution: str, status: str = "completed") -> dict[str, Any]:
+    """openai-python ``ResponseToolSearchCall``: id, arguments (an object), call_id, execution, status, type."""
+    return {
+        "type": "tool_search_call",
+        "id": "tsc_1",
+        "call_id": "call_s",
+        "execution": execution,
+        "status": status,
+        "arguments": {"query": "calendar", "limit": 2},
+    }
+
+
+def test_a_client_tool_search_call_is_surfaced_as_a_call() -> None:
+    body = {"id": "resp_1", "status": "completed", "output": [search_item("client")], "usage": USAGE}
+    response = adapter.response_from_wire(body)
+    (call,) = response.tool_calls
+    assert (call.id, call.name, call.arguments, call.arguments_error) == (
+        "call_s",
+        adapter.TOOL_SEARCH,
+        {"query": "calendar", "limit": 2},
+        None,
+    )
+    assert call.provider_details["item_type"] == "tool_search_call"
+    assert response.finish_reason == "tool_calls"
+
+
+def test_a_client_tool_search_call_is_surfaced_in_a_stream() -> None:
+    data = sse(
+        created(),
+        added(search_item("client", "in_progress")),
+        item_done(search_item("client")),
+        terminal(output=[search_item("client")]),
+    )
+    response = fold(events_of(data))
+    assert [(c.id, c.name, c.arguments) for c in response.tool_calls] == [
+        ("call_s", adapter.TOOL_SEARCH, {"query": "calendar", "limit": 2})
+    ]
+    assert response.finish_reason == "tool_calls"
+
+
+def test_a_server_tool_search_call_ran_on_the_server_and_is_not_a_call() -> None:
+    body = {"id": "resp_1", "status": "completed", "output": [search_item("server")], "usage": USAGE}
+    assert adapter.response_from_wire(body).tool_calls == ()

@@ -276,3 +276,12 @@ def test_error_event_is_an_error_payload_after_the_first_events(emu: Emulator, c
     assert len(blocks) == 3  # after defaults to 2
     error = json.loads(blocks[-1][6:])["error"]
     assert error["type"] == "server_error" and error["message"]
+
+
+def test_finish_reason_null_ends_with_done_and_no_reason(emu: Emulator, client: httpx.Client) -> None:
+    outcome, payloads = _play(emu, client, Reply(tool_calls=(WEATHER,), quirks=("finish_reason_null",)), stream=True)
+    assert payloads[-1] == "[DONE]"
+    assert all(p["choices"][0]["finish_reason"] is None for p in payloads[:-1] if p["choices"])
+    (call,) = outcome.response.tool_calls  # a complete stream: the call is valid, the reason inferred
+    assert call.arguments == WEATHER.arguments and call.arguments_error is None
+    assert outcome.response.finish_reason == "tool_calls"

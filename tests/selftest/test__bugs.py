@@ -186,3 +186,10 @@ def test_overloaded_and_busy_are_retyped_only_for_their_status() -> None:
     assert bugs.overloaded_as_server(overloaded).kind == "server"
     assert bugs.overloaded_as_server(busy).kind == "overloaded"
     assert bugs.unavailable_as_server(busy).kind == "server"
+
+
+def test_client_tool_search_dropped_drops_only_that_call() -> None:
+    search = [ToolCallStart("s", "tool_search", 0), ToolCallChunk("s", "{}"), ToolCallEnd("s", "{}", {}, None)]
+    other = [ToolCallStart("c", "get_weather", 1), ToolCallEnd("c", "{}", {}, None)]
+    kept = bugs.client_tool_search_dropped([*search, *other, Finish("tool_calls")], ())
+    assert kept == [*other, Finish("tool_calls")]

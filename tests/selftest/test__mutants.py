@@ -54,6 +54,10 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "openai_chat~retry_after_ms_ignored": ("recovery.provider_error", "errors/rate_limit_retry_after_ms"),
     "gemini~retry_delay_body_ignored": ("recovery.provider_error", "errors/rate_limit_delay_in_body"),
     "openai_chat~last_name_wins": ("roundtrip.calls", "streaming/name_empty_repeated"),
+    "openai_chat~pops_caller_tool_schema_key": ("translation.no_mutation", "arguments/escaped_strings"),
+    "anthropic~clears_caller_chunk_list": ("translation.no_mutation", "arguments/empty_string"),
+    "gemini~edits_caller_response_body": ("translation.no_mutation", "arguments/empty_string"),
+    "openai_chat~done_without_finish_incomplete": ("recovery.provider_error", "streaming/done_without_finish_reason"),
 }
 
 
