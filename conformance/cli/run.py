@@ -91,6 +91,7 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
         "translation.tool_definitions",
         "translation.tool_choice",
         "translation.request_shape",
+        "translation.recorded_request",
     ),
     "roundtrip": (
         "roundtrip.calls",
