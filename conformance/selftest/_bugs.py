@@ -434,3 +434,36 @@ def ollama_length_as_stop(adapter: Adapter) -> Patch:
 def unavailable_as_server(info: ErrorInfo) -> ErrorInfo:
     """503 (Ollama's "server busy", queue full) taken for a plain server error."""
     return replace(info, kind="server") if info.status == 503 else info
+
+
+# ---- requests that change where no ``wire:`` expectation looks (translation.recorded_request) ----------
+
+
+def default_temperature_sent(body: JSONObject) -> JSONObject:
+    """A sampling default (``temperature: 1``) sent on every request though the caller set none."""
+    body["temperature"] = 1
+    return body
+
+
+def max_tokens_default_changed(body: JSONObject) -> JSONObject:
+    """The default ``max_tokens`` (required on Anthropic) changed from the recorded 1024 to 4096."""
+    if body.get("max_tokens") == 1024:
+        body["max_tokens"] = 4096
+    return body
+
+
+def ollama_stream_flag_dropped(body: JSONObject) -> JSONObject:
+    """``stream: false`` left out of a non-streamed request (Ollama streams by default, §5d) while the
+    replayed answer stays whole."""
+    if body.get("stream") is False:
+        del body["stream"]
+    return body
+
+
+def strict_false_dropped(body: JSONObject) -> JSONObject:
+    """``strict: false`` left off each Responses function tool: the API then defaults to strict mode
+    (platform.openai.com/docs/api-reference/responses/create, ``tools[].strict``)."""
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict) and tool.get("strict") is False:
+            del tool["strict"]
+    return body

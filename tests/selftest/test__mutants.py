@@ -48,6 +48,10 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "ollama~length_as_stop": ("roundtrip.finish_reason", "basic/max_tokens_length"),
     "ollama~names_not_mapped_back": ("roundtrip.calls", "names/dotted"),
     "ollama~busy_503_as_server": ("recovery.provider_error", "errors/unavailable"),
+    "openai_chat~default_temperature_sent": ("translation.recorded_request", "basic/single_call"),
+    "anthropic~max_tokens_default_changed": ("translation.recorded_request", "basic/single_call"),
+    "ollama~stream_false_dropped": ("translation.recorded_request", "basic/single_call"),
+    "openai_responses~strict_false_dropped": ("translation.recorded_request", "basic/single_call"),
 }
 
 
