@@ -25,6 +25,8 @@ GAPS = {
     "roundtrip.text@recovery/tool_error_self_correct": _WHY,
     "roundtrip.text@streaming/text_then_call_events": _WHY,
     "streaming.events@streaming/text_then_call_events": _WHY,
+    # the dropped text is missing from the history sent back on the next turn
+    "translation.recorded_request@recovery/tool_error_self_correct": _WHY,
 }
 
 
