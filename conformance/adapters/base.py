@@ -215,12 +215,17 @@ class Adapter:
     the cassettes it is certified against."""
     known_gaps: Mapping[str, str] = field(default_factory=dict, hash=False)
     """Check id, or ``check-id@scenario-glob``, to the reason: failing there is XFAIL, passing STALE."""
+    request_differences: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """JSON path glob of the request body (``$.messages[*].content``, ``*`` any run of characters) to
+    the reason it intentionally differs from the recorded traffic: ``translation.recorded_request``
+    does not compare it."""
 
     def __post_init__(self) -> None:
         problems = contract_problems(self)
         if problems:
             raise AdapterContractError(f"adapter {self.name!r}: " + "; ".join(problems))
         object.__setattr__(self, "known_gaps", dict(self.known_gaps))  # a copy: the caller's dict may change later
+        object.__setattr__(self, "request_differences", dict(self.request_differences))
 
     @property
     def traffic_format(self) -> str:
@@ -269,6 +274,15 @@ def contract_problems(adapter: Any) -> list[str]:
                 problems.append(f"known_gaps key {key!r} is not a check id (or check-id@scenario-glob)")
             if not isinstance(reason, str) or not reason.strip():
                 problems.append(f"known gap {key!r} needs a reason (a non-empty string)")
+    differences = getattr(adapter, "request_differences", {})
+    if not isinstance(differences, Mapping):
+        problems.append("request_differences must be a mapping of JSON path glob ($.field...) to its reason")
+    else:
+        for key, reason in differences.items():
+            if not isinstance(key, str) or not key.startswith("$"):
+                problems.append(f"request_differences key {key!r} is not a JSON path glob starting with $")
+            if not isinstance(reason, str) or not reason.strip():
+                problems.append(f"request difference {key!r} needs a reason (a non-empty string)")
     return problems
 
 

@@ -14,6 +14,7 @@ from conformance.clients.evidence import ClientTurn
 from conformance.model import Request, Text, ToolResult
 from conformance.run.conversation import ConversationOutcome
 from conformance.scenarios.values import Mode, Scenario
+from conformance.traffic.cassettes import RecordedRequest
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import CheckVerdict, Finding
 
@@ -38,6 +39,11 @@ class CaseContext:
     client: tuple[ClientTurn, ...] | None = None
     """A black-box case (``conformance certify``): what the client did each turn. The wire bodies are
     then the client's own, so checks that judge our decoder or our encoder's spelling step aside."""
+    recorded: tuple[RecordedRequest, ...] = ()
+    """The cassette's recorded requests that answered each exchange, in order (replay; empty when
+    the case did not replay a cassette): ``translation.recorded_request`` compares them with what was sent."""
+    provenance: Mapping[str, Any] | None = None
+    """The replayed cassette's provenance block (None: recorded by another tool, or no cassette)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     _read_backs: dict[int, Request] = field(default_factory=dict, compare=False, repr=False)
 

@@ -12,7 +12,9 @@
                                 (a schema the adapter reports as changed, Gemini E15, is compared only by name);
 ``translation.tool_choice``     ``tool_choice`` and ``parallel_tool_calls`` read back from the body as set;
 ``translation.request_shape``   the body validates against the wire format's request schema
-                                (``conformance/schemas/requests/<wire>.schema.json``).
+                                (``conformance/schemas/requests/<wire>.schema.json``);
+``translation.recorded_request`` each turn's body is the one its cassette recorded, field by field
+                                (``conformance.checks.recorded_request``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from conformance.checks._common import CaseContext, diff_findings, unwrapped_results, verdict, without_details
+from conformance.checks.recorded_request import recorded_request
 from conformance.scenarios.values import json_path_get
 from conformance.verdicts import CheckVerdict, Finding
 
@@ -56,7 +59,14 @@ def check_translation(ctx: CaseContext) -> Sequence[CheckVerdict]:
     turns = ctx.outcome.turns
     if not turns:
         return ()
-    verdicts = [_wire_paths(ctx), _tool_names(ctx), _tool_definitions(ctx), _tool_choice(ctx), _request_shape(ctx)]
+    verdicts = [
+        _wire_paths(ctx),
+        _tool_names(ctx),
+        _tool_definitions(ctx),
+        _tool_choice(ctx),
+        _request_shape(ctx),
+        recorded_request(ctx),
+    ]
     return [v for v in verdicts if v is not None]
 
 

@@ -92,6 +92,7 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
         "translation.tool_choice",
         "translation.request_shape",
         "translation.no_mutation",
+        "translation.recorded_request",
     ),
     "roundtrip": (
         "roundtrip.calls",

@@ -56,8 +56,8 @@ from conformance.scenarios import bundled
 from conformance.scenarios.values import MODES, Mode, Scenario
 from conformance.traffic.cassettes import Cassette, load_cassette
 from conformance.traffic.recorder import record_command
-from conformance.traffic.replay import replay_transport
-from conformance.traffic.transport import Exchange
+from conformance.traffic.replay import ReplayBackend
+from conformance.traffic.transport import Exchange, Transport
 from conformance.verdicts import AdapterInfo, CaseResult, CheckVerdict, RunResult, ScenarioInfo, Status, worst
 
 __all__ = [
@@ -458,7 +458,8 @@ def _run_case(
     exchanges: list[Exchange] = []
 
     def work() -> None:
-        transport = replay_transport(cassette, wire=adapter.wire_format, command=command)
+        backend = ReplayBackend(cassette, command=command)
+        transport = Transport("http://127.0.0.1", wire=adapter.wire_format, backend=backend)
         guarded, watch = watched(adapter) if "translation" in options.families else (adapter, None)
         try:
             outcome = run_conversation(scenario, guarded, transport, mode=mode, executor=executor)
@@ -477,6 +478,8 @@ def _run_case(
             non_stream=non_stream,
             exhaustive=options.exhaustive,
             seed=options.seed,
+            recorded=tuple(cassette.interactions[index].request for index in backend.played),
+            provenance=cassette.provenance,
         )
         verdicts = run_checks(ctx, options.families)
         box["verdicts"] = verdicts if watch is None else (*verdicts, watch.verdict())  # every call watched

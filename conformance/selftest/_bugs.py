@@ -596,3 +596,36 @@ def client_tool_search_dropped(events: list[StreamEvent], tools: Sequence[Tool])
     server-run items (their start, chunks and end)."""
     dropped = {e.tool_call_id for e in events if isinstance(e, ToolCallStart) and e.tool_call_name == "tool_search"}
     return [e for e in events if getattr(e, "tool_call_id", None) not in dropped]
+
+
+# ---- requests that change where no ``wire:`` expectation looks (translation.recorded_request) ----------
+
+
+def default_temperature_sent(body: JSONObject) -> JSONObject:
+    """A sampling default (``temperature: 1``) sent on every request though the caller set none."""
+    body["temperature"] = 1
+    return body
+
+
+def max_tokens_default_changed(body: JSONObject) -> JSONObject:
+    """The default ``max_tokens`` (required on Anthropic) changed from the recorded 1024 to 4096."""
+    if body.get("max_tokens") == 1024:
+        body["max_tokens"] = 4096
+    return body
+
+
+def ollama_stream_flag_dropped(body: JSONObject) -> JSONObject:
+    """``stream: false`` left out of a non-streamed request (Ollama streams by default, §5d) while the
+    replayed answer stays whole."""
+    if body.get("stream") is False:
+        del body["stream"]
+    return body
+
+
+def strict_false_dropped(body: JSONObject) -> JSONObject:
+    """``strict: false`` left off each Responses function tool: the API then defaults to strict mode
+    (platform.openai.com/docs/api-reference/responses/create, ``tools[].strict``)."""
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict) and tool.get("strict") is False:
+            del tool["strict"]
+    return body

@@ -386,6 +386,35 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source=_ISSUE + "BerriAI/litellm/pull/42245 (provider-owned response dicts changed in place)",
             patch=bugs.edits_response_body,
         ),
+        # Requests that differ from the recorded traffic where no ``wire:`` expectation looks
+        Mutant(
+            base="openai_chat",
+            bug="default_temperature_sent",
+            description="temperature: 1 sent on every request though the caller set none.",
+            source="§1b (a sampling field the caller never set); issue 15 part 1",
+            patch=bugs.on_request(bugs.default_temperature_sent),
+        ),
+        Mutant(
+            base="anthropic",
+            bug="max_tokens_default_changed",
+            description="The default max_tokens sent changed from 1024 to 4096.",
+            source="§3b (max_tokens is required; its default is the adapter's choice); issue 15 part 1",
+            patch=bugs.on_request(bugs.max_tokens_default_changed),
+        ),
+        Mutant(
+            base="ollama",
+            bug="stream_false_dropped",
+            description="stream: false left out of non-streamed requests (Ollama streams by default, §5d).",
+            source="§5d; issue 15 part 1 (a dropped optional field)",
+            patch=bugs.on_request(bugs.ollama_stream_flag_dropped),
+        ),
+        Mutant(
+            base="openai_responses",
+            bug="strict_false_dropped",
+            description="strict: false left off each function tool (the Responses API then defaults to strict).",
+            source="§2a (tools[].strict; the Responses API defaults to strict); issue 15 part 1",
+            patch=bugs.on_request(bugs.strict_false_dropped),
+        ),
     ]
 )
 """Every bundled mutant by name (``<base>~<bug>``)."""

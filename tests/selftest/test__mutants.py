@@ -58,6 +58,10 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "anthropic~clears_caller_chunk_list": ("translation.no_mutation", "arguments/empty_string"),
     "gemini~edits_caller_response_body": ("translation.no_mutation", "arguments/empty_string"),
     "openai_chat~done_without_finish_incomplete": ("recovery.provider_error", "streaming/done_without_finish_reason"),
+    "openai_chat~default_temperature_sent": ("translation.recorded_request", "basic/single_call"),
+    "anthropic~max_tokens_default_changed": ("translation.recorded_request", "basic/single_call"),
+    "ollama~stream_false_dropped": ("translation.recorded_request", "basic/single_call"),
+    "openai_responses~strict_false_dropped": ("translation.recorded_request", "basic/single_call"),
 }
 
 

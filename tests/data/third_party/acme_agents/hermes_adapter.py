@@ -26,6 +26,8 @@ GAPS = {
     "roundtrip.text@streaming/text_then_call_events": _WHY,
     "streaming.events@streaming/text_then_call_events": _WHY,
     "roundtrip.text@streaming/trailing_empty_text": _WHY,
+    # the dropped text is missing from the history sent back on the next turn
+    "translation.recorded_request@recovery/tool_error_self_correct": _WHY,
 }
 
 
