@@ -23,10 +23,49 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from conformance.model import Usage
+from conformance.verdicts import Finding
 
-__all__ = ["USAGE_WIRES", "recorded_usage", "stream_payloads"]
+__all__ = ["USAGE_FIELDS", "USAGE_WIRES", "check_usage", "recorded_usage", "stream_payloads", "usage_findings"]
 
 USAGE_WIRES = ("openai_chat", "openai_responses", "anthropic", "gemini", "ollama")
+USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
+
+def usage_findings(want: Usage | None, got: Usage | None, *, turn: int) -> list[Finding]:
+    """``roundtrip.usage`` findings: each field the recorded traffic reports that the decoded usage differs on."""
+    if want is None:
+        return []
+    return [
+        Finding(
+            check="roundtrip.usage",
+            message=f"decoded usage {name} differs from the recorded traffic's",
+            path=f"$.usage.{name}",
+            expected=getattr(want, name),
+            actual=None if got is None else getattr(got, name),
+            turn=turn,
+        )
+        for name in USAGE_FIELDS
+        if getattr(want, name) is not None and (got is None or getattr(got, name) != getattr(want, name))
+    ]
+
+
+def check_usage(wire: str, body: bytes, got: Usage | None, *, stream: bool, turn: int) -> list[Finding]:
+    """Compare one turn's decoded usage with what its recorded response body reports on ``wire``."""
+    if stream:
+        payloads = stream_payloads(body)
+    else:
+        try:
+            payloads = [json.loads(body)]
+        except ValueError:
+            return []
+    return usage_findings(recorded_usage(wire, payloads, stream=stream), got, turn=turn)
 
 
 def stream_payloads(body: bytes) -> list[Any]:

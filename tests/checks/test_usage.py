@@ -10,7 +10,7 @@ import pytest
 
 from conformance.adapters import get_adapter
 from conformance.assembly import fold
-from conformance.checks.usage import USAGE_WIRES, recorded_usage, stream_payloads
+from conformance.checks.usage import USAGE_WIRES, check_usage, recorded_usage, stream_payloads
 from conformance.errors import ConformanceError
 from conformance.model import Usage
 from conformance.traffic.cassettes import is_streaming, load_cassette
@@ -128,3 +128,12 @@ def test_reference_adapters_decode_the_usage_real_bodies_report() -> None:
                     )
     assert compared >= 30
     assert mismatches == []
+
+
+def test_check_usage_names_each_field_that_differs_and_passes_an_equal_decode() -> None:
+    body = json.dumps({"usage": {"input_tokens": 9, "output_tokens": 3, "cache_read_input_tokens": 2}}).encode()
+    right = Usage(input_tokens=9, output_tokens=3, cache_read_tokens=2)
+    assert check_usage("anthropic", body, right, stream=False, turn=0) == []
+    findings = check_usage("anthropic", body, Usage(input_tokens=9, output_tokens=3), stream=False, turn=1)
+    assert [(f.path, f.expected, f.actual, f.turn) for f in findings] == [("$.usage.cache_read_tokens", 2, None, 1)]
+    assert len(check_usage("anthropic", body, None, stream=False, turn=0)) == 3
