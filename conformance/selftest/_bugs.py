@@ -21,6 +21,8 @@ from conformance.model import (
     Tool,
     ToolCallEnd,
     ToolCallStart,
+    Usage,
+    UsageEvent,
 )
 from conformance.selftest._wrap import (
     Patch,
@@ -65,6 +67,10 @@ __all__ = [
     "text_dropped_with_calls",
     "unavailable_as_server",
     "unflushed",
+    "usage_cache_ignored",
+    "usage_dropped",
+    "usage_first_only",
+    "usage_summed",
     "utf8_per_chunk",
 ]
 
@@ -434,3 +440,50 @@ def ollama_length_as_stop(adapter: Adapter) -> Patch:
 def unavailable_as_server(info: ErrorInfo) -> ErrorInfo:
     """503 (Ollama's "server busy", queue full) taken for a plain server error."""
     return replace(info, kind="server") if info.status == 503 else info
+
+
+def usage_dropped(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Usage is never decoded."""
+    return [e for e in events if not isinstance(e, UsageEvent)]
+
+
+def usage_first_only(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Only the first usage report is kept (Anthropic: message_start's, not the cumulative message_delta)."""
+    first = next((e for e in events if isinstance(e, UsageEvent)), None)
+    return [e for e in events if not isinstance(e, UsageEvent) or e is first]
+
+
+def usage_summed(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Cumulative usage reports are added up instead of the last one replacing the others."""
+    out: list[StreamEvent] = []
+    total: Usage | None = None
+    for e in events:
+        if isinstance(e, UsageEvent):
+            total = e.usage if total is None else _added(total, e.usage)
+            e = UsageEvent(total)
+        out.append(e)
+    return out
+
+
+def _added(a: Usage, b: Usage) -> Usage:
+    def plus(x: int | None, y: int | None) -> int | None:
+        return None if x is None and y is None else (x or 0) + (y or 0)
+
+    return Usage(
+        input_tokens=plus(a.input_tokens, b.input_tokens),
+        output_tokens=plus(a.output_tokens, b.output_tokens),
+        total_tokens=plus(a.total_tokens, b.total_tokens),
+        cache_read_tokens=plus(a.cache_read_tokens, b.cache_read_tokens),
+        cache_write_tokens=plus(a.cache_write_tokens, b.cache_write_tokens),
+        reasoning_tokens=plus(a.reasoning_tokens, b.reasoning_tokens),
+    )
+
+
+def usage_cache_ignored(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Cache read/write token counts are not decoded."""
+    return [
+        UsageEvent(replace(e.usage, cache_read_tokens=None, cache_write_tokens=None))
+        if isinstance(e, UsageEvent)
+        else e
+        for e in events
+    ]

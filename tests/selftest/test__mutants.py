@@ -48,6 +48,10 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "ollama~length_as_stop": ("roundtrip.finish_reason", "basic/max_tokens_length"),
     "ollama~names_not_mapped_back": ("roundtrip.calls", "names/dotted"),
     "ollama~busy_503_as_server": ("recovery.provider_error", "errors/unavailable"),
+    "openai_chat~usage_dropped": ("roundtrip.usage", "basic/text_before_call"),
+    "anthropic~usage_from_message_start_only": ("roundtrip.usage", "basic/text_before_call"),
+    "gemini~usage_summed": ("roundtrip.usage", "basic/text_before_call"),
+    "openai_responses~cache_tokens_ignored": ("roundtrip.usage", "basic/text_before_call"),
 }
 
 
