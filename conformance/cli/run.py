@@ -101,6 +101,7 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
         "roundtrip.request",
         "roundtrip.wire",
         "roundtrip.call_ids",
+        "roundtrip.usage",
     ),
     "streaming": ("streaming.lifecycle", "streaming.fold", "streaming.chunk_invariance", "streaming.events"),
     "recovery": ("recovery.provider_error", "recovery.arguments_error", "recovery.broken_stream"),

@@ -23,6 +23,8 @@ from conformance.model import (
     Tool,
     ToolCallEnd,
     ToolCallStart,
+    Usage,
+    UsageEvent,
 )
 from conformance.selftest._wrap import (
     Patch,
@@ -41,37 +43,51 @@ __all__ = [
     "args_in_first_chunk_dropped",
     "arguments_as_json_string",
     "bad_json_to_empty",
+    "blank_thinking_signature",
     "broken_stream_calls_valid",
     "chat_length_as_stop",
     "clears_chunk_list",
     "client_tool_search_dropped",
     "concat_repeated_names",
     "cumulative_args_as_deltas",
+    "default_temperature_sent",
     "done_without_finish_incomplete",
     "drop_gemini_call_ids",
     "drop_input_schema",
     "drop_is_error",
     "drop_parallel_false",
+    "drop_reasoning_items",
     "drop_required_tool_choice",
+    "drop_thought_signatures",
     "edits_response_body",
     "empty_args_error",
     "is_error_as_result",
     "item_id_as_call_id",
+    "last_name_wins",
     "lose_second_call_id",
+    "max_tokens_default_changed",
     "merge_parallel_by_index",
     "names_not_mapped_back",
     "no_retry_after",
     "ollama_length_as_stop",
+    "ollama_stream_flag_dropped",
     "on_error",
     "on_events",
     "on_request",
     "overloaded_as_server",
     "pops_tool_schema_key",
     "results_after_text",
+    "retry_after_ms_ignored",
+    "retry_delay_body_ignored",
     "stop_with_calls_as_stop",
+    "strict_false_dropped",
     "text_dropped_with_calls",
     "unavailable_as_server",
     "unflushed",
+    "usage_cache_ignored",
+    "usage_dropped",
+    "usage_first_only",
+    "usage_summed",
     "utf8_per_chunk",
 ]
 
@@ -629,3 +645,50 @@ def strict_false_dropped(body: JSONObject) -> JSONObject:
         if isinstance(tool, dict) and tool.get("strict") is False:
             del tool["strict"]
     return body
+
+
+def usage_dropped(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Usage is never decoded."""
+    return [e for e in events if not isinstance(e, UsageEvent)]
+
+
+def usage_first_only(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Only the first usage report is kept (Anthropic: message_start's, not the cumulative message_delta)."""
+    first = next((e for e in events if isinstance(e, UsageEvent)), None)
+    return [e for e in events if not isinstance(e, UsageEvent) or e is first]
+
+
+def usage_summed(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Cumulative usage reports are added up instead of the last one replacing the others."""
+    out: list[StreamEvent] = []
+    total: Usage | None = None
+    for e in events:
+        if isinstance(e, UsageEvent):
+            total = e.usage if total is None else _added(total, e.usage)
+            e = UsageEvent(total)
+        out.append(e)
+    return out
+
+
+def _added(a: Usage, b: Usage) -> Usage:
+    def plus(x: int | None, y: int | None) -> int | None:
+        return None if x is None and y is None else (x or 0) + (y or 0)
+
+    return Usage(
+        input_tokens=plus(a.input_tokens, b.input_tokens),
+        output_tokens=plus(a.output_tokens, b.output_tokens),
+        total_tokens=plus(a.total_tokens, b.total_tokens),
+        cache_read_tokens=plus(a.cache_read_tokens, b.cache_read_tokens),
+        cache_write_tokens=plus(a.cache_write_tokens, b.cache_write_tokens),
+        reasoning_tokens=plus(a.reasoning_tokens, b.reasoning_tokens),
+    )
+
+
+def usage_cache_ignored(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Cache read/write token counts are not decoded."""
+    return [
+        UsageEvent(replace(e.usage, cache_read_tokens=None, cache_write_tokens=None))
+        if isinstance(e, UsageEvent)
+        else e
+        for e in events
+    ]

@@ -415,6 +415,35 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source="§2a (tools[].strict; the Responses API defaults to strict); issue 15 part 1",
             patch=bugs.on_request(bugs.strict_false_dropped),
         ),
+        # Usage (roundtrip.usage)
+        Mutant(
+            base="openai_chat",
+            bug="usage_dropped",
+            description="Usage is never decoded (the final chunk's usage is ignored).",
+            source="§1c/§1d (usage, stream_options.include_usage)",
+            patch=bugs.on_events(bugs.usage_dropped),
+        ),
+        Mutant(
+            base="anthropic",
+            bug="usage_from_message_start_only",
+            description="Streamed usage is taken from message_start only; the cumulative message_delta is ignored.",
+            source="§3d (message_delta.usage is cumulative)",
+            patch=bugs.on_events(bugs.usage_first_only),
+        ),
+        Mutant(
+            base="gemini",
+            bug="usage_summed",
+            description="Each chunk's cumulative usageMetadata is added up instead of the last replacing the others.",
+            source="§4c/§4d (usageMetadata per chunk, cumulative)",
+            patch=bugs.on_events(bugs.usage_summed),
+        ),
+        Mutant(
+            base="openai_responses",
+            bug="cache_tokens_ignored",
+            description="input_tokens_details.cached_tokens is not decoded.",
+            source="§2c (usage.input_tokens_details.cached_tokens)",
+            patch=bugs.on_events(bugs.usage_cache_ignored),
+        ),
     ]
 )
 """Every bundled mutant by name (``<base>~<bug>``)."""

@@ -62,6 +62,10 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "anthropic~max_tokens_default_changed": ("translation.recorded_request", "basic/single_call"),
     "ollama~stream_false_dropped": ("translation.recorded_request", "basic/single_call"),
     "openai_responses~strict_false_dropped": ("translation.recorded_request", "basic/single_call"),
+    "openai_chat~usage_dropped": ("roundtrip.usage", "basic/text_before_call"),
+    "anthropic~usage_from_message_start_only": ("roundtrip.usage", "basic/text_before_call"),
+    "gemini~usage_summed": ("roundtrip.usage", "basic/text_before_call"),
+    "openai_responses~cache_tokens_ignored": ("roundtrip.usage", "basic/text_before_call"),
 }
 
 

@@ -1,0 +1,139 @@
+"""Usage read independently from recorded bodies (``conformance.checks.usage``), and the reference
+adapters' decoded usage agreeing with it on the real cassettes of ``../shared/realworld``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conformance.adapters import get_adapter
+from conformance.assembly import fold
+from conformance.checks.usage import USAGE_WIRES, check_usage, recorded_usage, stream_payloads
+from conformance.errors import ConformanceError
+from conformance.model import Usage
+from conformance.traffic.cassettes import is_streaming, load_cassette
+
+REALWORLD = Path(__file__).resolve().parents[2].parent / "shared" / "realworld" / "cassettes"
+FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
+
+def _sse(*events: object) -> bytes:
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+
+
+def test_streamed_anthropic_usage_is_message_start_updated_by_the_cumulative_delta() -> None:
+    body = _sse(
+        {
+            "type": "message_start",
+            "message": {"usage": {"input_tokens": 10, "output_tokens": 1, "cache_read_input_tokens": 4}},
+        },
+        {"type": "message_delta", "usage": {"output_tokens": 7}},
+        {"type": "message_delta", "usage": {"output_tokens": 9, "cache_read_input_tokens": None}},
+    )
+    got = recorded_usage("anthropic", stream_payloads(body), stream=True)
+    assert got == Usage(input_tokens=10, output_tokens=9, cache_read_tokens=4)
+
+
+def test_streamed_gemini_usage_is_the_last_chunks_not_a_sum() -> None:
+    body = _sse(
+        {"usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 2}},
+        {"usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 6, "thoughtsTokenCount": 3}},
+    )
+    got = recorded_usage("gemini", stream_payloads(body), stream=True)
+    assert got == Usage(input_tokens=5, output_tokens=6, reasoning_tokens=3)
+
+
+def test_streamed_openai_chat_usage_comes_only_from_the_chunk_that_carries_it() -> None:
+    body = (
+        _sse(
+            {"choices": [], "usage": None},
+            {
+                "choices": [],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 1}},
+            },
+        )
+        + b"data: [DONE]\n\n"
+    )
+    assert recorded_usage("openai_chat", stream_payloads(body), stream=True) == Usage(
+        input_tokens=3, output_tokens=2, cache_read_tokens=1
+    )
+    assert recorded_usage("openai_chat", stream_payloads(_sse({"choices": []})), stream=True) is None
+
+
+def test_responses_stream_usage_is_read_from_response_completed() -> None:
+    usage = {
+        "input_tokens": 8,
+        "output_tokens": 4,
+        "total_tokens": 12,
+        "output_tokens_details": {"reasoning_tokens": 2},
+    }
+    body = _sse(
+        {"type": "response.created", "response": {"usage": None}},
+        {"type": "response.completed", "response": {"usage": usage}},
+    )
+    assert recorded_usage("openai_responses", stream_payloads(body), stream=True) == Usage(
+        input_tokens=8, output_tokens=4, total_tokens=12, reasoning_tokens=2
+    )
+
+
+def test_ollama_usage_is_the_done_chunks_counts() -> None:
+    body = b'{"done": false}\n{"done": true, "prompt_eval_count": 11, "eval_count": 5}\n'
+    assert recorded_usage("ollama", stream_payloads(body), stream=True) == Usage(input_tokens=11, output_tokens=5)
+
+
+@pytest.mark.realworld
+@pytest.mark.skipif(not REALWORLD.is_dir(), reason="../shared/realworld is absent (public cassettes not available)")
+def test_reference_adapters_decode_the_usage_real_bodies_report() -> None:
+    compared = 0
+    mismatches: list[str] = []
+    for wire in USAGE_WIRES:
+        adapter = get_adapter(wire)
+        for path in sorted((REALWORLD / wire).glob("*.yaml")):
+            for interaction in load_cassette(path).interactions:
+                response = interaction.response
+                if response is None or response.status != 200:
+                    continue
+                stream = is_streaming(interaction)
+                try:
+                    if stream:
+                        want = recorded_usage(wire, stream_payloads(response.body), stream=True)
+                        got = fold(adapter.stream_from_wire([response.body])).usage
+                    elif isinstance(response.json, dict):
+                        want = recorded_usage(wire, [response.json], stream=False)
+                        got = adapter.response_from_wire(response.json).usage
+                    else:
+                        continue
+                except ConformanceError:
+                    continue
+                if want is None:
+                    continue
+                compared += 1
+                wrong = [
+                    f
+                    for f in FIELDS
+                    if getattr(want, f) is not None and (got is None or getattr(got, f) != getattr(want, f))
+                ]
+                if wrong:
+                    mismatches.append(
+                        f"{path.name}#{interaction.index} ({wire}, stream={stream}): {wrong}: {want} vs {got}"
+                    )
+    assert compared >= 30
+    assert mismatches == []
+
+
+def test_check_usage_names_each_field_that_differs_and_passes_an_equal_decode() -> None:
+    body = json.dumps({"usage": {"input_tokens": 9, "output_tokens": 3, "cache_read_input_tokens": 2}}).encode()
+    right = Usage(input_tokens=9, output_tokens=3, cache_read_tokens=2)
+    assert check_usage("anthropic", body, right, stream=False, turn=0) == []
+    findings = check_usage("anthropic", body, Usage(input_tokens=9, output_tokens=3), stream=False, turn=1)
+    assert [(f.path, f.expected, f.actual, f.turn) for f in findings] == [("$.usage.cache_read_tokens", 2, None, 1)]
+    assert len(check_usage("anthropic", body, None, stream=False, turn=0)) == 3
