@@ -265,9 +265,14 @@ def _tool_choice_from_wire(choice: Any, names: NameMap) -> str | None:
 # --------------------------------------------------------------------------------------------
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` when it is an object; otherwise (absent, null, or not an object) an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def _usage(raw: Mapping[str, Any]) -> Usage:
-    input_details = raw.get("input_tokens_details") or {}  # detail keys are optional in practice (§2c)
-    output_details = raw.get("output_tokens_details") or {}
+    input_details = _mapping(raw.get("input_tokens_details"))  # detail keys are optional in practice (§2c)
+    output_details = _mapping(raw.get("output_tokens_details"))
     return Usage(
         input_tokens=raw.get("input_tokens"),
         output_tokens=raw.get("output_tokens"),

@@ -448,6 +448,18 @@ def test_usage_details_are_optional() -> None:
     )
 
 
+@pytest.mark.parametrize("details", [0.5, "16", ["cached_tokens"]])
+def test_usage_details_that_are_not_objects_are_read_as_absent(details: object) -> None:
+    # found by the fuzz tier: a float in input_tokens_details raised AttributeError
+    raw = {"input_tokens": 3, "output_tokens": 4, "input_tokens_details": details, "output_tokens_details": details}
+    usage = adapter.response_from_wire({"status": "completed", "output": [], "usage": raw}).usage
+    assert usage is not None and (usage.input_tokens, usage.cache_read_tokens, usage.reasoning_tokens) == (
+        3,
+        None,
+        None,
+    )
+
+
 def test_incomplete_by_length_ends_the_open_call_with_an_error() -> None:
     body = {
         "status": "incomplete",
