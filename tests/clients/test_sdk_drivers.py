@@ -87,6 +87,11 @@ def _names(
 
 
 _UNTERMINATED = "the SDK's SSE decoder drops a last event that has no blank line after it (no finish)"
+_DONE_UNSEEN = (
+    "the SDK's stream ends its iteration at [DONE] exactly as at a body closed without it, so a driver"
+    " cannot tell a complete stream that never sent a finish_reason (OpenAI-compatible gateways) from"
+    " a cut one: its calls never end"
+)
 
 FINDINGS: dict[str, list[Finding]] = {
     "openai": [
@@ -96,6 +101,10 @@ FINDINGS: dict[str, list[Finding]] = {
         *(
             _f("openai_responses", check, "streaming/unterminated_last_event", _UNTERMINATED)
             for check in ("roundtrip.finish_reason", "streaming.events", "streaming.lifecycle")
+        ),
+        *(
+            _f("openai_chat", check, "streaming/done_without_finish_reason", _DONE_UNSEEN)
+            for check in ("roundtrip.calls", "roundtrip.finish_reason", "streaming.lifecycle")
         ),
     ],
     "anthropic": [
