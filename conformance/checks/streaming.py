@@ -3,7 +3,8 @@
 ``streaming.lifecycle``         per call: start, chunks, end; chunks join to the complete arguments; ids stable;
                                 nothing after finish (``conformance.assembly.lifecycle_problems``);
 ``streaming.fold``              the folded stream gives the same text, calls (names, arguments, errors) and
-                                finish reason as the non-streamed run of the same scenario;
+                                finish reason as the non-streamed run of the same scenario (on a live cassette:
+                                as the stream's own decoding recorded live, the two modes being two generations);
 ``streaming.chunk_invariance``  feeding the recorded bytes one byte at a time and in seeded random pieces (every
                                 2-way cut too with ``--exhaustive``) gives identical events;
 ``streaming.events``            the scenario's expected event types appear in that order.

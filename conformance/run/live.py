@@ -28,7 +28,7 @@ import contextlib
 import json
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -196,23 +196,26 @@ def decodings(outcomes: Iterable[ConversationOutcome]) -> dict[str, list[dict[st
     return {o.mode: [decoding(t) for t in o.turns] for o in outcomes}
 
 
-def deviations(scenario: Scenario, outcomes: Iterable[ConversationOutcome]) -> list[str]:
+def deviations(
+    scenario: Scenario, outcomes: Iterable[ConversationOutcome], *, clean: Callable[[str], str] = str
+) -> list[str]:
     """What the model did that the scenario's loose expectations do not allow, one line per turn
-    (empty: it followed the scenario)."""
+    (empty: it followed the scenario). ``clean`` scrubs each text or value shown, before it is cut
+    short (a secret the model echoed must not leave half of itself)."""
     found: list[str] = []
     for outcome in outcomes:
         for turn in outcome.turns:
-            problem = _turn_deviation(scenario, scenario.turns[turn.turn], turn)
+            problem = _turn_deviation(scenario, scenario.turns[turn.turn], turn, clean)
             if problem is not None:
                 found.append(f"turn {turn.turn} ({outcome.mode.replace('_', '-')}): {problem}")
     return found
 
 
-def _turn_deviation(scenario: Scenario, spec: Turn, turn: TurnOutcome) -> str | None:
+def _turn_deviation(scenario: Scenario, spec: Turn, turn: TurnOutcome, clean: Callable[[str], str]) -> str | None:
     want = spec.expect
     if want.error is not None:
         if turn.error is None:
-            return f"answered ({_described(turn.response)}) where the scenario expects a {want.error.kind} error"
+            return f"answered ({_described(turn.response, clean)}) where the scenario expects a {want.error.kind} error"
         if turn.error.kind != want.error.kind:
             return f"gave a {turn.error.kind} error where the scenario expects a {want.error.kind} error"
         return None
@@ -226,13 +229,13 @@ def _turn_deviation(scenario: Scenario, spec: Turn, turn: TurnOutcome) -> str | 
             shown = _json_call(text, scenario.tools)
             if shown is not None:
                 return (
-                    f"wrote the call to {shown} as JSON in the text ({_quoted(text)}), not as a tool call, where "
-                    f"the scenario expects a call to {_names(expected)}"
+                    f"wrote the call to {shown} as JSON in the text ({_quoted(clean(text))}), not as a tool call, "
+                    f"where the scenario expects a call to {_names(expected)}"
                 )
-            return f"answered in text ({_quoted(text)}) where the scenario expects a call to {_names(expected)}"
+            return f"answered in text ({_quoted(clean(text))}) where the scenario expects a call to {_names(expected)}"
         if sorted(c.name for c in calls) != sorted(expected):
             return f"called {_names([c.name for c in calls])} where the scenario expects {_names(expected)}"
-        problem = _arguments_deviation(scenario, want.tool_calls, calls)
+        problem = _arguments_deviation(scenario, want.tool_calls, calls, clean)
         if problem is not None:
             return problem
     elif want.tool_calls == () and calls:
@@ -244,7 +247,9 @@ def _turn_deviation(scenario: Scenario, spec: Turn, turn: TurnOutcome) -> str | 
     return None
 
 
-def _arguments_deviation(scenario: Scenario, wanted: Sequence[ExpectedCall], calls: Sequence[ToolCall]) -> str | None:
+def _arguments_deviation(
+    scenario: Scenario, wanted: Sequence[ExpectedCall], calls: Sequence[ToolCall], clean: Callable[[str], str]
+) -> str | None:
     schemas = {t.name: t.input_schema for t in scenario.tools}
     remaining = list(calls)
     for want in wanted:
@@ -254,15 +259,17 @@ def _arguments_deviation(scenario: Scenario, wanted: Sequence[ExpectedCall], cal
             continue  # the script sends broken arguments; a model that sends good ones is not at fault
         if call.arguments is None:
             why = call.arguments_error
-            return f"called {call.name} with arguments that are not usable ({why}): {_quoted(call.arguments_raw)}"
+            return (
+                f"called {call.name} with arguments that are not usable ({why}): {_quoted(clean(call.arguments_raw))}"
+            )
         errors = _schema_errors(schemas.get(call.name), call.arguments)
         if errors:
-            shown = _shown(call.arguments)
+            shown = _shown(call.arguments, clean)
             return f"called {call.name} with arguments that do not fit its schema ({errors[0]}): {shown}"
         if want.match == "subset" and not is_subset(want.arguments or {}, call.arguments):
             return (
-                f"called {call.name} with {_shown(call.arguments)} where the scenario expects at least "
-                f"{_shown(want.arguments)}"
+                f"called {call.name} with {_shown(call.arguments, clean)} where the scenario expects at least "
+                f"{_shown(want.arguments, clean)}"
             )
         if want.match == "schema":
             errors = _schema_errors(want.arguments, call.arguments)
@@ -301,13 +308,13 @@ def _json_call(text: str, tools: Sequence[Tool]) -> str | None:
     return None
 
 
-def _described(response: Response | None) -> str:
+def _described(response: Response | None, clean: Callable[[str], str]) -> str:
     if response is None:
         return "nothing"
     calls = [p.name for p in response.parts if isinstance(p, ToolCall)]
     if calls:
         return f"called {_names(calls)}"
-    return f"text {_quoted(''.join(p.text for p in response.parts if isinstance(p, Text)))}"
+    return f"text {_quoted(clean(''.join(p.text for p in response.parts if isinstance(p, Text))))}"
 
 
 def _names(names: Sequence[str]) -> str:
@@ -319,8 +326,8 @@ def _quoted(text: str, limit: int = 80) -> str:
     return json.dumps(flat if len(flat) <= limit else flat[: limit - 1] + "…", ensure_ascii=False)
 
 
-def _shown(value: Any, limit: int = 120) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+def _shown(value: Any, clean: Callable[[str], str], limit: int = 120) -> str:
+    text = clean(json.dumps(value, ensure_ascii=False, sort_keys=True))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -54,7 +54,7 @@ from conformance.mcp_bridge.scenario_tools import McpExecutor, open_scenario_too
 from conformance.run.conversation import DEFAULT_MODELS, ConversationOutcome, run_conversation
 from conformance.run.live import Sampling, decodings, deviations, served_model, with_sampling
 from conformance.scenarios.values import Scenario
-from conformance.traffic.recorder import Provenance, RecordResult, write_cassette
+from conformance.traffic.recorder import Provenance, RecordResult, _sent_secrets, write_cassette
 from conformance.traffic.scrub import Scrubber
 from conformance.traffic.transport import DEFAULT_TIMEOUT, Exchange, Transport
 
@@ -315,10 +315,12 @@ def _record_pair(
             exchanges = list(transport.exchanges)
         if cancelled.is_set():  # timed out while this ran: the caller has moved on, nothing is written
             raise TransportTimeoutError(f"{adapter.name} {scenario.id}: the pair timed out")
+        secrets = [options.api_key] if options.api_key else []
+        scrubber = Scrubber([*secrets, *_sent_secrets(exchanges)])  # the one write_cassette scrubs the traffic with
         problem = _failure(scenario, outcomes, exchanges, live=live, fence=fence)
         if problem is not None:
-            raise _PairFailed(f"{problem}; nothing was written")
-        found = deviations(scenario, outcomes) if live else []
+            raise _PairFailed(scrubber.text(f"{problem}; nothing was written"))
+        found = deviations(scenario, outcomes, clean=scrubber.text) if live else []
         if found and not options.allow_deviation:
             return PairResult(
                 adapter=adapter.name,
@@ -326,7 +328,6 @@ def _record_pair(
                 status="deviated",
                 detail=_joined(found) + " (nothing was written; --allow-deviation records it anyway)",
             )
-        secrets = [options.api_key] if options.api_key else []
         result: RecordResult = write_cassette(
             cassette_path(options.cassette_dir, adapter.traffic_format, scenario.id),
             exchanges,
@@ -340,7 +341,7 @@ def _record_pair(
                 model_default=live and options.model is None,
                 served_model=served_model(exchanges) if live else None,
                 sampling=options.sampling.as_provenance() if options.sampling is not None else None,
-                expected=Scrubber(secrets).json(decodings(outcomes)) if live else None,
+                expected=scrubber.json(decodings(outcomes)) if live else None,
             ),
             secrets=secrets,
         )
@@ -355,8 +356,9 @@ def _record_pair(
             adapter=adapter.name,
             scenario=scenario.id,
             status="deviated",
-            detail=f"{_joined(found)} ({'recorded' if result.status == 'written' else 'unchanged'} anyway: "
-            "--allow-deviation)",
+            detail=f"{_joined(found)} ("
+            + ("recorded anyway" if result.status == "written" else "the cassette is unchanged")
+            + ": --allow-deviation)",
             written=result.status == "written",
         )
     status = "recorded" if result.status == "written" else "unchanged"

@@ -19,8 +19,9 @@ Inside a worker, every case runs in a thread with a timeout: an adapter that rai
 one ERROR verdict with the traceback; one that hangs costs an ERROR after ``timeout`` seconds (the
 thread is abandoned and its worker retires after the pair). Reading the cassette has the same
 timeout, so a slow or huge file costs only its pair. A missing or corrupt cassette is an ERROR
-naming the file and the ``conformance record`` line that makes it. A scenario requiring a
-capability the adapter does not declare is UNSUPPORTED. An adapter may declare known gaps
+naming the file and the ``conformance record`` line that makes it (``--live`` for a live cassette,
+which is judged against the decoding it recorded, not the scenario's script: ``conformance.run.live``).
+A scenario requiring a capability the adapter does not declare is UNSUPPORTED. An adapter may declare known gaps
 (``Adapter.known_gaps``: check id, or ``check@scenario-glob``, -> reason): a failing check there is
 XFAIL, a passing one STALE. A scenario taking its tools from an MCP server (``tools: {mcp: ...}``)
 uses the run's shared server for its launch spec

@@ -367,7 +367,7 @@ def test_a_server_dying_mid_run_is_an_error_and_fails_the_recording(tmp_path: Pa
     scripted = dying.replace("tool_results: mcp", 'tool_results: [{content: "ok"}]')
     cassettes = tmp_path / "cassettes"
     # a cassette whose first reply calls exit_server (recorded with a scripted result) ...
-    assert _record(_scenario(tmp_path, BUNDLED, scripted), cassettes).startswith("written")
+    assert _record(_scenario(tmp_path, BUNDLED, scripted), cassettes).startswith("recorded")
     # ... replayed with the call executed: the server exits mid-call (the cassette comes from the
     # scripted variant on purpose: no fingerprint, so it is not judged stale)
     replayed = replace(_scenario(tmp_path, BUNDLED, dying), fingerprint="")
