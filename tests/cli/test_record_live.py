@@ -328,3 +328,35 @@ def test_a_stream_that_goes_silent_fails_at_the_deadline(tmp_path: Path, capsys:
     assert "failed: deadline: POST /v1/chat/completions did not end within 1 s" in capsys.readouterr().err
     assert took < 5
     assert not cassette(tmp_path).exists()
+
+
+@pytest.mark.parametrize("wire", ["openai_chat", "openai_responses", "anthropic", "gemini", "ollama"])
+def test_a_live_recording_on_every_wire_replays_pass_with_its_sampling_left_out(tmp_path: Path, wire: str) -> None:
+    """The emulator stands in for a provider that follows the script: the cassette is recorded with
+    the sampling fields in the wire's own names, and replays PASS for the reference adapter on every
+    check, ``translation.recorded_request`` among them (the fields are the recorder's, not the adapter's)."""
+    from conformance.emulator import Emulator, EmulatorScript
+
+    (scenario,) = [s for s in load_scenarios([DATA]).scenarios if s.id == "basic/get_time"]
+    with Emulator() as emulator:
+        emulator.set_script(EmulatorScript.from_scenario(scenario))
+        argv = ["record", "--live", "--adapter", wire, "--scenarios-dir", str(DATA), "--scenario", scenario.id]
+        assert main([*argv, "--base-url", emulator.base_url, "--cassette-dir", str(tmp_path)]) == 0
+    document = load_yaml((tmp_path / wire / "basic" / "get_time.yaml").read_bytes())
+    sent = document["interactions"][0]["request"]["parsed_body"]
+    knobs = {"gemini": sent.get("generationConfig"), "ollama": sent.get("options")}.get(wire, sent)
+    assert knobs["temperature"] == 0.0
+    assert ("seed" in knobs) == (wire in ("openai_chat", "gemini", "ollama"))
+    result = run_suite([scenario], [get_adapter(wire)], RunOptions(cassette_dir=tmp_path, isolate=False))
+    assert [c.status for c in result.cases] == ["pass", "pass"], [
+        f for c in result.cases for v in c.checks for f in v.findings
+    ]
+    assert "translation.recorded_request" in {v.check for c in result.cases for v in c.checks}
+    if wire == "openai_chat":  # leaving the recorder's fields out hides no adapter that sends its own
+        from conformance.selftest._bugs import default_temperature_sent, on_request
+
+        reference = get_adapter(wire)
+        mutant = dataclasses.replace(reference, name="hot", **on_request(default_temperature_sent)(reference))
+        result = run_suite([scenario], [mutant], RunOptions(cassette_dir=tmp_path, isolate=False))
+        failed = {v.check for c in result.cases for v in c.checks if v.status == "fail"}
+        assert "translation.recorded_request" in failed
