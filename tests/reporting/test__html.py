@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from conformance.reporting import STATUS_COLOURS, build_report, render_html
+from conformance.reporting._html import OUTCOME_COLOURS
 from conformance.verdicts import AdapterInfo, CaseResult, CheckVerdict, Finding, RunResult
 from tests.reporting import _runs
 from tests.reporting._runs import HOSTILE, KEY, SECRET
@@ -209,6 +210,11 @@ def test_verdict_colours_follow_the_legend_and_stay_readable(page: str) -> None:
         light, dark = sorted((luminance(bg), luminance(fg)), reverse=True)
         assert (light + 0.05) / (dark + 0.05) >= 4.5, status  # WCAG AA for normal text
         assert re.search(rf"\.st-{status} \{{ background: {bg}; color: {fg}; \}}", page)
+    for word, (bg, fg) in OUTCOME_COLOURS.items():  # the headline: green passed, red failed, dark red incomplete
+        light, dark = sorted((luminance(bg), luminance(fg)), reverse=True)
+        assert (light + 0.05) / (dark + 0.05) >= 4.5, word
+    assert rgb(OUTCOME_COLOURS["passed"][0])[1] > 2 * rgb(OUTCOME_COLOURS["passed"][0])[0]
+    assert rgb(OUTCOME_COLOURS["failed"][0])[0] > 2 * rgb(OUTCOME_COLOURS["failed"][0])[1]
 
 
 # -- the cases --------------------------------------------------------------------------------------------
