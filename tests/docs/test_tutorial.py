@@ -105,7 +105,8 @@ def test_every_command_of_the_tutorial_works_as_written(tmp_path: Path) -> None:
             assert (work / "reports" / "report.html").is_file()
         elif verb == "run":  # the scenario changed: its cassette is stale, and the run says how to record it
             assert statuses(work / "reports" / "report.json") == {"error": 2}
-            assert "stale cassette" in done.stdout and "conformance record --emulator" in done.stdout
+            said = done.stdout + done.stderr
+            assert "stale cassette" in said and "conformance record --emulator" in said
         elif verb == "certify":
             assert statuses(work / "client-reports" / "report.json") == {"pass": 1, "unsupported": 1}
     assert seen.count("record") == 2 and seen.count("certify") == 1
