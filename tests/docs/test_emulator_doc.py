@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import httpx
 import pytest
 
 from conformance.cli import build_parser
-from conformance.emulator import _prompt_formats
+from conformance.emulator import Emulator, _prompt_formats
 from conformance.emulator._server import ENCODERS, ERROR_QUIRKS, SERVER_QUIRKS
 from conformance.scenarios.values import FAULT_KINDS
 
@@ -62,3 +63,17 @@ def test_the_documented_emulator_commands_parse() -> None:
     parser = build_parser()
     for command in commands:
         parser.parse_args(command.split()[1:])  # an unknown option exits 2 (SystemExit fails the test)
+
+
+def test_the_python_example_runs_and_the_default_reply_is_the_documented_text() -> None:
+    block = re.search(r"From Python:\n\n```python\n(.*?)```", DOC, re.S)
+    assert block is not None
+    exec(compile(block.group(1), "docs/emulator.md", "exec"), {})  # the example as written, on 127.0.0.1
+    said = re.search(r"every turn of every wire answers the text\n`([^`]+)`", DOC)
+    assert said is not None
+    with Emulator(port=0) as emu:
+        answer = httpx.post(
+            emu.base_url + "/v1/chat/completions", json={"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        )
+        assert answer.json()["choices"][0]["message"]["content"] == said.group(1)
+        assert httpx.post(emu.base_url + "/not/served", json={}).status_code == 404
