@@ -36,6 +36,7 @@ from conformance.reporting._data import (
     as_report,
 )
 from conformance.reporting._format import (
+    FAILING_STATUSES,
     MODE_LABELS,
     compact_json,
     parse_json_text,
@@ -123,7 +124,7 @@ table.matrix th, table.matrix td { padding: 0; border: 0; border-right: 1px soli
 table.matrix thead { position: sticky; top: 0; z-index: 3; }
 table.matrix thead th { padding: 4px 6px; text-align: center; white-space: nowrap; background: var(--soft); }
 table.matrix thead th.corner { text-align: left; vertical-align: bottom; position: sticky; left: 0; z-index: 4; }
-table.matrix thead th.adapter { white-space: normal; overflow-wrap: anywhere; font-size: 13px; }
+table.matrix thead th.adapter { white-space: normal; overflow-wrap: break-word; font-size: 13px; }
 table.matrix thead tr.modes th { font-weight: 500; color: var(--muted); font-size: 11px; padding: 1px 4px; }
 table.matrix .first { border-left: 2px solid #8c959f; }
 table.matrix th.scenario { position: sticky; left: 0; z-index: 2; width: 232px; min-width: 232px; max-width: 232px;
@@ -149,6 +150,7 @@ details.case[open] > summary { border-bottom: 1px solid var(--line); background:
 details.case[open] > summary .why { white-space: normal; }
 .case-body { padding: 6px 12px 12px; scroll-margin-top: 96px; }
 .case-body table { margin: 4px 0 8px; }
+p.rerun code { background: var(--soft); padding: 1px 6px; border-radius: 4px; user-select: all; }
 .finding { border-left: 3px solid #cf222e; padding: 2px 0 2px 10px; margin: 8px 0 12px; }
 .finding > p { margin: 0 0 4px; }
 .sides { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 10px; }
@@ -168,8 +170,9 @@ footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
 """
 
 
-def render_html(report: RunResult | Report | Mapping[str, Any]) -> str:
-    """The report as one self-contained HTML page (``report.html``)."""
+def render_html(report: RunResult | Report | Mapping[str, Any], *, reruns: Mapping[str, str] | None = None) -> str:
+    """The report as one self-contained HTML page (``report.html``); ``reruns``: ``adapter::scenario::mode``
+    -> the shell command that reruns that case alone, shown in a case that failed, errored or is stale."""
     data = as_report(report)
     anchors = _anchors([case["id"] for case in data["cases"]])
     scenarios = {s["id"]: s for s in data["scenarios"]}
@@ -191,7 +194,7 @@ def render_html(report: RunResult | Report | Mapping[str, Any]) -> str:
         _problems(data),
         _filters(data, adapters),
         _matrix(data, anchors, scenarios, adapters),
-        _cases(data, anchors, scenarios, adapters),
+        _cases(data, anchors, scenarios, adapters, reruns or {}),
         _tallies(data),
         _provenance(data, anchors),
         _commands(data),
@@ -275,6 +278,11 @@ def _value(value: Any) -> str:
     return f"<pre>{_e(text)}</pre>"
 
 
+def _breakable(name: str) -> str:
+    """An escaped name that may wrap after ``_``, ``~``, ``/`` or ``.`` (a long adapter name in a narrow header)."""
+    return re.sub(r"([_~/.])", r"\1<wbr>", _e(name))
+
+
 def _cut(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -311,7 +319,7 @@ def _header(data: Report) -> str:
         f'<p class="meta">suite <b class="mono">{_e(data["suite_version"])}</b>'
         f" · <b>{summary['cases']:,}</b> cases · <b>{len(data['adapters'])}</b> adapters"
         f" · <b>{len(data['scenarios'])}</b> scenarios · worst case status {_badge(summary['verdict'])}"
-        f" · {summary['duration']:.2f} s</p>"
+        f" · {summary['duration']:.2f} s of case time</p>"
         f'<div class="chips" id="summary">{chips}</div>'
         "</header>"
     )
@@ -390,7 +398,8 @@ def _matrix(data: Report, anchors: dict[str, str], scenarios: dict[str, Scenario
         return '<section id="matrix"><h2>Scenario × adapter</h2><p>No cases were run.</p></section>'
     modes = matrix["modes"]
     top = "".join(
-        f'<th class="adapter first ad-{adapters[a]}" colspan="{len(modes)}">{_e(a)}</th>' for a in matrix["adapters"]
+        f'<th class="adapter first ad-{adapters[a]}" colspan="{len(modes)}">{_breakable(a)}</th>'
+        for a in matrix["adapters"]
     )
     sub = "".join(
         f'<th class="{"first " if i == 0 else ""}ad-{adapters[a]}">{_e(MODE_LABELS.get(m, m))}</th>'
@@ -544,7 +553,7 @@ def _bodies(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def _case(case: CaseData, anchor: str, scenario: ScenarioData | None, adapter: int) -> str:
+def _case(case: CaseData, anchor: str, scenario: ScenarioData | None, adapter: int, rerun: str | None) -> str:
     why = _why(case)
     reason = f'<span class="why">{why}</span>' if why else ""
     summary = f'<summary>{_badge(case["status"])}<span class="mono">{_e(case["id"])}</span>{reason}</summary>'
@@ -562,6 +571,8 @@ def _case(case: CaseData, anchor: str, scenario: ScenarioData | None, adapter: i
         body.append(f"<p>{_e(scenario['behavior'])}{source}</p>")
     if case["message"]:
         body.append(f"<pre>{_e(case['message'])}</pre>")
+    if rerun:
+        body.append(f'<p class="rerun">Rerun just this case: <code>{_e(rerun)}</code></p>')
     body.append(_findings([c for c in case["checks"] if c["status"] != "pass"]))
     if case["checks"]:
         body.append(_checks_table(case["checks"]))
@@ -574,13 +585,28 @@ def _case(case: CaseData, anchor: str, scenario: ScenarioData | None, adapter: i
     return f'<details class="case is-{_e(case["status"])} ad-{adapter}">{summary}{"".join(body)}</details>'
 
 
-def _cases(data: Report, anchors: dict[str, str], scenarios: dict[str, ScenarioData], adapters: dict[str, int]) -> str:
+def _cases(
+    data: Report,
+    anchors: dict[str, str],
+    scenarios: dict[str, ScenarioData],
+    adapters: dict[str, int],
+    reruns: Mapping[str, str],
+) -> str:
     failing = [c for c in data["cases"] if c["status"] != "pass"]
     passing = [c for c in data["cases"] if c["status"] == "pass"]
     parts = ['<section id="cases"><h2>Cases</h2>']
     if not data["cases"]:
         parts.append("<p>No cases were run.</p>")
-    parts.extend(_case(c, anchors[c["id"]], scenarios.get(c["scenario"]), adapters[c["adapter"]]) for c in failing)
+    parts.extend(
+        _case(
+            c,
+            anchors[c["id"]],
+            scenarios.get(c["scenario"]),
+            adapters[c["adapter"]],
+            reruns.get(f"{c['adapter']}::{c['scenario']}::{c['mode']}") if c["status"] in FAILING_STATUSES else None,
+        )
+        for c in failing
+    )
     if passing:
         items = "".join(
             f'<li class="case is-pass ad-{adapters[c["adapter"]]}" id="{_e(anchors[c["id"]])}">'

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance.reporting import STATUS_COLOURS, build_report, render_html
+from conformance.reporting import STATUS_COLOURS, build_report, render_html, write_each_report
 from conformance.reporting._html import OUTCOME_COLOURS
 from conformance.verdicts import AdapterInfo, CaseResult, CheckVerdict, Finding, RunResult
 from tests.reporting import _runs
@@ -295,6 +295,28 @@ def test_a_finding_without_a_message_shows_expected_and_actual_when_closed() -> 
     doc, _ = parse(render_html(RunResult(suite_version="1", adapters=(), scenarios=(), cases=(case,))))
     why = doc.find("details", "case").find("span", "why").text()
     assert why == 'roundtrip.calls at $.tool_calls: expected ["getTime"], actual []'
+
+
+def test_a_rerun_command_is_shown_in_each_failing_case_only(mixed_run: RunResult) -> None:
+    reruns = {
+        f"{c.adapter}::{c.scenario}::{c.mode}": f"conformance run -k {c.adapter}-{c.mode}" for c in mixed_run.cases
+    }
+    doc, _ = parse(render_html(mixed_run, reruns=reruns))
+    shown = {
+        d.find("summary").find("span", "mono").text(): d.find("p", "rerun").find("code").text()
+        for d in doc.find_all("details", "case")
+        if d.find_all("p", "rerun")
+    }
+    failing = [c for c in mixed_run.cases if c.status in ("fail", "error", "stale")]
+    assert shown == {f"{c.adapter}/{c.scenario}/{c.mode}": f"conformance run -k {c.adapter}-{c.mode}" for c in failing}
+    assert render_html(mixed_run) == render_html(mixed_run, reruns={})
+
+
+def test_written_reports_carry_the_rerun_commands(mixed_run: RunResult, tmp_path: Path) -> None:
+    reruns = {"openai_chat::basic/parallel-calls::non_stream": "conformance run -k 'openai_chat::x'"}
+    write_each_report(mixed_run, tmp_path, ("md", "html"), reruns=reruns)
+    assert "conformance run -k &#x27;openai_chat::x&#x27;" in (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "conformance run -k 'openai_chat::x'" in (tmp_path / "report.md").read_text(encoding="utf-8")
 
 
 def test_hostile_text_is_escaped_everywhere(page: str) -> None:
