@@ -169,7 +169,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     record.add_argument("--base-url", metavar="URL", help="provider base URL (with --live)")
     record.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (with --live)")
-    record.add_argument("--model", metavar="NAME", help="model name to request (default: per adapter)")
+    record.add_argument(
+        "--model",
+        metavar="NAME",
+        help="model name to request (default: per adapter; a live cassette then says model_default, and records "
+        "the model that answered as served_model either way)",
+    )
     record.add_argument(
         "--scenarios-dir",
         action="append",
