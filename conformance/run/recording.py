@@ -312,6 +312,8 @@ def _record_pair(
                 )
                 if executor is not None and executor.failure is not None:
                     raise executor.failure  # the MCP server died: nothing is written
+                if fence.overran is not None:
+                    break  # the pair fails at its deadline: the next mode would wait as long again
             exchanges = list(transport.exchanges)
         if cancelled.is_set():  # timed out while this ran: the caller has moved on, nothing is written
             raise TransportTimeoutError(f"{adapter.name} {scenario.id}: the pair timed out")
