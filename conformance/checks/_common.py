@@ -44,6 +44,10 @@ class CaseContext:
     the case did not replay a cassette): ``translation.recorded_request`` compares them with what was sent."""
     provenance: Mapping[str, Any] | None = None
     """The replayed cassette's provenance block (None: recorded by another tool, or no cassette)."""
+    recorded_decoding: Mapping[int, Mapping[str, Any]] | None = None
+    """A live cassette's decoding of each turn in this mode, made when it was recorded (turn ->
+    ``streaming.response_projection`` form; ``conformance.run.live``): live, the streamed and the
+    non-streamed answers are two generations, so ``streaming.fold`` compares the stream with this."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     _read_backs: dict[int, Request] = field(default_factory=dict, compare=False, repr=False)
 

@@ -3,7 +3,8 @@
 ``streaming.lifecycle``         per call: start, chunks, end; chunks join to the complete arguments; ids stable;
                                 nothing after finish (``conformance.assembly.lifecycle_problems``);
 ``streaming.fold``              the folded stream gives the same text, calls (names, arguments, errors) and
-                                finish reason as the non-streamed run of the same scenario;
+                                finish reason as the non-streamed run of the same scenario (on a live cassette:
+                                as the stream's own decoding recorded live, the two modes being two generations);
 ``streaming.chunk_invariance``  feeding the recorded bytes one byte at a time and in seeded random pieces (every
                                 2-way cut too with ``--exhaustive``) gives identical events;
 ``streaming.events``            the scenario's expected event types appear in that order.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from conformance.assembly import lifecycle_problems
@@ -75,6 +76,8 @@ def response_projection(response: Response | None) -> dict[str, Any]:
 
 def _fold(ctx: CaseContext) -> CheckVerdict | None:
     check = "streaming.fold"
+    if ctx.recorded_decoding is not None:  # live: the stream against its own decoding, recorded with it
+        return _fold_recorded(ctx, ctx.recorded_decoding)
     if ctx.non_stream is None:
         return None
     findings: list[Finding] = []
@@ -91,6 +94,28 @@ def _fold(ctx: CaseContext) -> CheckVerdict | None:
             prefix="$",
             turn=streamed.turn,
             message="streamed (actual) vs non-streamed (expected)",
+        )
+    return verdict(check, findings) if compared else None
+
+
+def _fold_recorded(ctx: CaseContext, recorded: Mapping[int, Mapping[str, Any]]) -> CheckVerdict | None:
+    """``streaming.fold`` on a live cassette: live, the streamed and the non-streamed answers are two
+    generations, so each streamed turn is compared with the decoding recorded for it (``conformance.run.live``)."""
+    check = "streaming.fold"
+    findings: list[Finding] = []
+    compared = False
+    for streamed in ctx.outcome.turns:
+        want = recorded.get(streamed.turn)
+        if want is None or streamed.error is not None:
+            continue
+        compared = True
+        findings += diff_findings(
+            check,
+            dict(want),
+            response_projection(streamed.response),
+            prefix="$",
+            turn=streamed.turn,
+            message="streamed (actual) vs its decoding recorded live (expected)",
         )
     return verdict(check, findings) if compared else None
 

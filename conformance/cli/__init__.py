@@ -15,8 +15,8 @@ import contextlib
 import difflib
 import re
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 __all__ = ["BROKEN_PIPE", "INTERRUPTED", "build_parser", "main"]
 
@@ -151,8 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="(re)record cassettes by running adapters against the emulator or a live provider",
         description=(
             "Run the chosen scenarios x adapters, non-streaming then streaming, and write one scrubbed cassette per "
-            "pair to CASSETTE_DIR/<adapter>/<scenario-id>.yaml. A cassette whose traffic did not change is left "
-            "byte-identical. Exit 0 when every cassette was written or unchanged, 1 when any failed, 2 on usage errors."
+            "pair to CASSETTE_DIR/<adapter>/<scenario-id>.yaml. Each pair is recorded, unchanged (the file is left "
+            "byte-identical), model deviated (--live: the model did not do what the scenario allows; nothing is "
+            "written unless --allow-deviation), unsupported or failed (nothing is written, the old cassette stays). "
+            "Exit 0 when every pair was recorded, unchanged or unsupported, 1 when any deviated (unless "
+            "--allow-deviation) or failed, 2 on usage errors."
         ),
     )
     source = record.add_mutually_exclusive_group(required=True)
@@ -166,7 +169,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     record.add_argument("--base-url", metavar="URL", help="provider base URL (with --live)")
     record.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (with --live)")
-    record.add_argument("--model", metavar="NAME", help="model name to request (default: per adapter)")
+    record.add_argument(
+        "--model",
+        metavar="NAME",
+        help="model name to request (default: per adapter; a live cassette then says model_default, and records "
+        "the model that answered as served_model either way)",
+    )
     record.add_argument(
         "--scenarios-dir",
         action="append",
@@ -187,6 +195,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     record.add_argument(
         "--timeout", type=float, default=300.0, help="seconds per adapter x scenario pair (default: %(default)s)"
+    )
+    record.add_argument(
+        "--exchange-timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="seconds one HTTP exchange may take, request to last byte: a silent server or a stream that never "
+        "ends fails its pair (default: %(default)s)",
+    )
+    live_knobs = record.add_argument_group("sampling (with --live; 'none' leaves a field out)")
+    unset = argparse.SUPPRESS  # not given: the recording's default (conformance.run.live.DEFAULT_SAMPLING)
+    live_knobs.add_argument("--temperature", type=_optional(float), default=unset, metavar="T", help="default: 0")
+    live_knobs.add_argument(
+        "--seed", type=_optional(int), default=unset, metavar="N", help="where the wire has one (default: 42)"
+    )
+    live_knobs.add_argument(
+        "--max-tokens",
+        type=_optional(int),
+        default=unset,
+        metavar="N",
+        help="when the scenario sets none (default: 256)",
+    )
+    live_knobs.add_argument(
+        "--allow-deviation",
+        action="store_true",
+        help="write the pairs whose model deviated from the scenario too (exit 0 unless one failed)",
     )
     _add_limit_option(record)
     record.set_defaults(handler=_record)
@@ -385,6 +419,16 @@ def _add_ci_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rerun only the cases that failed, errored or went stale in the last run (<report-dir>/report.json)",
     )
+
+
+def _optional(kind: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An argparse type: ``kind`` of the value, or None for ``none`` (the field is not sent)."""
+
+    def parse(value: str) -> Any:
+        return None if value.strip().lower() == "none" else kind(value)
+
+    parse.__name__ = getattr(kind, "__name__", "value")  # argparse names it in "invalid float value"
+    return parse
 
 
 def _add_limit_option(parser: argparse.ArgumentParser) -> None:

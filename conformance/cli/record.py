@@ -1,14 +1,18 @@
 """``conformance record``: (re)record the cassettes of scenarios x adapters (``conformance.run.recording``).
 
 ``--emulator`` starts the loopback emulator and scripts it with the scenario's replies; ``--live``
-sends the same requests to ``--base-url`` with the key read from ``--api-key-env``. The exit code is
-1 when any pair failed, 2 on usage errors (among them a ``--scenarios-dir`` that is missing, is a
-file, or holds a link leading out of it).
+sends the same requests to ``--base-url`` with the key read from ``--api-key-env``, with the
+recording's sampling knobs (``--temperature``, ``--seed``, ``--max-tokens``; ``conformance.run.live``).
+Each pair prints one status: ``recorded``, ``unchanged``, ``model deviated: <what the model did
+instead>`` or ``failed: <error>`` (or ``unsupported``). The exit code is 1 when any pair failed, or
+deviated without ``--allow-deviation``; 2 on usage errors (among them a ``--scenarios-dir`` that is
+missing, is a file, or holds a link leading out of it, and sampling knobs given with ``--emulator``).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -16,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from conformance.adapters import BUILTIN, get_adapter, native_adapters
 from conformance.errors import UsageError
+from conformance.run.live import DEFAULT_SAMPLING
 from conformance.run.recording import record_pairs, select_scenarios
 from conformance.scenarios.problems import closest
 from conformance.scenarios.values import Scenario
@@ -54,6 +59,12 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
         return _usage("--live needs --base-url URL (and usually --api-key-env VAR)")
     if args.emulator and (args.base_url or args.api_key_env):
         return _usage("--base-url and --api-key-env go with --live; --emulator starts its own server")
+    knobs = {k: getattr(args, k) for k in ("temperature", "seed", "max_tokens") if hasattr(args, k)}
+    if args.emulator and (knobs or args.allow_deviation):
+        given = [f"--{k.replace('_', '-')}" for k in knobs] + (["--allow-deviation"] if args.allow_deviation else [])
+        return _usage(f"{', '.join(given)} go with --live; the emulator plays the scenario's script")
+    if args.exchange_timeout is not None and args.exchange_timeout <= 0:
+        return _usage(f"--exchange-timeout must be more than 0 seconds, not {args.exchange_timeout:g}")
     api_key = None
     if args.api_key_env:
         api_key = os.environ.get(args.api_key_env)
@@ -98,6 +109,9 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
             model=args.model,
             progress=sys.stderr,
             timeout=args.timeout,
+            sampling=dataclasses.replace(DEFAULT_SAMPLING, **knobs),
+            exchange_timeout=args.exchange_timeout,
+            allow_deviation=args.allow_deviation,
         )
     else:
         from conformance.emulator import Emulator, EmulatorScript
@@ -121,17 +135,18 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
                 model=args.model,
                 progress=sys.stderr,
                 timeout=args.timeout,
+                exchange_timeout=args.exchange_timeout,
             )
     for command in started.commands():
         print(f"started for {command.scenario}: {command.shown()}", file=sys.stderr)
-    counts = {
-        status: sum(r.status == status for r in results) for status in ("written", "unchanged", "unsupported", "failed")
-    }
+    statuses = ("recorded", "unchanged", "deviated", "unsupported", "failed")
+    counts = {status: sum(r.status == status for r in results) for status in statuses}
     print(", ".join(f"{n} {status}" for status, n in counts.items()), file=sys.stderr)
     for result in results:
-        if result.status == "failed":
-            print(f"FAILED {result.adapter} {result.scenario}: {result.detail}", file=sys.stderr)
-    return 1 if counts["failed"] or loaded.problems else 0
+        if result.status in ("failed", "deviated"):
+            print(f"{result.status.upper()} {result.adapter} {result.scenario}: {result.shown()}", file=sys.stderr)
+    deviated = counts["deviated"] and not args.allow_deviation
+    return 1 if counts["failed"] or deviated or loaded.problems else 0
 
 
 def _usage(message: str) -> int:

@@ -7,17 +7,32 @@ With the emulator (``conformance record --emulator``) each pair's scenario scrip
 through ``set_script``; live (``--live``) the same requests go, through the same code
 (``conformance.run.conversation``), to the provider's base URL with its key.
 
-A pair whose scenario requires a capability the adapter does not declare is skipped (the runner
-reports it UNSUPPORTED without a cassette). One pair that fails never stops the others; the exit
-code is 1 when any failed. A scenario with ``tools: {mcp: ...}`` gets its tools from one MCP
-server per pair, and its ``tool_results: mcp`` turns are answered by that server's ``tools/call``
-(``conformance.mcp_bridge.scenario_tools``); a server that fails to start or dies fails the pair.
+Each pair ends with one status: ``recorded`` (the cassette was written), ``unchanged`` (the file
+would not change: it is left byte-identical), ``deviated`` (live: the model did not do what the
+scenario's loose expectations allow, ``conformance.run.live.deviations``; nothing is written
+unless ``allow_deviation``), ``unsupported`` (the scenario requires a capability the adapter does
+not declare: the runner reports it UNSUPPORTED without a cassette) or ``failed``. Nothing is
+written for a failed pair, and the old cassette stays: an exchange that got no response, and live
+also a stream that broke, a provider error the scenario does not expect, or an exchange past its
+deadline. One pair that fails never stops the others. A scenario with ``tools: {mcp: ...}`` gets
+its tools from one MCP server per pair, and its ``tool_results: mcp`` turns are answered by that
+server's ``tools/call`` (``conformance.mcp_bridge.scenario_tools``); a server that fails to start or
+dies fails the pair.
+
+Live, the requests carry the recording's sampling knobs (``conformance.run.live.Sampling``:
+temperature 0, a seed, a small ``max_tokens``, each in its wire's own field), and the cassette's
+provenance keeps them, the model the responses name (``served_model``) next to the one asked for,
+and per mode and turn the reference adapter's decoding (``expected``), which replay judges
+adapters against.
 
 Each pair has ``timeout`` seconds (``conformance record --timeout``, default ``DEFAULT_PAIR_TIMEOUT``):
 it runs in a daemon thread, and one that has not finished by then fails ("timed out") and the
 next pair starts. A thread cannot be stopped from outside, so the late one is fenced off: its
 next HTTP request raises, and it writes no cassette (the check runs after its conversations,
-before the write); the emulator's script is set and cleared by the caller's thread only.
+before the write); the emulator's script is set and cleared by the caller's thread only. Each
+HTTP exchange has ``exchange_timeout`` seconds from its request to the last byte of its body
+(``--exchange-timeout``): a server that sends nothing, or a stream that never ends, is cut there
+and fails the pair ("deadline").
 """
 
 from __future__ import annotations
@@ -25,10 +40,11 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import httpx
 
@@ -36,15 +52,26 @@ from conformance.adapters.base import Adapter
 from conformance.errors import ConformanceError, McpServerError, ScenarioError, TransportTimeoutError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, open_scenario_tools
 from conformance.run.conversation import DEFAULT_MODELS, ConversationOutcome, run_conversation
+from conformance.run.live import Sampling, decodings, deviations, served_model, with_sampling
 from conformance.scenarios.values import Scenario
-from conformance.traffic.recorder import Provenance, RecordResult, record_cassette
+from conformance.traffic.recorder import Provenance, RecordResult, _sent_secrets, write_cassette
 from conformance.traffic.scrub import Scrubber
-from conformance.traffic.transport import Transport
+from conformance.traffic.transport import DEFAULT_TIMEOUT, Exchange, Transport
 
-__all__ = ["DEFAULT_PAIR_TIMEOUT", "PairResult", "cassette_path", "record_pairs", "select_scenarios"]
+__all__ = [
+    "DEFAULT_EXCHANGE_TIMEOUT",
+    "DEFAULT_PAIR_TIMEOUT",
+    "PairResult",
+    "cassette_path",
+    "record_pairs",
+    "select_scenarios",
+]
 
 DEFAULT_PAIR_TIMEOUT = 300.0
 """Seconds one (adapter, scenario) pair may take, both modes, every turn (``record --timeout``)."""
+
+DEFAULT_EXCHANGE_TIMEOUT = 120.0
+"""Seconds one HTTP exchange may take, request to last byte (``record --exchange-timeout``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,8 +79,20 @@ class PairResult:
     adapter: str
     scenario: str
     status: str
-    """``written``, ``unchanged``, ``unsupported`` or ``failed``."""
+    """``recorded``, ``unchanged``, ``deviated``, ``unsupported`` or ``failed``."""
     detail: str = ""
+    """For ``deviated``: what the model did instead; for ``failed``: the error."""
+    written: bool = False
+    """Whether the cassette was written (``recorded``; ``deviated`` with ``allow_deviation``)."""
+
+    def shown(self) -> str:
+        """The status as the command prints it: ``recorded (4 interactions)``, ``model deviated: ...``,
+        ``failed: ...``."""
+        if self.status == "deviated":
+            return f"model deviated: {self.detail}"
+        if self.status == "failed":
+            return f"failed: {self.detail}"
+        return f"{self.status} ({self.detail})" if self.detail else self.status
 
 
 def cassette_path(cassette_dir: Path, traffic_format: str, scenario_id: str) -> Path:
@@ -68,6 +107,18 @@ def select_scenarios(scenarios: Sequence[Scenario], patterns: Sequence[str] | No
     return [s for s in scenarios if any(s.id == p or fnmatch.fnmatchcase(s.id, p) for p in patterns)]
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Options:
+    cassette_dir: Path
+    base_url: str
+    mode: str
+    api_key: str | None
+    model: str | None
+    sampling: Sampling | None
+    exchange_timeout: float | None
+    allow_deviation: bool
+
+
 def record_pairs(
     scenarios: Sequence[Scenario],
     adapters: Sequence[Adapter],
@@ -80,44 +131,93 @@ def record_pairs(
     model: str | None = None,
     progress: TextIO | None = None,
     timeout: float | None = DEFAULT_PAIR_TIMEOUT,
+    sampling: Sampling | None = None,
+    exchange_timeout: float | None = DEFAULT_EXCHANGE_TIMEOUT,
+    allow_deviation: bool = False,
 ) -> list[PairResult]:
     """Record every (adapter, scenario) pair; ``set_script`` scripts the emulator per scenario.
-    A pair still running after ``timeout`` seconds fails (None: no limit; see the module docstring)."""
+
+    A pair still running after ``timeout`` seconds fails, and so does one whose HTTP exchange takes
+    longer than ``exchange_timeout`` (None: no limit; see the module docstring). ``sampling`` (live
+    only) are the request knobs sent; ``allow_deviation`` writes the pairs whose model deviated."""
     pairs = [(adapter, scenario) for adapter in adapters for scenario in scenarios]
     scrub = Scrubber([api_key] if api_key else []).text  # details are printed: a provider may echo the key
+    options = _Options(
+        cassette_dir=cassette_dir,
+        base_url=base_url,
+        mode=mode,
+        api_key=api_key,
+        model=model,
+        sampling=sampling if mode == "live" else None,
+        exchange_timeout=exchange_timeout,
+        allow_deviation=allow_deviation,
+    )
     results: list[PairResult] = []
     for number, (adapter, scenario) in enumerate(pairs, 1):
-        result = _timed(
-            adapter,
-            scenario,
-            timeout,
-            cassette_dir=cassette_dir,
-            base_url=base_url,
-            mode=mode,
-            set_script=set_script,
-            api_key=api_key,
-            model=model,
-        )
+        result = _timed(adapter, scenario, timeout, set_script=set_script, options=options)
         result = dataclasses.replace(result, detail=scrub(result.detail))
         results.append(result)
         if progress is not None:
-            detail = f" ({result.detail})" if result.detail else ""
-            print(f"[{number}/{len(pairs)}] {adapter.name} {scenario.id}: {result.status}{detail}", file=progress)
+            print(f"[{number}/{len(pairs)}] {adapter.name} {scenario.id}: {result.shown()}", file=progress)
     return results
+
+
+class _Deadline(httpx.SyncByteStream):
+    """A response body that raises ``httpx.ReadTimeout`` once its exchange's deadline has passed."""
+
+    def __init__(self, inner: httpx.SyncByteStream, fence: _Fence, end: float, what: str) -> None:
+        self.inner, self.fence, self.end, self.what = inner, fence, end, what
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            for piece in self.inner:
+                yield piece
+                if time.monotonic() > self.end:
+                    raise self.fence.overrun(self.what)
+        except httpx.TimeoutException as exc:
+            raise self.fence.overrun(self.what) from exc
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 class _Fence(httpx.BaseTransport):
     """The HTTP transport of one pair: once ``cancelled`` is set (the pair timed out), every request
-    raises instead of reaching the server."""
+    raises instead of reaching the server; each exchange must end within ``deadline`` seconds of
+    its request (the read timeout of its body is what is left of them, and the body stops at the
+    first piece past them), else it raises ``httpx.ReadTimeout`` and ``overran`` says which."""
 
-    def __init__(self, cancelled: threading.Event) -> None:
+    def __init__(self, cancelled: threading.Event, deadline: float | None = None) -> None:
         self.cancelled = cancelled
+        self.deadline = deadline
+        self.overran: str | None = None
         self.inner = httpx.HTTPTransport()
+
+    def overrun(self, what: str) -> httpx.ReadTimeout:
+        self.overran = self.overran or f"{what} did not end within {self.deadline:g} s"
+        return httpx.ReadTimeout(f"deadline: {self.overran}")
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if self.cancelled.is_set():
             raise httpx.TimeoutException("the pair timed out", request=request)
-        return self.inner.handle_request(request)
+        if self.deadline is None:
+            return self.inner.handle_request(request)
+        what = f"{request.method} {request.url.path}"
+        end = time.monotonic() + self.deadline
+        request.extensions["timeout"] = dict.fromkeys(("connect", "read", "write", "pool"), self.deadline)
+        try:
+            response = self.inner.handle_request(request)
+        except httpx.TimeoutException as exc:
+            raise self.overrun(what) from exc
+        # httpcore reads the body's read timeout when the body starts: give it what is left
+        request.extensions["timeout"] = {**request.extensions["timeout"], "read": max(end - time.monotonic(), 0.01)}
+        assert isinstance(response.stream, httpx.SyncByteStream)
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_Deadline(response.stream, self, end, what),
+            extensions=response.extensions,
+        )
 
     def close(self) -> None:
         self.inner.close()
@@ -129,7 +229,7 @@ def _timed(
     timeout: float | None,
     *,
     set_script: Callable[[Scenario | None], None] | None,
-    **kw: Any,
+    options: _Options,
 ) -> PairResult:
     """``_record_one`` in a daemon thread, given ``timeout`` seconds; the emulator script is set
     and cleared here, in the caller's thread, so a late pair never clears the next one's."""
@@ -138,13 +238,9 @@ def _timed(
 
     def work() -> None:
         try:
-            outcome.append(_record_one(adapter, scenario, cancelled=cancelled, **kw))
+            outcome.append(_record_one(adapter, scenario, options, cancelled))
         except BaseException as exc:  # an adapter that raises anything costs this pair only
-            outcome.append(
-                PairResult(
-                    adapter=adapter.name, scenario=scenario.id, status="failed", detail=f"{type(exc).__name__}: {exc}"
-                )
-            )
+            outcome.append(_failed(adapter, scenario, f"{type(exc).__name__}: {exc}"))
 
     if set_script is not None:
         set_script(scenario)
@@ -154,11 +250,8 @@ def _timed(
         thread.join(timeout)
         if thread.is_alive():
             cancelled.set()
-            return PairResult(
-                adapter=adapter.name,
-                scenario=scenario.id,
-                status="failed",
-                detail=f"timed out after {timeout:g} s (raise it with --timeout); nothing was written",
+            return _failed(
+                adapter, scenario, f"timed out after {timeout:g} s (raise it with --timeout); nothing was written"
             )
     finally:
         if set_script is not None:
@@ -166,76 +259,149 @@ def _timed(
     return outcome[0]
 
 
-def _record_one(
-    adapter: Adapter,
-    scenario: Scenario,
-    *,
-    cassette_dir: Path,
-    base_url: str,
-    mode: str,
-    api_key: str | None,
-    model: str | None,
-    cancelled: threading.Event,
-) -> PairResult:
+def _failed(adapter: Adapter, scenario: Scenario, detail: str) -> PairResult:
+    return PairResult(adapter=adapter.name, scenario=scenario.id, status="failed", detail=detail)
+
+
+def _record_one(adapter: Adapter, scenario: Scenario, options: _Options, cancelled: threading.Event) -> PairResult:
     missing = sorted(scenario.requires - adapter.capabilities)
     if missing:
         return PairResult(
             adapter=adapter.name, scenario=scenario.id, status="unsupported", detail="requires " + ", ".join(missing)
         )
     if scenario.mcp is None:
-        return _record_pair(adapter, scenario, None, cassette_dir, base_url, mode, cancelled, api_key, model)
+        return _record_pair(adapter, scenario, None, options, cancelled)
     try:  # one MCP server for the pair, stopped after it
         with open_scenario_tools(scenario) as (ready, executor):
-            return _record_pair(adapter, ready, executor, cassette_dir, base_url, mode, cancelled, api_key, model)
+            return _record_pair(adapter, ready, executor, options, cancelled)
     except (McpServerError, ScenarioError) as exc:
-        return PairResult(adapter=adapter.name, scenario=scenario.id, status="failed", detail=f"MCP tools: {exc}")
+        return _failed(adapter, scenario, f"MCP tools: {exc}")
+
+
+class _PairFailed(ConformanceError):
+    """Why a pair's traffic is not written (its message is the pair's detail)."""
 
 
 def _record_pair(
     adapter: Adapter,
     scenario: Scenario,
     executor: McpExecutor | None,
-    cassette_dir: Path,
-    base_url: str,
-    mode: str,
+    options: _Options,
     cancelled: threading.Event,
-    api_key: str | None,
-    model: str | None,
 ) -> PairResult:
-    chosen_model = model or DEFAULT_MODELS.get(adapter.wire_format, "model")
+    live = options.mode == "live"
+    chosen_model = options.model or DEFAULT_MODELS.get(adapter.wire_format, "model")
+    sent_adapter, sent_scenario = (
+        with_sampling(adapter, scenario, options.sampling) if options.sampling is not None else (adapter, scenario)
+    )
+    fence = _Fence(cancelled, options.exchange_timeout)
     outcomes: list[ConversationOutcome] = []
-
-    def run(transport: Transport) -> None:
-        for run_mode in scenario.modes:
-            outcomes.append(
-                run_conversation(scenario, adapter, transport, mode=run_mode, model=chosen_model, executor=executor)
-            )
-            if executor is not None and executor.failure is not None:
-                raise executor.failure  # the MCP server died: nothing is written
+    try:
+        with Transport(
+            options.base_url,
+            wire=adapter.wire_format,
+            api_key=options.api_key,
+            timeout=options.exchange_timeout or DEFAULT_TIMEOUT,
+            backend=fence,
+        ) as transport:
+            for run_mode in scenario.modes:
+                outcomes.append(
+                    run_conversation(
+                        sent_scenario, sent_adapter, transport, mode=run_mode, model=chosen_model, executor=executor
+                    )
+                )
+                if executor is not None and executor.failure is not None:
+                    raise executor.failure  # the MCP server died: nothing is written
+                if fence.overran is not None:
+                    break  # the pair fails at its deadline: the next mode would wait as long again
+            exchanges = list(transport.exchanges)
         if cancelled.is_set():  # timed out while this ran: the caller has moved on, nothing is written
             raise TransportTimeoutError(f"{adapter.name} {scenario.id}: the pair timed out")
-
-    try:
-        result: RecordResult = record_cassette(
-            cassette_path(cassette_dir, adapter.traffic_format, scenario.id),
-            run,
+        secrets = [options.api_key] if options.api_key else []
+        scrubber = Scrubber([*secrets, *_sent_secrets(exchanges)])  # the one write_cassette scrubs the traffic with
+        problem = _failure(scenario, outcomes, exchanges, live=live, fence=fence)
+        if problem is not None:
+            raise _PairFailed(scrubber.text(f"{problem}; nothing was written"))
+        found = deviations(scenario, outcomes, clean=scrubber.text) if live else []
+        if found and not options.allow_deviation:
+            return PairResult(
+                adapter=adapter.name,
+                scenario=scenario.id,
+                status="deviated",
+                detail=_joined(found) + " (nothing was written; --allow-deviation records it anyway)",
+            )
+        result: RecordResult = write_cassette(
+            cassette_path(options.cassette_dir, adapter.traffic_format, scenario.id),
+            exchanges,
             adapter=adapter.wire_format,
-            base_url=base_url,
+            base_url=options.base_url,
             provenance=Provenance(
-                mode="live" if mode == "live" else "emulator",
+                mode="live" if live else "emulator",
                 model=chosen_model,
                 scenario=scenario.id,
                 scenario_sha256=scenario.fingerprint or None,
+                model_default=live and options.model is None,
+                served_model=served_model(exchanges) if live else None,
+                sampling=options.sampling.as_provenance() if options.sampling is not None else None,
+                expected=scrubber.json(decodings(outcomes)) if live else None,
             ),
-            api_key=api_key,
-            backend=_Fence(cancelled),
+            secrets=secrets,
         )
     except ConformanceError as exc:
-        return PairResult(adapter=adapter.name, scenario=scenario.id, status="failed", detail=str(exc))
+        return _failed(adapter, scenario, str(exc))
     except Exception as exc:  # an adapter that raises costs this pair only
-        return PairResult(
-            adapter=adapter.name, scenario=scenario.id, status="failed", detail=f"{type(exc).__name__}: {exc}"
-        )
+        return _failed(adapter, scenario, f"{type(exc).__name__}: {exc}")
     notes = [f"{result.interactions} interactions"]
-    notes += [f"{o.mode}: {o.stopped}" for o in outcomes if o.stopped]
-    return PairResult(adapter=adapter.name, scenario=scenario.id, status=result.status, detail="; ".join(notes))
+    notes += [f"{o.mode}: {o.stopped}" for o in outcomes if o.stopped and not found]
+    if found:
+        return PairResult(
+            adapter=adapter.name,
+            scenario=scenario.id,
+            status="deviated",
+            detail=f"{_joined(found)} ("
+            + ("recorded anyway" if result.status == "written" else "the cassette is unchanged")
+            + ": --allow-deviation)",
+            written=result.status == "written",
+        )
+    status = "recorded" if result.status == "written" else "unchanged"
+    return PairResult(
+        adapter=adapter.name,
+        scenario=scenario.id,
+        status=status,
+        detail="; ".join(notes),
+        written=status == "recorded",
+    )
+
+
+def _joined(found: Sequence[str], most: int = 3) -> str:
+    shown = "; ".join(found[:most])
+    return shown + (f"; and {len(found) - most} more" if len(found) > most else "")
+
+
+def _failure(
+    scenario: Scenario,
+    outcomes: Sequence[ConversationOutcome],
+    exchanges: Sequence[Exchange],
+    *,
+    live: bool,
+    fence: _Fence,
+) -> str | None:
+    """Why the pair's traffic must not be written, or None: an exchange past its deadline or without
+    a response; live also a broken stream or a provider error the scenario does not expect."""
+    if fence.overran is not None:
+        return f"deadline: {fence.overran} (raise it with --exchange-timeout)"
+    for exchange in exchanges:
+        if exchange.status is None:
+            return f"{exchange.method} {httpx.URL(exchange.url).path}: no response ({exchange.error or 'none'})"
+    if not live:
+        return None
+    for exchange in exchanges:
+        if exchange.error is not None:
+            return f"{exchange.method} {httpx.URL(exchange.url).path}: the stream broke ({exchange.error})"
+    for outcome in outcomes:
+        for turn in outcome.turns:
+            if turn.error is not None and scenario.turns[turn.turn].expect.error is None:
+                where = f"turn {turn.turn} ({outcome.mode.replace('_', '-')})"
+                status = f" (HTTP {turn.status})" if turn.status else ""
+                return f"{where}: provider error {turn.error.kind}{status}: {turn.error.message}"
+    return None

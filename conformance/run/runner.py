@@ -19,8 +19,9 @@ Inside a worker, every case runs in a thread with a timeout: an adapter that rai
 one ERROR verdict with the traceback; one that hangs costs an ERROR after ``timeout`` seconds (the
 thread is abandoned and its worker retires after the pair). Reading the cassette has the same
 timeout, so a slow or huge file costs only its pair. A missing or corrupt cassette is an ERROR
-naming the file and the ``conformance record`` line that makes it. A scenario requiring a
-capability the adapter does not declare is UNSUPPORTED. An adapter may declare known gaps
+naming the file and the ``conformance record`` line that makes it (``--live`` for a live cassette,
+which is judged against the decoding it recorded, not the scenario's script: ``conformance.run.live``).
+A scenario requiring a capability the adapter does not declare is UNSUPPORTED. An adapter may declare known gaps
 (``Adapter.known_gaps``: check id, or ``check@scenario-glob``, -> reason): a failing check there is
 XFAIL, a passing one STALE. A scenario taking its tools from an MCP server (``tools: {mcp: ...}``)
 uses the run's shared server for its launch spec
@@ -51,6 +52,7 @@ from conformance.checks.mutation import watched
 from conformance.errors import CassetteError, ConformanceError, McpCommandRefusedError, McpServerError, ScenarioError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool, open_scenario_tools
 from conformance.run.conversation import ConversationOutcome, run_conversation
+from conformance.run.live import expected_scenario, for_replay, live_command, recorded_decodings
 from conformance.run.workers import MEMORY_ENV, WorkerFailure, can_fork, memory_limit_from_env, run_in_workers
 from conformance.scenarios import bundled
 from conformance.scenarios.values import MODES, Mode, Scenario
@@ -399,6 +401,10 @@ def run_pair(
     if isinstance(cassette, str):
         message = f"cannot read cassette {path}: {cassette}; re-record it with `{command}`"
         return [case_result(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
+    live = live_command(cassette.provenance, adapter.traffic_format, scenario.id)
+    if live is not None:  # a live cassette is re-recorded live
+        command = shlex.join([*shlex.split(live), *options.record_args])
+    cassette = for_replay(cassette)  # a live one's requests without the sampling fields its recorder added
     if cassette.problems:
         message = f"cassette {path}: {'; '.join(cassette.problems)}; re-record it with `{command}`"
         return [case_result(adapter, scenario, mode, "error", message=message, cassette=str(path)) for mode in modes]
@@ -436,7 +442,8 @@ def _run_modes(
     results: list[CaseResult] = []
     non_stream: ConversationOutcome | None = None
     for mode in modes:
-        case, outcome = _run_case(scenario, adapter, mode, cassette, path, command, options, non_stream, executor)
+        judged = expected_scenario(scenario, cassette.provenance, mode)  # a live cassette: what was recorded
+        case, outcome = _run_case(judged, adapter, mode, cassette, path, command, options, non_stream, executor)
         if mode == "non_stream":
             non_stream = outcome
         results.append(case)
@@ -480,6 +487,7 @@ def _run_case(
             seed=options.seed,
             recorded=tuple(cassette.interactions[index].request for index in backend.played),
             provenance=cassette.provenance,
+            recorded_decoding=recorded_decodings(cassette.provenance, mode),
         )
         verdicts = run_checks(ctx, options.families)
         box["verdicts"] = verdicts if watch is None else (*verdicts, watch.verdict())  # every call watched

@@ -98,6 +98,16 @@ class Provenance:
     the scenario it plays has another one."""
     extra: Mapping[str, str] = field(default_factory=dict)
     """More lines for the block (e.g. ``sdk: openai 3.54.0``); values must not hold secrets."""
+    model_default: bool = False
+    """``model`` is the adapter's default name, sent because none was chosen (``record --live``
+    without ``--model``): what was asked for, not what answered (that is ``served_model``)."""
+    served_model: str | None = None
+    """The model the live responses name (``conformance.run.live.served_model``)."""
+    sampling: Mapping[str, Any] | None = None
+    """The request knobs a live recording sent (``conformance.run.live.Sampling``)."""
+    expected: Mapping[str, Any] | None = None
+    """A live recording's decoding of each turn per mode, by the reference adapter, that replay
+    judges adapters against (``conformance.run.live``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -262,10 +272,18 @@ def _provenance_block(provenance: Provenance, *, adapter: str, base_url: str) ->
     }
     if provenance.model is not None:
         block["model"] = provenance.model
+    if provenance.model_default:
+        block["model_default"] = True
+    if provenance.served_model is not None:
+        block["served_model"] = provenance.served_model
     if provenance.scenario is not None:
         block["scenario"] = provenance.scenario
     if provenance.scenario_sha256:
         block["scenario_sha256"] = provenance.scenario_sha256
+    if provenance.sampling:
+        block["sampling"] = dict(provenance.sampling)
+    if provenance.expected is not None:
+        block["expected"] = dict(provenance.expected)
     block.update({str(k): str(v) for k, v in provenance.extra.items()})
     block["clients"] = {"python": platform.python_version(), "httpx": _version("httpx")}
     return block

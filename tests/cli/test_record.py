@@ -23,7 +23,7 @@ def test_emulator_recording_writes_then_leaves_files_byte_identical(
     argv += ["--cassette-dir", str(tmp_path)]
     assert main(argv) == 0
     err = capsys.readouterr().err
-    assert "[1/2] anthropic basic/get_time: written" in err and "2 written" in err
+    assert "[1/2] anthropic basic/get_time: recorded" in err and "2 recorded" in err
     files = sorted(tmp_path.rglob("*.yaml"))
     assert [f.relative_to(tmp_path).as_posix() for f in files] == [
         "anthropic/basic/get_time.yaml",
@@ -31,7 +31,7 @@ def test_emulator_recording_writes_then_leaves_files_byte_identical(
     ]
     before = {f: f.read_bytes() for f in files}
     assert main(argv) == 0
-    assert "0 written, 2 unchanged" in capsys.readouterr().err
+    assert "0 recorded, 2 unchanged" in capsys.readouterr().err
     assert {f: f.read_bytes() for f in files} == before
 
 
@@ -95,6 +95,6 @@ def test_the_bundled_cassettes_are_what_the_recorder_makes_today(
     before = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*.yaml")}
     assert main(["record", "--emulator", "--cassette-dir", str(copy)]) == 0
     err = capsys.readouterr().err
-    assert err.splitlines()[-1].startswith("0 written, "), err[-3000:]
+    assert err.splitlines()[-1].startswith("0 recorded, "), err[-3000:]
     after = {p.relative_to(copy): p.read_bytes() for p in copy.rglob("*.yaml")}
     assert after == before

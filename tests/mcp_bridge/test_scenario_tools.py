@@ -320,7 +320,7 @@ def test_record_then_run_through_the_server_leaves_no_process(tmp_path: Path, ma
     mcp = replace(BUNDLED, env={**BUNDLED.env, "CONFORMANCE_TEST_MARKER": marker})
     scenario = _scenario(tmp_path, mcp)
     cassettes = tmp_path / "cassettes"
-    assert _record(scenario, cassettes).startswith("written: 4 interactions")
+    assert _record(scenario, cassettes).startswith("recorded: 4 interactions")
     assert _wait_gone(marker) == []
     recorded = (cassettes / "openai_chat" / "mcp" / "case.yaml").read_text(encoding="utf-8")
     assert f'"content": "{NOW - DAY_MS}"' in recorded  # the server's answer went to the provider
@@ -337,7 +337,7 @@ def test_record_then_run_through_the_server_leaves_no_process(tmp_path: Path, ma
 def test_a_server_that_cannot_start_is_an_error_for_each_case(tmp_path: Path) -> None:
     scenario = _scenario(tmp_path)
     cassettes = tmp_path / "cassettes"
-    assert _record(scenario, cassettes).startswith("written")
+    assert _record(scenario, cassettes).startswith("recorded")
     cases = run_pair(replace(scenario, mcp=FAILING), get_adapter("openai_chat"), RunOptions(cassette_dir=cassettes))
     assert [c.status for c in cases] == ["error", "error"]
     for case in cases:
@@ -351,7 +351,7 @@ def test_a_server_that_cannot_start_is_an_error_for_each_case(tmp_path: Path) ->
 def test_a_server_that_never_answers_is_bounded_by_the_case_timeout(tmp_path: Path) -> None:
     scenario = _scenario(tmp_path)
     cassettes = tmp_path / "cassettes"
-    assert _record(scenario, cassettes).startswith("written")
+    assert _record(scenario, cassettes).startswith("recorded")
     silent = McpTools(command=("{python}", "-c", "import time; time.sleep(60)"))
     started = time.monotonic()
     cases = run_pair(
@@ -367,7 +367,7 @@ def test_a_server_dying_mid_run_is_an_error_and_fails_the_recording(tmp_path: Pa
     scripted = dying.replace("tool_results: mcp", 'tool_results: [{content: "ok"}]')
     cassettes = tmp_path / "cassettes"
     # a cassette whose first reply calls exit_server (recorded with a scripted result) ...
-    assert _record(_scenario(tmp_path, BUNDLED, scripted), cassettes).startswith("written")
+    assert _record(_scenario(tmp_path, BUNDLED, scripted), cassettes).startswith("recorded")
     # ... replayed with the call executed: the server exits mid-call (the cassette comes from the
     # scripted variant on purpose: no fingerprint, so it is not judged stale)
     replayed = replace(_scenario(tmp_path, BUNDLED, dying), fingerprint="")

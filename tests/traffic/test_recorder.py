@@ -517,6 +517,7 @@ def test_the_record_command_leaks_no_echoed_secret(
                 "CONFORMANCE_ECHO_KEY",
                 "--cassette-dir",
                 str(cassettes),
+                "--allow-deviation",  # the plant answers in text where basic/get_time expects a call
             ]
         )
     out, err = capsys.readouterr()
