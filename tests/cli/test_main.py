@@ -103,6 +103,7 @@ def test_console_script() -> None:
         (["validate"], "conformance.cli.validate.validate_command"),
         (["inspect", "x.yaml"], "conformance.cli.inspect.inspect_paths"),
         (["record", "--emulator"], "conformance.cli.record.record_command_main"),
+        (["drift", "--emulator"], "conformance.cli.drift.drift_command"),
         (["selftest"], "conformance.selftest.selftest_command"),
         (["emulator"], "conformance.emulator.serve_command"),
         (["mcp-server"], "conformance.mcp_bridge.server.serve_stdio"),
