@@ -58,6 +58,7 @@ __all__ = [
     "TIMING_OBJECTS",
     "glob_of",
     "normalise_interactions",
+    "stable_ids",
 ]
 
 ID_KEYS = frozenset(
@@ -128,6 +129,21 @@ def normalise_interactions(interactions: list[dict[str, Any]]) -> tuple[list[dic
     for interaction in out:
         state.headers(interaction.get("response"))
     return out, tuple(sorted(state.globs))
+
+
+def stable_ids(interactions: list[dict[str, Any]]) -> dict[str, str]:
+    """Each id ``normalise_interactions`` replaces in ``interactions`` -> its stable form: for what is
+    derived from the raw traffic and written beside it (a decoding made at record time must name
+    the calls by the ids the cassette holds)."""
+    documents = [doc for interaction in copy.deepcopy(interactions) for doc in _documents(interaction)]
+    state = _State()
+    for doc in documents:
+        if doc.response:
+            for leaf in doc.leaves:
+                state.learn(leaf)
+    for interaction in interactions:
+        state.headers(copy.deepcopy(interaction.get("response")))
+    return {old: new for old, new in state.ids.items() if old != new}
 
 
 # --------------------------------------------------------------------------------------------

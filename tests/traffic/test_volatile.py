@@ -14,7 +14,7 @@ from typing import Any
 
 from conformance.checks.recorded_request import glob_matches
 from conformance.traffic.safe_yaml import load_yaml
-from conformance.traffic.volatile import FIXED_TIME, glob_of, normalise_interactions
+from conformance.traffic.volatile import FIXED_TIME, glob_of, normalise_interactions, stable_ids
 
 ROUNDTRIP = "openai_chat/pydantic-ai__test_openai_tool_call_roundtrip_wire_stable[ag_ui].yaml"
 STREAM = "openai_chat/crewai__test_handle_streaming_tool_calls.yaml"
@@ -59,6 +59,7 @@ def test_a_real_round_trip_keeps_its_call_id_paired(realworld_dir: Path) -> None
     assert {"$.id", "$.created", "$.choices[*].message.tool_calls[*].id"} <= set(globs)
     assert not glob_matches("$.messages[2].tool_call_id", globs)  # echoes compare exactly
     assert original == interactions_of(realworld_dir, ROUNDTRIP)  # the input is not mutated
+    assert stable_ids(original)[call_id] == stable  # what a decoding made from the raw traffic maps by
 
 
 def test_two_recordings_differing_in_volatile_values_normalise_alike(realworld_dir: Path) -> None:
