@@ -4,7 +4,7 @@ Each chosen (adapter, scenario) pair is recorded exactly as ``conformance record
 (``conformance.run.recording.record_pairs``: live with ``--base-url``, or against the loopback
 emulator with ``--emulator``), but into a temporary folder that is removed afterwards: the stored
 cassettes (``--cassette-dir``, default the bundled ones) are only read. Each fresh cassette is then
-compared with the stored one (``conformance.traffic.drift``: field paths and JSON types added,
+compared with the stored one (``conformance.traffic.cassette_diff``: field paths and JSON types added,
 removed or changed in request and response bodies and stream events, values left once volatile ones
 are normalised). Per pair: ``unchanged``, ``drifted`` with the changes, ``missing`` (no stored
 cassette), ``failed`` (the recording failed or the stored cassette does not read) or
@@ -29,7 +29,7 @@ import yaml
 
 from conformance.adapters import BUILTIN, get_adapter
 from conformance.errors import ConformanceError
-from conformance.traffic.drift import Change, compare_cassettes
+from conformance.traffic.cassette_diff import Change, compare_cassettes
 
 __all__ = ["PairDrift", "drift_command"]
 

@@ -31,7 +31,7 @@ are not UTF-8 as ``!!binary``.
    ``load_cassette`` and replaying it through ``ReplayBackend`` to verify every interaction.
 
 A provenance block comes first: suite version, adapter, mode, base URL, model, scenario, the UTC
-date of the recording and client versions.
+date of the recording and client versions, and for a live recording the ``volatile`` globs.
 """
 
 from __future__ import annotations

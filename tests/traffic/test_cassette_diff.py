@@ -1,4 +1,4 @@
-"""Tests for ``conformance.traffic.drift``: a cassette compared with itself has no change; each kind
+"""Tests for ``conformance.traffic.cassette_diff``: a cassette compared with itself has no change; each kind
 of provider change (a field added, removed or retyped, an event kind gone, a value, a header, an
 interaction) is named with its place and path; volatile values alone are no change."""
 
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conformance.traffic.drift import MAX_VALUES, Change, compare_cassettes
+from conformance.traffic.cassette_diff import MAX_VALUES, Change, compare_cassettes
 from conformance.traffic.safe_yaml import load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
