@@ -174,3 +174,41 @@ def test_every_bundled_cassette_of_one_wire_normalises_idempotently() -> None:
     for path in files:
         once, globs = normalise_interactions(load_yaml(path.read_bytes())["interactions"])
         assert normalise_interactions(once) == (once, globs), path
+
+
+def decoded(path: Path, ids: dict[str, str] | None = None) -> Any:
+    """What ``conformance inspect`` decodes from a cassette, its values mapped by ``ids``; left out:
+    the file's path, the raw provider details (timestamps) and call ids, which an adapter
+    synthesises from the content when the provider sends none."""
+    from conformance.cli.inspect import inspect_paths, render_json
+
+    def comparable(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: comparable(v)
+                for k, v in value.items()
+                if k not in ("path", "provider_details") and not k.endswith("id")
+            }
+        if isinstance(value, list):
+            return [comparable(v) for v in value]
+        if not isinstance(value, str):
+            return value
+        return (ids or {}).get(value, value).replace(str(path), "CASSETTE")
+
+    return comparable(json.loads(render_json(inspect_paths([str(path)]))))
+
+
+def test_real_traffic_decodes_the_same_once_normalised(
+    realworld_dir: Path, realworld_cassette: str, tmp_path: Path
+) -> None:
+    """Every real cassette: the same calls, arguments, texts, finish reasons and events are decoded
+    from its normalised form, and normalising it again changes nothing."""
+    import yaml
+
+    source = realworld_dir / "cassettes" / realworld_cassette
+    document = load_yaml(source.read_bytes())
+    normalised, globs = normalise_interactions(document["interactions"])
+    assert normalise_interactions(normalised) == (normalised, globs)
+    copy_path = tmp_path / source.name
+    copy_path.write_text(yaml.safe_dump({**document, "interactions": normalised}, allow_unicode=True), "utf-8")
+    assert decoded(copy_path) == decoded(source, stable_ids(document["interactions"]))
