@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
+import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 __all__ = ["BROKEN_PIPE", "INTERRUPTED", "build_parser", "main"]
 
@@ -24,9 +27,51 @@ BROKEN_PIPE = 141
 """Exit code when the reader of stdout went away (128 + SIGPIPE, as git and coreutils end)."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a "did you mean" for a misspelt subcommand or choice (``conformance rn``)."""
+
+    def error(self, message: str) -> NoReturn:
+        match = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if match:
+            choices = re.findall(r"'([^']*)'", match.group(2))
+            hint = _closest(match.group(1), choices)
+            if hint:
+                message = f"{message}; {hint}"
+        super().error(message)
+
+
+def _closest(word: str, choices: Sequence[str]) -> str:
+    """``did you mean 'x'?`` for the choice nearest ``word``, or ``""``."""
+    near = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"did you mean {near[0]!r}?" if near else ""
+
+
+def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extras: Sequence[str]) -> str:
+    """The usage error for arguments no option of the command takes, with the nearest flag for each
+    misspelt one (``--scenaros`` -> ``--scenarios``)."""
+    command = _subparser(parser, getattr(args, "command", None)) or parser
+    flags = [flag for action in command._actions for flag in action.option_strings if flag.startswith("--")]
+    hints = []
+    for extra in extras:
+        if extra.startswith("-"):
+            hint = _closest(extra.partition("=")[0], flags)
+            if hint:
+                hints.append(f"{extra}: {hint}")
+    command.print_usage(sys.stderr)
+    return f"unrecognized arguments: {' '.join(extras)}" + (f" ({'; '.join(hints)})" if hints else "")
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            found: argparse.ArgumentParser = action.choices[name]
+            return found
+    return None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="conformance",
         description="Conformance suite and recorder for LLM tool-calling adapters.",
     )
@@ -76,8 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     emulator.add_argument("--port", type=int, default=0, help="TCP port (default: an ephemeral port, printed)")
-    emulator.add_argument("--scenario", metavar="ID", help="scenario id whose replies the emulator plays")
-    emulator.add_argument("--scenarios-dir", metavar="DIR", help="where scenarios live (default: the bundled ones)")
+    emulator.add_argument(
+        "--scenarios", "--scenario", dest="scenario", metavar="ID", help="scenario id whose replies the emulator plays"
+    )
+    emulator.add_argument(
+        "--scenarios-dir",
+        action="append",
+        metavar="DIR",
+        help="your scenarios, added to the bundled ones (same id: yours wins; repeatable)",
+    )
     emulator.add_argument(
         "--max-requests",
         type=int,
@@ -106,8 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
     source = record.add_mutually_exclusive_group(required=True)
     source.add_argument("--emulator", action="store_true", help="record against the loopback emulator")
     source.add_argument("--live", action="store_true", help="record against --base-url (a real provider)")
-    record.add_argument("--adapter", action="append", metavar="NAME", help="adapter name (repeat or comma-separate)")
-    record.add_argument("--scenario", action="append", metavar="ID", help="scenario id or glob (repeatable)")
+    record.add_argument(
+        "--adapters", "--adapter", dest="adapter", action="append", metavar="A,B", help="adapter names (repeatable)"
+    )
+    record.add_argument(
+        "--scenarios", "--scenario", dest="scenario", action="append", metavar="ID|GLOB", help="scenario ids or globs"
+    )
     record.add_argument("--base-url", metavar="URL", help="provider base URL (with --live)")
     record.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (with --live)")
     record.add_argument("--model", metavar="NAME", help="model name to request (default: per adapter)")
@@ -148,10 +204,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     drift.add_argument("--base-url", metavar="URL", help="the live provider's base URL")
     drift.add_argument("--emulator", action="store_true", help="record against the loopback emulator instead")
-    drift.add_argument("--adapter", action="append", metavar="NAME", help="adapter name (repeat or comma-separate)")
+    drift.add_argument(
+        "--adapters", "--adapter", dest="adapter", action="append", metavar="A,B", help="adapter names (repeatable)"
+    )
     drift.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
     drift.add_argument("--model", metavar="NAME", help="model name to request (default: per adapter)")
-    drift.add_argument("--scenario", action="append", metavar="ID", help="scenario id or glob (repeatable)")
+    drift.add_argument(
+        "--scenarios", "--scenario", dest="scenario", action="append", metavar="ID|GLOB", help="scenario ids or globs"
+    )
+    drift.add_argument(
+        "--scenarios-dir",
+        action="append",
+        metavar="DIR",
+        help="your scenarios, added to the bundled ones (same id: yours wins; repeatable); without --scenarios, "
+        "only yours are recorded",
+    )
     drift.add_argument("--cassette-dir", metavar="DIR", help="the stored cassettes (default: the bundled ones)")
     drift.add_argument(
         "--timeout", type=float, default=300.0, help="seconds per adapter x scenario pair (default: %(default)s)"
@@ -192,7 +259,25 @@ def build_parser() -> argparse.ArgumentParser:
     _add_limit_option(certify)
     certify.set_defaults(handler=_certify)
 
-    listing = commands.add_parser("list", help="show the scenarios, adapters (with capabilities) and checks")
+    listing = commands.add_parser(
+        "list",
+        help="show the scenarios, adapters (with capabilities) and checks",
+        description="Show what `conformance run` chooses from: the scenarios (bundled, plus --scenarios-dir), the "
+        "adapters with their capabilities, and the check ids. Takes run's selection flags. Exit 0, 1 when a "
+        "scenario file has problems (listed), 2 on usage errors.",
+    )
+    listing.add_argument("--scenarios", action="append", metavar="PATH|GLOB", help="scenario files/folders or id glob")
+    listing.add_argument("--adapter", action="append", metavar="NAME|MODULE:OBJECT", help="adapter to show (repeat)")
+    listing.add_argument("--adapters", action="append", metavar="A,B", help="comma-separated adapter names")
+    listing.add_argument(
+        "--scenarios-dir",
+        action="append",
+        metavar="DIR",
+        help="your scenarios, added to the bundled ones (same id: yours wins; repeatable)",
+    )
+    listing.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: %(default)s)"
+    )
     _add_limit_option(listing)
     listing.set_defaults(handler=_list)
 
@@ -225,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--adapter", action="append", metavar="NAME|MODULE:OBJECT", help="adapter to certify (repeat)")
-    parser.add_argument("--adapters", metavar="A,B", help="comma-separated adapter names")
+    parser.add_argument("--adapters", action="append", metavar="A,B", help="comma-separated adapter names (repeatable)")
     parser.add_argument("--scenarios", action="append", metavar="PATH|GLOB", help="scenario files/folders or id glob")
     parser.add_argument(
         "--checks", metavar="FAMILIES", help="comma-separated, from translation,roundtrip,streaming,recovery"
@@ -367,9 +452,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = parser.prog
     try:
         try:
-            args = parser.parse_args(argv)
+            args, extras = parser.parse_known_args(argv)
         except SystemExit as exc:  # --help (0) and usage errors (2)
             return exc.code if isinstance(exc.code, int) else _USAGE_ERROR
+        if extras:
+            command = f"{parser.prog} {args.command}" if getattr(args, "command", None) else parser.prog
+            print(f"{command}: error: {_unrecognized(parser, args, extras)}", file=sys.stderr)
+            return _USAGE_ERROR
         handler = getattr(args, "handler", None)
         if handler is None:
             parser.print_usage(sys.stderr)
@@ -478,7 +567,7 @@ def _certify(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from conformance.cli.run import list_command
+    from conformance.cli.listing import list_command
 
     return list_command(args)
 

@@ -28,7 +28,8 @@ from typing import Any
 import yaml
 
 from conformance.adapters import BUILTIN, get_adapter
-from conformance.errors import ConformanceError
+from conformance.errors import ConformanceError, UsageError
+from conformance.scenarios.problems import closest
 from conformance.traffic.cassette_diff import Change, compare_cassettes
 
 __all__ = ["PairDrift", "drift_command"]
@@ -59,6 +60,7 @@ class PairDrift:
 
 def drift_command(args: argparse.Namespace) -> int:
     """The ``conformance drift`` command (arguments parsed by ``conformance.cli``)."""
+    from conformance.cli.run import check_scenarios_dirs
     from conformance.run.recording import cassette_path, record_pairs, select_scenarios
     from conformance.scenarios import bundled
     from conformance.scenarios.loader import load_with_user_dirs
@@ -71,11 +73,13 @@ def drift_command(args: argparse.Namespace) -> int:
     names = [n.strip() for value in (args.adapter or []) for n in value.split(",") if n.strip()]
     if not names:
         if not args.emulator:
-            return _usage("--adapter NAME is required with --base-url (the wire the provider speaks)")
+            return _usage("--adapters NAME is required with --base-url (the wire the provider speaks)")
         names = sorted(BUILTIN)
     unknown = [n for n in names if n not in BUILTIN]
     if unknown:
-        return _usage(f"unknown adapter {', '.join(unknown)} (known: {', '.join(sorted(BUILTIN))})")
+        hints = [f"{name}: {hint}" for name in unknown if (hint := closest(name, sorted(BUILTIN)))]
+        near = f" ({'; '.join(hints)})" if hints else ""
+        return _usage(f"unknown adapter {', '.join(unknown)}{near}; known: {', '.join(sorted(BUILTIN))}")
     api_key = None
     if args.api_key_env:
         api_key = os.environ.get(args.api_key_env)
@@ -84,12 +88,22 @@ def drift_command(args: argparse.Namespace) -> int:
     stored = Path(args.cassette_dir) if args.cassette_dir else bundled.cassettes_dir()
     if not stored.is_dir():
         return _usage(f"--cassette-dir {stored}: no such folder (the stored cassettes to compare with)")
-    loaded = load_with_user_dirs(())
+    try:  # a folder that is missing, a file, or holds a link leaving it: exit 2, naming it
+        check_scenarios_dirs(args.scenarios_dir or ())
+        loaded = load_with_user_dirs(args.scenarios_dir or ())
+    except UsageError as exc:
+        return _usage(str(exc))
     for problem in loaded.problems:
         print(problem, file=sys.stderr)
-    chosen = select_scenarios(loaded.scenarios, args.scenario)
+    pool = loaded.scenarios
+    if args.scenarios_dir and not args.scenario:  # as record: the user's scenarios, not every bundled one
+        pool = tuple(s for s in pool if not s.path.resolve().is_relative_to(bundled.scenarios_dir().resolve()))
+    chosen = select_scenarios(pool, args.scenario)
     if not chosen:
-        return _usage(f"no scenario matches {', '.join(args.scenario or ['(all)'])}")
+        ids = [s.id for s in pool]
+        hints = [f"{g}: {h}" for g in args.scenario or () if (h := closest(g, ids))]
+        near = f" ({'; '.join(hints)})" if hints else ""
+        return _usage(f"no scenario matches {', '.join(args.scenario or ['(all)'])}{near}")
     adapters = {name: get_adapter(name) for name in names}
     progress = sys.stderr if args.format == "text" else None
 

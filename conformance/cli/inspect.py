@@ -141,6 +141,16 @@ def inspect_paths(paths: Iterable[str | os.PathLike[str]]) -> InspectReport:
     paths = list(paths)
     if any(not os.fspath(p).strip() for p in paths):
         raise UsageError("an empty PATH: give cassette files or folders")
+    for path in paths:
+        try:
+            os.lstat(path)
+        except FileNotFoundError:
+            raise UsageError(
+                f"{_short(os.fspath(path))}: no such file or folder (check the PATH; `conformance record` writes "
+                "cassettes)"
+            ) from None
+        except (OSError, ValueError):  # said below, by the search, with the reason
+            pass
     try:
         files = list(iter_cassette_files(paths))
     except (OSError, ValueError) as exc:

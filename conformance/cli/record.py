@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from conformance.adapters import BUILTIN, get_adapter, native_adapters
 from conformance.errors import UsageError
 from conformance.run.recording import record_pairs, select_scenarios
+from conformance.scenarios.problems import closest
 from conformance.scenarios.values import Scenario
 
 if TYPE_CHECKING:
@@ -46,7 +47,9 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
     )
     unknown = [n for n in names if n not in BUILTIN]
     if unknown:
-        return _usage(f"unknown adapter {', '.join(unknown)} (known: {', '.join(sorted(BUILTIN))})")
+        hints = [f"{name}: {hint}" for name in unknown if (hint := closest(name, sorted(BUILTIN)))]
+        near = f" ({'; '.join(hints)})" if hints else ""
+        return _usage(f"unknown adapter {', '.join(unknown)}{near}; known: {', '.join(sorted(BUILTIN))}")
     if args.live and not args.base_url:
         return _usage("--live needs --base-url URL (and usually --api-key-env VAR)")
     if args.emulator and (args.base_url or args.api_key_env):
@@ -78,7 +81,10 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
                 f"conformance record: no scenario to record: {len(loaded.problems)} problem(s) above", file=sys.stderr
             )
             return 1
-        return _usage(f"no scenario matches {', '.join(args.scenario or ['(all)'])}")
+        ids = [s.id for s in pool]
+        hints = [f"{g}: {h}" for g in args.scenario or () if (h := closest(g, ids))]
+        near = f" ({'; '.join(hints)})" if hints else ""
+        return _usage(f"no scenario matches {', '.join(args.scenario or ['(all)'])}{near}")
     adapters = [get_adapter(n) for n in names]
     cassette_dir = Path(args.cassette_dir) if args.cassette_dir else bundled.cassettes_dir()
     if args.live:

@@ -1,4 +1,4 @@
-"""``conformance run`` and ``conformance list``: choose scenarios, adapters and checks; show progress,
+"""``conformance run``: choose scenarios, adapters and checks; show progress,
 the summary matrix, and write the reports.
 
 Selection: ``--adapter NAME|pkg.module:object`` (repeatable; a user's adapter object implements
@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from conformance.adapters import BUILTIN, get_adapter, native_adapters, prompt_adapters
 from conformance.cli._output import QuietOnBrokenPipe
 from conformance.errors import ConformanceError, UsageError
+from conformance.scenarios.problems import closest
 from conformance.verdicts import STATUS_ORDER, CaseResult, RunResult
 
 if TYPE_CHECKING:
@@ -63,7 +64,6 @@ __all__ = [
     "families_and_formats",
     "finish",
     "last_failed",
-    "list_command",
     "load_adapter",
     "matrix_text",
     "nothing_selected",
@@ -122,7 +122,11 @@ def load_adapter(spec: str) -> Adapter:
 
     if ":" not in spec:
         if spec not in BUILTIN:
-            raise UsageError(f"unknown adapter {spec!r}: use one of {', '.join(sorted(BUILTIN))} or pkg.module:object")
+            hint = closest(spec, sorted(BUILTIN))
+            raise UsageError(
+                f"unknown adapter {spec!r}{' (' + hint + ')' if hint else ''}; use one of "
+                f"{', '.join(sorted(BUILTIN))} or pkg.module:object"
+            )
         return get_adapter(spec)
     module_name, _, attribute = spec.partition(":")
     try:
@@ -228,7 +232,10 @@ def select_scenarios(specs: list[str], dirs: Sequence[str] = ()) -> tuple[list[S
     if globs:
         scenarios = [s for s in scenarios if any(fnmatch.fnmatchcase(s.id, g) or s.id == g for g in globs)]
         if not scenarios:
-            raise UsageError(f"no scenario id matches {', '.join(globs)} (see `conformance list`)")
+            ids = [s.id for s in loaded.scenarios]
+            hints = [f"{g}: {h}" for g in globs if (h := closest(g, ids))]
+            near = f" ({'; '.join(hints)})" if hints else ""
+            raise UsageError(f"no scenario id matches {', '.join(globs)}{near} (see `conformance list`)")
     return scenarios, [str(p) for p in loaded.problems]
 
 
@@ -261,7 +268,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     from conformance.run.runner import RunOptions, pair_modes, run_result, run_suite
 
     try:
-        names = [*(args.adapter or []), *split_list([args.adapters] if args.adapters else [])] or [
+        names = [*(args.adapter or []), *split_list(args.adapters)] or [
             *native_adapters(),
             *prompt_adapters(),
         ]
@@ -625,27 +632,6 @@ def _shown(value: Any) -> str:
         from conformance.reporting import cap_depth
 
         return repr(cap_depth(value))
-
-
-def list_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    from conformance.scenarios.loader import load_scenarios
-
-    loaded = load_scenarios([])
-    print(f"Scenarios ({len(loaded.scenarios)}):", file=out)
-    for scenario in loaded.scenarios:
-        requires = f"  [requires {', '.join(sorted(scenario.requires))}]" if scenario.requires else ""
-        print(f"  {scenario.id}: {scenario.behavior}{requires}", file=out)
-    print(f"\nAdapters ({len(BUILTIN)}):", file=out)
-    for name in sorted(BUILTIN):
-        adapter = get_adapter(name)
-        print(f"  {name} (wire {adapter.wire_format}): {', '.join(sorted(adapter.capabilities))}", file=out)
-    print("\nChecks:", file=out)
-    for family, ids in CHECK_IDS.items():
-        print(f"  {family}: {', '.join(ids)}", file=out)
-    for problem in loaded.problems:
-        print(problem, file=sys.stderr)
-    return 1 if loaded.problems else 0
 
 
 # -- baselines, --last-failed and rerun commands (docs/ci.md) ----------------------------------------------

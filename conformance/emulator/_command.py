@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -32,7 +33,7 @@ _PATHS = {
 def serve_command(
     port: int = 0,
     scenario: str | None = None,
-    scenarios_dir: str | None = None,
+    scenarios_dir: str | Sequence[str] | None = None,
     *,
     max_requests: int = DEFAULT_MAX_REQUESTS,
     max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
@@ -93,13 +94,20 @@ def serve_command(
     return 0
 
 
-def _load_script(scenario: str, scenarios_dir: str | None, err: TextIO) -> tuple[EmulatorScript | None, int]:
+def _load_script(
+    scenario: str, scenarios_dir: str | Sequence[str] | None, err: TextIO
+) -> tuple[EmulatorScript | None, int]:
     """The script of scenario ``scenario``, or None and the exit code after printing why not."""
     from conformance.errors import UsageError
-    from conformance.scenarios.loader import load_scenarios
+    from conformance.scenarios.loader import load_with_user_dirs
 
+    dirs = [scenarios_dir] if isinstance(scenarios_dir, str) else list(scenarios_dir or ())
+    missing = [d for d in dirs if not Path(d).is_dir()]
+    if missing:
+        print(f"conformance emulator: error: --scenarios-dir {missing[0]}: no such folder", file=err)
+        return None, _USAGE
     try:
-        result = load_scenarios([scenarios_dir] if scenarios_dir else [])
+        result = load_with_user_dirs(dirs)
     except UsageError as exc:
         print(f"conformance emulator: error: {exc}", file=err)
         return None, _USAGE
@@ -116,9 +124,9 @@ def _load_script(scenario: str, scenarios_dir: str | None, err: TextIO) -> tuple
     ids = [s.id for s in result.scenarios]
     near = difflib.get_close_matches(scenario, ids, n=3)
     hint = f"; did you mean {', '.join(near)}?" if near else ""
-    where = scenarios_dir or "the bundled scenarios"
+    where = " and ".join(["the bundled scenarios", *dirs])
     print(f"conformance emulator: error: no scenario {scenario!r} in {where}{hint}", file=err)
-    print("list the valid ids with `conformance validate --format json`", file=err)
+    print("list the valid ids with `conformance list`", file=err)
     return None, _USAGE
 
 

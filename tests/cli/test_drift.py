@@ -251,7 +251,7 @@ def test_a_pair_without_a_stored_cassette_is_missing(tmp_path: Path, capsys: pyt
     [
         (["--adapter", "openai_chat"], "either --base-url URL"),
         (["--emulator", "--base-url", "http://127.0.0.1:9"], "either --base-url URL"),
-        (["--base-url", "http://127.0.0.1:9"], "--adapter NAME is required"),
+        (["--base-url", "http://127.0.0.1:9"], "--adapters NAME is required"),
         (["--emulator", "--adapter", "nope"], "unknown adapter nope"),
         (["--emulator", "--api-key-env", "X"], "--api-key-env goes with --base-url"),
         (
@@ -260,6 +260,8 @@ def test_a_pair_without_a_stored_cassette_is_missing(tmp_path: Path, capsys: pyt
         ),
         (["--emulator", "--scenario", "no/such/*"], "no scenario matches"),
         (["--emulator", "--cassette-dir", "/nonexistent/d16"], "no such folder"),
+        (["--emulator", "--scenarios-dir", "/nonexistent/d16"], "/nonexistent/d16"),
+        (["--emulator", "--adapters", "openai_chta"], "did you mean"),
     ],
 )
 def test_usage_errors_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -338,16 +338,24 @@ def test_unreadable_files_are_reported_and_the_others_inspected(
     bad = tmp_path / "a_bad.yaml"
     bad.write_text("interactions: [\n", encoding="utf-8")
     good = cassette_file(tmp_path, GOOD, name="b_good.yaml")
-    missing = tmp_path / "missing.yaml"
-    code, out, _ = run_cli(capsys, "inspect", "--format", "json", str(tmp_path), str(missing))
+    code, out, _ = run_cli(capsys, "inspect", "--format", "json", str(tmp_path))
     assert code == 1
     data = json.loads(out)
-    assert [c["path"] for c in data["cassettes"]] == [str(bad), str(good), str(missing)]
-    first, second, third = data["cassettes"]
+    assert [c["path"] for c in data["cassettes"]] == [str(bad), str(good)]
+    first, second = data["cassettes"]
     assert first["interactions"] == [] and "line" in first["problems"][0]
     assert second["problems"] == [] and second["interactions"][0]["problems"] == []
-    assert "no such cassette file" in third["problems"][0]
-    assert data["summary"]["unreadable"] == 2
+    assert data["summary"]["unreadable"] == 1
+
+
+def test_a_missing_path_is_a_usage_error_naming_it(
+    tmp_path: Path, fake_adapter: Adapter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cassette_file(tmp_path, GOOD, name="b_good.yaml")
+    missing = tmp_path / "missing.yaml"
+    code, out, err = run_cli(capsys, "inspect", str(tmp_path), str(missing))
+    assert (code, out) == (2, "")
+    assert f"{missing}: no such file or folder" in err
 
 
 def test_malformed_interactions_are_reported(tmp_path: Path, fake_adapter: Adapter) -> None:

@@ -3,6 +3,8 @@ fast ``--help`` (no heavy module imported before a subcommand runs)."""
 
 from __future__ import annotations
 
+import argparse
+import fcntl
 import os
 import shutil
 import subprocess
@@ -99,7 +101,7 @@ def test_console_script() -> None:
 @pytest.mark.parametrize(
     ("argv", "target"),
     [
-        (["list"], "conformance.cli.run.list_command"),
+        (["list"], "conformance.cli.listing.list_command"),
         (["validate"], "conformance.cli.validate.validate_command"),
         (["inspect", "x.yaml"], "conformance.cli.inspect.inspect_paths"),
         (["record", "--emulator"], "conformance.cli.record.record_command_main"),
@@ -134,14 +136,19 @@ def test_a_silent_mcp_server_stop_still_says_one_line(
 
 def read_then_close(argv: list[str], *, lines: int) -> tuple[int, str]:
     """Run ``conformance ARGV`` with stdout a pipe whose reader reads ``lines`` lines and goes away
-    (``| head -N``); the exit code and stderr."""
+    (``| head -N``); the exit code and stderr. The pipe holds one page, so the reader is gone before
+    the output is all written, whatever the timing (a pipe holding all of it would let the command end
+    with 0, as ``seq 10 | head -1`` does)."""
+    reader, writer = os.pipe()
+    fcntl.fcntl(writer, fcntl.F_SETPIPE_SZ, 4096)
     process = subprocess.Popen(
-        [sys.executable, "-m", "conformance", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "conformance", *argv], stdout=writer, stderr=subprocess.PIPE, text=True
     )
-    assert process.stdout is not None and process.stderr is not None
-    for _ in range(lines):
-        assert process.stdout.readline()
-    process.stdout.close()
+    os.close(writer)
+    assert process.stderr is not None
+    with open(reader, encoding="utf-8", errors="replace") as stdout:
+        for _ in range(lines):
+            assert stdout.readline()
     with process.stderr:
         err = process.stderr.read()
     return process.wait(timeout=120), err
@@ -162,7 +169,7 @@ def test_main_turns_a_broken_pipe_into_141_with_stdout_quieted(monkeypatch: pyte
     def broken(args: object) -> int:
         raise BrokenPipeError
 
-    monkeypatch.setattr("conformance.cli.run.list_command", broken)
+    monkeypatch.setattr("conformance.cli.listing.list_command", broken)
     monkeypatch.setattr("conformance.cli._output.quiet_stdout", lambda: quieted.append(True))  # not pytest's own fd 1
     assert main(["list"]) == 141
     assert quieted == [True]
@@ -263,3 +270,75 @@ def test_run_with_hostile_cassettes_errors_only_their_cases_and_writes_every_rep
             assert limit in json.dumps(case) and f"{scenario.split('/')[1]}.yaml" in json.dumps(case)
     others = [c for (s, _), c in by_case.items() if s not in expected]
     assert others and all(c["status"] == "pass" for c in others)
+
+
+# -- one command-line vocabulary and "did you mean" (issue 17) -------------------------------------------------
+
+
+def _flags(command: str) -> set[str]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    return {flag for action in sub._actions for flag in action.option_strings}
+
+
+@pytest.mark.parametrize(
+    ("flag", "commands"),
+    [
+        ("--scenarios", ("run", "certify", "record", "emulator", "list", "drift")),
+        ("--scenarios-dir", ("run", "certify", "record", "emulator", "list", "drift")),
+        ("--cassette-dir", ("run", "certify", "record", "selftest", "drift")),
+        ("--adapters", ("run", "record", "list", "drift")),
+        ("--format", ("run", "certify", "list", "inspect", "validate", "drift")),
+        ("--timeout", ("run", "certify", "record", "selftest", "drift")),
+    ],
+)
+def test_one_flag_name_means_one_thing_in_every_command(flag: str, commands: tuple[str, ...]) -> None:
+    missing = [command for command in commands if flag not in _flags(command)]
+    assert missing == [], f"{flag} is missing from {missing}"
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["run", "--scenaros", "basic/*"], "--scenaros: did you mean '--scenarios'?"),
+        (["certify", "--client", "x:y", "--wire", "openai_chat"], None),  # argparse takes the unique prefix
+        (["record", "--emulator", "--scenario-dir", "x"], "--scenario-dir: did you mean '--scenarios-dir'?"),
+        (["list", "--formt", "json"], "--formt: did you mean '--format'?"),
+        (["emulator", "--prot", "0"], "--prot: did you mean '--port'?"),
+        (["rn"], "did you mean 'run'?"),
+        (["selftst"], "did you mean 'selftest'?"),
+    ],
+)
+def test_a_misspelt_flag_or_command_is_exit_2_with_the_nearest_name(
+    argv: list[str], hint: str | None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if hint is None:  # an unambiguous prefix is argparse's abbreviation, not a misspelling: the command runs
+        monkeypatch.setattr("conformance.cli.certify.certify_command", lambda args: 0 if args.wires else 3)
+        assert main(argv) == 0
+        return
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert hint in err and "usage: conformance" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["inspect", "/nonexistent/c.yaml"],
+        ["validate", "/nonexistent/s.yaml"],
+        ["run", "--scenarios-dir", "/nonexistent"],
+        ["certify", "--client", "examples/clients/openai_driver.py:CLIENT", "--scenarios-dir", "/nonexistent"],
+        ["record", "--emulator", "--scenarios-dir", "/nonexistent"],
+        ["emulator", "--scenario", "basic/get_time", "--scenarios-dir", "/nonexistent"],
+        ["list", "--scenarios-dir", "/nonexistent"],
+        ["selftest", "--cassette-dir", "/nonexistent"],
+    ],
+)
+def test_a_missing_path_is_exit_2_naming_it_in_every_command(
+    argv: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = main([*argv, *(["--report-dir", str(tmp_path / "r")] if argv[0] in ("run", "certify") else [])])
+    out, err = capsys.readouterr()
+    assert code == 2, (out, err)
+    assert "/nonexistent" in err and "Traceback" not in err

@@ -1,0 +1,61 @@
+"""``conformance list``: the scenarios, adapters (with capabilities) and checks, as text or JSON.
+
+It takes the selection flags of ``run``: ``--scenarios PATH|GLOB``, ``--scenarios-dir DIR``
+(yours, added to the bundled ones), ``--adapters A,B`` / ``--adapter NAME``; ``--format json``
+prints one object (``{"scenarios": [...], "adapters": [...], "checks": {...}, "problems":
+[...]}``) for scripts. Scenario files with problems are listed on stderr (text) or under
+``problems`` (JSON) and make the exit code 1; a selection that names nothing is a usage error (2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from conformance.adapters import BUILTIN
+from conformance.errors import UsageError
+
+__all__ = ["list_command"]
+
+
+def list_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Print what ``run`` would choose from; the exit code (0, 1 for scenario problems, 2 usage)."""
+    from conformance.cli.run import CHECK_IDS, load_adapter, select_scenarios, split_list
+
+    out = out or sys.stdout
+    try:
+        scenarios, problems = select_scenarios(getattr(args, "scenarios", None) or [], args.scenarios_dir or ())
+        names = [*(args.adapter or []), *split_list(args.adapters)] or sorted(BUILTIN)
+        adapters = [load_adapter(name) for name in names]
+    except UsageError as exc:
+        print(f"conformance list: error: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        document: dict[str, Any] = {
+            "scenarios": [
+                {"id": s.id, "behavior": s.behavior, "requires": sorted(s.requires), "path": str(s.path)}
+                for s in scenarios
+            ],
+            "adapters": [
+                {"name": a.name, "wire": a.wire_format, "capabilities": sorted(a.capabilities)} for a in adapters
+            ],
+            "checks": {family: list(ids) for family, ids in CHECK_IDS.items()},
+            "problems": problems,
+        }
+        print(json.dumps(document, indent=2, ensure_ascii=False), file=out)
+        return 1 if problems else 0
+    print(f"Scenarios ({len(scenarios)}):", file=out)
+    for scenario in scenarios:
+        requires = f"  [requires {', '.join(sorted(scenario.requires))}]" if scenario.requires else ""
+        print(f"  {scenario.id}: {scenario.behavior}{requires}", file=out)
+    print(f"\nAdapters ({len(adapters)}):", file=out)
+    for adapter in adapters:
+        print(f"  {adapter.name} (wire {adapter.wire_format}): {', '.join(sorted(adapter.capabilities))}", file=out)
+    print("\nChecks:", file=out)
+    for family, ids in CHECK_IDS.items():
+        print(f"  {family}: {', '.join(ids)}", file=out)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
