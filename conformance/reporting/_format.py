@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
-from conformance.reporting._data import CaseData, FindingData, cap_depth
+from conformance.reporting._data import CaseData, FindingData, Tally, cap_depth
+from conformance.verdicts import STATUS_ORDER
 
 __all__ = [
+    "FAILING_STATUSES",
     "MODE_LABELS",
+    "Outcome",
     "case_findings_text",
     "compact_json",
     "failing_checks",
@@ -20,9 +24,41 @@ __all__ = [
     "pretty_body",
     "pretty_json",
     "printable",
+    "run_outcome",
 ]
 
 MODE_LABELS = {"non_stream": "non-stream", "stream": "stream"}
+
+FAILING_STATUSES = frozenset({"fail", "error", "stale"})
+"""The case statuses that make a run fail (exit 1); ``unsupported`` and ``xfail`` do not."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a run (or one adapter's cases) came to, in words: ``passed``, ``failed`` or ``incomplete``,
+    and its counts, the failing ones first (``110 fail, 2 error, 1,168 pass``)."""
+
+    word: str
+    counts: str
+
+
+def run_outcome(tally: Tally, *, problems: int = 0, incomplete: bool = False) -> Outcome:
+    """The headline of ``tally``: ``failed`` when a case failed, errored or is stale or a scenario file had
+    problems (the run exits 1); ``incomplete`` when the run was interrupted; else ``passed``, even when
+    some cases are unsupported or xfail (the exit code is 0 then too)."""
+    statuses = tally["statuses"]
+    order = [s for s in reversed(STATUS_ORDER) if s in FAILING_STATUSES] + [
+        s for s in STATUS_ORDER if s not in FAILING_STATUSES
+    ]
+    parts = [f"{statuses[s]:,} {s}" for s in order if statuses.get(s)]
+    if problems:
+        parts.insert(0, f"{problems:,} scenario problem{'s' if problems != 1 else ''}")
+    counts = ", ".join(parts) or "no cases"
+    if incomplete:
+        return Outcome("incomplete", counts)
+    failed = problems > 0 or any(statuses.get(s) for s in FAILING_STATUSES)
+    return Outcome("failed" if failed else "passed", counts)
+
 
 # XML 1.0 forbids these; HTML treats them as parse errors. A traceback with ANSI colours has \x1b.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")

@@ -1,12 +1,20 @@
 """The HTML report (pure): one self-contained file, readable offline.
 
 Inline CSS only, no script, no external asset; a Content-Security-Policy ``default-src 'none'``
-makes the browser refuse any fetch. The scenario x adapter matrix has one coloured cell per mode,
-each linking to its case. Every case has a ``<details>``: the ones that did not pass list their
-checks, the findings diff table, the traceback and the wire exchanges; passing ones are grouped in
-one ``<details>``. The anchor sits inside the ``<details>`` so that following a link opens it
-(browsers expand a closed ``<details>`` that holds the fragment's target). Every text from the run
-goes through ``html.escape``; the header carries the suite version and no date.
+makes the browser refuse any fetch. The page opens with the run's outcome in words (``passed``
+when no case failed, errored or is stale: unsupported and xfail cases do not fail a run, as the
+exit code says) and one summary row per adapter; then the filters, the scenario x adapter matrix
+(one coloured cell per mode, each linking to its case) in a box whose header row and scenario
+column stay in view while it scrolls, and the cases. Filtering by verdict and by adapter is pure
+CSS (radio buttons and checkboxes read by ``:has()`` rules), so the policy stays ``default-src
+'none'`` with no script at all; a browser without ``:has()`` shows everything. Every case that did
+not pass has a ``<details>`` whose closed summary line already shows its first finding; open, it
+shows each finding with the expected value (what the scenario or recording says) and the actual
+one (what the adapter produced) side by side, then its checks, the traceback and the wire exchanges.
+Passing cases are one list in one ``<details>``. The anchor sits inside the ``<details>`` so that
+following a link opens it (browsers expand a closed ``<details>`` that holds the fragment's
+target). Every text from the run goes through ``html.escape``; the header carries the suite
+version and no date.
 """
 
 from __future__ import annotations
@@ -17,18 +25,29 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.reporting._data import MAX_DEPTH, CaseData, CheckData, ModeCell, Report, ScenarioData, as_report
+from conformance.reporting._data import (
+    MAX_DEPTH,
+    CaseData,
+    CheckData,
+    FindingData,
+    ModeCell,
+    Report,
+    ScenarioData,
+    as_report,
+)
 from conformance.reporting._format import (
+    FAILING_STATUSES,
     MODE_LABELS,
     compact_json,
     parse_json_text,
     pretty_body,
     pretty_json,
     printable,
+    run_outcome,
 )
 from conformance.verdicts import STATUS_ORDER, RunResult
 
-__all__ = ["STATUS_COLOURS", "render_html"]
+__all__ = ["OUTCOME_COLOURS", "STATUS_COLOURS", "render_html"]
 
 STATUS_COLOURS: dict[str, tuple[str, str]] = {
     "pass": ("#aceebb", "#0f4d24"),
@@ -40,17 +59,27 @@ STATUS_COLOURS: dict[str, tuple[str, str]] = {
 }
 """Status -> (background, text) of a verdict cell; every pair has a contrast ratio of 4.5 or more."""
 
+OUTCOME_COLOURS: dict[str, tuple[str, str]] = {
+    "passed": ("#1a7f37", "#ffffff"),
+    "failed": ("#cf222e", "#ffffff"),
+    "incomplete": ("#82071e", "#ffffff"),
+}
+"""Outcome of a run or an adapter (``run_outcome``) -> (background, text) of its headline."""
+
+SHORT_LABELS = {"unsupported": "unsup."}
+"""A matrix cell's text when the status is too long for the cell (its title has the whole word)."""
+
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-_SCENARIO_PX, _MODE_PX = 264, 96  # matrix column widths (the CSS says the same)
 _LONG_VALUE = 60  # a value longer than this as one line of JSON is shown indented
+_WHY_CHARS = 240  # a closed case's reason line is cut here (the case body has the whole text)
 
 _CSS = """
 :root { color-scheme: light; --line: #d0d7de; --muted: #57606a; --soft: #f6f8fa; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
-       color: #1f2328; margin: 0; padding: 20px 28px 40px; background: #fff; }
-h1 { font-size: 22px; margin: 0 0 4px; }
-h2 { font-size: 17px; margin: 28px 0 10px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
+       color: #1f2328; margin: 0; padding: 16px 24px 40px; background: #fff; }
+h1 { font-size: 22px; margin: 0 0 8px; }
+h2 { font-size: 17px; margin: 24px 0 10px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 14px; margin: 14px 0 6px; }
 code, pre, .mono { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace;
                    font-size: 12.5px; }
@@ -63,43 +92,74 @@ table { border-collapse: collapse; }
 th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
 thead th { background: var(--soft); font-weight: 600; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
+.zero { color: #afb8c1; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-weight: 600; font-size: 12px; }
+.headline { display: flex; align-items: baseline; gap: 12px; flex-wrap: wrap; margin: 4px 0 6px; }
+.headline .outcome { font-size: 20px; font-weight: 700; padding: 2px 14px; border-radius: 6px;
+                     text-transform: uppercase; letter-spacing: .04em; }
+.headline .counts { font-size: 15px; }
 .chips { display: flex; flex-wrap: wrap; gap: 8px; margin: 10px 0 4px; }
 .chip { display: inline-flex; align-items: center; gap: 8px; border: 1px solid var(--line); border-radius: 6px;
         padding: 4px 10px 4px 4px; }
 .chip b { font-size: 16px; font-variant-numeric: tabular-nums; }
-table.matrix { table-layout: fixed; }
-table.matrix th, table.matrix td { padding: 0; }
-table.matrix col.scenario { width: 264px; }
-table.matrix col.mode { width: 96px; }
-table.matrix thead th { padding: 5px 10px; text-align: center; white-space: nowrap;
-                        position: sticky; top: 0; z-index: 1; }
-table.matrix thead tr.modes th { top: 31px; }
-table.matrix thead th.corner { text-align: left; vertical-align: bottom; }
-table.matrix thead tr.modes th { font-weight: 500; color: var(--muted); font-size: 12px; padding: 2px 8px; }
-table.matrix th.adapter { border-left: 2px solid #8c959f; }
-table.matrix th.scenario { padding: 6px 10px; background: #fff; font-weight: normal; overflow-wrap: anywhere; }
-table.matrix th.scenario .id { font-weight: 600; }
-table.matrix th.scenario .behavior { color: var(--muted); font-size: 12px; overflow: hidden;
+table.adapters td.outcome { text-align: center; }
+table.adapters .bar { display: flex; width: 220px; height: 12px; border-radius: 3px; overflow: hidden;
+                      background: var(--soft); margin-top: 4px; }
+table.adapters .bar span { display: block; height: 100%; }
+.filters { position: sticky; top: 0; z-index: 5; background: #fff; border-bottom: 1px solid var(--line);
+           padding: 6px 0; margin: 16px 0 0; display: flex; flex-direction: column; gap: 4px; }
+.filters .group { display: flex; flex-wrap: wrap; align-items: center; gap: 4px 6px; }
+.filters .group > b { min-width: 64px; color: var(--muted); font-weight: 600; }
+.filters input { position: absolute; opacity: 0; width: 1px; height: 1px; margin: 0; }
+.filters label { border: 1px solid var(--line); border-radius: 14px; padding: 1px 10px; cursor: pointer;
+                 user-select: none; font-size: 13px; background: #fff; }
+.filters input:checked + label { background: #0969da; border-color: #0969da; color: #fff; }
+.filters input:focus-visible + label { outline: 3px solid #0969da; outline-offset: 1px; }
+.filters .hint { color: var(--muted); font-size: 12px; }
+.matrix-box { overflow: auto; max-height: calc(100vh - 110px); border: 1px solid var(--line); border-radius: 6px;
+              max-width: 100%; width: max-content; }
+table.matrix { border-collapse: separate; border-spacing: 0; }
+table.matrix th, table.matrix td { padding: 0; border: 0; border-right: 1px solid var(--line);
+                                   border-bottom: 1px solid var(--line); }
+table.matrix thead { position: sticky; top: 0; z-index: 3; }
+table.matrix thead th { padding: 4px 6px; text-align: center; white-space: nowrap; background: var(--soft); }
+table.matrix thead th.corner { text-align: left; vertical-align: bottom; position: sticky; left: 0; z-index: 4; }
+table.matrix thead th.adapter { white-space: normal; overflow-wrap: break-word; font-size: 13px; }
+table.matrix thead tr.modes th { font-weight: 500; color: var(--muted); font-size: 11px; padding: 1px 4px; }
+table.matrix .first { border-left: 2px solid #8c959f; }
+table.matrix th.scenario { position: sticky; left: 0; z-index: 2; width: 232px; min-width: 232px; max-width: 232px;
+                           padding: 4px 8px; background: #fff; font-weight: normal; overflow-wrap: anywhere;
+                           box-shadow: 1px 0 0 var(--line); }
+table.matrix th.scenario .id { font-weight: 600; font-size: 12px; }
+table.matrix th.scenario .behavior { color: var(--muted); font-size: 11.5px; overflow: hidden; line-height: 1.3;
                                      display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; }
-table.matrix td { height: 44px; text-align: center; vertical-align: middle; font-size: 12px; }
-table.matrix td.first { border-left: 2px solid #8c959f; }
-table.matrix td a { display: flex; align-items: center; justify-content: center; height: 100%; min-height: 44px;
-                    padding: 4px 2px; color: inherit; text-decoration: none; font-weight: 600; }
+table.matrix td { width: 60px; min-width: 60px; max-width: 60px; height: 40px; text-align: center;
+                  vertical-align: middle; font-size: 12px; }
+table.matrix td a { display: flex; align-items: center; justify-content: center; height: 100%; min-height: 40px;
+                    padding: 2px; color: inherit; text-decoration: none; font-weight: 600; }
 table.matrix td a:hover, table.matrix td a:focus { outline: 3px solid #0969da; outline-offset: -3px; }
 table.matrix td.none { background: repeating-linear-gradient(45deg, #fff, #fff 5px, var(--soft) 5px, var(--soft) 10px);
                        color: #8c959f; }
-details.case { border: 1px solid var(--line); border-radius: 6px; margin: 8px 0; }
-details.case > summary { cursor: pointer; padding: 7px 10px; list-style-position: inside; }
+details.case { border: 1px solid var(--line); border-radius: 6px; margin: 6px 0; }
+details.case > summary { cursor: pointer; padding: 6px 10px; list-style-position: inside; }
 details.case > summary .mono { font-weight: 600; margin: 0 6px; }
-details.case > summary .why { color: var(--muted); }
+details.case > summary .why { display: block; color: #3d444d; margin: 2px 0 0 22px; white-space: nowrap;
+                              overflow: hidden; text-overflow: ellipsis; font-size: 13px; }
+details.case > summary .why code { font-size: 12px; color: var(--muted); }
 details.case[open] > summary { border-bottom: 1px solid var(--line); background: var(--soft); }
-.case-body { padding: 6px 12px 12px; scroll-margin-top: 48px; }
+details.case[open] > summary .why { white-space: normal; }
+.case-body { padding: 6px 12px 12px; scroll-margin-top: 96px; }
 .case-body table { margin: 4px 0 8px; }
+p.rerun code { background: var(--soft); padding: 1px 6px; border-radius: 4px; user-select: all; }
+.finding { border-left: 3px solid #cf222e; padding: 2px 0 2px 10px; margin: 8px 0 12px; }
+.finding > p { margin: 0 0 4px; }
+.sides { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 10px; }
+.sides h4 { margin: 0; font-size: 12px; font-weight: 600; }
+.sides h4 span { font-weight: normal; color: var(--muted); }
 details.exchange { margin: 6px 0; }
 details.exchange > summary { cursor: pointer; }
 ul.passing { columns: 2; margin: 6px 0; padding: 6px 12px 10px 28px; }
-ul.passing li { scroll-margin-top: 48px; }
+ul.passing li { scroll-margin-top: 96px; }
 :target { background: #fff8c5; }
 dl.prov { display: grid; grid-template-columns: max-content 1fr; gap: 0 12px; margin: 0; }
 dl.prov dt { color: var(--muted); }
@@ -110,11 +170,13 @@ footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
 """
 
 
-def render_html(report: RunResult | Report | Mapping[str, Any]) -> str:
-    """The report as one self-contained HTML page (``report.html``)."""
+def render_html(report: RunResult | Report | Mapping[str, Any], *, reruns: Mapping[str, str] | None = None) -> str:
+    """The report as one self-contained HTML page (``report.html``); ``reruns``: ``adapter::scenario::mode``
+    -> the shell command that reruns that case alone, shown in a case that failed, errored or is stale."""
     data = as_report(report)
     anchors = _anchors([case["id"] for case in data["cases"]])
     scenarios = {s["id"]: s for s in data["scenarios"]}
+    adapters = _adapter_index(data)
     title = f"Conformance report: {data['suite_version']}"
     parts = [
         "<!DOCTYPE html>",
@@ -124,14 +186,16 @@ def render_html(report: RunResult | Report | Mapping[str, Any]) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{_e(title)}</title>",
-        f"<style>{_CSS}{_status_css()}</style>",
+        f"<style>{_CSS}{_status_css()}{_filter_css(data, adapters)}</style>",
         "</head>",
         "<body>",
         _header(data),
-        _matrix(data, anchors, scenarios),
-        _tallies(data),
+        _adapters(data),
         _problems(data),
-        _cases(data, anchors, scenarios),
+        _filters(data, adapters),
+        _matrix(data, anchors, scenarios, adapters),
+        _cases(data, anchors, scenarios, adapters, reruns or {}),
+        _tallies(data),
         _provenance(data, anchors),
         _commands(data),
         f"<footer>Generated by conformance {_e(data['suite_version'])} (report format "
@@ -152,11 +216,44 @@ def _e(value: object) -> str:
 
 def _status_css() -> str:
     rules = [f".st-{status} {{ background: {bg}; color: {fg}; }}" for status, (bg, fg) in STATUS_COLOURS.items()]
+    rules += [f".oc-{word} {{ background: {bg}; color: {fg}; }}" for word, (bg, fg) in OUTCOME_COLOURS.items()]
+    return "\n".join(rules) + "\n"
+
+
+def _present(data: Report) -> list[str]:
+    """The statuses some case of the run has, best first."""
+    return [s for s in STATUS_ORDER if data["summary"]["statuses"].get(s)]
+
+
+def _adapter_index(data: Report) -> dict[str, int]:
+    """Adapter name -> its number in the ``ad-N`` classes and ``adapter-N`` filter ids (names may hold
+    any character, so they never go into a class or an id)."""
+    names = [a["name"] for a in data["adapters"]] + [c["adapter"] for c in data["cases"]]
+    return {name: i for i, name in enumerate(dict.fromkeys(names))}
+
+
+def _filter_css(data: Report, adapters: dict[str, int]) -> str:
+    """The filters as CSS: a checked verdict radio hides the cases and matrix rows without that verdict
+    (and dims the other cells); an unchecked adapter box hides that adapter's columns and cases."""
+    items = ":is(details.case, li.case)"
+    rules = []
+    for status in _present(data):
+        on = f"body:has(#show-{status}:checked)"
+        rules.append(f"{on} {items}:not(.is-{status}), {on} tr.row:not(.h-{status}) {{ display: none; }}")
+        rules.append(f"{on} table.matrix td:not(.st-{status}) {{ opacity: .3; }}")
+    on = "body:has(#show-problems:checked)"
+    rules.append(f"{on} {items}.is-pass, {on} tr.row.clean {{ display: none; }}")
+    rules.extend(f"body:has(#adapter-{i}:not(:checked)) .ad-{i} {{ display: none; }}" for i in adapters.values())
     return "\n".join(rules) + "\n"
 
 
 def _badge(status: str) -> str:
     return f'<span class="badge st-{_e(status)}">{_e(status)}</span>'
+
+
+def _n(count: int) -> str:
+    """A count in a table cell: zero greyed out so the other numbers stand out."""
+    return f'<td class="num{" zero" if count == 0 else ""}">{count:,}</td>'
 
 
 def _anchors(case_ids: list[str]) -> dict[str, str]:
@@ -181,51 +278,132 @@ def _value(value: Any) -> str:
     return f"<pre>{_e(text)}</pre>"
 
 
+def _breakable(name: str) -> str:
+    """An escaped name that may wrap after ``_``, ``~``, ``/`` or ``.`` (a long adapter name in a narrow header)."""
+    return re.sub(r"([_~/.])", r"\1<wbr>", _e(name))
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 # -- sections ----------------------------------------------------------------------------------------------
 
 
 def _header(data: Report) -> str:
     summary = data["summary"]
+    incomplete = data.get("incomplete")
+    outcome = run_outcome(
+        {"total": summary["cases"], "statuses": summary["statuses"]},
+        problems=summary["problems"],
+        incomplete=bool(incomplete),
+    )
     chips = "".join(
         f'<span class="chip">{_badge(status)}<b>{summary["statuses"][status]}</b></span>' for status in STATUS_ORDER
     )
-    incomplete = data.get("incomplete")
     banner = f'<p class="incomplete" role="alert"><b>Incomplete report</b>: {_e(incomplete)}</p>' if incomplete else ""
+    notes = []
+    if summary["statuses"].get("unsupported"):
+        notes.append("<b>unsupported</b>: the scenario needs a capability the adapter does not declare")
+    if summary["statuses"].get("xfail"):
+        notes.append("<b>xfail</b>: a known gap the adapter declares")
+    note = f'<p class="meta">{"; ".join(notes)}. Neither fails a run.</p>' if notes and outcome.word == "passed" else ""
     return (
         "<header>"
         "<h1>Conformance report</h1>"
         f"{banner}"
-        f'<p class="meta">suite <b class="mono">{_e(data["suite_version"])}</b> · verdict {_badge(summary["verdict"])}'
-        f" · <b>{summary['cases']}</b> cases · <b>{len(data['adapters'])}</b> adapters"
-        f" · <b>{len(data['scenarios'])}</b> scenarios · {summary['duration']:.2f} s</p>"
+        f'<div class="headline" id="outcome"><span class="outcome oc-{outcome.word}">{outcome.word}</span>'
+        f'<span class="counts">{_e(outcome.counts)}</span></div>'
+        f"{note}"
+        f'<p class="meta">suite <b class="mono">{_e(data["suite_version"])}</b>'
+        f" · <b>{summary['cases']:,}</b> cases · <b>{len(data['adapters'])}</b> adapters"
+        f" · <b>{len(data['scenarios'])}</b> scenarios · worst case status {_badge(summary['verdict'])}"
+        f" · {summary['duration']:.2f} s of case time</p>"
         f'<div class="chips" id="summary">{chips}</div>'
         "</header>"
     )
 
 
-def _mode_td(cell: ModeCell | None, mode: str, first: bool, anchors: dict[str, str]) -> str:
-    edge = " first" if first else ""
-    label = MODE_LABELS.get(mode, mode)
-    if cell is None:
-        return f'<td class="none{edge}" title="{_e(label)}: not run">—</td>'
-    status = cell["status"]
+def _adapters(data: Report) -> str:
+    """One row per adapter, first thing after the headline: its outcome, its counts and a bar of them."""
+    tallies = data["summary"]["by_adapter"]
+    if not tallies:
+        return ""
+    wires = {a["name"]: a["wire_format"] for a in data["adapters"]}
+    head = "".join(f"<th>{_badge(s)}</th>" for s in STATUS_ORDER)
+    rows = []
+    for name, tally in tallies.items():
+        outcome = run_outcome(tally)
+        total = tally["total"] or 1
+        bar = "".join(
+            f'<span class="st-{s}" style="width: {100 * tally["statuses"][s] / total:.2f}%" '
+            f'title="{tally["statuses"][s]:,} {s}"></span>'
+            for s in STATUS_ORDER
+            if tally["statuses"][s]
+        )
+        rows.append(
+            f'<tr><th class="mono">{_e(name)}</th><td class="mono">{_e(wires.get(name, ""))}</td>'
+            f'<td class="outcome"><span class="badge oc-{outcome.word}">{outcome.word}</span></td>'
+            f"{_n(tally['total'])}{''.join(_n(tally['statuses'][s]) for s in STATUS_ORDER)}"
+            f'<td><div class="bar">{bar}</div></td></tr>'
+        )
     return (
-        f'<td class="st-{_e(status)}{edge}" title="{_e(cell["case"])}: {_e(status)}">'
-        f'<a href="#{_e(anchors[cell["case"]])}">{_e(status)}</a></td>'
+        '<section id="adapters"><h2>By adapter</h2><table class="adapters"><thead><tr><th>adapter</th>'
+        f"<th>wire format</th><th>outcome</th><th>cases</th>{head}<th>share</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></section>"
     )
 
 
-def _matrix(data: Report, anchors: dict[str, str], scenarios: dict[str, ScenarioData]) -> str:
+def _filters(data: Report, adapters: dict[str, int]) -> str:
+    """Radio buttons (one verdict at a time) and a checkbox per adapter; ``_filter_css`` reads them."""
+    if not data["cases"]:
+        return ""
+    statuses = data["summary"]["statuses"]
+    not_passing = sum(n for s, n in statuses.items() if s != "pass")
+    options = [("all", f"all ({data['summary']['cases']:,})"), ("problems", f"not passing ({not_passing:,})")]
+    options += [(s, f"{s} ({statuses[s]:,})") for s in _present(data)]
+    verdicts = "".join(
+        f'<input type="radio" name="show" id="show-{key}"{" checked" if key == "all" else ""}>'
+        f'<label for="show-{key}">{_e(label)}</label>'
+        for key, label in options
+    )
+    boxes = "".join(
+        f'<input type="checkbox" id="adapter-{i}" checked><label for="adapter-{i}" class="mono">{_e(name)}</label>'
+        for name, i in adapters.items()
+    )
+    return (
+        '<nav class="filters" id="filters" aria-label="filters">'
+        f'<div class="group" id="verdict-filter"><b>Verdict</b>{verdicts}</div>'
+        f'<div class="group" id="adapter-filter"><b>Adapters</b>{boxes}'
+        '<span class="hint">(the matrix and the cases below follow these filters)</span></div>'
+        "</nav>"
+    )
+
+
+def _mode_td(cell: ModeCell | None, mode: str, classes: str, anchors: dict[str, str]) -> str:
+    label = MODE_LABELS.get(mode, mode)
+    if cell is None:
+        return f'<td class="none {classes}" title="{_e(label)}: not run">—</td>'
+    status = cell["status"]
+    return (
+        f'<td class="st-{_e(status)} {classes}" title="{_e(cell["case"])}: {_e(status)}">'
+        f'<a href="#{_e(anchors[cell["case"]])}">{_e(SHORT_LABELS.get(status, status))}</a></td>'
+    )
+
+
+def _matrix(data: Report, anchors: dict[str, str], scenarios: dict[str, ScenarioData], adapters: dict[str, int]) -> str:
     matrix = data["matrix"]
     if not matrix["rows"] or not matrix["adapters"]:
-        return '<section id="matrix"><h2>Matrix</h2><p>No cases were run.</p></section>'
+        return '<section id="matrix"><h2>Scenario × adapter</h2><p>No cases were run.</p></section>'
     modes = matrix["modes"]
-    columns = len(modes) * len(matrix["adapters"])
-    mode_cols = '<col class="mode">' * columns
-    top = "".join(f'<th class="adapter" colspan="{len(modes)}">{_e(a)}</th>' for a in matrix["adapters"])
+    top = "".join(
+        f'<th class="adapter first ad-{adapters[a]}" colspan="{len(modes)}">{_breakable(a)}</th>'
+        for a in matrix["adapters"]
+    )
     sub = "".join(
-        f'<th class="{"adapter" if i == 0 else ""}">{_e(MODE_LABELS.get(m, m))}</th>'
-        for _ in matrix["adapters"]
+        f'<th class="{"first " if i == 0 else ""}ad-{adapters[a]}">{_e(MODE_LABELS.get(m, m))}</th>'
+        for a in matrix["adapters"]
         for i, m in enumerate(modes)
     )
     rows = []
@@ -234,20 +412,22 @@ def _matrix(data: Report, anchors: dict[str, str], scenarios: dict[str, Scenario
         text = info["behavior"] if info else ""
         behavior = f'<span class="behavior" title="{_e(text)}">{_e(text)}</span>' if text else ""
         scenario_id = "/<wbr>".join(_e(part) for part in row["scenario"].split("/"))  # break long ids after a /
+        seen = {m["status"] for cell in row["cells"] for m in cell["modes"].values() if m is not None}
+        row_classes = ["row", *(f"h-{s}" for s in STATUS_ORDER if s in seen)] + (["clean"] if seen <= {"pass"} else [])
         cells = "".join(
-            _mode_td(cell["modes"].get(m), m, i == 0, anchors) for cell in row["cells"] for i, m in enumerate(modes)
+            _mode_td(cell["modes"].get(m), m, f"{'first ' if i == 0 else ''}ad-{adapters[cell['adapter']]}", anchors)
+            for cell in row["cells"]
+            for i, m in enumerate(modes)
         )
         rows.append(
-            f'<tr><th class="scenario" scope="row"><span class="id mono">{scenario_id}</span>{behavior}</th>'
-            f"{cells}</tr>"
+            f'<tr class="{" ".join(row_classes)}"><th class="scenario" scope="row">'
+            f'<span class="id mono">{scenario_id}</span>{behavior}</th>{cells}</tr>'
         )
     return (
-        '<section id="matrix"><h2>Scenario × adapter</h2>'
-        f'<table class="matrix" style="width: {_SCENARIO_PX + _MODE_PX * columns}px"><colgroup><col class="scenario">'
-        f"{mode_cols}"
-        "</colgroup><thead>"
+        '<section id="matrix"><h2>Scenario × adapter</h2><div class="matrix-box">'
+        '<table class="matrix"><thead>'
         f'<tr><th class="corner" rowspan="2">scenario</th>{top}</tr><tr class="modes">{sub}</tr>'
-        f"</thead><tbody>{''.join(rows)}</tbody></table></section>"
+        f"</thead><tbody>{''.join(rows)}</tbody></table></div></section>"
     )
 
 
@@ -256,8 +436,8 @@ def _tally_table(title: str, first: str, unit: str, tallies: Mapping[str, Any]) 
         return ""
     head = "".join(f"<th>{_badge(s)}</th>" for s in STATUS_ORDER)
     body = "".join(
-        f'<tr><th class="mono">{_e(name)}</th><td class="num">{tally["total"]}</td>'
-        + "".join(f'<td class="num">{tally["statuses"][s]}</td>' for s in STATUS_ORDER)
+        f'<tr><th class="mono">{_e(name)}</th>{_n(tally["total"])}'
+        + "".join(_n(tally["statuses"][s]) for s in STATUS_ORDER)
         + "</tr>"
         for name, tally in tallies.items()
     )
@@ -271,7 +451,6 @@ def _tallies(data: Report) -> str:
     summary = data["summary"]
     return (
         '<section id="counts"><h2>Counts</h2>'
-        + _tally_table("By adapter", "adapter", "cases", summary["by_adapter"])
         + _tally_table("By mode", "mode", "cases", {MODE_LABELS[m]: t for m, t in summary["by_mode"].items()})
         + _tally_table("By check family", "check family", "checks", summary["by_check_family"])
         + "</section>"
@@ -293,21 +472,44 @@ def _checks_table(checks: list[CheckData]) -> str:
     return f"<table><thead><tr><th>check</th><th>status</th><th>reason</th></tr></thead><tbody>{rows}</tbody></table>"
 
 
-def _findings_table(checks: list[CheckData]) -> str:
-    rows = []
-    for check in checks:
-        for f in check["findings"]:
-            turn = f' <span class="meta">(turn {_e(f["turn"])})</span>' if f["turn"] is not None else ""
-            rows.append(
-                f'<tr><td class="mono">{_e(f["check"])}</td><td class="mono">{_e(f["path"])}{turn}</td>'
-                f"<td>{_value(f['expected'])}</td><td>{_value(f['actual'])}</td><td>{_e(f['message'])}</td></tr>"
-            )
-    if not rows:
-        return ""
-    return (
-        "<h3>Findings</h3><table><thead><tr><th>check id</th><th>path</th><th>expected</th><th>actual</th>"
-        f"<th>message</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-    )
+def _where(finding: FindingData) -> str:
+    path = f" at <code>{_e(finding['path'])}</code>" if finding["path"] else ""
+    turn = f" (turn {_e(finding['turn'])})" if finding["turn"] is not None else ""
+    return f"{path}{turn}"
+
+
+def _findings(checks: list[CheckData]) -> str:
+    """Each finding: its check, place and message, then expected and actual side by side."""
+    blocks = [
+        f'<div class="finding"><p><code>{_e(f["check"])}</code>{_where(f)}: {_e(f["message"])}</p>'
+        '<div class="sides"><div class="expected"><h4>expected <span>(what the scenario or recording says)</span></h4>'
+        f"{_value(f['expected'])}</div>"
+        '<div class="actual"><h4>actual <span>(what the adapter produced)</span></h4>'
+        f"{_value(f['actual'])}</div></div></div>"
+        for check in checks
+        for f in check["findings"]
+    ]
+    return f"<h3>Findings</h3>{''.join(blocks)}" if blocks else ""
+
+
+def _why(case: CaseData) -> str:
+    """A closed case's reason line: its message, else the first finding of a check that gave the case its
+    status (check id, place, message; expected and actual when there is no message), with how many more."""
+    if case["message"]:
+        return _e(_cut(case["message"], _WHY_CHARS))
+    deciding = [c for c in case["checks"] if c["status"] == case["status"]]
+    findings = [f for c in deciding for f in c["findings"]]
+    if findings:
+        first = findings[0]
+        words = first["message"] or (
+            f"expected {compact_json(first['expected'])}, actual {compact_json(first['actual'])}"
+        )
+        more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+        return f"<code>{_e(first['check'])}</code>{_where(first)}: {_e(_cut(words, _WHY_CHARS))}{more}"
+    for check in deciding:
+        if check["message"]:
+            return f"<code>{_e(check['check'])}</code>: {_e(_cut(check['message'], _WHY_CHARS))}"
+    return ""
 
 
 _TARGET_KEYS = ("path", "url", "uri")
@@ -351,12 +553,10 @@ def _bodies(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def _case(case: CaseData, anchor: str, scenario: ScenarioData | None) -> str:
-    why = case["message"] or next((c["message"] for c in case["checks"] if c["status"] == case["status"]), "")
-    summary = (
-        f'<summary>{_badge(case["status"])}<span class="mono">{_e(case["id"])}</span>'
-        f'<span class="why">{_e(why)}</span></summary>'
-    )
+def _case(case: CaseData, anchor: str, scenario: ScenarioData | None, adapter: int, rerun: str | None) -> str:
+    why = _why(case)
+    reason = f'<span class="why">{why}</span>' if why else ""
+    summary = f'<summary>{_badge(case["status"])}<span class="mono">{_e(case["id"])}</span>{reason}</summary>'
     facts = [
         f'adapter <b class="mono">{_e(case["adapter"])}</b>',
         f'scenario <b class="mono">{_e(case["scenario"])}</b>',
@@ -371,35 +571,52 @@ def _case(case: CaseData, anchor: str, scenario: ScenarioData | None) -> str:
         body.append(f"<p>{_e(scenario['behavior'])}{source}</p>")
     if case["message"]:
         body.append(f"<pre>{_e(case['message'])}</pre>")
+    if rerun:
+        body.append(f'<p class="rerun">Rerun just this case: <code>{_e(rerun)}</code></p>')
+    body.append(_findings([c for c in case["checks"] if c["status"] != "pass"]))
     if case["checks"]:
         body.append(_checks_table(case["checks"]))
-    body.append(_findings_table([c for c in case["checks"] if c["status"] != "pass"]))
     if case["traceback"]:
         body.append(f"<h3>Traceback</h3><pre>{_e(case['traceback'])}</pre>")
     if case["exchanges"]:
         body.append("<h3>Wire exchanges</h3>")
         body.extend(_exchange(i, exchange) for i, exchange in enumerate(case["exchanges"], 1))
     body.append("</div>")
-    return f'<details class="case">{summary}{"".join(body)}</details>'
+    return f'<details class="case is-{_e(case["status"])} ad-{adapter}">{summary}{"".join(body)}</details>'
 
 
-def _cases(data: Report, anchors: dict[str, str], scenarios: dict[str, ScenarioData]) -> str:
+def _cases(
+    data: Report,
+    anchors: dict[str, str],
+    scenarios: dict[str, ScenarioData],
+    adapters: dict[str, int],
+    reruns: Mapping[str, str],
+) -> str:
     failing = [c for c in data["cases"] if c["status"] != "pass"]
     passing = [c for c in data["cases"] if c["status"] == "pass"]
     parts = ['<section id="cases"><h2>Cases</h2>']
     if not data["cases"]:
         parts.append("<p>No cases were run.</p>")
-    parts.extend(_case(c, anchors[c["id"]], scenarios.get(c["scenario"])) for c in failing)
+    parts.extend(
+        _case(
+            c,
+            anchors[c["id"]],
+            scenarios.get(c["scenario"]),
+            adapters[c["adapter"]],
+            reruns.get(f"{c['adapter']}::{c['scenario']}::{c['mode']}") if c["status"] in FAILING_STATUSES else None,
+        )
+        for c in failing
+    )
     if passing:
         items = "".join(
-            f'<li id="{_e(anchors[c["id"]])}"><span class="mono">{_e(c["id"])}</span> '
-            f'<span class="meta">({len(c["checks"])} checks: '
-            f"{_e(', '.join(ch['check'] for ch in c['checks']) or 'none')})</span></li>"
+            f'<li class="case is-pass ad-{adapters[c["adapter"]]}" id="{_e(anchors[c["id"]])}">'
+            f'<span class="mono">{_e(c["id"])}</span> <span class="meta">({len(c["checks"])} checks)</span></li>'
             for c in passing
         )
         parts.append(
-            f'<details class="case"><summary>{_badge("pass")}<span class="mono">{len(passing)} passing cases</span>'
-            f'</summary><ul class="passing">{items}</ul></details>'
+            f'<details class="case is-pass passes"><summary>{_badge("pass")}'
+            f'<span class="mono">{len(passing):,} passing cases</span></summary>'
+            f'<ul class="passing">{items}</ul></details>'
         )
     parts.append("</section>")
     return "".join(parts)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance.reporting._data import CaseData, ModeCell, Report, as_report
-from conformance.reporting._format import MODE_LABELS, compact_json, printable
+from conformance.reporting._format import MODE_LABELS, compact_json, printable, run_outcome
 from conformance.verdicts import STATUS_ORDER, RunResult
 
 __all__ = ["render_markdown"]
@@ -75,8 +75,15 @@ def _summary(data: Report, out: list[str]) -> None:
     out += ["# Conformance report", ""]
     if data.get("incomplete"):
         out += [f"> **Incomplete report**: {_text(str(data['incomplete']))}", ""]
+    outcome = run_outcome(
+        {"total": summary["cases"], "statuses": summary["statuses"]},
+        problems=summary["problems"],
+        incomplete=bool(data.get("incomplete")),
+    )
     out += [
-        f"Suite {_code(data['suite_version'])} · verdict {_status(summary['verdict'])} · "
+        f"**{outcome.word.upper()}**: {outcome.counts}",
+        "",
+        f"Suite {_code(data['suite_version'])} · worst case status {_status(summary['verdict'])} · "
         f"{summary['cases']} cases · {len(data['adapters'])} adapters · {len(data['scenarios'])} scenarios",
         "",
         "## Summary",

@@ -98,7 +98,8 @@ def write_each_report(
 
     Each file is replaced atomically: a reader sees the old report or the new one, never half of
     one. ``secrets`` are removed from every string (key-shaped strings always are). ``reruns``
-    (``adapter::scenario::mode`` -> command) go under the failing cases of the Markdown report.
+    (``adapter::scenario::mode`` -> command) go under the failing cases of the Markdown and HTML
+    reports.
     ``incomplete``: why the run stopped early; every format says the report is incomplete.
     """
     wanted = list(dict.fromkeys(formats))
@@ -117,7 +118,10 @@ def write_each_report(
         filename, render = FORMATS[name]
         path = directory / filename
         try:
-            text = render_markdown(report, reruns=reruns) if name == "md" else render(report)
+            if render is render_markdown or render is render_html:  # the two that show rerun commands
+                text = (render_markdown if render is render_markdown else render_html)(report, reruns=reruns)
+            else:
+                text = render(report)
             write_atomic(path, text.encode("utf-8", "backslashreplace"))  # a lone surrogate from a stream: escaped
         except Exception as exc:  # one format's failure never costs the others
             failed.append(ReportFailure(path, _reason(exc), exc))

@@ -198,3 +198,78 @@ def build_mixed_run() -> RunResult:
 
 def empty_run() -> RunResult:
     return RunResult(suite_version="0.1.0", adapters=(), scenarios=(), cases=())
+
+
+def large_run(scenarios: int = 125) -> RunResult:
+    """``scenarios`` x 8 adapters x 2 modes (2,000 cases by default), shaped like a real run with one buggy
+    adapter: every case has 14 checks; ``buggy``'s streamed cases fail with two findings and two wire
+    exchanges of a few KB each, and one scenario in ten is unsupported by ``small``."""
+    adapters = ("openai_chat", "openai_responses", "anthropic", "gemini", "ollama", "qwen", "hermes", "buggy")
+    checks = tuple(f"family{i % 4}.check_{i}" for i in range(14))
+    body = {"model": "m", "messages": [{"role": "user", "content": "word " * 400}], "tools": [{"name": "getTime"}]}
+    cases = []
+    for n in range(scenarios):
+        scenario = f"group{n % 9}/scenario_with_a_long_name_{n}"
+        for adapter in adapters:
+            for mode in ("non_stream", "stream"):
+                if adapter == "ollama" and n % 10 == 0:
+                    cases.append(
+                        CaseResult(
+                            adapter=adapter,
+                            scenario=scenario,
+                            mode=mode,  # type: ignore[arg-type]
+                            status="unsupported",
+                            message="requires parallel_tool_calls, which ollama does not declare",
+                        )
+                    )
+                    continue
+                verdicts = [CheckVerdict(check=c, status="pass") for c in checks]
+                exchanges: tuple[dict[str, object], ...] = ()
+                status = "pass"
+                if adapter == "buggy" and mode == "stream":
+                    status = "fail"
+                    findings = (
+                        Finding(
+                            check=checks[3],
+                            message="the call is missing",
+                            path="$.tool_calls",
+                            expected=["getTime"],
+                            actual=[],
+                        ),
+                        Finding(
+                            check=checks[3], message="text differs", path="$.text", expected="It is 12:00.", actual=""
+                        ),
+                    )
+                    verdicts[3] = CheckVerdict(check=checks[3], status="fail", findings=findings)
+                    exchanges = tuple(
+                        {
+                            "method": "POST",
+                            "url": "http://127.0.0.1/v1/chat/completions",
+                            "request": body,
+                            "status": 200,
+                            "stream": True,
+                            "response": "data: {}\n\n" * 60,
+                        }
+                        for _ in range(2)
+                    )
+                cases.append(
+                    CaseResult(
+                        adapter=adapter,
+                        scenario=scenario,
+                        mode=mode,  # type: ignore[arg-type]
+                        status=status,  # type: ignore[arg-type]
+                        checks=tuple(verdicts),
+                        duration=0.01,
+                        cassette=f"cassettes/{adapter}/{scenario}.yaml",
+                        exchanges=exchanges,
+                    )
+                )
+    return RunResult(
+        suite_version="0.1.0",
+        adapters=tuple(AdapterInfo(name=a, wire_format=a) for a in adapters),
+        scenarios=tuple(
+            ScenarioInfo(id=f"group{n % 9}/scenario_with_a_long_name_{n}", behavior="A behaviour " * 12, source="s")
+            for n in range(scenarios)
+        ),
+        cases=tuple(cases),
+    )

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from html.parser import HTMLParser
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
 
-from conformance.reporting import STATUS_COLOURS, build_report, render_html
+from conformance.reporting import STATUS_COLOURS, build_report, render_html, write_each_report
+from conformance.reporting._html import OUTCOME_COLOURS
 from conformance.verdicts import AdapterInfo, CaseResult, CheckVerdict, Finding, RunResult
+from tests.reporting import _runs
 from tests.reporting._runs import HOSTILE, KEY, SECRET
 
 VOID = {"meta", "col", "br", "img", "link", "input", "hr", "source", "wbr", "area", "base", "embed", "track"}
@@ -149,7 +156,7 @@ def test_matrix_has_adapters_with_both_modes_and_a_row_per_scenario(page: str) -
     assert scenarios == ["basic/get-time", "basic/parallel-calls", "errors/rate-limit"]
     assert [[text for _, text in row] for row in cell_rows(doc)] == [
         ["pass", "pass", "pass", "error", "pass", "—"],
-        ["fail", "pass", "xfail", "stale", "unsupported", "unsupported"],
+        ["fail", "pass", "xfail", "stale", "unsup.", "unsup."],  # the cell's title has the whole word
         ["pass", "—", "—", "—", "—", "—"],
     ]
     classes = [cls.split()[0] for row in cell_rows(doc) for cls, _ in row]
@@ -203,6 +210,11 @@ def test_verdict_colours_follow_the_legend_and_stay_readable(page: str) -> None:
         light, dark = sorted((luminance(bg), luminance(fg)), reverse=True)
         assert (light + 0.05) / (dark + 0.05) >= 4.5, status  # WCAG AA for normal text
         assert re.search(rf"\.st-{status} \{{ background: {bg}; color: {fg}; \}}", page)
+    for word, (bg, fg) in OUTCOME_COLOURS.items():  # the headline: green passed, red failed, dark red incomplete
+        light, dark = sorted((luminance(bg), luminance(fg)), reverse=True)
+        assert (light + 0.05) / (dark + 0.05) >= 4.5, word
+    assert rgb(OUTCOME_COLOURS["passed"][0])[1] > 2 * rgb(OUTCOME_COLOURS["passed"][0])[0]
+    assert rgb(OUTCOME_COLOURS["failed"][0])[0] > 2 * rgb(OUTCOME_COLOURS["failed"][0])[1]
 
 
 # -- the cases --------------------------------------------------------------------------------------------
@@ -229,29 +241,82 @@ def failing_details(doc: Node) -> Node:
     return next(d for d in doc.find_all("details", "case") if "parallel-calls/non_stream" in d.find("summary").text())
 
 
-def test_findings_table_shows_check_path_expected_actual_escaped(page: str) -> None:
+def test_findings_show_check_path_and_expected_beside_actual_escaped(page: str) -> None:
     doc, _ = parse(page)
     case = failing_details(doc)
-    tables = case.find_all("table")
-    findings = tables[1]
-    assert [th.text() for th in findings.find_all("th")] == ["check id", "path", "expected", "actual", "message"]
-    rows = [[td.text() for td in tr.find_all("td")] for tr in findings.find("tbody").find_all("tr")]
-    # the parser unescapes: what the reader sees is exactly the value as JSON
-    assert rows[0] == [
-        "translation.arguments",
-        "$.tool_calls[1].arguments.city (turn 0)",
-        json.dumps(HOSTILE, ensure_ascii=False),
-        '{"city": "\\"Paris\\"", "n": 1}',
-        f"arguments differ {HOSTILE}",
+    findings = case.find_all("div", "finding")
+    assert [f.find("p").text() for f in findings] == [
+        f"translation.arguments at $.tool_calls[1].arguments.city (turn 0): arguments differ {HOSTILE}",
+        "translation.arguments at $.tool_calls[2]: second call missing",
+        "roundtrip.request at $.id: id | pipe",
     ]
-    assert rows[1][2:4] == ['{"name": "getTime"}', "null"]
-    assert rows[2] == ["roundtrip.request", "$.id", '"a|b"', "2", "id | pipe"]
-    checks = [[td.text() for td in tr.find_all("td")] for tr in tables[0].find("tbody").find_all("tr")]
+    sides = [f.find("div", "sides") for f in findings]
+    # expected (the scenario's value) on the left, actual (the adapter's) on the right, in one grid
+    assert [[c.attrs["class"] for c in s.children if isinstance(c, Node)] for s in sides] == [
+        ["expected", "actual"]
+    ] * 3
+    # the parser unescapes: what the reader sees is exactly the value as JSON
+    first = sides[0]
+    assert first.find("div", "expected").find("pre").text() == json.dumps(HOSTILE, ensure_ascii=False)
+    assert first.find("div", "actual").find("pre").text() == '{"city": "\\"Paris\\"", "n": 1}'
+    assert [s.find("div", "expected").find("pre").text() for s in sides[1:]] == ['{"name": "getTime"}', '"a|b"']
+    assert [s.find("div", "actual").find("pre").text() for s in sides[1:]] == ["null", "2"]
+    checks = [[td.text() for td in tr.find_all("td")] for tr in case.find("table").find("tbody").find_all("tr")]
     assert checks == [
         ["translation.tool_names", "pass", ""],
         ["translation.arguments", "fail", ""],
         ["roundtrip.request", "fail", ""],
     ]
+
+
+def test_a_closed_case_shows_its_first_finding_or_its_message(page: str) -> None:
+    doc, _ = parse(page)
+    why = failing_details(doc).find("summary").find("span", "why").text()
+    assert (
+        why == f"translation.arguments at $.tool_calls[1].arguments.city (turn 0): arguments differ {HOSTILE} (+2 more)"
+    )
+    reasons = {
+        d.find("summary").find("span", "mono").text(): d.find("summary").find("span", "why").text()
+        for d in doc.find_all("details", "case")
+        if d.find_all("span", "why")
+    }
+    assert reasons["anthropic/basic/get-time/stream"] == "adapter raised KeyError: 'index'"
+
+
+def test_a_finding_without_a_message_shows_expected_and_actual_when_closed() -> None:
+    finding = Finding(check="roundtrip.calls", message="", path="$.tool_calls", expected=["getTime"], actual=[])
+    case = CaseResult(
+        adapter="a",
+        scenario="s",
+        mode="non_stream",
+        status="fail",
+        checks=(CheckVerdict(check="roundtrip.calls", status="fail", findings=(finding,)),),
+    )
+    doc, _ = parse(render_html(RunResult(suite_version="1", adapters=(), scenarios=(), cases=(case,))))
+    why = doc.find("details", "case").find("span", "why").text()
+    assert why == 'roundtrip.calls at $.tool_calls: expected ["getTime"], actual []'
+
+
+def test_a_rerun_command_is_shown_in_each_failing_case_only(mixed_run: RunResult) -> None:
+    reruns = {
+        f"{c.adapter}::{c.scenario}::{c.mode}": f"conformance run -k {c.adapter}-{c.mode}" for c in mixed_run.cases
+    }
+    doc, _ = parse(render_html(mixed_run, reruns=reruns))
+    shown = {
+        d.find("summary").find("span", "mono").text(): d.find("p", "rerun").find("code").text()
+        for d in doc.find_all("details", "case")
+        if d.find_all("p", "rerun")
+    }
+    failing = [c for c in mixed_run.cases if c.status in ("fail", "error", "stale")]
+    assert shown == {f"{c.adapter}/{c.scenario}/{c.mode}": f"conformance run -k {c.adapter}-{c.mode}" for c in failing}
+    assert render_html(mixed_run) == render_html(mixed_run, reruns={})
+
+
+def test_written_reports_carry_the_rerun_commands(mixed_run: RunResult, tmp_path: Path) -> None:
+    reruns = {"openai_chat::basic/parallel-calls::non_stream": "conformance run -k 'openai_chat::x'"}
+    write_each_report(mixed_run, tmp_path, ("md", "html"), reruns=reruns)
+    assert "conformance run -k &#x27;openai_chat::x&#x27;" in (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "conformance run -k 'openai_chat::x'" in (tmp_path / "report.md").read_text(encoding="utf-8")
 
 
 def test_hostile_text_is_escaped_everywhere(page: str) -> None:
@@ -318,12 +383,19 @@ def test_provenance_lists_cassettes_with_their_blocks(page: str) -> None:
     ]
 
 
-def test_counts_tables(page: str) -> None:
+def test_the_adapter_summary_comes_first_with_counts_and_outcome(page: str) -> None:
     doc, _ = parse(page)
-    section = next(s for s in doc.find_all("section") if s.attrs.get("id") == "counts")
-    by_adapter = section.find_all("table")[0]
-    rows = [[c.text() for c in tr.children if isinstance(c, Node)] for tr in by_adapter.find("tbody").find_all("tr")]
-    assert rows[1] == ["anthropic", "4", "1", "1", "0", "1", "0", "1"]
+    body = doc.find("body")
+    sections = [n.attrs.get("id") for n in body.children if isinstance(n, Node) and n.tag in ("section", "nav")]
+    assert sections[:3] == ["adapters", "filters", "matrix"]
+    table = doc.find("table", "adapters")
+    rows = [[c.text() for c in tr.children if isinstance(c, Node)] for tr in table.find("tbody").find_all("tr")]
+    # adapter, wire format, outcome, cases, pass, xfail, unsupported, stale, fail, error, share bar
+    assert [r[:10] for r in rows] == [
+        ["openai_chat", "openai-chat", "failed", "5", "4", "0", "0", "0", "1", "0"],
+        ["anthropic", "anthropic-messages", "failed", "4", "1", "1", "0", "1", "0", "1"],
+        ["gemini", "gemini", "passed", "3", "1", "0", "2", "0", "0", "0"],  # unsupported does not fail it
+    ]
     chips = doc.find("div", "chips")
     assert [c.text() for c in chips.find_all("span", "chip")] == [
         "pass6",
@@ -333,6 +405,58 @@ def test_counts_tables(page: str) -> None:
         "fail1",
         "error1",
     ]
+
+
+def outcome(run: RunResult, **kwargs: str) -> tuple[str, str]:
+    headline = parse(render_html(build_report(run, **kwargs)))[0].find("div", "headline")  # type: ignore[arg-type]
+    return headline.find("span", "outcome").text(), headline.find("span", "counts").text()
+
+
+def test_the_headline_says_passed_when_only_unsupported_and_xfail_cases_did_not_pass(mixed_run: RunResult) -> None:
+    kept = tuple(c for c in mixed_run.cases if c.status in ("pass", "unsupported", "xfail"))
+    assert outcome(dataclasses.replace(mixed_run, cases=kept)) == ("passed", "6 pass, 1 xfail, 2 unsupported")
+    assert outcome(mixed_run) == ("failed", "1 error, 1 fail, 1 stale, 6 pass, 1 xfail, 2 unsupported")
+    stale_only = tuple(c for c in mixed_run.cases if c.status in ("pass", "stale"))
+    assert outcome(dataclasses.replace(mixed_run, cases=stale_only))[0] == "failed"  # a stale gap fails a run
+    problem = dataclasses.replace(mixed_run, cases=kept, problems=("scenarios/x.yaml: bad",))
+    assert outcome(problem)[0] == "failed"
+    assert outcome(dataclasses.replace(mixed_run, cases=kept), incomplete="interrupted")[0] == "incomplete"
+
+
+def test_filters_name_each_present_verdict_and_every_adapter(page: str) -> None:
+    doc, _ = parse(page)
+    nav = doc.find("nav", "filters")
+    radios = [i for i in nav.find_all("input") if i.attrs["type"] == "radio"]
+    assert [r.attrs["id"] for r in radios] == [
+        "show-all",
+        "show-problems",
+        "show-pass",
+        "show-xfail",
+        "show-unsupported",
+        "show-stale",
+        "show-fail",
+        "show-error",
+    ]
+    assert "checked" in radios[0].attrs and all("checked" not in r.attrs for r in radios[1:])
+    labels = {lab.attrs["for"]: lab.text() for lab in nav.find_all("label")}
+    assert labels["show-problems"] == "not passing (6)" and labels["show-fail"] == "fail (1)"
+    boxes = [i for i in nav.find_all("input") if i.attrs["type"] == "checkbox"]
+    assert [labels[b.attrs["id"]] for b in boxes] == ["openai_chat", "anthropic", "gemini"]
+    # each matrix cell and case carries its adapter's number, the rows their verdicts
+    cells = doc.find("table", "matrix").find("tbody").find_all("tr")[1].find_all("td")
+    assert [c.attrs["class"].split()[-1] for c in cells] == ["ad-0", "ad-0", "ad-1", "ad-1", "ad-2", "ad-2"]
+    assert doc.find("table", "matrix").find("tbody").find_all("tr")[2].attrs["class"] == "row h-pass clean"
+    style = doc.find("style").text()
+    assert "body:has(#show-fail:checked) :is(details.case, li.case):not(.is-fail)" in style
+    assert "body:has(#adapter-2:not(:checked)) .ad-2 { display: none; }" in style
+
+
+def test_mode_counts_tables(page: str) -> None:
+    doc, _ = parse(page)
+    section = next(s for s in doc.find_all("section") if s.attrs.get("id") == "counts")
+    by_mode = section.find_all("table")[0]
+    rows = [[c.text() for c in tr.children if isinstance(c, Node)] for tr in by_mode.find("tbody").find_all("tr")]
+    assert rows == [["non-stream", "7", "4", "1", "1", "0", "1", "0"], ["stream", "5", "2", "0", "1", "1", "0", "1"]]
 
 
 def test_an_empty_run_says_so(empty_run: RunResult) -> None:
@@ -361,3 +485,121 @@ def test_the_runners_exchange_shape_is_shown_with_its_body_indented() -> None:
     assert request == '{\n  "model": "claude",\n  "tools": [\n    {\n      "name": "getTime"\n    }\n  ]\n}'
     assert json.loads(response)["error"]["message"] == "<bad>"
     assert response.startswith('{\n  "type": "error",')
+
+
+# -- in a real browser --------------------------------------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="headless Chromium is not installed (Debian: apt-get install -y chromium)"
+)
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "screenshot_report.py"
+
+
+def screenshot_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("screenshot_report", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    assert CHROMIUM is not None
+    with screenshot_script().Browser(CHROMIUM, size=(1400, 900)) as opened:
+        yield opened
+
+
+VISIBLE = "(sel) => [...document.querySelectorAll(sel)].filter((e) => e.getClientRects().length > 0)"
+
+
+def shown(browser: Any, selector: str, what: str = "e.id || e.className") -> list[str]:
+    """What the reader sees of the elements matching ``selector`` (those laid out: not display:none)."""
+    return list(browser.evaluate(f"({VISIBLE})({json.dumps(selector)}).map((e) => {what})"))
+
+
+def click(browser: Any, selector: str) -> None:
+    browser.evaluate(f"document.querySelector({json.dumps(selector)}).click()")
+
+
+@needs_chromium
+def test_in_chromium_the_headline_the_summary_and_the_filters(page: str, browser: Any, tmp_path: Path) -> None:
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
+    browser.console.clear()
+    browser.open(path.as_uri())
+    assert browser.evaluate("document.querySelector('#outcome .outcome').innerText") == "FAILED"
+    sections = browser.evaluate("[...document.body.children].map((e) => e.id || e.tagName)")
+    assert sections[:4] == ["HEADER", "adapters", "filters", "matrix"]
+    assert shown(browser, "table.adapters tbody th", "e.innerText") == ["openai_chat", "anthropic", "gemini"]
+    every_case = shown(browser, "details.case > summary > .mono, li.case > .mono", "e.innerText")
+    assert len(every_case) == 6 + 1 + 6  # six cases that did not pass, the pass group's title, six passing ones
+
+    click(browser, 'label[for="show-fail"]')
+    assert shown(browser, "details.case summary > .mono", "e.innerText") == [
+        "openai_chat/basic/parallel-calls/non_stream"
+    ]
+    assert shown(browser, "#matrix tbody th .id", "e.innerText") == ["basic/parallel-calls"]
+    click(browser, 'label[for="show-problems"]')
+    assert len(shown(browser, "details.case")) == 6 and shown(browser, "li.case") == []
+    click(browser, 'label[for="show-all"]')
+    click(browser, 'label[for="adapter-1"]')  # anthropic off
+    assert browser.evaluate("document.querySelector('#adapter-1').checked") is False
+    assert shown(browser, "#matrix thead th.adapter", "e.innerText") == ["openai_chat", "gemini"]
+    assert not [
+        c for c in shown(browser, "details.case > summary > .mono, li.case > .mono", "e.innerText") if "anthropic" in c
+    ]
+    assert len(shown(browser, "#matrix tbody td")) == 4 * 3
+    assert not [m for m in browser.console if "Content Security Policy" in m], browser.console
+
+
+@needs_chromium
+def test_in_chromium_a_passing_run_with_unsupported_cases_reads_passed(
+    mixed_run: RunResult, browser: Any, tmp_path: Path
+) -> None:
+    kept = tuple(c for c in mixed_run.cases if c.status in ("pass", "unsupported"))
+    path = tmp_path / "report.html"
+    path.write_text(render_html(dataclasses.replace(mixed_run, cases=kept)), encoding="utf-8")
+    browser.open(path.as_uri())
+    assert browser.evaluate("document.querySelector('#outcome .outcome').innerText") == "PASSED"
+    colour = browser.evaluate("getComputedStyle(document.querySelector('#outcome .outcome')).backgroundColor")
+    assert colour == "rgb(26, 127, 55)"  # green, not the grey of unsupported
+
+
+LARGE_BYTES = 4_000_000
+LARGE_LOAD_SECONDS = 10.0
+
+
+@needs_chromium
+def test_a_2000_case_run_loads_and_keeps_its_header_and_scenario_column_in_view(browser: Any, tmp_path: Path) -> None:
+    run = _runs.large_run()
+    assert len(run.cases) == 2000
+    page = render_html(run)
+    assert len(page.encode()) < LARGE_BYTES
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
+    seconds = browser.open(path.as_uri())
+    assert seconds < LARGE_LOAD_SECONDS
+    # in a 1400 px window the eight adapters' sixteen columns fit beside the scenario column
+    assert browser.evaluate("document.querySelector('.matrix-box').scrollWidth") <= 1400 - 2 * 24
+    box = browser.evaluate(
+        """(() => {
+        const box = document.querySelector('.matrix-box');
+        box.scrollIntoView();
+        box.scrollTop = 3000; box.scrollLeft = 400;
+        const top = box.getBoundingClientRect();
+        const head = document.querySelector('#matrix thead th.adapter').getBoundingClientRect();
+        const rows = [...document.querySelectorAll('#matrix tbody th.scenario')];
+        const row = rows.find((r) => r.getBoundingClientRect().top > top.top + 80).getBoundingClientRect();
+        return {boxTop: top.top, boxLeft: top.left, headTop: head.top, rowLeft: row.left, scrolled: box.scrollTop};
+    })()"""
+    )
+    assert box["scrolled"] > 2000
+    assert abs(box["headTop"] - box["boxTop"]) <= 2  # the header row stays at the top of the box
+    assert abs(box["rowLeft"] - box["boxLeft"]) <= 2  # the scenario column stays at its left
+    click(browser, 'label[for="show-fail"]')
+    assert len(shown(browser, "details.case")) == 125
+    assert shown(browser, "details.case .why", "e.innerText")[0] == (
+        "family3.check_3 at $.tool_calls: the call is missing (+1 more)"
+    )

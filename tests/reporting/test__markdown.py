@@ -41,7 +41,9 @@ def tables(text: str) -> list[list[list[str]]]:
 def test_summary_counts_and_verdict(mixed_run: RunResult) -> None:
     markdown = render_markdown(mixed_run)
     assert markdown.startswith("# Conformance report\n")
-    assert "verdict **error** · 12 cases · 3 adapters · 3 scenarios" in markdown
+    assert "\n**FAILED**: 1 error, 1 fail, 1 stale, 6 pass, 1 xfail, 2 unsupported\n" in markdown
+    assert "worst case status **error** · 12 cases · 3 adapters · 3 scenarios" in markdown
+
     [statuses] = tables(section(markdown, "## Summary").split("### ")[0])
     assert statuses == [
         ["status", "cases"],
@@ -57,6 +59,12 @@ def test_summary_counts_and_verdict(mixed_run: RunResult) -> None:
     assert by_adapter[2] == ["`anthropic`", "4", "1", "1", "0", "1", "0", "1"]
     [families] = tables(section(markdown, "### By check family"))
     assert families[3] == ["`translation`", "15", "14", "0", "0", "0", "1", "0"]
+
+
+def test_a_run_whose_other_cases_are_unsupported_reads_passed(mixed_run: RunResult) -> None:
+    kept = tuple(c for c in mixed_run.cases if c.status in ("pass", "unsupported"))
+    markdown = render_markdown(dataclasses.replace(mixed_run, cases=kept))
+    assert "\n**PASSED**: 6 pass, 2 unsupported\n" in markdown
 
 
 def test_matrix_table_has_a_row_per_scenario_and_the_verdict_per_mode(mixed_run: RunResult) -> None:
