@@ -225,6 +225,42 @@ def build_parser() -> argparse.ArgumentParser:
     _add_limit_option(record)
     record.set_defaults(handler=_record)
 
+    drift = commands.add_parser(
+        "drift",
+        help="re-record into a scratch folder and show what changed against the stored cassettes",
+        description=(
+            "Record the chosen scenarios x adapters as `conformance record` would, into a temporary folder (the stored "
+            "cassettes are only read), and print per pair `unchanged` or what changed: field paths and JSON types "
+            "added, removed or changed in bodies and stream events, and values, with volatile values (ids, created, "
+            "timings) normalised. Exit 0 when every pair is unchanged, 1 when any drifted, is missing or failed, "
+            "2 on usage errors."
+        ),
+    )
+    drift.add_argument("--base-url", metavar="URL", help="the live provider's base URL")
+    drift.add_argument("--emulator", action="store_true", help="record against the loopback emulator instead")
+    drift.add_argument(
+        "--adapters", "--adapter", dest="adapter", action="append", metavar="A,B", help="adapter names (repeatable)"
+    )
+    drift.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    drift.add_argument("--model", metavar="NAME", help="model name to request (default: per adapter)")
+    drift.add_argument(
+        "--scenarios", "--scenario", dest="scenario", action="append", metavar="ID|GLOB", help="scenario ids or globs"
+    )
+    drift.add_argument(
+        "--scenarios-dir",
+        action="append",
+        metavar="DIR",
+        help="your scenarios, added to the bundled ones (same id: yours wins; repeatable); without --scenarios, "
+        "only yours are recorded",
+    )
+    drift.add_argument("--cassette-dir", metavar="DIR", help="the stored cassettes (default: the bundled ones)")
+    drift.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds per adapter x scenario pair (default: %(default)s)"
+    )
+    drift.add_argument("--format", choices=("text", "json"), default="text", help="output (default: %(default)s)")
+    _add_limit_option(drift)
+    drift.set_defaults(handler=_drift)
+
     run = commands.add_parser(
         "run",
         help="certify adapters against the scenarios, offline from cassettes, and write reports",
@@ -545,6 +581,12 @@ def _record(args: argparse.Namespace) -> int:
     from conformance.cli.record import record_command_main
 
     return record_command_main(args)
+
+
+def _drift(args: argparse.Namespace) -> int:
+    from conformance.cli.drift import drift_command
+
+    return drift_command(args)
 
 
 def _mcp_server(args: argparse.Namespace) -> int:

@@ -20,14 +20,18 @@ are not UTF-8 as ``!!binary``.
    so are the values of a repeated header; the rendered text and every joined stream are checked once
    more and never written if a named secret is still in them;
 2. normalise what would churn: the loopback port (``http://127.0.0.1:PORT`` -> ``http://127.0.0.1``),
-   volatile headers (``date``, ``host``, ``user-agent``, lengths and encodings);
+   volatile headers (``date``, ``host``, ``user-agent``, lengths and encodings); and, for a live
+   recording, the values a provider makes anew for every answer (ids, ``created``, server timings,
+   request-id headers: ``conformance.traffic.volatile``), replaced by stable forms whose JSON path
+   globs the provenance lists under ``volatile`` (the emulator's values are stable by construction,
+   ``conformance.emulator._deterministic``, and are written as they are);
 3. compare with the file already there: when the traffic (interactions and provenance other than
    the date and client versions) is the same, the file is left byte-identical (``unchanged``);
 4. otherwise write atomically (``conformance.traffic.atomic``), after reading the new file back with
    ``load_cassette`` and replaying it through ``ReplayBackend`` to verify every interaction.
 
 A provenance block comes first: suite version, adapter, mode, base URL, model, scenario, the UTC
-date of the recording and client versions.
+date of the recording and client versions, and for a live recording the ``volatile`` globs.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from conformance.traffic.replay import ReplayBackend
 from conformance.traffic.safe_yaml import load_yaml
 from conformance.traffic.scrub import SECRET_QUERY, Scrubber, is_secret_header
 from conformance.traffic.transport import DEFAULT_TIMEOUT, STREAM_EXTENSION, Exchange, Transport
+from conformance.traffic.volatile import normalise_interactions
 
 __all__ = [
     "DROPPED_REQUEST_HEADERS",
@@ -184,7 +189,12 @@ def write_cassette(
         interactions = [_interaction(e, scrubber) for e in answered]
     except CassetteWriteError as exc:
         raise CassetteWriteError(f"{target}: {exc}") from exc
+    volatile: tuple[str, ...] = ()
+    if provenance.mode == "live":
+        interactions, volatile = normalise_interactions(interactions)
     block = _provenance_block(provenance, adapter=adapter, base_url=scrubber.url(base_url))
+    if volatile:
+        block["volatile"] = list(volatile)
     previous = _previous(target)
     if previous is not None and _same_traffic(previous, block, interactions):
         return RecordResult(path=target, status="unchanged", interactions=len(interactions), skipped=skipped)

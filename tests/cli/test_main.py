@@ -105,6 +105,7 @@ def test_console_script() -> None:
         (["validate"], "conformance.cli.validate.validate_command"),
         (["inspect", "x.yaml"], "conformance.cli.inspect.inspect_paths"),
         (["record", "--emulator"], "conformance.cli.record.record_command_main"),
+        (["drift", "--emulator"], "conformance.cli.drift.drift_command"),
         (["selftest"], "conformance.selftest.selftest_command"),
         (["emulator"], "conformance.emulator.serve_command"),
         (["mcp-server"], "conformance.mcp_bridge.server.serve_stdio"),
@@ -283,12 +284,12 @@ def _flags(command: str) -> set[str]:
 @pytest.mark.parametrize(
     ("flag", "commands"),
     [
-        ("--scenarios", ("run", "certify", "record", "emulator", "list")),
-        ("--scenarios-dir", ("run", "certify", "record", "emulator", "list")),
-        ("--cassette-dir", ("run", "certify", "record", "selftest")),
-        ("--adapters", ("run", "record", "list")),
-        ("--format", ("run", "certify", "list", "inspect", "validate")),
-        ("--timeout", ("run", "certify", "record", "selftest")),
+        ("--scenarios", ("run", "certify", "record", "emulator", "list", "drift")),
+        ("--scenarios-dir", ("run", "certify", "record", "emulator", "list", "drift")),
+        ("--cassette-dir", ("run", "certify", "record", "selftest", "drift")),
+        ("--adapters", ("run", "record", "list", "drift")),
+        ("--format", ("run", "certify", "list", "inspect", "validate", "drift")),
+        ("--timeout", ("run", "certify", "record", "selftest", "drift")),
     ],
 )
 def test_one_flag_name_means_one_thing_in_every_command(flag: str, commands: tuple[str, ...]) -> None:

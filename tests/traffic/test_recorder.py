@@ -166,6 +166,96 @@ def test_changed_traffic_is_rewritten_with_a_new_date(tmp_path: Path) -> None:
     assert [i.response.json for i in load_cassette(path).interactions if i.response] == [{"id": "other"}]
 
 
+def live_turns(call_id: str, created: int, request_id: str, prompt_ms: float) -> list[Exchange]:
+    """A live provider's two turns (llama.cpp-like: ``timings``): a tool call, then the request
+    echoing its id; only the volatile values differ between two recordings."""
+    answer = {
+        "id": "chatcmpl-" + call_id[::-1],
+        "created": created,
+        "choices": [{"message": {"role": "assistant", "tool_calls": [{"id": call_id, "type": "function"}]}}],
+        "timings": {"prompt_n": 9, "prompt_ms": prompt_ms},
+    }
+    echo = {
+        "messages": [{"role": "assistant", "tool_calls": [{"id": call_id}]}, {"role": "tool", "tool_call_id": call_id}]
+    }
+    headers = (("content-type", "application/json"), ("x-request-id", request_id), ("openai-processing-ms", "87"))
+    url = "http://127.0.0.1:8080/v1/chat/completions"
+    return [
+        Exchange(
+            method="POST",
+            url=url,
+            request_headers=JSON,
+            request_body=b'{"messages": []}',
+            stream=False,
+            status=200,
+            response_headers=headers,
+            response_body=json.dumps(answer).encode(),
+        ),
+        Exchange(
+            method="POST",
+            url=url,
+            request_headers=JSON,
+            request_body=json.dumps(echo).encode(),
+            stream=False,
+            status=200,
+            response_headers=headers,
+            response_body=b'{"choices": []}',
+        ),
+    ]
+
+
+def test_a_live_rerecording_that_differs_only_in_volatile_values_is_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "live.yaml"
+    live = Provenance(mode="live", model="qwen", scenario="basic/get_time")
+    first = write_cassette(
+        path,
+        live_turns("call_Xq7v9Lr2Zx0b", 1764100000, "req_a1b2c3d4", 31.5),
+        adapter="openai_chat",
+        base_url="http://127.0.0.1:8080",
+        provenance=live,
+    )
+    before = path.read_bytes()
+    second = write_cassette(
+        path,
+        live_turns("call_Pm4k2Hs8Wq1c", 1764100042, "req_e5f6a7b8", 9.25),
+        adapter="openai_chat",
+        base_url="http://127.0.0.1:8080",
+        provenance=live,
+        now=lambda: datetime(2030, 1, 1, tzinfo=UTC),
+    )
+    assert (first.status, second.status) == ("written", "unchanged")
+    assert path.read_bytes() == before
+    document = json.loads(before)
+    assert document["provenance"]["volatile"] == [
+        "$.choices[*].message.tool_calls[*].id",
+        "$.created",
+        "$.id",
+        "$.timings.prompt_ms",
+        "$.timings.prompt_n",
+    ]
+    answer, echo = (i for i in document["interactions"])
+    call = answer["response"]["parsed_body"]["choices"][0]["message"]["tool_calls"][0]["id"]
+    assert call == "call_000000000002"  # the stream id came first
+    assert echo["request"]["parsed_body"]["messages"][1]["tool_call_id"] == call  # the echo still pairs
+    assert answer["response"]["headers"]["openai-processing-ms"] == ["0"]
+    assert b"Xq7v9Lr2Zx0b" not in before and b"req_a1b2c3d4" not in before
+
+
+def test_an_emulator_recording_keeps_its_values_and_lists_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "emulated.yaml"
+    write_cassette(
+        path,
+        live_turns("call_Xq7v9Lr2Zx0b", 1764100000, "req_a1b2c3d4", 31.5),
+        adapter="openai_chat",
+        base_url="http://127.0.0.1:8080",
+        provenance=Provenance(mode="emulator", model="qwen"),
+    )
+    document = json.loads(path.read_bytes())
+    assert "volatile" not in document["provenance"]
+    assert document["interactions"][0]["response"]["parsed_body"]["created"] == 1764100000
+    assert b"call_Xq7v9Lr2Zx0b" in path.read_bytes()
+
+
 # --------------------------------------------------------------------------------------------
 # Secrets
 # --------------------------------------------------------------------------------------------

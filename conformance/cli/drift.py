@@ -1,0 +1,212 @@
+"""``conformance drift``: re-record into a scratch folder and say what changed against the stored cassettes.
+
+Each chosen (adapter, scenario) pair is recorded exactly as ``conformance record`` would record it
+(``conformance.run.recording.record_pairs``: live with ``--base-url``, or against the loopback
+emulator with ``--emulator``), but into a temporary folder that is removed afterwards: the stored
+cassettes (``--cassette-dir``, default the bundled ones) are only read. Each fresh cassette is then
+compared with the stored one (``conformance.traffic.cassette_diff``: field paths and JSON types added,
+removed or changed in request and response bodies and stream events, values left once volatile ones
+are normalised). Per pair: ``unchanged``, ``drifted`` with the changes, ``missing`` (no stored
+cassette), ``failed`` (the recording failed or the stored cassette does not read) or
+``unsupported``. ``--format json`` prints the same as one JSON document on stdout.
+
+Exit 0 when every pair is unchanged (or unsupported), 1 when any drifted, is missing or failed,
+2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from conformance.adapters import BUILTIN, get_adapter
+from conformance.errors import ConformanceError, UsageError
+from conformance.scenarios.problems import closest
+from conformance.traffic.cassette_diff import Change, compare_cassettes
+
+__all__ = ["PairDrift", "drift_command"]
+
+_USAGE = 2
+_RECORDED = frozenset({"written", "unchanged", "recorded"})
+"""What ``record_pairs`` says of a pair it recorded (``recorded``: the live recorder's word)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairDrift:
+    adapter: str
+    scenario: str
+    status: str
+    """``unchanged``, ``drifted``, ``missing``, ``failed`` or ``unsupported``."""
+    detail: str = ""
+    changes: tuple[Change, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "adapter": self.adapter,
+            "scenario": self.scenario,
+            "status": self.status,
+            "detail": self.detail,
+            "changes": [c.as_json() for c in self.changes],
+        }
+
+
+def drift_command(args: argparse.Namespace) -> int:
+    """The ``conformance drift`` command (arguments parsed by ``conformance.cli``)."""
+    from conformance.cli.run import check_scenarios_dirs
+    from conformance.run.recording import cassette_path, record_pairs, select_scenarios
+    from conformance.scenarios import bundled
+    from conformance.scenarios.loader import load_with_user_dirs
+    from conformance.scenarios.values import Scenario
+
+    if args.emulator == bool(args.base_url):
+        return _usage("give either --base-url URL (a live provider) or --emulator")
+    if args.emulator and args.api_key_env:
+        return _usage("--api-key-env goes with --base-url; --emulator starts its own server")
+    names = [n.strip() for value in (args.adapter or []) for n in value.split(",") if n.strip()]
+    if not names:
+        if not args.emulator:
+            return _usage("--adapters NAME is required with --base-url (the wire the provider speaks)")
+        names = sorted(BUILTIN)
+    unknown = [n for n in names if n not in BUILTIN]
+    if unknown:
+        hints = [f"{name}: {hint}" for name in unknown if (hint := closest(name, sorted(BUILTIN)))]
+        near = f" ({'; '.join(hints)})" if hints else ""
+        return _usage(f"unknown adapter {', '.join(unknown)}{near}; known: {', '.join(sorted(BUILTIN))}")
+    api_key = None
+    if args.api_key_env:
+        api_key = os.environ.get(args.api_key_env)
+        if not api_key:
+            return _usage(f"environment variable {args.api_key_env} is not set or empty")
+    stored = Path(args.cassette_dir) if args.cassette_dir else bundled.cassettes_dir()
+    if not stored.is_dir():
+        return _usage(f"--cassette-dir {stored}: no such folder (the stored cassettes to compare with)")
+    try:  # a folder that is missing, a file, or holds a link leaving it: exit 2, naming it
+        check_scenarios_dirs(args.scenarios_dir or ())
+        loaded = load_with_user_dirs(args.scenarios_dir or ())
+    except UsageError as exc:
+        return _usage(str(exc))
+    for problem in loaded.problems:
+        print(problem, file=sys.stderr)
+    pool = loaded.scenarios
+    if args.scenarios_dir and not args.scenario:  # as record: the user's scenarios, not every bundled one
+        pool = tuple(s for s in pool if not s.path.resolve().is_relative_to(bundled.scenarios_dir().resolve()))
+    chosen = select_scenarios(pool, args.scenario)
+    if not chosen:
+        ids = [s.id for s in pool]
+        hints = [f"{g}: {h}" for g in args.scenario or () if (h := closest(g, ids))]
+        near = f" ({'; '.join(hints)})" if hints else ""
+        return _usage(f"no scenario matches {', '.join(args.scenario or ['(all)'])}{near}")
+    adapters = {name: get_adapter(name) for name in names}
+    progress = sys.stderr if args.format == "text" else None
+
+    with tempfile.TemporaryDirectory(prefix="conformance-drift-") as scratch_name:
+        scratch = Path(scratch_name)
+        if args.emulator:
+            from conformance.emulator import Emulator, EmulatorScript
+
+            with Emulator() as emulator:
+
+                def set_script(scenario: Scenario | None) -> None:
+                    emulator.set_script(
+                        None
+                        if scenario is None
+                        else EmulatorScript(scenario_id=scenario.id, replies=tuple(t.reply for t in scenario.turns))
+                    )
+
+                results = record_pairs(
+                    chosen,
+                    list(adapters.values()),
+                    cassette_dir=scratch,
+                    base_url=emulator.base_url,
+                    mode="emulator",
+                    set_script=set_script,
+                    model=args.model,
+                    progress=progress,
+                    timeout=args.timeout,
+                )
+        else:
+            results = record_pairs(
+                chosen,
+                list(adapters.values()),
+                cassette_dir=scratch,
+                base_url=args.base_url,
+                mode="live",
+                api_key=api_key,
+                model=args.model,
+                progress=progress,
+                timeout=args.timeout,
+            )
+        pairs: list[PairDrift] = []
+        for result in results:
+            adapter = adapters[result.adapter]
+            pairs.append(
+                _judge(
+                    result.adapter,
+                    result.scenario,
+                    result.status,
+                    result.detail,
+                    stored=cassette_path(stored, adapter.traffic_format, result.scenario),
+                    fresh=cassette_path(scratch, adapter.traffic_format, result.scenario),
+                )
+            )
+    counts = {
+        s: sum(p.status == s for p in pairs) for s in ("unchanged", "drifted", "missing", "failed", "unsupported")
+    }
+    code = 1 if counts["drifted"] or counts["missing"] or counts["failed"] or loaded.problems else 0
+    if args.format == "json":
+        document = {"stored": str(stored), "pairs": [p.as_json() for p in pairs], "counts": counts, "exit_code": code}
+        print(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        for pair in pairs:
+            print(_render(pair))
+        print(", ".join(f"{n} {status}" for status, n in counts.items()))
+    return code
+
+
+def _judge(adapter: str, scenario: str, status: str, detail: str, *, stored: Path, fresh: Path) -> PairDrift:
+    """The drift of one pair from its recording's status and the two files."""
+
+    def pair(status: str, detail: str = "", changes: tuple[Change, ...] = ()) -> PairDrift:
+        return PairDrift(adapter=adapter, scenario=scenario, status=status, detail=detail, changes=changes)
+
+    if status == "unsupported":
+        return pair("unsupported", detail=detail)
+    if status not in _RECORDED or not fresh.is_file():
+        why = detail or "nothing was recorded"
+        return pair("failed", detail=f"{status}: {why}")
+    if not stored.is_file():
+        return pair("missing", f"no stored cassette at {stored}; record it with conformance record, then drift again")
+    from conformance.traffic.safe_yaml import load_yaml
+
+    try:
+        old = load_yaml(stored.read_bytes(), name=str(stored))
+        new = load_yaml(fresh.read_bytes(), name=str(fresh))
+    except (OSError, ConformanceError, ValueError, yaml.YAMLError) as exc:
+        return pair("failed", detail=f"{stored}: does not read ({exc}); re-record it")
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return pair("failed", detail=f"{stored}: not a cassette (a mapping); re-record it")
+    changes = compare_cassettes(old, new)
+    note = f"{status}: {detail}" if status not in ("written", "unchanged", "recorded") else ""
+    return pair("drifted" if changes else "unchanged", note, changes)
+
+
+def _render(pair: PairDrift) -> str:
+    head = f"{pair.adapter} {pair.scenario}: {pair.status}"
+    if pair.status == "drifted":
+        head += f" ({len(pair.changes)} change(s) against the stored cassette)"
+    lines = [head + (f" - {pair.detail}" if pair.detail else "")]
+    lines += [f"  {change.describe()}" for change in pair.changes]
+    return "\n".join(lines)
+
+
+def _usage(message: str) -> int:
+    print(f"conformance drift: error: {message}", file=sys.stderr)
+    return _USAGE
