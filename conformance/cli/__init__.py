@@ -196,27 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     record.add_argument(
         "--timeout", type=float, default=300.0, help="seconds per adapter x scenario pair (default: %(default)s)"
     )
-    record.add_argument(
-        "--exchange-timeout",
-        type=float,
-        default=120.0,
-        metavar="S",
-        help="seconds one HTTP exchange may take, request to last byte: a silent server or a stream that never "
-        "ends fails its pair (default: %(default)s)",
-    )
-    live_knobs = record.add_argument_group("sampling (with --live; 'none' leaves a field out)")
-    unset = argparse.SUPPRESS  # not given: the recording's default (conformance.run.live.DEFAULT_SAMPLING)
-    live_knobs.add_argument("--temperature", type=_optional(float), default=unset, metavar="T", help="default: 0")
-    live_knobs.add_argument(
-        "--seed", type=_optional(int), default=unset, metavar="N", help="where the wire has one (default: 42)"
-    )
-    live_knobs.add_argument(
-        "--max-tokens",
-        type=_optional(int),
-        default=unset,
-        metavar="N",
-        help="when the scenario sets none (default: 256)",
-    )
+    live_knobs = _add_live_options(record)
     live_knobs.add_argument(
         "--allow-deviation",
         action="store_true",
@@ -258,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=300.0, help="seconds per adapter x scenario pair (default: %(default)s)"
     )
     drift.add_argument("--format", choices=("text", "json"), default="text", help="output (default: %(default)s)")
+    _add_live_options(drift)
     _add_limit_option(drift)
     drift.set_defaults(handler=_drift)
 
@@ -340,6 +321,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp_server.set_defaults(handler=_mcp_server)
     return parser
+
+
+def _add_live_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """``--exchange-timeout`` and the sampling knobs of a live recording (``record``, ``drift``)."""
+    parser.add_argument(
+        "--exchange-timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="seconds one HTTP exchange may take, request to last byte: a silent server or a stream that never "
+        "ends fails its pair (default: %(default)s)",
+    )
+    live_knobs = parser.add_argument_group("sampling (with --live; 'none' leaves a field out)")
+    unset = argparse.SUPPRESS  # not given: the recording's default (conformance.run.live.DEFAULT_SAMPLING)
+    live_knobs.add_argument("--temperature", type=_optional(float), default=unset, metavar="T", help="default: 0")
+    live_knobs.add_argument(
+        "--seed", type=_optional(int), default=unset, metavar="N", help="where the wire has one (default: 42)"
+    )
+    live_knobs.add_argument(
+        "--max-tokens",
+        type=_optional(int),
+        default=unset,
+        metavar="N",
+        help="when the scenario sets none (default: 256)",
+    )
+    return live_knobs
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,6 +17,7 @@ Exit 0 when every pair is unchanged (or unsupported), 1 when any drifted, is mis
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -61,6 +62,7 @@ class PairDrift:
 def drift_command(args: argparse.Namespace) -> int:
     """The ``conformance drift`` command (arguments parsed by ``conformance.cli``)."""
     from conformance.cli.run import check_scenarios_dirs
+    from conformance.run.live import DEFAULT_SAMPLING
     from conformance.run.recording import cassette_path, record_pairs, select_scenarios
     from conformance.scenarios import bundled
     from conformance.scenarios.loader import load_with_user_dirs
@@ -80,6 +82,12 @@ def drift_command(args: argparse.Namespace) -> int:
         hints = [f"{name}: {hint}" for name in unknown if (hint := closest(name, sorted(BUILTIN)))]
         near = f" ({'; '.join(hints)})" if hints else ""
         return _usage(f"unknown adapter {', '.join(unknown)}{near}; known: {', '.join(sorted(BUILTIN))}")
+    knobs = {k: getattr(args, k) for k in ("temperature", "seed", "max_tokens") if hasattr(args, k)}
+    if args.emulator and knobs:
+        given = ", ".join(f"--{k.replace('_', '-')}" for k in knobs)
+        return _usage(f"{given} go with --base-url; the emulator plays the scenario's script")
+    if args.exchange_timeout <= 0:
+        return _usage(f"--exchange-timeout must be more than 0 seconds, not {args.exchange_timeout:g}")
     api_key = None
     if args.api_key_env:
         api_key = os.environ.get(args.api_key_env)
@@ -131,6 +139,7 @@ def drift_command(args: argparse.Namespace) -> int:
                     model=args.model,
                     progress=progress,
                     timeout=args.timeout,
+                    exchange_timeout=args.exchange_timeout,
                 )
         else:
             results = record_pairs(
@@ -143,6 +152,9 @@ def drift_command(args: argparse.Namespace) -> int:
                 model=args.model,
                 progress=progress,
                 timeout=args.timeout,
+                sampling=dataclasses.replace(DEFAULT_SAMPLING, **knobs),  # as `record --live` sends them
+                exchange_timeout=args.exchange_timeout,
+                allow_deviation=True,  # a model that answers otherwise is a difference to show, not a failure
             )
         pairs: list[PairDrift] = []
         for result in results:

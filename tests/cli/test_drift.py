@@ -40,6 +40,7 @@ class Provider:
         self.add_field: str | None = None
         self.drop_field: str | None = None
         self.calls = 0
+        self.received: list[dict[str, Any]] = []
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -88,6 +89,7 @@ class Provider:
 
     def serve(self, handler: BaseHTTPRequestHandler) -> None:
         body = handler.rfile.read(int(handler.headers.get("content-length") or 0))
+        self.received.append(json.loads(body))
         upstream = httpx.post(
             self.upstream + handler.path, content=body, headers={"content-type": "application/json"}, timeout=30
         )
@@ -172,7 +174,7 @@ def test_an_unchanged_live_provider_rerecords_byte_identical_and_drifts_nothing(
     first = cassette.read_bytes()
     provider.session = 2  # the provider's next answers: other ids, times, timings, request ids
     assert main(live("record", provider, tmp_path)) == 0
-    assert "0 written, 1 unchanged" in capsys.readouterr().err
+    assert "0 recorded, 1 unchanged" in capsys.readouterr().err
     assert cassette.read_bytes() == first
 
     document = json.loads(first)
@@ -199,6 +201,22 @@ def test_an_unchanged_live_provider_rerecords_byte_identical_and_drifts_nothing(
     out = capsys.readouterr().out
     assert f"openai_chat {SCENARIO}: unchanged" in out and "1 unchanged, 0 drifted" in out
     assert snapshot(tmp_path) == stored  # drift records elsewhere
+
+
+def test_drift_sends_the_live_recordings_sampling_knobs(
+    tmp_path: Path, provider: Provider, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(live("record", provider, tmp_path)) == 0
+    recorded = [{k: body.get(k) for k in ("temperature", "seed")} for body in provider.received]
+    assert recorded and all(r == {"temperature": 0, "seed": 42} for r in recorded)  # record --live's defaults
+    provider.received.clear()
+    assert main(live("drift", provider, tmp_path)) == 0  # the same knobs: no request difference
+    assert [{k: body.get(k) for k in ("temperature", "seed")} for body in provider.received] == recorded
+    provider.received.clear()
+    assert main(live("drift", provider, tmp_path, "--temperature", "0.5", "--seed", "none")) == 1
+    assert all(body.get("temperature") == 0.5 and "seed" not in body for body in provider.received)
+    out = capsys.readouterr().out
+    assert "temperature" in out  # the request that changed is shown
 
 
 def test_a_planted_response_field_is_reported_with_its_path(
