@@ -40,7 +40,7 @@ PROBLEMS: tuple[Status, ...] = ("fail", "error", "stale")
 MODE_WORDS = {"non_stream": "non-streamed", "stream": "streamed"}
 FINDINGS_SHOWN = 3
 """Findings shown per check of a case (the reports have them all)."""
-_CASE_LEVEL = "(the case)"
+_CASE_LEVEL = "(whole case)"
 """The group of a case that failed as a whole, without a failing check (an adapter crash, a missing cassette)."""
 
 
