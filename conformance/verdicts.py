@@ -44,8 +44,13 @@ class Finding:
     path: str = ""
     """Where: a JSON path into the wire body or the unified value (``$.tools[0].name``), or a turn."""
     expected: Any = None
+    """What the scenario or the recording says (None: nothing, the message says what is missing)."""
     actual: Any = None
+    """What the adapter produced (None: nothing, the message says what is not expected)."""
     turn: int | None = None
+    wrong_mode: Literal["non_stream", "stream"] | None = None
+    """Set when a check compares the two modes and the scenario says which one is right: the mode
+    whose result is wrong (``streaming.fold`` in a streamed case may blame the non-streamed decoder)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,4 +1,5 @@
-"""What every check family shares: the case context, verdict building and deepdiff findings."""
+"""What every check family shares: the case context, verdict building and deepdiff findings (each
+difference in plain words: "missing", "not expected", "differs", "null where a string is expected")."""
 
 from __future__ import annotations
 
@@ -18,7 +19,17 @@ from conformance.traffic.cassettes import RecordedRequest
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["CaseContext", "Check", "diff_findings", "unwrapped_results", "verdict", "without_details"]
+__all__ = [
+    "CaseContext",
+    "Check",
+    "calls_words",
+    "diff_findings",
+    "json_type",
+    "same_json",
+    "unwrapped_results",
+    "verdict",
+    "without_details",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,7 +111,7 @@ def diff_findings(
             path = _json_path(item.path(), prefix)
             t1 = None if type(item.t1).__name__ == "NotPresent" else item.t1
             t2 = None if type(item.t2).__name__ == "NotPresent" else item.t2
-            what = kind.replace("_", " ")
+            what = _difference_words(kind, t1, t2)
             findings.append(
                 Finding(
                     check=check,
@@ -112,6 +123,52 @@ def diff_findings(
                 )
             )
     return findings
+
+
+def _difference_words(kind: str, expected: Any, actual: Any) -> str:
+    """A deepdiff difference kind in plain words (``iterable_item_added``: "not expected")."""
+    if kind.endswith("_added"):
+        return "not expected"
+    if kind.endswith("_removed"):
+        return "missing"
+    if kind == "values_changed":
+        return "differs"
+    if kind == "type_changes":
+        if actual is None:
+            return f"null where {json_type(expected)} is expected"
+        if expected is None:
+            return f"{json_type(actual)} where null is expected"
+        return f"{json_type(actual)} where {json_type(expected)} is expected"
+    return kind.replace("_", " ")
+
+
+def calls_words(names: Sequence[str]) -> str:
+    """Tool calls by name in words: "no call", "1 call get_time", "2 calls get_weather, get_time"."""
+    if not names:
+        return "no call"
+    return f"{len(names)} call{'' if len(names) == 1 else 's'} {', '.join(names)}"
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a value, with its article ("a string", "an object", "null")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list | tuple):
+        return "an array"
+    return f"a {type(value).__name__}"
+
+
+def same_json(expected: Any, actual: Any) -> bool:
+    """Equal as JSON values (``True`` is not ``1``)."""
+    return _same(expected, actual)
 
 
 def _same(expected: Any, actual: Any) -> bool:

@@ -27,13 +27,13 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from conformance.checks._common import CaseContext, diff_findings, unwrapped_results, verdict
+from conformance.checks._common import CaseContext, calls_words, diff_findings, unwrapped_results, verdict
 from conformance.checks.usage import check_usage
 from conformance.model import Image, Request, Resource, Response, Text, ToolCall, ToolResult
 from conformance.scenarios.values import ExpectedCall
 from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["CALL_ID_KEYS", "check_roundtrip", "is_subset", "request_projection"]
+__all__ = ["CALL_ID_KEYS", "calls_findings", "check_roundtrip", "is_subset", "request_projection"]
 
 
 def check_roundtrip(ctx: CaseContext) -> Sequence[CheckVerdict]:
@@ -125,15 +125,21 @@ def is_subset(expected: Any, actual: Any) -> bool:
     return bool(type(expected) is type(actual) and expected == actual)
 
 
+def calls_findings(response: Response, expected: Sequence[ExpectedCall], turn: int) -> list[Finding]:
+    """What ``roundtrip.calls`` finds in ``response`` against the calls a turn expects (none: they match)."""
+    return _calls(response, expected, turn)
+
+
 def _calls(response: Response, expected: Sequence[ExpectedCall], turn: int) -> list[Finding]:
     check = "roundtrip.calls"
     got = [p for p in response.parts if isinstance(p, ToolCall)]
     findings: list[Finding] = []
     if len(got) != len(expected):
+        given = calls_words([c.name for c in got]) if got else "none"
         findings.append(
             Finding(
                 check=check,
-                message="number of tool calls differs",
+                message=f"expected {calls_words([c.name for c in expected])}, got {given}",
                 path="$.tool_calls",
                 expected=[c.name for c in expected],
                 actual=[c.name for c in got],
@@ -145,7 +151,7 @@ def _calls(response: Response, expected: Sequence[ExpectedCall], turn: int) -> l
         findings.append(
             Finding(
                 check=check,
-                message="tool-call ids must be non-empty and unique",
+                message="a tool-call id is empty or repeated (each must be non-empty and unique)",
                 path="$.tool_calls[*].id",
                 actual=ids,
                 turn=turn,
@@ -157,7 +163,7 @@ def _calls(response: Response, expected: Sequence[ExpectedCall], turn: int) -> l
             findings.append(
                 Finding(
                     check=check,
-                    message="name differs",
+                    message="the tool name differs",
                     path=f"{path}.name",
                     expected=want.name,
                     actual=call.name,
@@ -170,7 +176,7 @@ def _calls(response: Response, expected: Sequence[ExpectedCall], turn: int) -> l
             findings.append(
                 Finding(
                     check=check,
-                    message=f"valid arguments were decoded as an error: {call.arguments_error}",
+                    message=f"valid arguments were decoded as an error ({call.arguments_error})",
                     path=f"{path}.arguments",
                     expected=want.arguments,
                     actual=call.arguments_raw,
@@ -185,7 +191,7 @@ def _calls(response: Response, expected: Sequence[ExpectedCall], turn: int) -> l
 def _arguments(want: ExpectedCall, call: ToolCall, path: str, turn: int) -> list[Finding]:
     check = "roundtrip.calls"
     if want.match == "exact":
-        return diff_findings(check, want.arguments, call.arguments, prefix=path, turn=turn, message="arguments differ")
+        return diff_findings(check, want.arguments, call.arguments, prefix=path, turn=turn, message="arguments")
     if want.match == "subset":
         if is_subset(want.arguments or {}, call.arguments):
             return []
@@ -263,7 +269,7 @@ def _request_roundtrip(ctx: CaseContext) -> CheckVerdict:
             request_projection(back, ids=ids, is_error=is_error, images=images),
             prefix="$",
             turn=turn.turn,
-            message="unified -> wire -> unified",
+            message="read back from the wire body (unified -> wire -> unified)",
         )
     return verdict(check, findings)
 
@@ -275,7 +281,12 @@ def _wire_roundtrip(ctx: CaseContext) -> CheckVerdict:
         back = ctx.read_back(turn.turn)
         again = ctx.adapter.request_to_wire(back)
         findings += diff_findings(
-            check, turn.wire.body, again.body, prefix="$", turn=turn.turn, message="wire -> unified -> wire"
+            check,
+            turn.wire.body,
+            again.body,
+            prefix="$",
+            turn=turn.turn,
+            message="written again from its read-back (wire -> unified -> wire)",
         )
     return verdict(check, findings)
 

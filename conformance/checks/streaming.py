@@ -3,8 +3,10 @@
 ``streaming.lifecycle``         per call: start, chunks, end; chunks join to the complete arguments; ids stable;
                                 nothing after finish (``conformance.assembly.lifecycle_problems``);
 ``streaming.fold``              the folded stream gives the same text, calls (names, arguments, errors) and
-                                finish reason as the non-streamed run of the same scenario (on a live cassette:
-                                as the stream's own decoding recorded live, the two modes being two generations);
+                                finish reason as the non-streamed run of the same scenario (where the scenario
+                                says what is right and only one mode gives it, the finding blames the other; on a
+                                live cassette: as the stream's own decoding recorded live, the two modes being two
+                                generations);
 ``streaming.chunk_invariance``  feeding the recorded bytes one byte at a time and in seeded random pieces (every
                                 2-way cut too with ``--exhaustive``) gives identical events;
 ``streaming.events``            the scenario's expected event types appear in that order.
@@ -18,9 +20,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from conformance.assembly import lifecycle_problems
-from conformance.checks._common import CaseContext, diff_findings, verdict
+from conformance.checks._common import CaseContext, calls_words, diff_findings, same_json, verdict
+from conformance.checks.roundtrip import calls_findings
 from conformance.model import Response, StreamEvent, Text, ToolCall
 from conformance.run.conversation import TurnOutcome
+from conformance.scenarios.values import Mode
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["RANDOM_SPLITS", "check_streaming", "response_projection", "splits"]
@@ -87,14 +91,7 @@ def _fold(ctx: CaseContext) -> CheckVerdict | None:
         if streamed.error is not None or whole.error is not None:
             continue
         compared = True
-        findings += diff_findings(
-            check,
-            response_projection(whole.response),
-            response_projection(streamed.response),
-            prefix="$",
-            turn=streamed.turn,
-            message="streamed (actual) vs non-streamed (expected)",
-        )
+        findings += _fold_findings(ctx, streamed, whole)
     return verdict(check, findings) if compared else None
 
 
@@ -115,9 +112,98 @@ def _fold_recorded(ctx: CaseContext, recorded: Mapping[int, Mapping[str, Any]]) 
             response_projection(streamed.response),
             prefix="$",
             turn=streamed.turn,
-            message="streamed (actual) vs its decoding recorded live (expected)",
+            message="the streamed decoding differs from the decoding recorded live for this turn",
         )
     return verdict(check, findings) if compared else None
+
+
+_FIELD_WORDS = {"text": "text", "calls": "tool calls", "finish_reason": "finish reason"}
+
+
+def _fold_findings(ctx: CaseContext, streamed: TurnOutcome, whole: TurnOutcome) -> list[Finding]:
+    """One finding per part of the reply (text, calls, finish reason) on which the two decodings of a
+    turn differ. Where the scenario says what that part must be and only one decoding gives it, the
+    finding blames the other (``wrong_mode``): expected is the right one, actual the wrong one.
+    Otherwise expected is the non-streamed decoding and actual the streamed one."""
+    ours, theirs = response_projection(streamed.response), response_projection(whole.response)
+    findings: list[Finding] = []
+    for field, what in _FIELD_WORDS.items():
+        if same_json(theirs.get(field), ours.get(field)):
+            continue
+        stream_ok = _as_scenario_says(ctx, streamed, field)
+        non_stream_ok = _as_scenario_says(ctx, whole, field)
+        if non_stream_ok is True and stream_ok is False:
+            wrong: Mode | None = "stream"
+            expected, actual = theirs.get(field), ours.get(field)
+            message = (
+                f"the streamed decoding is wrong: it gives {_part_words(field, actual)} where the scenario and the "
+                f"non-streamed decoding give {_part_words(field, expected)}"
+            )
+        elif stream_ok is True and non_stream_ok is False:
+            wrong = "non_stream"
+            expected, actual = ours.get(field), theirs.get(field)
+            message = (
+                f"the non-streamed decoding is wrong: it gives {_part_words(field, actual)} where the scenario and the "
+                f"streamed decoding give {_part_words(field, expected)}"
+            )
+        else:
+            wrong = None
+            expected, actual = theirs.get(field), ours.get(field)
+            why = (
+                "the scenario does not say which is right"
+                if stream_ok is None
+                else "both differ from the scenario"
+                if not stream_ok
+                else "both meet the scenario's expectation"
+            )
+            message = (
+                f"the streamed and non-streamed decodings give other {what} ({why}): expected is the non-streamed "
+                f"{what}, actual the streamed {what}"
+            )
+        findings.append(
+            Finding(
+                check="streaming.fold",
+                message=message,
+                path=f"$.{field}",
+                expected=expected,
+                actual=actual,
+                turn=streamed.turn,
+                wrong_mode=wrong,
+            )
+        )
+    return findings
+
+
+def _as_scenario_says(ctx: CaseContext, turn: TurnOutcome, field: str) -> bool | None:
+    """Does ``turn``'s decoded ``field`` meet what the scenario expects of it (None: it expects nothing)?"""
+    if turn.turn >= len(ctx.scenario.turns) or turn.response is None:
+        return None
+    expect = ctx.scenario.turns[turn.turn].expect
+    if expect.error is not None:
+        return None
+    response = turn.response
+    if field == "calls":
+        return None if expect.tool_calls is None else not calls_findings(response, expect.tool_calls, turn.turn)
+    if field == "text":
+        if expect.text is None:
+            return None
+        got = "".join(p.text for p in response.parts if isinstance(p, Text))
+        return got == expect.text.value if expect.text.mode == "exact" else expect.text.value in got
+    return None if expect.finish_reason is None else response.finish_reason == expect.finish_reason
+
+
+def _part_words(field: str, value: Any) -> str:
+    """A projected part of a reply in words ("1 call get_time", "the finish reason 'stop'", "no text")."""
+    if field == "calls":
+        names = [str(c.get("name")) for c in value or () if isinstance(c, dict)]
+        return calls_words(names)
+    if field == "text":
+        return f"the text {_short(value)}" if value else "no text"
+    return f"the finish reason {value!r}" if value is not None else "no finish reason"
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def splits(data: bytes, *, seed: int, exhaustive: bool) -> Iterable[tuple[str, Iterable[bytes]]]:
@@ -148,7 +234,10 @@ def _chunk_invariance(ctx: CaseContext) -> CheckVerdict:
             findings.append(
                 Finding(
                     check=check,
-                    message="the whole body in one piece gives other events than the replayed chunks",
+                    message=(
+                        "the whole body in one piece gives other events than the replayed chunks (the decoder "
+                        "depends on how the bytes arrive)"
+                    ),
                     path=f"turn {turn.turn}",
                     turn=turn.turn,
                 )
@@ -176,12 +265,22 @@ def _first_difference(
     )
     return Finding(
         check=check,
-        message=f"{name}: events differ from event #{index}",
+        message=_cut_words(name, index, len(expected), len(actual)),
         path=f"turn {turn.turn} events[{index}]",
         expected=repr(expected[index]) if index < len(expected) else None,
         actual=repr(actual[index]) if index < len(actual) else None,
         turn=turn.turn,
     )
+
+
+def _cut_words(name: str, index: int, expected: int, actual: int) -> str:
+    """How the events of a stream cut into pieces differ from those of the whole body, in words."""
+    counts = f"cut into {name}, the stream gives {actual} events where the whole body gives {expected}"
+    if index >= actual:
+        return f"{counts}: event #{index} is missing"
+    if index >= expected:
+        return f"{counts}: event #{index} is not expected"
+    return f"cut into {name}, the stream gives another event #{index} than the whole body in one piece"
 
 
 def _events(ctx: CaseContext) -> CheckVerdict | None:
@@ -202,7 +301,7 @@ def _events(ctx: CaseContext) -> CheckVerdict | None:
                 findings.append(
                     Finding(
                         check=check,
-                        message=f"expected event {want!r} (in order) is missing",
+                        message=f"the event {want!r} is missing (expected, in this order: {', '.join(wanted)})",
                         path=f"turn {turn.turn} events",
                         expected=list(wanted),
                         actual=types,

@@ -84,12 +84,20 @@ def _wire_paths(ctx: CaseContext) -> CheckVerdict | None:
             bodies = _Bodies(ctx, turn.turn)
             for path in expectation.present:
                 if not any(json_path_get(body, path)[0] for body in bodies):
-                    findings.append(Finding(check=check, message="must be present", path=path, turn=turn.turn))
+                    findings.append(
+                        Finding(check=check, message="missing (the scenario expects it)", path=path, turn=turn.turn)
+                    )
             for path in expectation.absent:
                 if all(json_path_get(body, path)[0] for body in bodies):
                     value = json_path_get(bodies.made[0], path)[1]
                     findings.append(
-                        Finding(check=check, message="must be absent", path=path, actual=value, turn=turn.turn)
+                        Finding(
+                            check=check,
+                            message="present, where the scenario expects it absent",
+                            path=path,
+                            actual=value,
+                            turn=turn.turn,
+                        )
                     )
             for path, expected in expectation.equal.items():
                 if any(_equal_at(body, path, expected) for body in bodies):
@@ -98,7 +106,9 @@ def _wire_paths(ctx: CaseContext) -> CheckVerdict | None:
                 findings.append(
                     Finding(
                         check=check,
-                        message="differs" if found else "missing",
+                        message="differs from the scenario's value"
+                        if found
+                        else "missing (the scenario gives its value)",
                         path=path,
                         expected=expected,
                         actual=value if found else None,
@@ -164,10 +174,8 @@ def _tool_names(ctx: CaseContext) -> CheckVerdict | None:
             findings.append(
                 Finding(
                     check=check,
-                    message=f"two tools share the wire name {wire_name!r}",
+                    message=f"the tools {seen[wire_name]!r} and {tool.name!r} share the wire name {wire_name!r}",
                     path=f"tools[{tool.name!r}]",
-                    expected=seen[wire_name],
-                    actual=tool.name,
                 )
             )
         seen[wire_name] = tool.name
@@ -176,7 +184,7 @@ def _tool_names(ctx: CaseContext) -> CheckVerdict | None:
             findings.append(
                 Finding(
                     check=check,
-                    message="the wire name does not map back to the MCP name",
+                    message=f"the wire name {wire_name!r} does not map back to the MCP name",
                     path=f"tools[{tool.name!r}]",
                     expected=tool.name,
                     actual=back,
@@ -331,6 +339,14 @@ def _tool_choice(ctx: CaseContext) -> CheckVerdict | None:
     return verdict(check, findings)
 
 
+def _compact(value: Any, limit: int = 200) -> Any:
+    """``value`` as it is, or as compact JSON cut at ``limit`` characters when it is an object or array."""
+    if not isinstance(value, dict | list):
+        return value
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _request_shape(ctx: CaseContext) -> CheckVerdict | None:
     check = "translation.request_shape"
     validator = request_schema(ctx.adapter.wire_format)
@@ -343,10 +359,10 @@ def _request_shape(ctx: CaseContext) -> CheckVerdict | None:
             findings.append(
                 Finding(
                     check=check,
-                    message=error.message[:300],
+                    message=f"not valid for the {ctx.adapter.wire_format} request schema: {error.message[:300]}",
                     path=path,
-                    expected=str(error.validator),
-                    actual=error.instance if not isinstance(error.instance, dict | list) else None,
+                    expected=f"{error.validator}: {_compact(error.validator_value)}",
+                    actual=_compact(error.instance),
                     turn=turn.turn,
                 )
             )

@@ -7,6 +7,12 @@ the contract of ``conformance.adapters.base.Adapter``), ``--adapters a,b``, ``--
 translation,roundtrip,streaming,recovery``, ``-k EXPR`` (pytest-style: words matched as substrings of
 ``adapter::scenario::mode``, combined with ``and``/``or``/``not`` and parentheses).
 
+The terminal shows a live progress bar (counts and time left; rich) or, when the output is not a
+terminal, one line of symbols per adapter; then the failing cases grouped by check id and
+scenario, each with the command that reruns it, the scenarios that do not all pass, and the counts
+per adapter, every line within the terminal's width (``conformance.cli._summary``), in colour on a
+terminal (``NO_COLOR`` and ``FORCE_COLOR`` respected).
+
 Before a case runs, a selection of no case is a usage error (exit 2, with a hint; the reports of the
 last run are left as they were) and so is a ``--report-dir`` that cannot be written. Ctrl-C ends
 the run with one line and exit 130, after writing the reports of the cases that finished, marked
@@ -34,7 +40,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from conformance.adapters import BUILTIN, get_adapter, native_adapters, prompt_adapters
-from conformance.cli._output import QuietOnBrokenPipe
+from conformance.cli._output import QuietOnBrokenPipe, Style, is_terminal, output_width, wrapped
+from conformance.cli._summary import (
+    SYMBOLS,
+    adapter_lines,
+    case_lines,
+    digest_lines,
+    findings_lines,
+    matrix_lines,
+)
 from conformance.errors import ConformanceError, UsageError
 from conformance.scenarios.problems import closest
 from conformance.verdicts import STATUS_ORDER, CaseResult, RunResult
@@ -109,7 +123,7 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
 }
 INTERRUPTED = 130
 """The exit code of a run ended by Ctrl-C (its partial reports written)."""
-_SYMBOL = {"pass": ".", "fail": "F", "error": "E", "unsupported": "u", "xfail": "x", "stale": "S"}
+_SYMBOL = SYMBOLS
 
 
 def load_adapter(spec: str) -> Adapter:
@@ -311,7 +325,8 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     except UsageError as exc:
         print(f"conformance run: error: {exc}", file=sys.stderr)
         return 2
-    progress = None if args.quiet else Progress(out, judge=ci.judge)
+    total = sum(len(pair_modes(s, a, options)) for a in adapters for s in scenarios)
+    progress = None if args.quiet else Progress(out, judge=ci.judge, total=total)
     finished = Finished(progress)
     result = finished.run(
         lambda: run_suite(scenarios, adapters, options, progress=finished, problems=problems),
@@ -381,25 +396,43 @@ def finish(
     notes: list[str] = []
     if ci is not None:
         result, notes = ci.settle(result)
+    width = output_width()
+    style = Style.for_stream(out)
     if progress is not None:
         progress.done()
-        print(matrix_text(result), file=out)
-    for case in result.cases:
-        if case.status in ("fail", "error", "stale") and not quiet:
-            print(case_text(case, rerun=rerun(case) if rerun is not None else None), file=out)
+    lines: list[str] = []
+    if not quiet:
+        lines += findings_lines(result, width, style=style, rerun=rerun)
+    if progress is not None:
+        for table in (matrix_lines(result, width, style=style), adapter_lines(result, width, style=style)):
+            lines += ["", *table] if table else []
+        digest = digest_lines(result, width, style=style)
+        lines += ["", *digest] if digest else []
+    for line in lines:
+        print(line, file=out)
     for note in notes:
-        print(note, file=out)
+        print("\n".join(wrapped(note, width, next_indent="  ")), file=out)
     written, failed = write_run_reports(result, report_dir, formats, reruns=_reruns(result, rerun))
     for failure in failed:
         print(f"conformance {command}: error: report {failure}", file=sys.stderr)
     counts = result.counts()
-    summary = ", ".join(f"{counts[s]} {s}" for s in STATUS_ORDER if counts[s])
-    print(
-        f"{label}{len(result.cases)} cases: {summary or 'none'}; reports: {', '.join(map(str, written)) or 'none'}",
-        file=out,
-    )
+    summary = ", ".join(style.paint(f"{counts[s]} {s}", s) for s in STATUS_ORDER if counts[s])
+    print(_last_line(f"{label}{len(result.cases)} cases: {summary or 'none'}", written, width), file=out)
     failures = counts["fail"] + counts["error"] + counts["stale"]
     return 1 if failures or result.problems or not result.cases or failed else 0
+
+
+def _last_line(counts: str, written: Sequence[Path], width: int) -> str:
+    """The run's last line, ``N cases: ...; reports: ...``; when the reports do not fit on it, they are
+    listed on the lines before it."""
+    from conformance.cli._output import visible_width
+
+    reports = ", ".join(map(str, written)) or "none"
+    line = f"{counts}; reports: {reports}"
+    if visible_width(line) <= width:
+        return line
+    listed = wrapped(f"reports: {reports}", width, next_indent="  ")
+    return "\n".join([*listed, f"{counts}; reports: listed above"])
 
 
 def _finish_early(
@@ -562,76 +595,105 @@ def write_run_reports(
 
 
 class Progress:
-    """One line per adapter, one character per case (``.`` pass, ``F`` fail, ``E`` error, ...)."""
+    """The run's progress. On a terminal: a live bar with the cases done, the counts by status and the
+    time left (rich, imported only then), gone when the run ends. Elsewhere: one line per adapter, one
+    symbol per case (``.`` pass, ``F`` fail, ``E`` error, ...), wrapped at the width."""
 
-    def __init__(self, out: TextIO, judge: Callable[[CaseResult], CaseResult] | None = None) -> None:
+    def __init__(
+        self,
+        out: TextIO,
+        judge: Callable[[CaseResult], CaseResult] | None = None,
+        *,
+        total: int | None = None,
+        live: bool | None = None,
+    ) -> None:
         self.out = out
         self.adapter: str | None = None
         self.judge = judge  # how a case is shown (--baseline: a baselined failure is x)
+        self.total = total
+        self.width = output_width()
+        self.style = Style.for_stream(out)
+        self.column = 0
+        self.indent = 0
+        self.counts: dict[str, int] = {}
+        wanted = (
+            live if live is not None else is_terminal(out) and os.environ.get("TERM", "") not in ("dumb", "unknown")
+        )
+        self.bar: Any = _LiveBar(out, total) if wanted else None
 
     def __call__(self, case: CaseResult) -> None:
         if self.judge is not None:
             case = self.judge(case)
+        self.counts[case.status] = self.counts.get(case.status, 0) + 1
+        if self.bar is not None:
+            self.bar.advance(case.adapter, self.counts)
+            return
         if case.adapter != self.adapter:
             if self.adapter is not None:
                 self.out.write("\n")
             self.adapter = case.adapter
-            self.out.write(f"{case.adapter:<18} ")
-        self.out.write(_SYMBOL[case.status])
+            prefix = f"{case.adapter:<18} "
+            self.indent = len(prefix) if len(prefix) <= self.width // 2 else 2
+            self.out.write(prefix if len(prefix) < self.width else prefix[: self.width - 1] + "\n" + " " * self.indent)
+            self.column = len(prefix) if len(prefix) < self.width else self.indent
+        if self.column >= self.width:
+            self.out.write("\n" + " " * self.indent)
+            self.column = self.indent
+        self.out.write(self.style.paint(_SYMBOL[case.status], case.status))
+        self.column += 1
         self.out.flush()
 
     def done(self) -> None:
-        if self.adapter is not None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+        elif self.adapter is not None:
             self.out.write("\n")
+            self.adapter = None
 
 
-def matrix_text(result: RunResult) -> str:
-    """Scenario x adapter, each cell the non-streaming and streaming verdict symbols."""
-    adapters = [a.name for a in result.adapters]
-    cells: dict[tuple[str, str], dict[str, str]] = {}
-    for case in result.cases:
-        cells.setdefault((case.scenario, case.adapter), {})[case.mode] = _SYMBOL[case.status]
-    width = max([len(s.id) for s in result.scenarios] + [8])
-    lines = ["", f"{'scenario':<{width}}  " + "  ".join(f"{a[:16]:<16}" for a in adapters)]
-    for scenario in result.scenarios:
-        row = []
-        for adapter in adapters:
-            modes = cells.get((scenario.id, adapter), {})
-            row.append(f"{modes.get('non_stream', ' ')}{modes.get('stream', ' '):<15}")
-        lines.append(f"{scenario.id:<{width}}  " + "  ".join(row))
-    lines.append(
-        "(first symbol: non-streaming, second: streaming; . pass F fail E error u unsupported x xfail S stale)"
-    )
-    return "\n".join(lines)
+class _LiveBar:
+    """rich's progress bar on ``out``: the adapter running, a bar, cases done of the total, the counts by
+    status, the time left."""
+
+    def __init__(self, out: TextIO, total: int | None) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+        from rich.progress import Progress as RichProgress
+
+        console = Console(file=out, force_terminal=True, width=output_width())
+        self.progress = RichProgress(
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=None),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[counts]}"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=True,
+            expand=True,
+        )
+        self.task = self.progress.add_task("cases", total=total, counts="")
+        self.progress.start()
+
+    def advance(self, adapter: str, counts: Mapping[str, int]) -> None:
+        colours = {"pass": "green", "fail": "bold red", "error": "bold magenta", "stale": "yellow", "xfail": "yellow"}
+        text = " ".join(f"[{colours.get(s, 'dim')}]{counts[s]} {s}[/]" for s in STATUS_ORDER if counts.get(s))
+        self.progress.update(self.task, advance=1, description=adapter[:18], counts=text)
+
+    def stop(self) -> None:
+        self.progress.stop()
 
 
-def case_text(case: CaseResult, *, rerun: str | None = None) -> str:
+def matrix_text(result: RunResult, width: int | None = None) -> str:
+    """Scenario x adapter of the scenarios whose cases do not all pass, each cell the non-streamed and
+    streamed symbols, within ``width`` columns (default: the terminal's)."""
+    return "\n".join(matrix_lines(result, width or output_width()))
+
+
+def case_text(case: CaseResult, *, rerun: str | None = None, width: int | None = None) -> str:
     """A failing case as the terminal shows it: the case line, then each finding (and the command that
-    reruns it alone)."""
-    lines = [f"{case.status.upper()} {case.adapter} {case.scenario} [{case.mode}] {case.message}".rstrip()]
-    for check in case.checks:
-        if check.status == "pass":
-            continue
-        lines.append(f"  {check.check}: {check.status} {check.message}".rstrip())
-        for finding in check.findings[:8]:
-            turn = f"turn {finding.turn} " if finding.turn is not None else ""
-            values = f"expected {_shown(finding.expected)}, actual {_shown(finding.actual)}"
-            lines.append(f"    {turn}{finding.path}: {finding.message} ({values})")
-    if case.cassette:
-        lines.append(f"  cassette: {case.cassette}")
-    if rerun:
-        lines.append(f"  rerun: {rerun}")
-    return "\n".join(lines)
-
-
-def _shown(value: Any) -> str:
-    """``repr(value)``; a value nested too deeply for ``repr`` is shown cut (``conformance.reporting.cap_depth``)."""
-    try:
-        return repr(value)
-    except RecursionError:
-        from conformance.reporting import cap_depth
-
-        return repr(cap_depth(value))
+    reruns it alone), within ``width`` columns (default: the terminal's)."""
+    return "\n".join(case_lines(case, width or output_width(), rerun=rerun))
 
 
 # -- baselines, --last-failed and rerun commands (docs/ci.md) ----------------------------------------------

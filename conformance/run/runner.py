@@ -441,6 +441,10 @@ def _run_modes(
 ) -> list[CaseResult]:
     results: list[CaseResult] = []
     non_stream: ConversationOutcome | None = None
+    if "stream" in modes and "non_stream" not in modes and "non_stream" in scenario.modes:
+        # a streamed case run alone (-k ...::stream, the rerun command of a failing case) still has its
+        # fold compared with the non-streamed decoding, as in a full run: decoded here, not reported
+        _, non_stream = _run_case(scenario, adapter, "non_stream", cassette, path, command, options, None, executor)
     for mode in modes:
         judged = expected_scenario(scenario, cassette.provenance, mode)  # a live cassette: what was recorded
         case, outcome = _run_case(judged, adapter, mode, cassette, path, command, options, non_stream, executor)

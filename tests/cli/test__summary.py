@@ -1,0 +1,291 @@
+"""``conformance.cli._summary`` and the end of ``conformance run``: what a person reads in an 80-column
+terminal.
+
+The full run is the bundled suite's shape (every bundled scenario x the eight bundled adapters, both
+modes, a case unsupported where the scenario requires a capability the adapter does not declare: the
+runner's own rule), its verdicts made here so the test takes no minute. The failing run is a real
+one: ``openai_chat`` with one bug, its non-streamed decoder drops the tool calls (the bug of issue 17),
+and beside it a copy whose streamed decoder drops them, so that each mode is blamed once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance.adapters import BUILTIN, get_adapter
+from conformance.cli import main
+from conformance.cli._output import visible_width
+from conformance.cli._summary import adapter_lines, findings_lines, matrix_lines
+from conformance.cli.run import Progress, finish
+from conformance.run.runner import case_result, run_result
+from conformance.scenarios.loader import load_scenarios
+from conformance.verdicts import CaseResult, CheckVerdict, Finding
+
+ROOT = Path(__file__).resolve().parents[2]
+WIDTH = 80
+
+BUGS = '''
+"""openai_chat with one bug in one decoder: the tool calls are dropped."""
+import dataclasses
+from conformance.adapters import get_adapter
+from conformance.model import ToolCall, ToolCallChunk, ToolCallEnd, ToolCallStart
+
+REFERENCE = get_adapter("openai_chat")
+
+
+def _no_calls(body, *, tools=()):
+    response = REFERENCE.response_from_wire(body, tools=tools)
+    return dataclasses.replace(response, parts=tuple(p for p in response.parts if not isinstance(p, ToolCall)))
+
+
+def _no_streamed_calls(chunks, *, tools=()):
+    for event in REFERENCE.stream_from_wire(chunks, tools=tools):
+        if not isinstance(event, ToolCallStart | ToolCallChunk | ToolCallEnd):
+            yield event
+
+
+NON_STREAM_BUG = dataclasses.replace(REFERENCE, name="chat_whole_bug", response_from_wire=_no_calls)
+STREAM_BUG = dataclasses.replace(REFERENCE, name="chat_stream_bug", stream_from_wire=_no_streamed_calls)
+'''
+SCENARIOS = "arguments/*"
+
+
+def too_wide(text: str, width: int = WIDTH) -> list[str]:
+    return [line for line in text.splitlines() if visible_width(line) > width]
+
+
+@pytest.fixture
+def columns_80(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", str(WIDTH))
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+
+
+# -- the full bundled run --------------------------------------------------------------------------------
+
+
+def full_run_cases() -> tuple[list[CaseResult], object]:
+    scenarios = list(load_scenarios([]).scenarios)
+    adapters = [get_adapter(name) for name in BUILTIN]
+    cases = [
+        case_result(adapter, scenario, mode, "unsupported" if scenario.requires - adapter.capabilities else "pass")
+        for adapter in adapters
+        for scenario in scenarios
+        for mode in scenario.modes
+    ]
+    return cases, run_result(adapters, scenarios, cases)
+
+
+def test_the_full_runs_summary_fits_80_columns(columns_80: None, tmp_path: Path) -> None:
+    cases, result = full_run_cases()
+    out = io.StringIO()
+    progress = Progress(out)
+    for case in cases:
+        progress(case)
+    code = finish(result, out, progress=progress, quiet=False, report_dir=tmp_path, formats=[])  # type: ignore[arg-type]
+    text = out.getvalue()
+    assert code == 0
+    assert too_wide(text) == []
+    assert "\x1b[" not in text  # not a terminal: no colour
+    # every case is one progress symbol; the adapters each have a line of counts
+    progress_lines = text.split("\n\n")[0].splitlines()
+    assert sum(sum(ch in ".u" for ch in line[19:]) for line in progress_lines) == len(cases)
+    unsupported = sum(c.status == "unsupported" for c in cases)
+    assert (
+        text.splitlines()[-1]
+        == f"{len(cases)} cases: {len(cases) - unsupported} pass, {unsupported} unsupported; reports: none"
+    )
+    for name in BUILTIN:
+        assert re.search(rf"^{name} +{sum(c.adapter == name for c in cases)} ", text, re.M), name
+    # the matrix holds only the scenarios with an unsupported case, never an all-pass row
+    rows = [line.split()[0] for line in matrix_lines(result, WIDTH)[3:] if "/" in line.split()[0]]  # type: ignore[arg-type]
+    expected_rows = {c.scenario for c in cases if c.status != "pass"}
+    assert rows and set(rows) == expected_rows
+
+
+def test_k_narrows_every_table(columns_80: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-k`` on a real run: only the adapter that ran has a line; no scenario that did not run shows."""
+    code = main(["run", "-k", "openai_chat and basic/", "--report-dir", str(tmp_path), "--format", "json"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert too_wide(out) == []
+    assert re.search(r"^openai_chat +\d+ +\d+$", out, re.M)
+    for name in BUILTIN:
+        if name != "openai_chat":
+            assert name not in out
+    assert "arguments/" not in out and "tool_choice/" not in out
+
+
+def test_a_long_scenario_id_and_many_adapters_still_fit() -> None:
+    scenarios = list(load_scenarios([]).scenarios)[:2]
+    adapters = [get_adapter(name) for name in BUILTIN] * 3  # 24 columns
+    adapters = [dataclasses.replace(a, name=f"{a.name}_{n}_with_a_long_name") for n, a in enumerate(adapters)]
+    long_id = "some/very/deeply/nested/folder/of/scenarios/with_a_name_that_goes_on_and_on"
+    cases = [
+        CaseResult(adapter=a.name, scenario=long_id if n else s.id, mode=m, status="fail" if n else "pass")
+        for a in adapters
+        for n, s in enumerate(scenarios)
+        for m in ("non_stream", "stream")
+    ]
+    result = run_result(adapters, scenarios, cases)
+    for width in (80, 60, 40):
+        lines = matrix_lines(result, width) + adapter_lines(result, width) + findings_lines(result, width)
+        assert lines and [line for line in lines if visible_width(line) > width] == []
+
+
+# -- a run with one bug ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def bugs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    (tmp_path / "term_bugs.py").write_text(BUGS, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+    sys.modules.pop("term_bugs", None)
+
+
+def run_buggy(capsys: pytest.CaptureFixture[str], *adapters: str) -> tuple[int, str, dict[str, object]]:
+    argv = ["run", "--scenarios", SCENARIOS, "--report-dir", "reports", "--format", "json", "-j", "1"]
+    for adapter in adapters:
+        argv += ["--adapter", f"term_bugs:{adapter}"]
+    code = main(argv)
+    out = capsys.readouterr().out
+    return code, out, json.loads(Path("reports/report.json").read_text(encoding="utf-8"))
+
+
+def failing(report: dict[str, object], check: str) -> list[tuple[dict[str, object], dict[str, object]]]:
+    """(case, finding) of every finding of ``check``."""
+    found = []
+    for case in report["cases"]:  # type: ignore[attr-defined]
+        for verdict in case["checks"]:
+            if verdict["check"] == check:
+                found += [(case, f) for f in verdict["findings"]]
+    return found
+
+
+def test_a_one_bug_adapters_findings_are_grouped_and_blame_the_wrong_mode(
+    bugs: Path, columns_80: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, report = run_buggy(capsys, "NON_STREAM_BUG")
+    assert code == 1
+    assert too_wide(out) == []
+    # grouped: one headline per check, with the count and the mode
+    calls = failing(report, "roundtrip.calls")
+    folds = failing(report, "streaming.fold")
+    assert calls and folds
+    assert f"roundtrip.calls: failed in {len(calls)} cases, all non-streamed, on chat_whole_bug" in out
+    assert f"streaming.fold: failed in {len(folds)} cases, all streamed, on chat_whole_bug" in out
+    assert f"the non-streamed decoding is wrong in all {len(folds)}" in " ".join(out.split())
+    assert out.count("roundtrip.calls: failed") == 1 and out.count("streaming.fold: failed") == 1
+    # expected is the scenario's, actual the adapter's
+    for case, finding in calls:
+        assert case["mode"] == "non_stream"
+        assert finding["actual"] == [] and finding["expected"], finding
+        assert finding["message"] == f"expected 1 call {finding['expected'][0]}, got none"
+    for case, finding in folds:
+        assert case["mode"] == "stream"
+        assert finding["actual"] == [] and finding["expected"][0]["name"], finding  # the streamed calls are right
+        assert finding["message"].startswith("the non-streamed decoding is wrong: it gives no call where the scenario")
+    # plain words: no None pairs, no diff-library words
+    assert "None" not in out
+    for jargon in ("iterable item", "dictionary item", "values changed", "type changes", "(expected null"):
+        assert jargon not in out
+    # every failing case ends with its rerun command, and that command reruns it alone
+    reruns = rerun_commands(out)
+    failed = [c for c in report["cases"] if c["status"] == "fail"]  # type: ignore[attr-defined]
+    assert len(set(reruns)) == len(failed)
+    command = next(c for c in reruns if c.endswith("::arguments/empty_string::stream"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(bugs)])}
+    words = shlex.split(command)
+    assert words[0] == "conformance"
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", *words[1:], "--report-dir", "again", "--format", "json"],
+        cwd=bugs,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    again = json.loads((bugs / "again" / "report.json").read_text(encoding="utf-8"))
+    assert [(c["adapter"], c["scenario"], c["mode"], c["status"]) for c in again["cases"]] == [
+        ("chat_whole_bug", "arguments/empty_string", "stream", "fail")
+    ]
+
+
+def test_a_streamed_decoder_bug_blames_the_streamed_mode(
+    bugs: Path, columns_80: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, report = run_buggy(capsys, "STREAM_BUG")
+    assert code == 1 and too_wide(out) == []
+    folds = failing(report, "streaming.fold")
+    assert folds
+    for case, finding in folds:
+        assert case["mode"] == "stream"
+        assert finding["expected"][0]["name"] and finding["actual"] == [], finding  # the non-streamed calls are right
+        assert finding["message"].startswith("the streamed decoding is wrong: it gives no call where the scenario")
+    assert f"the streamed decoding is wrong in all {len(folds)}" in " ".join(out.split())
+
+
+def rerun_commands(out: str) -> list[str]:
+    """The rerun commands printed, their continued lines joined as the shell joins them."""
+    commands = []
+    lines = out.splitlines()
+    for n, line in enumerate(lines):
+        if line.strip().startswith("rerun: "):
+            text = line.strip().removeprefix("rerun: ")
+            while text.endswith("\\"):  # " \\": the next word; "\\" alone: the same word goes on
+                n += 1
+                text = text[:-1] + lines[n].lstrip()
+            commands.append(" ".join(shlex.split(text)))
+    return commands
+
+
+def test_a_finding_with_nothing_on_one_side_says_so_without_none() -> None:
+    finding = Finding(check="recovery.arguments_error", message="the malformed call is missing", path="$.tool_calls[0]")
+    case = CaseResult(
+        adapter="a",
+        scenario="s",
+        mode="non_stream",
+        status="fail",
+        checks=(CheckVerdict(check=finding.check, status="fail", findings=(finding,)),),
+    )
+    lines = findings_lines(run_result([], [], [case]), WIDTH)
+    assert "    $.tool_calls[0]: the malformed call is missing" in lines
+    assert not any("expected" in line or "actual" in line or "None" in line for line in lines)
+
+
+def test_forced_colour_paints_the_statuses_and_keeps_the_width(
+    bugs: Path, columns_80: None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    _, out, _ = run_buggy(capsys, "NON_STREAM_BUG")
+    assert "\x1b[1;31mFAIL\x1b[0m chat_whole_bug" in out and too_wide(out) == []
+    monkeypatch.setenv("NO_COLOR", "1")
+    _, out, _ = run_buggy(capsys, "NON_STREAM_BUG")
+    assert "\x1b[" not in out
+
+
+def test_the_live_bar_counts_the_cases_and_goes_away(columns_80: None) -> None:
+    out = io.StringIO()
+    progress = Progress(out, total=3, live=True)
+    for status in ("pass", "fail", "pass"):
+        progress(CaseResult(adapter="openai_chat", scenario="s", mode="stream", status=status))  # type: ignore[arg-type]
+    progress.done()
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+    assert "3/3" in shown and "2 pass" in shown and "1 fail" in shown
+    assert "openai_chat" in shown
+    assert progress.bar is None
