@@ -141,6 +141,13 @@ FINDINGS: dict[str, list[Finding]] = {
             )
             for check in ("client.one_request", "client.typed_errors")
         ),
+        _f(
+            "gemini",
+            "client.recorded_request",
+            "mcp/render_chart",
+            "_mcp_utils._filter_to_supported_schema keeps only the snake_case field names of types.JSONSchema"
+            " (max_items): the JSON Schema keyword maxItems, as MCP servers spell it, is dropped",
+        ),
         *(
             _f(
                 "gemini",
@@ -161,6 +168,19 @@ FINDINGS: dict[str, list[Finding]] = {
             "translation.tool_definitions",
             "arguments/nested_objects_arrays",
             "the SDK's Tool.Function.Parameters.Property model drops a nested object's properties",
+        ),
+        _f(
+            "ollama",
+            "client.recorded_request",
+            "arguments/nested_objects_arrays",
+            "the SDK's Tool.Function.Parameters.Property model drops a nested object's properties",
+        ),
+        _f(
+            "ollama",
+            "client.recorded_request",
+            "*",
+            "ollama/_types.py: Message.ToolCall has no id and Message no tool_call_id, so the call ids Ollama"
+            " sends (optional, since v0.12.10) are dropped and never sent back with the calls and results",
         ),
         *(
             _f(
@@ -260,5 +280,6 @@ def test_baseline_passes_the_scenarios_the_sdk_handles(driver: str) -> None:
     run = _run(driver)
     passed = sum(1 for c in run.cases if c.status == "pass")
     judged = sum(1 for c in run.cases if c.status in ("pass", "fail"))
-    floor = {"openai": 0.8, "anthropic": 0.8, "google_genai": 0.1, "ollama": 0.65}[driver]
+    # ollama: every case whose history holds a call fails client.recorded_request (the SDK drops ids)
+    floor = {"openai": 0.8, "anthropic": 0.8, "google_genai": 0.1, "ollama": 0.45}[driver]
     assert judged and passed / judged >= floor, f"{passed}/{judged} cases pass"
