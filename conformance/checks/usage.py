@@ -22,10 +22,19 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from conformance.checks._common import CaseContext, verdict
 from conformance.model import Usage
-from conformance.verdicts import Finding
+from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["USAGE_FIELDS", "USAGE_WIRES", "check_usage", "recorded_usage", "stream_payloads", "usage_findings"]
+__all__ = [
+    "USAGE_FIELDS",
+    "USAGE_WIRES",
+    "check_usage",
+    "recorded_usage",
+    "stream_payloads",
+    "usage_findings",
+    "usage_verdict",
+]
 
 USAGE_WIRES = ("openai_chat", "openai_responses", "anthropic", "gemini", "ollama")
 USAGE_FIELDS = (
@@ -54,6 +63,44 @@ def usage_findings(want: Usage | None, got: Usage | None, *, turn: int) -> list[
         for name in USAGE_FIELDS
         if getattr(want, name) is not None and (got is None or getattr(got, name) != getattr(want, name))
     ]
+
+
+def usage_verdict(ctx: CaseContext) -> CheckVerdict | None:
+    """``roundtrip.usage`` of a case: each turn that got an answer, its decoded usage against the usage
+    its answer's recorded body reports. A turn's answer is the last one that succeeded: after a retry
+    (a 429, then the answer), the one the caller got. None when no turn pairs with an answer.
+
+    An adapter's turns pair with the exchanges in order (one each; when a turn took several, the
+    successful answers pair with the turns that got one). A black-box client's turn pairs with the
+    last of its own requests answered below 400, and is judged only when the client reports usage
+    (a driver that does not map the library's usage leaves ``Response.usage`` None)."""
+    wire = ctx.adapter.wire_format
+    pairs: list[tuple[int, Usage | None, bytes, bool]] = []
+    answered_turns = [t for t in ctx.outcome.turns if t.response is not None and t.error is None]
+    if ctx.client is not None:
+        sent = {t.turn: t.sent for t in ctx.client}
+        for turn in answered_turns:
+            assert turn.response is not None
+            ok = [s for s in sent.get(turn.turn, ()) if s.status is not None and s.status < 400]
+            if ok and turn.response.usage is not None:
+                pairs.append((turn.turn, turn.response.usage, ok[-1].response_body, ok[-1].stream))
+    elif len(ctx.exchanges) == len(ctx.outcome.turns):
+        for turn, exchange in zip(ctx.outcome.turns, ctx.exchanges, strict=True):
+            if turn.response is not None and turn.error is None:
+                pairs.append((turn.turn, turn.response.usage, exchange.response_body, exchange.stream))
+    else:
+        answered = [e for e in ctx.exchanges if e.status is not None and e.status < 400]
+        if len(answered) != len(answered_turns):
+            return None
+        for turn, exchange in zip(answered_turns, answered, strict=True):
+            assert turn.response is not None
+            pairs.append((turn.turn, turn.response.usage, exchange.response_body, exchange.stream))
+    if not pairs:
+        return None
+    findings: list[Finding] = []
+    for number, got, body, stream in pairs:
+        findings += check_usage(wire, body, got, stream=stream, turn=number)
+    return verdict("roundtrip.usage", findings)
 
 
 def check_usage(wire: str, body: bytes, got: Usage | None, *, stream: bool, turn: int) -> list[Finding]:
@@ -137,8 +184,8 @@ def _openai(raw: Mapping[str, Any], input_key: str, output_key: str) -> Usage:
         input_tokens=_int(raw, input_key),
         output_tokens=_int(raw, output_key),
         total_tokens=_int(raw, "total_tokens"),
-        cache_read_tokens=_int(details_in, "cached_tokens") if isinstance(details_in, Mapping) else None,
-        reasoning_tokens=_int(details_out, "reasoning_tokens") if isinstance(details_out, Mapping) else None,
+        cache_read_tokens=_int(details_in, "cached_tokens"),
+        reasoning_tokens=_int(details_out, "reasoning_tokens"),
     )
 
 
