@@ -6,7 +6,9 @@ The reference for a usage check: what each provider's official SDK reads from th
   ``prompt_tokens_details.cached_tokens``, ``completion_tokens_details.reasoning_tokens``); streamed,
   only the chunk that carries a non-null ``usage`` (sent last with ``stream_options.include_usage``).
 - ``openai_responses``: ``usage`` (``input_tokens``, ``output_tokens``, ``total_tokens``,
-  ``input_tokens_details.cached_tokens``, ``output_tokens_details.reasoning_tokens``); streamed,
+  ``input_tokens_details.cached_tokens``, ``input_tokens_details.cache_write_tokens``,
+  ``output_tokens_details.reasoning_tokens``: openai-python ``types/responses/response_usage.py``;
+  older replies have no ``cache_write_tokens``, which is then absent, wire-formats.md §2c); streamed,
   the ``response.completed`` event's ``response.usage``.
 - ``anthropic``: ``usage`` (``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``,
   ``cache_creation_input_tokens``); streamed, ``message_start``'s usage updated field by field by each
@@ -154,7 +156,7 @@ def recorded_usage(wire: str, payloads: Sequence[Any], *, stream: bool) -> Usage
             found = [r["usage"] for r in done if isinstance(r, Mapping) and isinstance(r.get("usage"), Mapping)]
         else:
             found = [p["usage"] for p in dicts if isinstance(p.get("usage"), Mapping)]
-        return _openai(found[-1], "input_tokens", "output_tokens") if found else None
+        return _openai(found[-1], "input_tokens", "output_tokens", cache_write=True) if found else None
     if wire == "anthropic":
         return _anthropic(dicts, stream=stream)
     if wire == "gemini":
@@ -177,7 +179,8 @@ def recorded_usage(wire: str, payloads: Sequence[Any], *, stream: bool) -> Usage
     return None
 
 
-def _openai(raw: Mapping[str, Any], input_key: str, output_key: str) -> Usage:
+def _openai(raw: Mapping[str, Any], input_key: str, output_key: str, *, cache_write: bool = False) -> Usage:
+    """OpenAI usage; ``cache_write``: read ``<input>_details.cache_write_tokens`` (the Responses wire)."""
     details_in = raw.get(f"{input_key}_details")
     details_out = raw.get(f"{output_key}_details")
     return Usage(
@@ -185,6 +188,7 @@ def _openai(raw: Mapping[str, Any], input_key: str, output_key: str) -> Usage:
         output_tokens=_int(raw, output_key),
         total_tokens=_int(raw, "total_tokens"),
         cache_read_tokens=_int(details_in, "cached_tokens"),
+        cache_write_tokens=_int(details_in, "cache_write_tokens") if cache_write else None,
         reasoning_tokens=_int(details_out, "reasoning_tokens"),
     )
 

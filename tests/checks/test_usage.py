@@ -4,6 +4,7 @@ adapters' decoded usage agreeing with it on the real cassettes of ``../shared/re
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,64 @@ def test_check_usage_names_each_field_that_differs_and_passes_an_equal_decode() 
     findings = check_usage("anthropic", body, Usage(input_tokens=9, output_tokens=3), stream=False, turn=1)
     assert [(f.path, f.expected, f.actual, f.turn) for f in findings] == [("$.usage.cache_read_tokens", 2, None, 1)]
     assert len(check_usage("anthropic", body, None, stream=False, turn=0)) == 3
+
+
+def _responses_body(input_details: dict[str, int]) -> dict[str, object]:
+    """A Responses body of one text message, its usage shaped as openai-python's ``ResponseUsage``."""
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "hi", "annotations": []}],
+            }
+        ],
+        "usage": {
+            "input_tokens": 40,
+            "input_tokens_details": input_details,
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 45,
+        },
+    }
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_responses_cache_write_tokens_are_read_and_decoded(stream: bool) -> None:
+    """openai-python ``types/responses/response_usage.py``: ``input_tokens_details`` carries
+    ``cache_write_tokens`` beside ``cached_tokens`` (real: pydantic-ai's Responses cassettes)."""
+    adapter = get_adapter("openai_responses")
+    body = _responses_body({"cached_tokens": 3, "cache_write_tokens": 7})
+    if stream:
+        raw = _sse(
+            {"type": "response.created", "response": {**body, "status": "in_progress", "output": [], "usage": None}},
+            {"type": "response.completed", "response": body},
+        )
+        got = fold(adapter.stream_from_wire([raw])).usage
+    else:
+        raw = json.dumps(body).encode()
+        got = adapter.response_from_wire(body).usage
+    want = recorded_usage("openai_responses", stream_payloads(raw) if stream else [body], stream=stream)
+    assert want is not None and (want.cache_read_tokens, want.cache_write_tokens) == (3, 7)
+    assert got is not None and (got.cache_read_tokens, got.cache_write_tokens) == (3, 7)
+    assert check_usage("openai_responses", raw, got, stream=stream, turn=0) == []
+    dropped = check_usage("openai_responses", raw, replace(got, cache_write_tokens=None), stream=stream, turn=0)
+    assert [(f.path, f.expected, f.actual) for f in dropped] == [("$.usage.cache_write_tokens", 7, None)]
+
+
+def test_responses_without_cache_write_tokens_decode_none_not_an_invented_zero() -> None:
+    """Older replies have no ``cache_write_tokens`` (wire-formats.md §2c): absent, not 0."""
+    body = _responses_body({"cached_tokens": 0})
+    assert recorded_usage("openai_responses", [body], stream=False) == Usage(
+        input_tokens=40, output_tokens=5, total_tokens=45, cache_read_tokens=0, reasoning_tokens=0
+    )
+    got = get_adapter("openai_responses").response_from_wire(body).usage
+    assert got is not None and got.cache_write_tokens is None
 
 
 # ---- usage_verdict: which answer a turn's usage is compared with ------------------------------------
