@@ -283,3 +283,34 @@ def test_baseline_passes_the_scenarios_the_sdk_handles(driver: str) -> None:
     # ollama: every case whose history holds a call fails client.recorded_request (the SDK drops ids)
     floor = {"openai": 0.8, "anthropic": 0.8, "google_genai": 0.1, "ollama": 0.45}[driver]
     assert judged and passed / judged >= floor, f"{passed}/{judged} cases pass"
+
+
+def test_a_driver_that_drops_a_tool_description_fails_client_recorded_request_with_its_path() -> None:
+    """The official openai SDK under a deliberately wrong driver: the request it sends no longer
+    means what was recorded, and the finding names the field in the read-back request."""
+    pytest.importorskip("openai")
+    from dataclasses import replace
+
+    from conformance.clients.contract import Call, SimpleClient
+
+    real = _load("openai")
+
+    def complete(call: Call) -> Any:
+        return real.complete(replace(call, tools=tuple(replace(t, description=None) for t in call.tools)))
+
+    wrong = SimpleClient(
+        name="openai-drops-descriptions",
+        wires={"openai_chat": real.wires["openai_chat"]},
+        complete=complete,
+        error_info=real.error_info,
+        request_differences=real.request_differences,
+    )
+    scenarios = [
+        s for s in load_scenarios([ROOT / "scenarios"], root=ROOT / "scenarios").scenarios if s.id == "basic/get_time"
+    ]
+    options = CertifyOptions(cassette_dir=ROOT / "cassettes", timeout=20.0, modes=("non_stream",), isolate=False)
+    [case] = certify(scenarios, wrong, options).cases
+    [found] = [v for v in case.checks if v.check == "client.recorded_request"]
+    assert found.status == "fail"
+    assert [(f.path, f.actual, f.turn) for f in found.findings if f.turn == 0] == [("$.tools[0].description", None, 0)]
+    assert found.findings[0].expected == scenarios[0].tools[0].description
