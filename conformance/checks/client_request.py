@@ -13,11 +13,17 @@ whitespace, a content given as a string or as one text block, ``functionDeclarat
 nothing else (docs/clients.md, "client.recorded_request"):
 
 - ``$.model``: the model the call asked for stands for the recorded one (``--model``);
+- ``$.max_tokens`` where the wire requires one (Anthropic) and the call left it open: each library
+  chooses its own default there, as the reference adapter did when recording;
 - how a body was spelled, kept by the reader so that it writes the same bytes again, is left out
-  (``SPELLING_DETAILS``: ``content_list``, ``no_content_key``, ``path_prefix``, ...), and so is a
-  call's argument text (``arguments_raw``: its parsed ``arguments`` are compared);
+  (``SPELLING_DETAILS``: ``content_list``, ``no_content_key``, ``path_prefix``, ...; and the
+  defaults said out loud of ``_NESTED_SPELLING``: ``"stream": false``, an Anthropic tool's
+  ``"type": "custom"``), and so is a call's argument text (``arguments_raw``: its parsed
+  ``arguments`` are compared);
 - an empty object, empty list or null among the wire fields the model does not cover
-  (``provider_details``) is absent (``generationConfig: {}``, ``tools: []``);
+  (``provider_details``) is absent (``generationConfig: {}``, ``tools: []``), and a first message
+  that is then a plain system message is the system prompt (Ollama's ``"images": []`` on it);
+- ``tool_choice`` ``auto`` with tools offered is no ``tool_choice`` (the default of every wire);
 - a call id the provider never sent (made up by the reference adapter when recording, or by the
   client) is compared by its place: the n-th made-up id of a request on both sides;
 - a tool result's text is compared without its whitespace (libraries join a result's text items
@@ -70,6 +76,11 @@ SPELLING_DETAILS = frozenset(
         "max_tokens_key",  # max_tokens or max_completion_tokens
         "input_string",  # a Responses input given as a string rather than one message
         "merge_with_previous",  # two same-role messages the wire keeps as one
+        "response_object",  # a Gemini result as the whole functionResponse.response object ...
+        "response_key",  # ... or under "output" rather than "result" ...
+        "result_json",  # ... or as JSON rather than a string (its text is compared)
+        "schema_field",  # Gemini's parameters or parametersJsonSchema
+        "is_error_key",  # "is_error": false said out loud (the flag itself is compared)
     }
 )
 """``provider_details`` keys that say how a body was spelled, not what it asks: left out."""
@@ -113,6 +124,9 @@ def client_recorded_request(ctx: CaseContext) -> CheckVerdict | None:
             else:
                 got = ctx.read_back(turn.turn)
             want = replace(want, model=turn.request.model)  # the model the call asked for stands for it
+            if turn.request.max_tokens is None and want.max_tokens is not None:
+                # the wire requires one (Anthropic) and the call left it open: the library's to choose
+                want, got = replace(want, max_tokens=None), replace(got, max_tokens=None)
             findings += compare_bodies(
                 meaning(want, served, rewritten),
                 meaning(got, served, rewritten),
@@ -153,7 +167,25 @@ def meaning(request: Request, served: bytes = b"", rewritten: Collection[str] = 
             plain.pop("input_schema", None)
         else:
             plain["input_schema"] = canonical_schema(tool.input_schema)
+    _system_first(out)
+    if request.tools and out["tool_choice"] == "auto":
+        out["tool_choice"] = None  # every wire's default when tools are offered
     return out
+
+
+def _system_first(plain: dict[str, Any]) -> None:
+    """A first message that is the system prompt in all but spelling (the reader kept it as a
+    message for a field it does not write again, such as Ollama's ``"images": []``, now dropped as
+    empty) is the system prompt."""
+    messages = plain["messages"]
+    if plain["system"] is not None or not messages:
+        return
+    first = messages[0]
+    parts = first["parts"]
+    alone = len(parts) == 1 and parts[0]["kind"] == "text" and parts[0]["provider_details"] == {}
+    if first["provider_details"] == {"role": "system"} and alone:
+        plain["system"] = parts[0]["text"]
+        del messages[0]
 
 
 def _plain(value: Any, *, details: bool = False) -> Any:
@@ -171,7 +203,7 @@ def _plain(value: Any, *, details: bool = False) -> Any:
                     out[key] = _base64(out[key])
         if details_of := out.get("provider_details"):
             out["provider_details"] = {k: v for k, v in details_of.items() if k not in SPELLING_DETAILS}
-            _drop_known(out["provider_details"])
+            _drop_known(type(value).__name__, out["provider_details"])
         return out
     if isinstance(value, Mapping):
         items = {str(k): _plain(v, details=details) for k, v in value.items()}
@@ -181,23 +213,31 @@ def _plain(value: Any, *, details: bool = False) -> Any:
     return value
 
 
-_NESTED_SPELLING: tuple[tuple[str, str, Any], ...] = (
-    ("system_extra", "role", ...),  # the role of Gemini's systemInstruction, which the API ignores
-    ("function", "index", ...),  # an Ollama call's place, which the list already says
-    ("extra", "stream", False),  # "stream": false, the default, said out loud
+_NESTED_SPELLING: tuple[tuple[str, str, str, Any], ...] = (
+    ("Request", "system_extra", "role", ...),  # the role of Gemini's systemInstruction (the API ignores it)
+    ("Request", "extra", "stream", False),  # "stream": false, the default, said out loud
+    ("ToolCall", "function", "index", ...),  # an Ollama call's place, which the list already says
+    ("ToolResult", "extra", "name", ...),  # the answered tool's name beside its call id (OpenAI Chat)
+    ("Tool", "tool", "type", "custom"),  # an Anthropic tool's type, "custom" by default
 )
-"""Spelling nested in details: (details key, key inside it, the value that is spelling; ``...`` any)."""
+"""Spelling nested in details: (the value's class, details key, key inside it, the value that is
+spelling, ``...`` for any)."""
 
 
-def _drop_known(details: dict[str, Any]) -> None:
-    for key, inner, value in _NESTED_SPELLING:
-        found = details.get(key)
-        if isinstance(found, dict) and inner in found and (value is ... or found[inner] is value):
+def _drop_known(owner: str, details: dict[str, Any]) -> None:
+    for cls, key, inner, value in _NESTED_SPELLING:
+        found = details.get(key) if cls == owner else None
+        if isinstance(found, dict) and inner in found and (value is ... or _same(found[inner], value)):
             rest = {k: v for k, v in found.items() if k != inner}
             if rest:
                 details[key] = rest
             else:
                 del details[key]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON values (``false`` is not ``0``)."""
+    return type(a) is type(b) and bool(a == b)
 
 
 def _base64(text: str) -> str:

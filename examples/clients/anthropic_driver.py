@@ -289,12 +289,6 @@ CLIENT = SimpleClient(
     },
     complete=complete,
     error_info=error_info,
-    request_differences={
-        "$.max_tokens": (
-            "the Messages API requires max_tokens: when the call leaves it open the driver sends"
-            " DEFAULT_MAX_TOKENS (4096), the recorded request another default"
-        ),
-    },
 )
 
 __all__ = ["CLIENT"]

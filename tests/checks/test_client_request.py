@@ -205,3 +205,45 @@ def test_the_check_id_is_listed_so_a_known_gap_may_name_it() -> None:
     from conformance.cli.run import CHECK_IDS
 
     assert CHECK in CHECK_IDS["client"]
+
+
+@pytest.mark.parametrize(("scenario", "status"), [("basic/get_time", "pass"), ("basic/max_tokens_length", "fail")])
+def test_max_tokens_is_the_librarys_choice_only_where_the_wire_needs_one_and_the_call_left_it_open(
+    scenario: str, status: str
+) -> None:
+    def own_default(body: dict[str, Any]) -> dict[str, Any]:
+        return {**body, "max_tokens": 64000}  # litellm's default for Claude models
+
+    result = _verdict(_certify(TranslatorClient(_rewriting("anthropic", own_default)), scenario))
+    assert result.status == status, result.findings
+    assert all(f.path == "$.max_tokens" and f.actual == 64000 for f in result.findings)
+
+
+def test_a_system_message_with_empty_fields_is_still_the_system_prompt() -> None:
+    """litellm sends Ollama's system message with ``"images": []`` (docs/certified): the reader keeps
+    that message as it is to write it again, and the check reads it as the system prompt."""
+    ollama = for_format("ollama")
+
+    def body(system: dict[str, Any]) -> dict[str, Any]:
+        return {"model": "m", "stream": False, "messages": [system, {"role": "user", "content": "hi", "images": []}]}
+
+    plain = ollama.request_from_wire(body({"role": "system", "content": "Be brief."}), path="/api/chat")
+    spelled = ollama.request_from_wire(body({"role": "system", "content": "Be brief.", "images": []}), path="/api/chat")
+    assert plain.system == "Be brief." and spelled.system is None  # the reader keeps the spelling
+    assert meaning(plain) == meaning(spelled)
+    other = ollama.request_from_wire(body({"role": "system", "content": "Be long."}), path="/api/chat")
+    assert meaning(other) != meaning(spelled)
+
+
+def test_tool_choice_auto_with_tools_offered_is_the_default_and_another_choice_is_not() -> None:
+    def said(choice: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        def rewrite(body: dict[str, Any]) -> dict[str, Any]:
+            return {**body, "tool_choice": choice}
+
+        return rewrite
+
+    auto = _verdict(_certify(TranslatorClient(_rewriting("anthropic", said({"type": "auto"}))), "basic/get_time"))
+    assert auto.status == "pass", auto.findings
+    forced = _verdict(_certify(TranslatorClient(_rewriting("anthropic", said({"type": "any"}))), "basic/get_time"))
+    assert forced.status == "fail"
+    assert {(f.path, f.expected, f.actual) for f in forced.findings} == {("$.tool_choice", None, "required")}
