@@ -247,3 +247,34 @@ def test_tool_choice_auto_with_tools_offered_is_the_default_and_another_choice_i
     forced = _verdict(_certify(TranslatorClient(_rewriting("anthropic", said({"type": "any"}))), "basic/get_time"))
     assert forced.status == "fail"
     assert {(f.path, f.expected, f.actual) for f in forced.findings} == {("$.tool_choice", None, "required")}
+
+
+def test_values_the_cassette_marks_volatile_are_compared_for_presence_only(tmp_path: Path) -> None:
+    """A cassette's provenance ``volatile`` globs are wire paths: there the client's value stands
+    for the recorded one, so only its presence counts."""
+    import json
+
+    source = CASSETTES / "openai_chat" / "basic" / "get_time.yaml"
+    cassette = json.loads(source.read_text(encoding="utf-8"))
+    cassette["provenance"]["volatile"] = ["$.messages[0].content"]
+    (tmp_path / "openai_chat" / "basic").mkdir(parents=True)
+    (tmp_path / "openai_chat" / "basic" / "get_time.yaml").write_text(json.dumps(cassette), encoding="utf-8")
+
+    def reworded(body: dict[str, Any]) -> dict[str, Any]:
+        body["messages"][0]["content"] = "What was yesterday's date?"
+        return body
+
+    def unsaid(body: dict[str, Any]) -> dict[str, Any]:
+        del body["messages"][0]["content"]
+        return body
+
+    def run(rewrite: Callable[[dict[str, Any]], dict[str, Any]], where: Path) -> CheckVerdict:
+        chosen = [s for s in load_scenarios([]).scenarios if s.id == "basic/get_time"]
+        options = CertifyOptions(
+            cassette_dir=CASSETTES, user_cassette_dirs=(where,), modes=("non_stream",), isolate=False
+        )
+        return _verdict(certify(chosen, TranslatorClient(_rewriting("openai_chat", rewrite)), options))
+
+    assert run(reworded, tmp_path).status == "pass"
+    assert run(reworded, tmp_path / "nowhere").status == "fail"  # the bundled cassette marks nothing
+    assert run(unsaid, tmp_path).status == "fail"
