@@ -24,21 +24,30 @@ difference (a long text is shown around its first differing character). JSON ``t
 
 The check gives no verdict when the case did not replay a cassette ``conformance record`` wrote (no
 provenance: another tool's recording spells requests its own way), and none for a black-box client
-(``conformance certify``): comparing a client library's requests on their normalised read-back is
-left to a later change.
+(``conformance certify``), whose requests ``client.recorded_request`` compares on their read-back
+(``conformance.checks.client_request``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
 from conformance.checks._common import CaseContext, verdict
 from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["CHECK", "MAX_SHOWN", "compare_bodies", "glob_matches", "recorded_request", "volatile_globs"]
+__all__ = [
+    "CHECK",
+    "MAX_SHOWN",
+    "compare_bodies",
+    "glob_matches",
+    "recorded_request",
+    "step",
+    "volatile_globs",
+]
 
 CHECK = "translation.recorded_request"
 MAX_SHOWN = 160
@@ -110,12 +119,13 @@ def compare_bodies(
     ignored: Sequence[str] = (),
     turn: int | None = None,
     path: str = "$",
+    check: str = CHECK,
 ) -> list[Finding]:
     """One finding per JSON path where ``sent`` differs from ``recorded`` (key order aside); paths
     matching ``ignored`` are not compared, those matching ``volatile`` only for presence."""
     findings: list[Finding] = []
     _walk(recorded, sent, path, volatile, ignored, turn, findings)
-    return findings
+    return [replace(f, check=check) for f in findings] if check != CHECK else findings
 
 
 def _walk(
@@ -131,14 +141,14 @@ def _walk(
         return
     if isinstance(recorded, Mapping) and isinstance(sent, Mapping):
         for key in recorded:
-            where = _step(path, key)
+            where = step(path, key)
             if key not in sent:
                 if not glob_matches(where, ignored):
                     out.append(_finding("missing: recorded, not sent", where, recorded[key], None, turn))
             else:
                 _walk(recorded[key], sent[key], where, volatile, ignored, turn, out)
         for key in sent:
-            where = _step(path, key)
+            where = step(path, key)
             if key not in recorded and not glob_matches(where, ignored):
                 out.append(_finding("added: sent, not recorded", where, None, sent[key], turn))
         return
@@ -181,7 +191,7 @@ def _same_scalar(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-def _step(path: str, key: Any) -> str:
+def step(path: str, key: Any) -> str:
     key = str(key)
     return f"{path}.{key}" if _IDENT.fullmatch(key) else f'{path}["{key}"]'
 

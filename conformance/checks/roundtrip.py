@@ -28,7 +28,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from conformance.checks._common import CaseContext, calls_words, diff_findings, unwrapped_results, verdict
-from conformance.checks.usage import check_usage
+from conformance.checks.usage import usage_verdict
 from conformance.model import Image, Request, Resource, Response, Text, ToolCall, ToolResult
 from conformance.scenarios.values import ExpectedCall
 from conformance.verdicts import CheckVerdict, Finding
@@ -90,26 +90,10 @@ def check_roundtrip(ctx: CaseContext) -> Sequence[CheckVerdict]:
     ids = _call_ids(ctx)
     if ids is not None:
         verdicts.append(ids)
-    usage = _usage(ctx)
+    usage = usage_verdict(ctx)
     if usage is not None:
         verdicts.append(usage)
     return verdicts
-
-
-def _usage(ctx: CaseContext) -> CheckVerdict | None:
-    """``roundtrip.usage``: each answered turn's decoded usage against its recorded body (read per wire
-    by ``checks.usage``, not by the adapter); None for clients or when turns and exchanges do not pair."""
-    answered = [e for e in ctx.exchanges if e.status is not None and e.status < 400]
-    turns = [t for t in ctx.outcome.turns if t.response is not None and t.error is None]
-    if ctx.client is not None or not turns or len(answered) != len(turns):
-        return None
-    findings: list[Finding] = []
-    for turn, exchange in zip(turns, answered, strict=True):
-        assert turn.response is not None
-        findings += check_usage(
-            ctx.adapter.wire_format, exchange.response_body, turn.response.usage, stream=exchange.stream, turn=turn.turn
-        )
-    return verdict("roundtrip.usage", findings)
 
 
 def is_subset(expected: Any, actual: Any) -> bool:

@@ -6,7 +6,9 @@ The reference for a usage check: what each provider's official SDK reads from th
   ``prompt_tokens_details.cached_tokens``, ``completion_tokens_details.reasoning_tokens``); streamed,
   only the chunk that carries a non-null ``usage`` (sent last with ``stream_options.include_usage``).
 - ``openai_responses``: ``usage`` (``input_tokens``, ``output_tokens``, ``total_tokens``,
-  ``input_tokens_details.cached_tokens``, ``output_tokens_details.reasoning_tokens``); streamed,
+  ``input_tokens_details.cached_tokens``, ``input_tokens_details.cache_write_tokens``,
+  ``output_tokens_details.reasoning_tokens``: openai-python ``types/responses/response_usage.py``;
+  older replies have no ``cache_write_tokens``, which is then absent, wire-formats.md §2c); streamed,
   the ``response.completed`` event's ``response.usage``.
 - ``anthropic``: ``usage`` (``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``,
   ``cache_creation_input_tokens``); streamed, ``message_start``'s usage updated field by field by each
@@ -22,10 +24,19 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from conformance.checks._common import CaseContext, verdict
 from conformance.model import Usage
-from conformance.verdicts import Finding
+from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["USAGE_FIELDS", "USAGE_WIRES", "check_usage", "recorded_usage", "stream_payloads", "usage_findings"]
+__all__ = [
+    "USAGE_FIELDS",
+    "USAGE_WIRES",
+    "check_usage",
+    "recorded_usage",
+    "stream_payloads",
+    "usage_findings",
+    "usage_verdict",
+]
 
 USAGE_WIRES = ("openai_chat", "openai_responses", "anthropic", "gemini", "ollama")
 USAGE_FIELDS = (
@@ -54,6 +65,44 @@ def usage_findings(want: Usage | None, got: Usage | None, *, turn: int) -> list[
         for name in USAGE_FIELDS
         if getattr(want, name) is not None and (got is None or getattr(got, name) != getattr(want, name))
     ]
+
+
+def usage_verdict(ctx: CaseContext) -> CheckVerdict | None:
+    """``roundtrip.usage`` of a case: each turn that got an answer, its decoded usage against the usage
+    its answer's recorded body reports. A turn's answer is the last one that succeeded: after a retry
+    (a 429, then the answer), the one the caller got. None when no turn pairs with an answer.
+
+    An adapter's turns pair with the exchanges in order (one each; when a turn took several, the
+    successful answers pair with the turns that got one). A black-box client's turn pairs with the
+    last of its own requests answered below 400, and is judged only when the client reports usage
+    (a driver that does not map the library's usage leaves ``Response.usage`` None)."""
+    wire = ctx.adapter.wire_format
+    pairs: list[tuple[int, Usage | None, bytes, bool]] = []
+    answered_turns = [t for t in ctx.outcome.turns if t.response is not None and t.error is None]
+    if ctx.client is not None:
+        sent = {t.turn: t.sent for t in ctx.client}
+        for turn in answered_turns:
+            assert turn.response is not None
+            ok = [s for s in sent.get(turn.turn, ()) if s.status is not None and s.status < 400]
+            if ok and turn.response.usage is not None:
+                pairs.append((turn.turn, turn.response.usage, ok[-1].response_body, ok[-1].stream))
+    elif len(ctx.exchanges) == len(ctx.outcome.turns):
+        for turn, exchange in zip(ctx.outcome.turns, ctx.exchanges, strict=True):
+            if turn.response is not None and turn.error is None:
+                pairs.append((turn.turn, turn.response.usage, exchange.response_body, exchange.stream))
+    else:
+        answered = [e for e in ctx.exchanges if e.status is not None and e.status < 400]
+        if len(answered) != len(answered_turns):
+            return None
+        for turn, exchange in zip(answered_turns, answered, strict=True):
+            assert turn.response is not None
+            pairs.append((turn.turn, turn.response.usage, exchange.response_body, exchange.stream))
+    if not pairs:
+        return None
+    findings: list[Finding] = []
+    for number, got, body, stream in pairs:
+        findings += check_usage(wire, body, got, stream=stream, turn=number)
+    return verdict("roundtrip.usage", findings)
 
 
 def check_usage(wire: str, body: bytes, got: Usage | None, *, stream: bool, turn: int) -> list[Finding]:
@@ -107,7 +156,7 @@ def recorded_usage(wire: str, payloads: Sequence[Any], *, stream: bool) -> Usage
             found = [r["usage"] for r in done if isinstance(r, Mapping) and isinstance(r.get("usage"), Mapping)]
         else:
             found = [p["usage"] for p in dicts if isinstance(p.get("usage"), Mapping)]
-        return _openai(found[-1], "input_tokens", "output_tokens") if found else None
+        return _openai(found[-1], "input_tokens", "output_tokens", cache_write=True) if found else None
     if wire == "anthropic":
         return _anthropic(dicts, stream=stream)
     if wire == "gemini":
@@ -130,15 +179,17 @@ def recorded_usage(wire: str, payloads: Sequence[Any], *, stream: bool) -> Usage
     return None
 
 
-def _openai(raw: Mapping[str, Any], input_key: str, output_key: str) -> Usage:
+def _openai(raw: Mapping[str, Any], input_key: str, output_key: str, *, cache_write: bool = False) -> Usage:
+    """OpenAI usage; ``cache_write``: read ``<input>_details.cache_write_tokens`` (the Responses wire)."""
     details_in = raw.get(f"{input_key}_details")
     details_out = raw.get(f"{output_key}_details")
     return Usage(
         input_tokens=_int(raw, input_key),
         output_tokens=_int(raw, output_key),
         total_tokens=_int(raw, "total_tokens"),
-        cache_read_tokens=_int(details_in, "cached_tokens") if isinstance(details_in, Mapping) else None,
-        reasoning_tokens=_int(details_out, "reasoning_tokens") if isinstance(details_out, Mapping) else None,
+        cache_read_tokens=_int(details_in, "cached_tokens"),
+        cache_write_tokens=_int(details_in, "cache_write_tokens") if cache_write else None,
+        reasoning_tokens=_int(details_out, "reasoning_tokens"),
     )
 
 

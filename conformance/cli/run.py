@@ -119,7 +119,13 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
     ),
     "streaming": ("streaming.lifecycle", "streaming.fold", "streaming.chunk_invariance", "streaming.events"),
     "recovery": ("recovery.provider_error", "recovery.arguments_error", "recovery.broken_stream"),
-    "client": ("client.one_request", "client.stream_mode", "client.call_ids", "client.typed_errors"),
+    "client": (
+        "client.one_request",
+        "client.stream_mode",
+        "client.call_ids",
+        "client.recorded_request",
+        "client.typed_errors",
+    ),
 }
 INTERRUPTED = 130
 """The exit code of a run ended by Ctrl-C (its partial reports written)."""

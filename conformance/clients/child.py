@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             "wires": {wire: sorted(caps) for wire, caps in client.wires.items()},
             "known_gaps": dict(getattr(client, "known_gaps", {}) or {}),
             "schema_rewrites": dict(getattr(client, "schema_rewrites", {}) or {}),
+            "request_differences": dict(getattr(client, "request_differences", {}) or {}),
             "python": sys.version.split()[0],
             "executable": sys.executable,
         }

@@ -122,6 +122,9 @@ class Client(Protocol):
     # Optional: ``schema_rewrites: Mapping[str, str]``, wire -> what the client does to tool schemas
     # on that wire (pydantic-ai's OpenAI strict mode): declared rewrites are data, and
     # ``translation.tool_definitions`` then compares those tools by name and description only.
+    # Optional: ``request_differences: Mapping[str, str]``, a JSON path glob of the read-back request
+    # (``$.max_tokens``; ``wire:$.max_tokens`` on one wire) -> why the client sends it differently from
+    # the recorded request on purpose: ``client.recorded_request`` does not compare those paths.
 
     def error_info(self, exc: BaseException) -> ErrorInfo | None: ...
 
@@ -154,9 +157,34 @@ def client_problems(client: Any) -> list[str]:
         isinstance(k, str) and isinstance(v, str) and v for k, v in rewrites.items()
     ):
         problems.append("schema_rewrites must map wires to a description of the rewrite")
+    problems += _difference_problems(getattr(client, "request_differences", {}), wires)
     for method in ("complete", "error_info"):
         if not callable(getattr(client, method, None)):
             problems.append(f"{method} must be a method")
+    return problems
+
+
+def _difference_problems(differences: Any, wires: Any) -> list[str]:
+    """What is wrong with a client's ``request_differences`` (read-back path glob, or ``wire:glob``,
+    -> the reason it differs on purpose from the recorded request)."""
+    if not isinstance(differences, Mapping):
+        return ["request_differences must map JSON path globs ($.field, or wire:$.field) to reasons"]
+    problems: list[str] = []
+    for key, reason in differences.items():
+        prefix, colon, rest = str(key).partition(":") if isinstance(key, str) else ("", "", "")
+        glob = rest if colon and not prefix.startswith("$") else key
+        if not isinstance(key, str) or not isinstance(glob, str) or not glob.startswith("$"):
+            problems.append(
+                f"request_differences key {key!r} is not a JSON path glob of the read-back request"
+                " ($.tools[*].description, or wire:$.max_tokens for one wire)"
+            )
+        elif glob is rest and isinstance(wires, Mapping) and prefix not in wires:
+            problems.append(
+                f"request_differences key {key!r} names the wire {prefix!r}, which the client does not declare"
+                f" (it declares {', '.join(map(str, wires))})"
+            )
+        if not isinstance(reason, str) or not reason.strip():
+            problems.append(f"request difference {key!r} needs a reason (a non-empty string)")
     return problems
 
 
@@ -172,3 +200,6 @@ class SimpleClient:
     known_gaps: Mapping[str, str] = field(default_factory=dict)
     schema_rewrites: Mapping[str, str] = field(default_factory=dict)
     """Wire -> what the library does to tool schemas there (see ``Client``)."""
+    request_differences: Mapping[str, str] = field(default_factory=dict)
+    """Read-back path glob (or ``wire:glob``) -> why the client sends it differently from the
+    recorded request on purpose (see ``Client``)."""

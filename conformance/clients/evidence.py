@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.clients.invoke import TurnResult
+from conformance.traffic.cassettes import RecordedRequest
 
 __all__ = ["ClientTurn", "SentRequest"]
 
@@ -25,6 +26,8 @@ class SentRequest:
     """What the server answered (a stream's chunks joined)."""
     answered_turn: int | None
     """The turn read from the request (its assistant messages); None when it could not be read."""
+    interaction: int | None = None
+    """The cassette interaction whose recorded answer it got (its index; None: none matched)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,3 +42,6 @@ class ClientTurn:
     result: TurnResult
     side: tuple[SentRequest, ...] = ()
     """Requests to other endpoints (model info, ``/api/show``): not the turn's request, not judged."""
+    recorded: RecordedRequest | None = None
+    """The cassette's recorded request whose answer the turn's request (the last sent) got: what
+    ``client.recorded_request`` compares it with, both read back (None: no recorded answer matched)."""

@@ -40,6 +40,7 @@ from conformance.adapters import detect_adapter, for_format
 from conformance.adapters.base import Adapter, SchemaChange, WireRequest
 from conformance.assembly import fold
 from conformance.checks import FAMILIES, CaseContext, run_checks
+from conformance.checks.client_request import request_differences
 from conformance.clients.contract import Call, Client
 from conformance.clients.evidence import ClientTurn, SentRequest
 from conformance.clients.intercept import CHUNKS_NOTE, PROVIDER_URLS, breaks_streams, intercepting
@@ -70,7 +71,7 @@ from conformance.run.runner import (
 from conformance.run.workers import MEMORY_ENV, WorkerFailure, can_fork, memory_limit_from_env, run_in_workers
 from conformance.scenarios import bundled
 from conformance.scenarios.values import MODES, Mode, Scenario
-from conformance.traffic.cassettes import Cassette
+from conformance.traffic.cassettes import Cassette, RecordedRequest
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import CaseResult, RunResult, worst
 
@@ -109,8 +110,9 @@ class CertifyOptions:
 
 def client_adapter(client: Client, wire: str) -> Adapter:
     """The column a client on ``wire`` is reported as: the reference adapter of the wire (its
-    ``request_from_wire`` reads the client's bodies back) under the client's name, capabilities and
-    known gaps (``wire:check[@glob]`` keys only on that wire)."""
+    ``request_from_wire`` reads the client's bodies back) under the client's name, capabilities,
+    known gaps (``wire:check[@glob]`` keys only on that wire) and request differences (``wire:glob``
+    keys only on that wire)."""
     reference = for_format(wire)
     gaps: dict[str, str] = {}
     for key, reason in client.known_gaps.items():
@@ -120,7 +122,11 @@ def client_adapter(client: Client, wire: str) -> Adapter:
         elif prefix == wire:
             gaps[rest] = reason
     return dataclasses.replace(
-        reference, name=f"{client.name}/{wire}", capabilities=frozenset(client.wires[wire]), known_gaps=gaps
+        reference,
+        name=f"{client.name}/{wire}",
+        capabilities=frozenset(client.wires[wire]),
+        known_gaps=gaps,
+        request_differences=request_differences(client, wire),
     )
 
 
@@ -327,6 +333,7 @@ class Harness:
             exchanges=tuple(exchanges),
             non_stream=non_stream,
             client=tuple(turns),
+            provenance=cassette.provenance,
         )
         verdicts = apply_gaps(run_checks(ctx, self.options.families), adapter, scenario)
         status = worst([v.status for v in verdicts])
@@ -362,7 +369,7 @@ class Harness:
             else:
                 self.server.play_cassette(cassette)
                 capture, base_url = _Served(self.server), self.server.base_url
-            return self._turns(adapter, scenario, mode, capture, base_url, executor)
+            return self._turns(adapter, scenario, mode, capture, base_url, executor, cassette)
 
     def _turns(
         self,
@@ -372,6 +379,7 @@ class Harness:
         capture: _Capture,
         base_url: str,
         executor: McpExecutor | None,
+        cassette: Cassette,
     ) -> tuple[ConversationOutcome, list[ClientTurn], list[Exchange], str | None]:
         # the model the cassettes were recorded asking for (``--model`` overrides it). Gemini's answers
         # may carry ``functionCall.id`` whatever the model (per-model coverage is unverified,
@@ -406,7 +414,14 @@ class Harness:
             sent = [s for s in everything if detect_adapter(s.path) == adapter.wire_format]
             side = tuple(s for s in everything if detect_adapter(s.path) != adapter.wire_format)
             turns.append(
-                ClientTurn(turn=turn.index, asked_stream=request.stream, sent=tuple(sent), side=side, result=result)
+                ClientTurn(
+                    turn=turn.index,
+                    asked_stream=request.stream,
+                    sent=tuple(sent),
+                    side=side,
+                    result=result,
+                    recorded=_recorded(cassette, sent),
+                )
             )
             exchanges += [_exchange(s, base_url) for s in sent]
             if result.returned == "timeout":
@@ -488,9 +503,18 @@ class _Served:
                     status=answer.status if answer is not None else None,
                     response_body=answer.body if answer is not None else b"",
                     answered_turn=answer.turn if answer is not None else None,
+                    interaction=answer.interaction if answer is not None else None,
                 )
             )
         return sent
+
+
+def _recorded(cassette: Cassette, sent: Sequence[SentRequest]) -> RecordedRequest | None:
+    """The recorded request whose answer the turn's request (the last sent) got, if one did."""
+    index = sent[-1].interaction if sent else None
+    if index is None or not 0 <= index < len(cassette.interactions):
+        return None
+    return cassette.interactions[index].request
 
 
 def _schema_changes(client: Client, adapter: Adapter, request: Request) -> tuple[SchemaChange, ...]:

@@ -102,6 +102,7 @@ class Interception:
             status=response.status if response is not None else None,
             response_body=response.body if response is not None else b"",
             answered_turn=key[1] if key is not None else None,
+            interaction=interaction.index if interaction is not None else None,
         )
         with self.lock:
             self.sent.append(sent)

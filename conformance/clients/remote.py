@@ -71,6 +71,7 @@ class RemoteClient:
         }
         self.known_gaps: Mapping[str, str] = dict(hello.get("known_gaps") or {})
         self.schema_rewrites: Mapping[str, str] = dict(hello.get("schema_rewrites") or {})
+        self.request_differences: Mapping[str, str] = dict(hello.get("request_differences") or {})
         self.interpreter = f"{hello.get('executable', python)} (Python {hello.get('python', '?')})"
         problems = client_problems(self)
         if problems:

@@ -175,6 +175,12 @@ CLIENT = SimpleClient(
     },
     complete=complete,
     error_info=error_info,
+    request_differences={
+        "$.messages[*].parts[*].is_error": (
+            "Ollama has no error flag on a tool result: the driver sends the tool's text as it is (the"
+            " recorded request marks it with an `Error: ` prefix, which reads back as the flag)"
+        ),
+    },
 )
 
 __all__ = ["CLIENT"]

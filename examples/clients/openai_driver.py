@@ -355,6 +355,12 @@ CLIENT = SimpleClient(
     wires={"openai_chat": _CHAT, "openai_responses": _CHAT | {"images_in_tool_results"}},
     complete=complete,
     error_info=error_info,
+    request_differences={
+        "$.messages[*].parts[*].is_error": (
+            "the OpenAI wires have no error flag on a tool result: the driver sends the tool's text as"
+            " it is (the recorded request marks it with an `Error: ` prefix, which reads back as the flag)"
+        ),
+    },
 )
 
 __all__ = ["CLIENT"]

@@ -4,16 +4,21 @@ adapters' decoded usage agreeing with it on the real cassettes of ``../shared/re
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conformance.adapters import get_adapter
 from conformance.assembly import fold
-from conformance.checks.usage import USAGE_WIRES, check_usage, recorded_usage, stream_payloads
+from conformance.checks._common import CaseContext
+from conformance.checks.usage import USAGE_WIRES, check_usage, recorded_usage, stream_payloads, usage_verdict
 from conformance.errors import ConformanceError
 from conformance.model import Usage
+from conformance.run.conversation import ConversationOutcome, TurnOutcome
 from conformance.traffic.cassettes import is_streaming, load_cassette
+from conformance.traffic.transport import Exchange
 
 REALWORLD = Path(__file__).resolve().parents[2].parent / "shared" / "realworld" / "cassettes"
 FIELDS = (
@@ -137,3 +142,149 @@ def test_check_usage_names_each_field_that_differs_and_passes_an_equal_decode() 
     findings = check_usage("anthropic", body, Usage(input_tokens=9, output_tokens=3), stream=False, turn=1)
     assert [(f.path, f.expected, f.actual, f.turn) for f in findings] == [("$.usage.cache_read_tokens", 2, None, 1)]
     assert len(check_usage("anthropic", body, None, stream=False, turn=0)) == 3
+
+
+def _responses_body(input_details: dict[str, int]) -> dict[str, object]:
+    """A Responses body of one text message, its usage shaped as openai-python's ``ResponseUsage``."""
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "hi", "annotations": []}],
+            }
+        ],
+        "usage": {
+            "input_tokens": 40,
+            "input_tokens_details": input_details,
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 45,
+        },
+    }
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_responses_cache_write_tokens_are_read_and_decoded(stream: bool) -> None:
+    """openai-python ``types/responses/response_usage.py``: ``input_tokens_details`` carries
+    ``cache_write_tokens`` beside ``cached_tokens`` (real: pydantic-ai's Responses cassettes)."""
+    adapter = get_adapter("openai_responses")
+    body = _responses_body({"cached_tokens": 3, "cache_write_tokens": 7})
+    if stream:
+        raw = _sse(
+            {"type": "response.created", "response": {**body, "status": "in_progress", "output": [], "usage": None}},
+            {"type": "response.completed", "response": body},
+        )
+        got = fold(adapter.stream_from_wire([raw])).usage
+    else:
+        raw = json.dumps(body).encode()
+        got = adapter.response_from_wire(body).usage
+    want = recorded_usage("openai_responses", stream_payloads(raw) if stream else [body], stream=stream)
+    assert want is not None and (want.cache_read_tokens, want.cache_write_tokens) == (3, 7)
+    assert got is not None and (got.cache_read_tokens, got.cache_write_tokens) == (3, 7)
+    assert check_usage("openai_responses", raw, got, stream=stream, turn=0) == []
+    dropped = check_usage("openai_responses", raw, replace(got, cache_write_tokens=None), stream=stream, turn=0)
+    assert [(f.path, f.expected, f.actual) for f in dropped] == [("$.usage.cache_write_tokens", 7, None)]
+
+
+def test_responses_without_cache_write_tokens_decode_none_not_an_invented_zero() -> None:
+    """Older replies have no ``cache_write_tokens`` (wire-formats.md §2c): absent, not 0."""
+    body = _responses_body({"cached_tokens": 0})
+    assert recorded_usage("openai_responses", [body], stream=False) == Usage(
+        input_tokens=40, output_tokens=5, total_tokens=45, cache_read_tokens=0, reasoning_tokens=0
+    )
+    got = get_adapter("openai_responses").response_from_wire(body).usage
+    assert got is not None and got.cache_write_tokens is None
+
+
+# ---- usage_verdict: which answer a turn's usage is compared with ------------------------------------
+
+_ANSWER = json.dumps({"usage": {"input_tokens": 9, "output_tokens": 3}}).encode()
+_LIMITED = json.dumps({"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}).encode()
+
+
+def _turn(number: int, usage: Usage | None, *, error: bool = False) -> TurnOutcome:
+    from conformance.adapters.base import WireRequest
+    from conformance.model import ErrorInfo, Request, Response
+
+    response = Response(parts=(), finish_reason="stop", usage=usage)
+    info = ErrorInfo(kind="server_error", message="cut", status=None) if error else None
+    return TurnOutcome(
+        turn=number,
+        request=Request(),
+        wire=WireRequest(method="POST", path="/v1/messages", body={}),
+        status=200,
+        response=response,
+        error=info,
+    )
+
+
+def _context(turns: list[TurnOutcome], **more: Any) -> CaseContext:
+    from conformance.scenarios.values import Scenario
+
+    outcome = ConversationOutcome(scenario="s", adapter="anthropic", mode="non_stream", turns=tuple(turns))
+    scenario = Scenario(id="s", behavior="", source="", turns=(), path="s.yaml")
+    return CaseContext(scenario=scenario, adapter=get_adapter("anthropic"), mode="non_stream", outcome=outcome, **more)
+
+
+def _exchange(status: int, body: bytes) -> Exchange:
+    return Exchange(
+        method="POST",
+        url="http://x/v1/messages",
+        request_headers=(),
+        request_body=b"{}",
+        stream=False,
+        status=status,
+        response_body=body,
+    )
+
+
+def test_a_retried_turn_is_judged_on_the_answer_that_finally_succeeded() -> None:
+    retried = [_exchange(429, _LIMITED), _exchange(200, _ANSWER)]  # one turn, two exchanges
+    right = usage_verdict(_context([_turn(0, Usage(input_tokens=9, output_tokens=3))], exchanges=tuple(retried)))
+    assert right is not None and right.status == "pass"
+    wrong = usage_verdict(_context([_turn(0, Usage(input_tokens=9, output_tokens=1))], exchanges=tuple(retried)))
+    assert wrong is not None and [(f.path, f.expected, f.actual) for f in wrong.findings] == [
+        ("$.usage.output_tokens", 3, 1)
+    ]
+
+
+def test_a_turn_that_ended_in_an_error_leaves_the_others_judged() -> None:
+    turns = [_turn(0, Usage(input_tokens=9, output_tokens=2)), _turn(1, None, error=True)]
+    found = usage_verdict(_context(turns, exchanges=(_exchange(200, _ANSWER), _exchange(200, b"data: cut"))))
+    assert found is not None and [(f.path, f.turn) for f in found.findings] == [("$.usage.output_tokens", 0)]
+
+
+def test_a_black_box_client_is_judged_on_its_own_last_successful_request_when_it_reports_usage() -> None:
+    from conformance.clients.evidence import ClientTurn, SentRequest
+    from conformance.clients.invoke import TurnResult
+
+    def sent(status: int, body: bytes) -> SentRequest:
+        return SentRequest(
+            method="POST",
+            path="/v1/messages",
+            body={},
+            stream=False,
+            status=status,
+            response_body=body,
+            answered_turn=0,
+        )
+
+    client = (
+        ClientTurn(
+            turn=0,
+            asked_stream=False,
+            sent=(sent(429, _LIMITED), sent(200, _ANSWER)),
+            result=TurnResult(returned="response"),
+        ),
+    )
+    wrong = usage_verdict(_context([_turn(0, Usage(input_tokens=1, output_tokens=3))], client=client))
+    assert wrong is not None and [(f.path, f.expected, f.actual) for f in wrong.findings] == [
+        ("$.usage.input_tokens", 9, 1)
+    ]
+    assert usage_verdict(_context([_turn(0, None)], client=client)) is None  # the driver maps no usage

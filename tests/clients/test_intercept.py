@@ -64,7 +64,7 @@ def test_an_sdk_at_its_default_address_is_answered_in_process_and_its_request_ju
     assert stream_case.status == "unsupported"  # it declares no streaming
     assert case.status == "pass", [(v.check, v.findings) for v in case.checks if v.status != "pass"]
     ran = {v.check for v in case.checks}
-    assert {"client.one_request", "translation.tool_definitions", "roundtrip.calls"} <= ran
+    assert {"client.one_request", "client.recorded_request", "translation.tool_definitions", "roundtrip.calls"} <= ran
 
 
 def test_the_translator_as_a_client_passes_in_process_too_with_the_chunk_note_on_streams() -> None:

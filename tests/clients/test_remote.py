@@ -80,6 +80,7 @@ client = SimpleClient(
     complete=complete,
     error_info=error_info,
     known_gaps={"client.typed_errors@errors/*": "maps only rate limits"},
+    request_differences={"ollama:$.max_tokens": "sends its own default"},
 )
 """
 
@@ -202,6 +203,7 @@ def test_the_hello_carries_the_declaration(canned: RemoteClient) -> None:
     assert canned.name == "canned"
     assert canned.wires == {"openai_chat": frozenset({"streaming"}), "ollama": frozenset()}
     assert canned.known_gaps == {"client.typed_errors@errors/*": "maps only rate limits"}
+    assert canned.request_differences == {"ollama:$.max_tokens": "sends its own default"}
     assert canned.interpreter == f"{sys.executable} (Python {sys.version.split()[0]})"
 
 
@@ -281,6 +283,14 @@ def test_a_missing_driver_file_or_object_is_a_usage_error(tmp_path: Path) -> Non
 def test_a_driver_declaring_an_unknown_wire_is_a_usage_error(tmp_path: Path) -> None:
     source = CANNED.replace('"ollama": frozenset()', '"mistral": frozenset()')
     with pytest.raises(UsageError, match="unknown wire 'mistral'"):
+        RemoteClient(_driver(tmp_path, source), sys.executable, start_timeout=30)
+
+
+def test_a_driver_declaring_a_request_difference_on_a_wire_it_does_not_speak_is_a_usage_error(
+    tmp_path: Path,
+) -> None:
+    source = CANNED.replace('"ollama:$.max_tokens"', '"gemini:$.max_tokens"')
+    with pytest.raises(UsageError, match="names the wire 'gemini', which the client does not declare"):
         RemoteClient(_driver(tmp_path, source), sys.executable, start_timeout=30)
 
 

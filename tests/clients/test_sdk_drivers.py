@@ -141,6 +141,13 @@ FINDINGS: dict[str, list[Finding]] = {
             )
             for check in ("client.one_request", "client.typed_errors")
         ),
+        _f(
+            "gemini",
+            "client.recorded_request",
+            "mcp/render_chart",
+            "_mcp_utils._filter_to_supported_schema keeps only the snake_case field names of types.JSONSchema"
+            " (max_items): the JSON Schema keyword maxItems, as MCP servers spell it, is dropped",
+        ),
         *(
             _f(
                 "gemini",
@@ -161,6 +168,19 @@ FINDINGS: dict[str, list[Finding]] = {
             "translation.tool_definitions",
             "arguments/nested_objects_arrays",
             "the SDK's Tool.Function.Parameters.Property model drops a nested object's properties",
+        ),
+        _f(
+            "ollama",
+            "client.recorded_request",
+            "arguments/nested_objects_arrays",
+            "the SDK's Tool.Function.Parameters.Property model drops a nested object's properties",
+        ),
+        _f(
+            "ollama",
+            "client.recorded_request",
+            "*",
+            "ollama/_types.py: Message.ToolCall has no id and Message no tool_call_id, so the call ids Ollama"
+            " sends (optional, since v0.12.10) are dropped and never sent back with the calls and results",
         ),
         *(
             _f(
@@ -260,5 +280,37 @@ def test_baseline_passes_the_scenarios_the_sdk_handles(driver: str) -> None:
     run = _run(driver)
     passed = sum(1 for c in run.cases if c.status == "pass")
     judged = sum(1 for c in run.cases if c.status in ("pass", "fail"))
-    floor = {"openai": 0.8, "anthropic": 0.8, "google_genai": 0.1, "ollama": 0.65}[driver]
+    # ollama: every case whose history holds a call fails client.recorded_request (the SDK drops ids)
+    floor = {"openai": 0.8, "anthropic": 0.8, "google_genai": 0.1, "ollama": 0.45}[driver]
     assert judged and passed / judged >= floor, f"{passed}/{judged} cases pass"
+
+
+def test_a_driver_that_drops_a_tool_description_fails_client_recorded_request_with_its_path() -> None:
+    """The official openai SDK under a deliberately wrong driver: the request it sends no longer
+    means what was recorded, and the finding names the field in the read-back request."""
+    pytest.importorskip("openai")
+    from dataclasses import replace
+
+    from conformance.clients.contract import Call, SimpleClient
+
+    real = _load("openai")
+
+    def complete(call: Call) -> Any:
+        return real.complete(replace(call, tools=tuple(replace(t, description=None) for t in call.tools)))
+
+    wrong = SimpleClient(
+        name="openai-drops-descriptions",
+        wires={"openai_chat": real.wires["openai_chat"]},
+        complete=complete,
+        error_info=real.error_info,
+        request_differences=real.request_differences,
+    )
+    scenarios = [
+        s for s in load_scenarios([ROOT / "scenarios"], root=ROOT / "scenarios").scenarios if s.id == "basic/get_time"
+    ]
+    options = CertifyOptions(cassette_dir=ROOT / "cassettes", timeout=20.0, modes=("non_stream",), isolate=False)
+    [case] = certify(scenarios, wrong, options).cases
+    [found] = [v for v in case.checks if v.check == "client.recorded_request"]
+    assert found.status == "fail"
+    assert [(f.path, f.actual, f.turn) for f in found.findings if f.turn == 0] == [("$.tools[0].description", None, 0)]
+    assert found.findings[0].expected == scenarios[0].tools[0].description
