@@ -67,7 +67,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         select_scenarios,
         split_list,
     )
-    from conformance.clients.harness import CertifyOptions, certify, client_adapter
+    from conformance.clients.harness import CertifyOptions, case_modes, certify, client_adapter
     from conformance.reporting import check_report_dir
     from conformance.run.runner import run_result
 
@@ -122,7 +122,8 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"conformance certify: error: {exc}", file=sys.stderr)
         _close(client)
         return 2
-    progress = None if args.quiet else Progress(out, judge=ci.judge)
+    total = sum(len(case_modes(c, s, options)) for c in columns for s in scenarios)
+    progress = None if args.quiet else Progress(out, judge=ci.judge, total=total)
     finished = Finished(progress)
     try:
         result = finished.run(

@@ -75,7 +75,7 @@ from conformance.traffic.cassettes import Cassette, RecordedRequest
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import CaseResult, RunResult, worst
 
-__all__ = ["FAKE_API_KEY", "CertifyOptions", "Harness", "certify", "client_adapter"]
+__all__ = ["FAKE_API_KEY", "CertifyOptions", "Harness", "case_modes", "certify", "client_adapter"]
 
 FAKE_API_KEY = "sk-conformance-0000000000000000"
 """The key every call carries: the loopback server ignores it, and no report may show it."""
@@ -167,7 +167,7 @@ def _in_process(
 def _pair_budget(adapter: Adapter, scenario: Scenario, options: CertifyOptions) -> float:
     """Seconds the watchdog gives a worker for a pair: a timeout per turn and one for the checks, in
     each mode; one to read the cassette, one for an MCP server to start; ``WATCHDOG_GRACE``."""
-    modes = len(_modes(adapter, scenario, options))
+    modes = len(case_modes(adapter, scenario, options))
     return (modes * (len(scenario.turns) + 1) + 2) * options.timeout + WATCHDOG_GRACE
 
 
@@ -192,7 +192,7 @@ def _in_workers(
                     trace = traceback.format_exc()
                     found = [
                         case_result(adapter, scenario, m, "error", message=message, traceback=trace)
-                        for m in _modes(adapter, scenario, options)
+                        for m in case_modes(adapter, scenario, options)
                     ]
                 return found, strained() or runner.strained() or driver.out_of_memory
 
@@ -212,7 +212,9 @@ def _in_workers(
                 f"{where} died ({failure.how}) before this case finished: the client or a check crashed the"
                 " interpreter (os._exit, a segfault, out of memory); the run went on in a new worker"
             )
-        return [case_result(adapter, scenario, m, "error", message=message) for m in _modes(adapter, scenario, options)]
+        return [
+            case_result(adapter, scenario, m, "error", message=message) for m in case_modes(adapter, scenario, options)
+        ]
 
     return run_in_workers(
         len(pairs),
@@ -224,7 +226,7 @@ def _in_workers(
     )
 
 
-def _modes(adapter: Adapter, scenario: Scenario, options: CertifyOptions) -> list[Mode]:
+def case_modes(adapter: Adapter, scenario: Scenario, options: CertifyOptions) -> list[Mode]:
     """The modes of the pair's cases: those the scenario and the run allow, and ``-k`` selects."""
     modes = [m for m in scenario.modes if m in options.modes]
     if options.select is not None:
@@ -248,7 +250,7 @@ class Harness:
 
     def pair(self, adapter: Adapter, scenario: Scenario) -> list[CaseResult]:
         options = self.options
-        modes = _modes(adapter, scenario, options)
+        modes = case_modes(adapter, scenario, options)
         if not modes:
             return []
         missing = sorted(scenario.requires - adapter.capabilities)
