@@ -13,7 +13,12 @@ logfire, pydantic-ai, llm-gemini): ``candidates[].content.parts[]``, ``role: "mo
 
 A call is a whole ``functionCall`` part (``name``, ``args`` object); parallel calls are several
 parts of one chunk (the last, with ``finishReason: "STOP"``, as gemini-2.0-flash streams them);
-there is no tool-call finish reason (§4c). Reasoning is a ``thought: true`` text part.
+there is no tool-call finish reason (§4c). Reasoning is a ``thought: true`` text part. A reply cut by
+the safety filters (``content_filter``) ends with a candidate whose ``content`` is unset,
+``finishReason: "SAFETY"`` and the ``safetyRatings`` that name the blocking category (``blocked:
+true``), as the Gemini API clears a blocked candidate's content (ai.google.dev ``Candidate``,
+``SafetyRating``; Google Cloud "Process blocked responses"); a stream keeps the text chunks sent
+before the block.
 
 Quirks: ``call_ids`` (``functionCall.id``, 8 characters, as gemini-3.5-flash sends, E31),
 ``thought_signature`` (a ``thoughtSignature`` on the first call part, E10), ``trailing_empty_text``
@@ -70,6 +75,23 @@ KNOWN_QUIRKS = frozenset({"call_ids", "thought_signature", "trailing_empty_text"
 
 _FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
 _ARRAY_SEPARATOR = b"\n,\r\n"
+_BLOCKED = "SAFETY"
+_SAFETY_RATINGS = (
+    {"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True},
+    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_SEXUALLY_EXPLICIT", "probability": "NEGLIGIBLE"},
+)
+"""The ``safetyRatings`` of a blocked candidate: one category per harm the API rates, the blocking
+one with ``blocked: true``."""
+
+
+def _blocked_candidate(candidate: dict[str, Any]) -> dict[str, Any]:
+    """``candidate`` as the API sends it when the safety filters block it: no ``content``, the
+    ratings after the finish reason."""
+    out = {k: v for k, v in candidate.items() if k not in ("content", "finishMessage")}
+    out["safetyRatings"] = [dict(rating) for rating in _SAFETY_RATINGS]
+    return out
 
 
 def _response_id(ctx: WireContext) -> str:
@@ -122,6 +144,8 @@ def _chunk(
     candidate["index"] = 0
     if finish is not None and any("functionCall" in part for part in parts):
         candidate["finishMessage"] = "Model generated function call(s)."  # gemini-2.5 (recorded)
+    if finish == _BLOCKED:
+        candidate = _blocked_candidate(candidate)
     return {
         "candidates": [candidate],
         "usageMetadata": _usage(reply, ctx, candidates),
@@ -148,6 +172,8 @@ def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
         "finishReason": _FINISH.get(reply.finish, "STOP"),
         "avgLogprobs": -(1 + pad(250, *ctx.key("avgLogprobs"))) / 10000,
     }
+    if candidate["finishReason"] == _BLOCKED:
+        candidate = _blocked_candidate(candidate)
     return {
         "candidates": [candidate],
         "usageMetadata": _usage(reply, ctx, _candidates(reply), whole=True),
@@ -203,7 +229,9 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     calls = _call_parts(reply, ctx)
     if calls:
         payloads.append((calls, None, total))
-    if "trailing_empty_text" in reply.quirks or not payloads or (reply.reasoning and len(payloads) == 1):
+    if finish == _BLOCKED:  # the blocked candidate comes in a chunk of its own, without content
+        payloads.append(([], finish, total))
+    elif "trailing_empty_text" in reply.quirks or not payloads or (reply.reasoning and len(payloads) == 1):
         payloads.append(([{"text": ""}], finish, total))
     else:
         parts, _, _ = payloads[-1]

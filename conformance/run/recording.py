@@ -177,6 +177,9 @@ def _record_one(
     model: str | None,
     cancelled: threading.Event,
 ) -> PairResult:
+    excluded = scenario.wire_excluded(adapter.name, adapter.wire_format)
+    if excluded is not None:
+        return PairResult(adapter=adapter.name, scenario=scenario.id, status="unsupported", detail=excluded)
     missing = sorted(scenario.requires - adapter.capabilities)
     if missing:
         return PairResult(

@@ -347,6 +347,22 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source="E4; " + _ISSUE + "NousResearch/hermes-agent/pull/106943",
             patch=bugs.last_name_wins,
         ),
+        # Ids empty or null on later fragments (issue 15, part 4: streaming/id_empty_repeated, id_null_repeated)
+        Mutant(
+            base="openai_chat",
+            bug="present_id_opens_call",
+            description="A later fragment carrying the id key, even empty or null, opens a new call.",
+            source="E4; " + _ISSUE + "symfony/ai/pull/2220; " + _ISSUE + "anomalyco/opencode/pull/40969",
+            patch=bugs.present_id_opens_call,
+        ),
+        # Every finish reason of each wire (issue 15, part 4: wire_specific/content_filter)
+        Mutant(
+            base="anthropic",
+            bug="refusal_as_stop",
+            description="stop_reason refusal falls through to stop: a reply the safety filter stopped looks complete.",
+            source="§8; " + _ISSUE + "BerriAI/litellm/pull/23899; " + _ISSUE + "camel-ai/camel/pull/4210",
+            patch=bugs.on_events(bugs.refusal_as_stop),
+        ),
         Mutant(
             base="openai_chat",
             bug="done_without_finish_incomplete",
@@ -361,8 +377,6 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             description="A tool_search_call with execution client is dropped like a server-run item.",
             source=_ISSUE + "openai/openai-python (types/responses/response_tool_search_call.py)",
             patch=bugs.on_events(bugs.client_tool_search_dropped),
-            gap="a Responses scenario whose reply holds a tool_search_call item with execution client"
-            " (the emulator emits none yet); tests/adapters/test_openai_responses.py covers the rule",
         ),
         # Mutating the caller's inputs (translation.no_mutation)
         Mutant(

@@ -117,6 +117,27 @@ def test_finish_reasons(emu: Emulator, client: httpx.Client, finish: str, raw: s
     assert outcome.response.finish_reason == finish
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_blocked_candidate_has_no_content_and_names_the_blocking_rating(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    # ai.google.dev Candidate: content unset when the response is blocked; SafetyRating.blocked; the
+    # SDK reads such a body (google-genai GenerateContentResponse, as _from_response does)
+    from google.genai import types
+
+    outcome = _play(emu, client, Reply(text="Step one is", finish="content_filter"), stream=stream)
+    payloads = _chunks(outcome.body) if stream else [json.loads(outcome.body)]
+    last = payloads[-1]["candidates"][0]
+    assert "content" not in last and last["finishReason"] == "SAFETY"
+    assert [r["category"] for r in last["safetyRatings"] if r.get("blocked")] == ["HARM_CATEGORY_DANGEROUS_CONTENT"]
+    parsed = types.GenerateContentResponse._from_response(response=json.loads(json.dumps(payloads[-1])), kwargs={})
+    (candidate,) = parsed.candidates or []
+    assert candidate.content is None and candidate.finish_reason == types.FinishReason.SAFETY
+    assert outcome.response.finish_reason == "content_filter"
+    # the text streamed before the block is kept; a whole body has none left
+    assert outcome.response.text == ("Step one is" if stream else "")
+
+
 def test_an_empty_reply_still_ends_with_a_finish_chunk(emu: Emulator, client: httpx.Client) -> None:
     outcome = _play(emu, client, Reply(), stream=True)
     (chunk,) = _chunks(outcome.body)

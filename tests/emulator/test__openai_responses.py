@@ -165,6 +165,42 @@ def test_empty_args_string(emu: Emulator, client: httpx.Client) -> None:
     assert outcome.response.tool_calls[0].arguments == {}
 
 
+SEARCH = ScriptedCall(
+    name="tool_search", arguments={"query": "book a flight"}, arguments_raw='{"query":"book a flight"}'
+)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_client_tool_search_is_a_tool_search_call_item_the_sdk_reads(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    # openai-python types/responses/response_tool_search_call.py: id, arguments (an object), call_id,
+    # execution server|client, status, type; the stream events hold no argument deltas for it
+    from openai.types.responses import ResponseOutputItem, ResponseOutputItemAddedEvent, ResponseOutputItemDoneEvent
+    from openai.types.responses.response_tool_search_call import ResponseToolSearchCall
+    from pydantic import TypeAdapter
+
+    outcome = _play(emu, client, Reply(tool_calls=(SEARCH,), quirks=("client_tool_search",)), stream=stream)
+    if stream:
+        events = named_sse_events(outcome.body)
+        items = [(n, d) for n, d in events if n.startswith("response.output_item")]
+        assert [n for n, _ in items] == ["response.output_item.added", "response.output_item.done"]
+        assert not any("arguments" in n for n, _ in events)
+        added = ResponseOutputItemAddedEvent.model_validate(items[0][1]).item
+        done = ResponseOutputItemDoneEvent.model_validate(items[1][1]).item
+        assert isinstance(added, ResponseToolSearchCall) and added.status == "in_progress"
+        body = events[-1][1]["response"]
+    else:
+        body = json.loads(outcome.body)
+    (item,) = body["output"]
+    done = TypeAdapter(ResponseOutputItem).validate_python(item)
+    assert isinstance(done, ResponseToolSearchCall)
+    assert (done.execution, done.status, done.arguments) == ("client", "completed", SEARCH.arguments)
+    assert done.id.startswith("tsc_") and done.call_id is not None and done.call_id.startswith("call_")
+    (call,) = outcome.response.tool_calls
+    assert (call.id, call.name, call.arguments) == (done.call_id, "tool_search", SEARCH.arguments)
+
+
 @pytest.mark.parametrize(("kind", "stream"), fault_cases(WIRE))
 def test_each_fault_decodes_to_the_kind_of_the_table(
     emu: Emulator, client: httpx.Client, kind: str, stream: bool
