@@ -84,10 +84,12 @@ def _call_id(ctx: WireContext, index: int) -> str:
 
 
 def _usage(reply: Reply, ctx: WireContext) -> dict[str, Any]:
+    """``usage`` as recorded in 2026 (``input_tokens_details.cache_write_tokens`` first; openai-python
+    ``ResponseUsage`` requires it)."""
     prompt, completion = input_tokens(ctx.turn), output_tokens(reply)
     return {
         "input_tokens": prompt,
-        "input_tokens_details": {"cached_tokens": 0},
+        "input_tokens_details": {"cache_write_tokens": 0, "cached_tokens": 0},
         "output_tokens": completion,
         "output_tokens_details": {"reasoning_tokens": reasoning_tokens(reply)},
         "total_tokens": prompt + completion,

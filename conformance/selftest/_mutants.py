@@ -452,6 +452,17 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             patch=bugs.on_events(bugs.usage_summed),
         ),
         Mutant(
+            base="anthropic",
+            bug="usage_start_plus_delta",
+            description="message_start's usage is added to message_delta's, which is already the cumulative total.",
+            source="§3d; "
+            + _ISSUE
+            + "tensorzero/tensorzero/issues/5481; "
+            + _ISSUE
+            + "microsoft/agent-framework/issues/7143",
+            patch=bugs.on_events(bugs.usage_summed),
+        ),
+        Mutant(
             base="openai_responses",
             bug="cache_tokens_ignored",
             description="input_tokens_details.cached_tokens is not decoded.",

@@ -19,6 +19,7 @@ from _emulator_http import (
     named_sse_events,
     play_fault,
     real_body_paths,
+    real_streamed_response_paths,
     request_for,
 )
 
@@ -125,7 +126,9 @@ def test_encrypted_reasoning_only_when_the_request_includes_it(emu: Emulator, cl
 def test_the_whole_body_uses_only_field_paths_real_responses_bodies_have(
     emu: Emulator, client: httpx.Client, realworld_dir: Path
 ) -> None:
-    real = real_body_paths(realworld_dir, "openai_responses")
+    # the recorded whole bodies (2024-2025) and the response objects of the recorded streams (2026:
+    # usage.input_tokens_details.cache_write_tokens, which openai-python's ResponseUsage requires)
+    real = real_body_paths(realworld_dir, "openai_responses") | real_streamed_response_paths(realworld_dir)
     for reply in (CALLS, Reply(text="Plain answer.")):
         emu.set_script(EmulatorScript(scenario_id="responses/shape", replies=(reply,)))
         body = client.post("/v1/responses", json={"model": "m", "input": "hi"}).json()
