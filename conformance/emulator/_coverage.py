@@ -123,7 +123,6 @@ UNEMULATED_FINISH: Mapping[str, Mapping[str, str]] = {
     },
     "gemini": {
         "RECITATION": "reply.finish cannot say it",
-        "MALFORMED_FUNCTION_CALL": "reply.finish cannot say it",
         "OTHER": "reply.finish cannot say it",
     },
 }

@@ -23,7 +23,11 @@ before the block.
 Quirks: ``call_ids`` (``functionCall.id``, 8 characters, as gemini-3.5-flash sends, E31),
 ``thought_signature`` (a ``thoughtSignature`` on the first call part, E10), ``trailing_empty_text``
 (the finish reason in a last chunk of its own holding ``{"text": ""}``, gemini-3 style),
-``empty_args_string`` (no ``args`` at all for a call without arguments, E3).
+``empty_args_string`` (no ``args`` at all for a call without arguments, E3),
+``malformed_function_call`` (the reply's calls never arrive: the candidate ends with
+``finishReason: "MALFORMED_FUNCTION_CALL"`` and a ``finishMessage`` holding the call the model wrote
+as Python, ``content: {}`` in a whole body and no ``content`` in a stream, and no candidate tokens,
+as vercel/ai#5039, langchain-ai/langchain-google#725 and pydantic/pydantic-ai#3095 recorded it).
 """
 
 from __future__ import annotations
@@ -71,7 +75,9 @@ __all__ = [
 ]
 
 WIRE = "gemini"
-KNOWN_QUIRKS = frozenset({"call_ids", "thought_signature", "trailing_empty_text", "empty_args_string"})
+KNOWN_QUIRKS = frozenset(
+    {"call_ids", "thought_signature", "trailing_empty_text", "empty_args_string", "malformed_function_call"}
+)
 
 _FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
 _ARRAY_SEPARATOR = b"\n,\r\n"
@@ -84,6 +90,40 @@ _SAFETY_RATINGS = (
 )
 """The ``safetyRatings`` of a blocked candidate: one category per harm the API rates, the blocking
 one with ``blocked: true``."""
+
+
+_MALFORMED = "MALFORMED_FUNCTION_CALL"
+
+
+def _malformed_message(reply: Reply) -> str:
+    """``finishMessage`` of a malformed call: the calls as the Python the model wrote instead of JSON."""
+    calls = []
+    for call in reply.tool_calls:
+        args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in (call.arguments or {}).items())
+        calls.append(f"print(default_api.{call.name}({args}))")
+    return "Malformed function call: " + "\n".join(calls)
+
+
+def _malformed_body(reply: Reply, ctx: WireContext, *, stream: bool) -> dict[str, Any]:
+    """The answer of quirk ``malformed_function_call``: no calls, no candidate tokens."""
+    candidate: dict[str, Any] = {} if stream else {"content": {}}
+    candidate["finishReason"] = _MALFORMED
+    candidate["finishMessage"] = _malformed_message(reply)
+    if stream:
+        candidate["index"] = 0
+    prompt = input_tokens(ctx.turn)
+    usage = {
+        "promptTokenCount": prompt,
+        "totalTokenCount": prompt,
+        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}],
+        "serviceTier": "standard",
+    }
+    return {
+        "candidates": [candidate],
+        "usageMetadata": usage,
+        "modelVersion": ctx.model,
+        "responseId": _response_id(ctx),
+    }
 
 
 def _blocked_candidate(candidate: dict[str, Any]) -> dict[str, Any]:
@@ -161,6 +201,8 @@ def _chunk(
 
 def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
     """A ``GenerateContentResponse`` (gemini-2.0 shape: ``avgLogprobs``, no candidate ``index``)."""
+    if "malformed_function_call" in reply.quirks:
+        return _malformed_body(reply, ctx, stream=False)
     parts: list[dict[str, Any]] = []
     if reply.reasoning:
         parts.append({"text": reply.reasoning, "thought": True})
@@ -217,6 +259,8 @@ def _frame(payload: Mapping[str, Any], ctx: WireContext, *, position: int, last:
 
 def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     """The chunks of a streamed reply; the last one holds the finish reason."""
+    if "malformed_function_call" in reply.quirks:
+        return [_frame(_malformed_body(reply, ctx, stream=True), ctx, position=0, last=True)]
     finish = _FINISH.get(reply.finish, "STOP")
     total = _candidates(reply)
     payloads: list[tuple[list[dict[str, Any]], str | None, int | None]] = []

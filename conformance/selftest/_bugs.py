@@ -65,6 +65,7 @@ __all__ = [
     "item_id_as_call_id",
     "last_name_wins",
     "lose_second_call_id",
+    "malformed_call_as_stop",
     "max_tokens_default_changed",
     "merge_parallel_by_index",
     "names_not_mapped_back",
@@ -722,5 +723,16 @@ def refusal_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[St
     reply the safety filter stopped looks like a normal answer (BerriAI/litellm#23899)."""
     return [
         Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "refusal" else e
+        for e in events
+    ]
+
+
+def malformed_call_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Gemini's ``MALFORMED_FUNCTION_CALL`` falls through to ``stop``: a turn whose call never arrived
+    looks like an ordinary empty answer (NousResearch/hermes-agent#83886)."""
+    return [
+        Finish("stop", e.provider_reason)
+        if isinstance(e, Finish) and e.provider_reason == "MALFORMED_FUNCTION_CALL"
+        else e
         for e in events
     ]

@@ -364,6 +364,13 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             patch=bugs.on_events(bugs.refusal_as_stop),
         ),
         Mutant(
+            base="gemini",
+            bug="malformed_call_as_stop",
+            description="MALFORMED_FUNCTION_CALL falls through to stop: the lost call looks like an answer.",
+            source="§8; " + _ISSUE + "NousResearch/hermes-agent/pull/83886",
+            patch=bugs.on_events(bugs.malformed_call_as_stop),
+        ),
+        Mutant(
             base="openai_chat",
             bug="done_without_finish_incomplete",
             description="A stream that reaches [DONE] without a non-null finish_reason is taken for one cut"

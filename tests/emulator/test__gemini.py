@@ -138,6 +138,24 @@ def test_a_blocked_candidate_has_no_content_and_names_the_blocking_rating(
     assert outcome.response.text == ("Step one is" if stream else "")
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_malformed_function_call_ends_without_the_call(emu: Emulator, client: httpx.Client, stream: bool) -> None:
+    # vercel/ai#5039 (content: {}), langchain-ai/langchain-google#725 (finishMessage), pydantic/pydantic-ai#3095
+    # (a stream chunk with no content); google-genai reads it
+    from google.genai import types
+
+    reply = Reply(tool_calls=(WEATHER,), quirks=("malformed_function_call",))
+    outcome = _play(emu, client, reply, stream=stream)
+    (payload,) = _chunks(outcome.body) if stream else [json.loads(outcome.body)]
+    (candidate,) = payload["candidates"]
+    assert candidate["finishReason"] == "MALFORMED_FUNCTION_CALL"
+    assert candidate["finishMessage"] == 'Malformed function call: print(default_api.get_weather(city="Paris"))'
+    assert candidate.get("content", {}) == {} and "candidatesTokenCount" not in payload["usageMetadata"]
+    parsed = types.GenerateContentResponse._from_response(response=json.loads(json.dumps(payload)), kwargs={})
+    assert (parsed.candidates or [])[0].finish_reason == types.FinishReason.MALFORMED_FUNCTION_CALL
+    assert outcome.response.tool_calls == () and outcome.response.finish_reason == "malformed_tool_call"
+
+
 def test_an_empty_reply_still_ends_with_a_finish_chunk(emu: Emulator, client: httpx.Client) -> None:
     outcome = _play(emu, client, Reply(), stream=True)
     (chunk,) = _chunks(outcome.body)

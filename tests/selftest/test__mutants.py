@@ -70,6 +70,7 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "openai_chat~present_id_opens_call": ("roundtrip.calls", "streaming/id_empty_repeated"),
     "anthropic~refusal_as_stop": ("roundtrip.finish_reason", "wire_specific/content_filter"),
     "anthropic~usage_start_plus_delta": ("roundtrip.usage", "basic/text_before_call"),
+    "gemini~malformed_call_as_stop": ("roundtrip.finish_reason", "wire_specific/gemini_malformed_function_call"),
 }
 
 
