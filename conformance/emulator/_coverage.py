@@ -119,7 +119,6 @@ UNEMULATED_FINISH: Mapping[str, Mapping[str, str]] = {
     "anthropic": {
         "stop_sequence": "the emulator has no stop sequences (reply.finish cannot say it)",
         "pause_turn": "server tools only; the emulator has none",
-        "model_context_window_exceeded": "reply.finish cannot say it",
     },
     "gemini": {
         "RECITATION": "reply.finish cannot say it",

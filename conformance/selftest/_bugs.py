@@ -49,6 +49,7 @@ __all__ = [
     "clears_chunk_list",
     "client_tool_search_dropped",
     "concat_repeated_names",
+    "context_window_as_stop",
     "cumulative_args_as_deltas",
     "default_temperature_sent",
     "done_without_finish_incomplete",
@@ -733,6 +734,17 @@ def malformed_call_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> 
     return [
         Finish("stop", e.provider_reason)
         if isinstance(e, Finish) and e.provider_reason == "MALFORMED_FUNCTION_CALL"
+        else e
+        for e in events
+    ]
+
+
+def context_window_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Anthropic's ``model_context_window_exceeded`` is missing from the map and falls through to
+    ``stop``: a reply the context window cut looks complete (mozilla-ai/any-llm#1306)."""
+    return [
+        Finish("stop", e.provider_reason)
+        if isinstance(e, Finish) and e.provider_reason == "model_context_window_exceeded"
         else e
         for e in events
     ]

@@ -364,6 +364,13 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             patch=bugs.on_events(bugs.refusal_as_stop),
         ),
         Mutant(
+            base="anthropic",
+            bug="context_window_as_stop",
+            description="model_context_window_exceeded falls through to stop: the cut reply looks complete.",
+            source="§8; " + _ISSUE + "mozilla-ai/any-llm/pull/1306; " + _ISSUE + "laravel/ai/pull/881",
+            patch=bugs.on_events(bugs.context_window_as_stop),
+        ),
+        Mutant(
             base="gemini",
             bug="malformed_call_as_stop",
             description="MALFORMED_FUNCTION_CALL falls through to stop: the lost call looks like an answer.",
