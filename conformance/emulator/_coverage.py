@@ -121,7 +121,6 @@ UNEMULATED_FINISH: Mapping[str, Mapping[str, str]] = {
         "pause_turn": "server tools only; the emulator has none",
     },
     "gemini": {
-        "RECITATION": "reply.finish cannot say it",
         "OTHER": "reply.finish cannot say it",
     },
 }

@@ -27,7 +27,11 @@ Quirks: ``call_ids`` (``functionCall.id``, 8 characters, as gemini-3.5-flash sen
 ``malformed_function_call`` (the reply's calls never arrive: the candidate ends with
 ``finishReason: "MALFORMED_FUNCTION_CALL"`` and a ``finishMessage`` holding the call the model wrote
 as Python, ``content: {}`` in a whole body and no ``content`` in a stream, and no candidate tokens,
-as vercel/ai#5039, langchain-ai/langchain-google#725 and pydantic/pydantic-ai#3095 recorded it).
+as vercel/ai#5039, langchain-ai/langchain-google#725 and pydantic/pydantic-ai#3095 recorded it),
+``recitation`` (a ``content_filter`` reply is stopped by the recitation check instead:
+``finishReason: "RECITATION"``, no ``content``, ``safetyRatings`` none of which is blocked, and the
+``citationMetadata.citationSources`` the text recited, as gbaptista/gemini-ai#21 and
+epam/ai-dial-adapter-vertexai#85 show it).
 """
 
 from __future__ import annotations
@@ -76,7 +80,14 @@ __all__ = [
 
 WIRE = "gemini"
 KNOWN_QUIRKS = frozenset(
-    {"call_ids", "thought_signature", "trailing_empty_text", "empty_args_string", "malformed_function_call"}
+    {
+        "call_ids",
+        "thought_signature",
+        "trailing_empty_text",
+        "empty_args_string",
+        "malformed_function_call",
+        "recitation",
+    }
 )
 
 _FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
@@ -126,10 +137,24 @@ def _malformed_body(reply: Reply, ctx: WireContext, *, stream: bool) -> dict[str
     }
 
 
-def _blocked_candidate(candidate: dict[str, Any]) -> dict[str, Any]:
-    """``candidate`` as the API sends it when the safety filters block it: no ``content``, the
-    ratings after the finish reason."""
+_RECITED = {
+    "citationSources": [
+        {"startIndex": 0, "endIndex": 148, "uri": "https://www.example.com/books/the-sea", "license": ""}
+    ]
+}
+"""The ``citationMetadata`` of a candidate the recitation check stopped."""
+
+
+def _blocked_candidate(candidate: dict[str, Any], *, recitation: bool = False) -> dict[str, Any]:
+    """``candidate`` as the API sends it when the safety filters (or, with ``recitation``, the
+    recitation check) block it: no ``content``, the ratings after the finish reason."""
     out = {k: v for k, v in candidate.items() if k not in ("content", "finishMessage")}
+    if recitation:
+        out["finishReason"] = "RECITATION"
+        out["safetyRatings"] = [{k: v for k, v in r.items() if k != "blocked"} for r in _SAFETY_RATINGS]
+        out["safetyRatings"][1]["probability"] = "NEGLIGIBLE"
+        out["citationMetadata"] = json.loads(json.dumps(_RECITED))
+        return out
     out["safetyRatings"] = [dict(rating) for rating in _SAFETY_RATINGS]
     return out
 
@@ -185,7 +210,7 @@ def _chunk(
     if finish is not None and any("functionCall" in part for part in parts):
         candidate["finishMessage"] = "Model generated function call(s)."  # gemini-2.5 (recorded)
     if finish == _BLOCKED:
-        candidate = _blocked_candidate(candidate)
+        candidate = _blocked_candidate(candidate, recitation="recitation" in reply.quirks)
     return {
         "candidates": [candidate],
         "usageMetadata": _usage(reply, ctx, candidates),
@@ -215,7 +240,7 @@ def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
         "avgLogprobs": -(1 + pad(250, *ctx.key("avgLogprobs"))) / 10000,
     }
     if candidate["finishReason"] == _BLOCKED:
-        candidate = _blocked_candidate(candidate)
+        candidate = _blocked_candidate(candidate, recitation="recitation" in reply.quirks)
     return {
         "candidates": [candidate],
         "usageMetadata": _usage(reply, ctx, _candidates(reply), whole=True),

@@ -79,6 +79,7 @@ __all__ = [
     "overloaded_as_server",
     "pops_tool_schema_key",
     "present_id_opens_call",
+    "recitation_as_stop",
     "refusal_as_stop",
     "results_after_text",
     "retry_after_ms_ignored",
@@ -746,5 +747,14 @@ def context_window_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> 
         Finish("stop", e.provider_reason)
         if isinstance(e, Finish) and e.provider_reason == "model_context_window_exceeded"
         else e
+        for e in events
+    ]
+
+
+def recitation_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Gemini's ``RECITATION`` is missing from the map and falls through to ``stop``: a reply the
+    recitation check stopped looks like a complete empty answer (BaseIntelligence/bounty-challenge#19761)."""
+    return [
+        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "RECITATION" else e
         for e in events
     ]

@@ -372,6 +372,13 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
         ),
         Mutant(
             base="gemini",
+            bug="recitation_as_stop",
+            description="finishReason RECITATION falls through to stop: the stopped reply looks complete.",
+            source="§8; " + _ISSUE + "BaseIntelligence/bounty-challenge/issues/19761",
+            patch=bugs.on_events(bugs.recitation_as_stop),
+        ),
+        Mutant(
+            base="gemini",
             bug="malformed_call_as_stop",
             description="MALFORMED_FUNCTION_CALL falls through to stop: the lost call looks like an answer.",
             source="§8; " + _ISSUE + "NousResearch/hermes-agent/pull/83886",

@@ -138,6 +138,23 @@ def test_a_blocked_candidate_has_no_content_and_names_the_blocking_rating(
     assert outcome.response.text == ("Step one is" if stream else "")
 
 
+def test_recitation_ends_a_blocked_candidate_with_its_citation_sources(emu: Emulator, client: httpx.Client) -> None:
+    # gbaptista/gemini-ai#21: finishReason RECITATION, no content, safetyRatings none blocked
+    from google.genai import types
+
+    reply = Reply(finish="content_filter", quirks=("recitation",))
+    for stream in (False, True):
+        outcome = _play(emu, client, reply, stream=stream)
+        payload = _chunks(outcome.body)[-1] if stream else json.loads(outcome.body)
+        (candidate,) = payload["candidates"]
+        assert candidate["finishReason"] == "RECITATION" and "content" not in candidate
+        assert not any(r.get("blocked") for r in candidate["safetyRatings"])
+        assert candidate["citationMetadata"]["citationSources"][0]["uri"].startswith("https://")
+        parsed = types.GenerateContentResponse._from_response(response=json.loads(json.dumps(payload)), kwargs={})
+        assert (parsed.candidates or [])[0].finish_reason == types.FinishReason.RECITATION
+        assert outcome.response.finish_reason == "content_filter" and outcome.response.text == ""
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
 def test_a_malformed_function_call_ends_without_the_call(emu: Emulator, client: httpx.Client, stream: bool) -> None:
     # vercel/ai#5039 (content: {}), langchain-ai/langchain-google#725 (finishMessage), pydantic/pydantic-ai#3095

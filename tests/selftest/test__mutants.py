@@ -71,6 +71,7 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "anthropic~refusal_as_stop": ("roundtrip.finish_reason", "wire_specific/content_filter"),
     "anthropic~usage_start_plus_delta": ("roundtrip.usage", "basic/text_before_call"),
     "gemini~malformed_call_as_stop": ("roundtrip.finish_reason", "wire_specific/gemini_malformed_function_call"),
+    "gemini~recitation_as_stop": ("roundtrip.finish_reason", "wire_specific/gemini_recitation"),
     "anthropic~context_window_as_stop": ("roundtrip.finish_reason", "wire_specific/anthropic_context_window_exceeded"),
 }
 
