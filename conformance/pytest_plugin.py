@@ -451,7 +451,11 @@ class _Plugin:
         from conformance.traffic.cassettes import load_cassette
 
         mode = self.config.getoption("conformance_record_mode")
-        if mode == "none" or scenario.requires - adapter.capabilities:
+        if (
+            mode == "none"
+            or scenario.requires - adapter.capabilities
+            or scenario.wire_excluded(adapter.name, adapter.wire_format) is not None
+        ):
             return ""
         path = cassette_path(self.cassette_dir, adapter.traffic_format, scenario.id)
         key = (adapter.traffic_format, scenario.id)

@@ -253,6 +253,9 @@ class Harness:
         modes = case_modes(adapter, scenario, options)
         if not modes:
             return []
+        excluded = scenario.wire_excluded(adapter.name, adapter.wire_format)
+        if excluded is not None:
+            return [case_result(adapter, scenario, m, "unsupported", message=excluded) for m in modes]
         missing = sorted(scenario.requires - adapter.capabilities)
         if missing:
             message = f"requires {', '.join(missing)}, which {adapter.name} does not declare"

@@ -15,7 +15,10 @@ argument text; ``message_delta`` (stop reason, cumulative usage) and ``message_s
 is padded with spaces before its closing brace like real traffic; ``ping`` is ``{"type": "ping"}``.
 
 Quirks: ``ping`` (a ping after every argument fragment too, E9), ``empty_args_string`` (a call
-without arguments streams only the empty ``partial_json``, E3).
+without arguments streams only the empty ``partial_json``, E3), ``context_window_exceeded`` (a reply
+cut by ``length`` ends with ``stop_reason: "model_context_window_exceeded"``, not ``max_tokens``: the
+context window filled before ``max_tokens`` was reached, as Claude Sonnet 4.5 and later stop;
+anthropic-sdk-python ``types/stop_reason.py``, platform.claude.com "Stop reasons and fallback").
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ __all__ = [
 ]
 
 WIRE = "anthropic"
-KNOWN_QUIRKS = frozenset({"ping", "empty_args_string"})
+KNOWN_QUIRKS = frozenset({"ping", "empty_args_string", "context_window_exceeded"})
 
 _STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
 
@@ -83,6 +86,8 @@ def _signature(ctx: WireContext) -> str:
 
 
 def _stop_reason(reply: Reply) -> str:
+    if reply.finish == "length" and "context_window_exceeded" in reply.quirks:
+        return "model_context_window_exceeded"
     return _STOP_REASONS.get(reply.finish, "end_turn")
 
 

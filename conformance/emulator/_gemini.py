@@ -13,12 +13,25 @@ logfire, pydantic-ai, llm-gemini): ``candidates[].content.parts[]``, ``role: "mo
 
 A call is a whole ``functionCall`` part (``name``, ``args`` object); parallel calls are several
 parts of one chunk (the last, with ``finishReason: "STOP"``, as gemini-2.0-flash streams them);
-there is no tool-call finish reason (§4c). Reasoning is a ``thought: true`` text part.
+there is no tool-call finish reason (§4c). Reasoning is a ``thought: true`` text part. A reply cut by
+the safety filters (``content_filter``) ends with a candidate whose ``content`` is unset,
+``finishReason: "SAFETY"`` and the ``safetyRatings`` that name the blocking category (``blocked:
+true``), as the Gemini API clears a blocked candidate's content (ai.google.dev ``Candidate``,
+``SafetyRating``; Google Cloud "Process blocked responses"); a stream keeps the text chunks sent
+before the block.
 
 Quirks: ``call_ids`` (``functionCall.id``, 8 characters, as gemini-3.5-flash sends, E31),
 ``thought_signature`` (a ``thoughtSignature`` on the first call part, E10), ``trailing_empty_text``
 (the finish reason in a last chunk of its own holding ``{"text": ""}``, gemini-3 style),
-``empty_args_string`` (no ``args`` at all for a call without arguments, E3).
+``empty_args_string`` (no ``args`` at all for a call without arguments, E3),
+``malformed_function_call`` (the reply's calls never arrive: the candidate ends with
+``finishReason: "MALFORMED_FUNCTION_CALL"`` and a ``finishMessage`` holding the call the model wrote
+as Python, ``content: {}`` in a whole body and no ``content`` in a stream, and no candidate tokens,
+as vercel/ai#5039, langchain-ai/langchain-google#725 and pydantic/pydantic-ai#3095 recorded it),
+``recitation`` (a ``content_filter`` reply is stopped by the recitation check instead:
+``finishReason: "RECITATION"``, no ``content``, ``safetyRatings`` none of which is blocked, and the
+``citationMetadata.citationSources`` the text recited, as gbaptista/gemini-ai#21 and
+epam/ai-dial-adapter-vertexai#85 show it).
 """
 
 from __future__ import annotations
@@ -66,10 +79,84 @@ __all__ = [
 ]
 
 WIRE = "gemini"
-KNOWN_QUIRKS = frozenset({"call_ids", "thought_signature", "trailing_empty_text", "empty_args_string"})
+KNOWN_QUIRKS = frozenset(
+    {
+        "call_ids",
+        "thought_signature",
+        "trailing_empty_text",
+        "empty_args_string",
+        "malformed_function_call",
+        "recitation",
+    }
+)
 
 _FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
 _ARRAY_SEPARATOR = b"\n,\r\n"
+_BLOCKED = "SAFETY"
+_SAFETY_RATINGS = (
+    {"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True},
+    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_SEXUALLY_EXPLICIT", "probability": "NEGLIGIBLE"},
+)
+"""The ``safetyRatings`` of a blocked candidate: one category per harm the API rates, the blocking
+one with ``blocked: true``."""
+
+
+_MALFORMED = "MALFORMED_FUNCTION_CALL"
+
+
+def _malformed_message(reply: Reply) -> str:
+    """``finishMessage`` of a malformed call: the calls as the Python the model wrote instead of JSON."""
+    calls = []
+    for call in reply.tool_calls:
+        args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in (call.arguments or {}).items())
+        calls.append(f"print(default_api.{call.name}({args}))")
+    return "Malformed function call: " + "\n".join(calls)
+
+
+def _malformed_body(reply: Reply, ctx: WireContext, *, stream: bool) -> dict[str, Any]:
+    """The answer of quirk ``malformed_function_call``: no calls, no candidate tokens."""
+    candidate: dict[str, Any] = {} if stream else {"content": {}}
+    candidate["finishReason"] = _MALFORMED
+    candidate["finishMessage"] = _malformed_message(reply)
+    if stream:
+        candidate["index"] = 0
+    prompt = input_tokens(ctx.turn)
+    usage = {
+        "promptTokenCount": prompt,
+        "totalTokenCount": prompt,
+        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}],
+        "serviceTier": "standard",
+    }
+    return {
+        "candidates": [candidate],
+        "usageMetadata": usage,
+        "modelVersion": ctx.model,
+        "responseId": _response_id(ctx),
+    }
+
+
+_RECITED = {
+    "citationSources": [
+        {"startIndex": 0, "endIndex": 148, "uri": "https://www.example.com/books/the-sea", "license": ""}
+    ]
+}
+"""The ``citationMetadata`` of a candidate the recitation check stopped."""
+
+
+def _blocked_candidate(candidate: dict[str, Any], *, recitation: bool = False) -> dict[str, Any]:
+    """``candidate`` as the API sends it when the safety filters (or, with ``recitation``, the
+    recitation check) block it: no ``content``, the ratings after the finish reason."""
+    out = {k: v for k, v in candidate.items() if k not in ("content", "finishMessage")}
+    if recitation:
+        out["finishReason"] = "RECITATION"
+        out["safetyRatings"] = [{k: v for k, v in r.items() if k != "blocked"} for r in _SAFETY_RATINGS]
+        out["safetyRatings"][1]["probability"] = "NEGLIGIBLE"
+        out["citationMetadata"] = json.loads(json.dumps(_RECITED))
+        return out
+    out["safetyRatings"] = [dict(rating) for rating in _SAFETY_RATINGS]
+    return out
 
 
 def _response_id(ctx: WireContext) -> str:
@@ -122,6 +209,8 @@ def _chunk(
     candidate["index"] = 0
     if finish is not None and any("functionCall" in part for part in parts):
         candidate["finishMessage"] = "Model generated function call(s)."  # gemini-2.5 (recorded)
+    if finish == _BLOCKED:
+        candidate = _blocked_candidate(candidate, recitation="recitation" in reply.quirks)
     return {
         "candidates": [candidate],
         "usageMetadata": _usage(reply, ctx, candidates),
@@ -137,6 +226,8 @@ def _chunk(
 
 def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
     """A ``GenerateContentResponse`` (gemini-2.0 shape: ``avgLogprobs``, no candidate ``index``)."""
+    if "malformed_function_call" in reply.quirks:
+        return _malformed_body(reply, ctx, stream=False)
     parts: list[dict[str, Any]] = []
     if reply.reasoning:
         parts.append({"text": reply.reasoning, "thought": True})
@@ -148,6 +239,8 @@ def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
         "finishReason": _FINISH.get(reply.finish, "STOP"),
         "avgLogprobs": -(1 + pad(250, *ctx.key("avgLogprobs"))) / 10000,
     }
+    if candidate["finishReason"] == _BLOCKED:
+        candidate = _blocked_candidate(candidate, recitation="recitation" in reply.quirks)
     return {
         "candidates": [candidate],
         "usageMetadata": _usage(reply, ctx, _candidates(reply), whole=True),
@@ -191,6 +284,8 @@ def _frame(payload: Mapping[str, Any], ctx: WireContext, *, position: int, last:
 
 def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     """The chunks of a streamed reply; the last one holds the finish reason."""
+    if "malformed_function_call" in reply.quirks:
+        return [_frame(_malformed_body(reply, ctx, stream=True), ctx, position=0, last=True)]
     finish = _FINISH.get(reply.finish, "STOP")
     total = _candidates(reply)
     payloads: list[tuple[list[dict[str, Any]], str | None, int | None]] = []
@@ -203,7 +298,9 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     calls = _call_parts(reply, ctx)
     if calls:
         payloads.append((calls, None, total))
-    if "trailing_empty_text" in reply.quirks or not payloads or (reply.reasoning and len(payloads) == 1):
+    if finish == _BLOCKED:  # the blocked candidate comes in a chunk of its own, without content
+        payloads.append(([], finish, total))
+    elif "trailing_empty_text" in reply.quirks or not payloads or (reply.reasoning and len(payloads) == 1):
         payloads.append(([{"text": ""}], finish, total))
     else:
         parts, _, _ = payloads[-1]

@@ -19,7 +19,10 @@ format (``_prompt_formats``), streamed in token-like pieces that split the forma
 Quirks (``Reply.quirks``): ``index_offset`` (tool-call indices start at 1), ``name_repeated``
 (``id``/``type``/``name`` repeated on every fragment, E4), ``name_empty_repeated`` and
 ``name_null_repeated`` (``"name": ""`` or ``"name": null`` on every later fragment, E4),
-``args_in_first_chunk`` (the whole
+``id_empty_repeated`` (``"id": ""`` and ``type`` on every later fragment, no name, as Alibaba
+DashScope and vLLM send them: anomalyco/opencode#40969, InternLM/lmdeploy#3412),
+``id_null_repeated`` (``"id": null``, ``type`` and ``"name": null`` on every later fragment, as
+SGLang serializes its unset fields: sgl-project/sglang#35542), ``args_in_first_chunk`` (the whole
 argument text in the header fragment, like Mistral, E6), ``empty_args_string`` (``""`` for a
 call without arguments, E3), ``reasoning_content`` (reasoning as ``delta.reasoning_content``,
 as vLLM and DeepSeek send it; OpenAI itself sends no reasoning on Chat), ``finish_reason_null``
@@ -82,6 +85,8 @@ KNOWN_QUIRKS = frozenset(
         "name_repeated",
         "name_empty_repeated",
         "name_null_repeated",
+        "id_empty_repeated",
+        "id_null_repeated",
         "args_in_first_chunk",
         "empty_args_string",
         "reasoning_content",
@@ -215,6 +220,15 @@ def _deltas(reply: Reply, ctx: WireContext) -> list[dict[str, Any]]:
             elif "name_empty_repeated" in quirks or "name_null_repeated" in quirks:
                 name = "" if "name_empty_repeated" in quirks else None
                 fragment = {"index": i + offset, "function": {"name": name, "arguments": piece}}
+            elif "id_empty_repeated" in quirks:
+                fragment = {"id": "", "type": "function", "index": i + offset, "function": {"arguments": piece}}
+            elif "id_null_repeated" in quirks:
+                fragment = {
+                    "id": None,
+                    "index": i + offset,
+                    "type": "function",
+                    "function": {"name": None, "arguments": piece},
+                }
             deltas.append({"tool_calls": [fragment]})
     if deltas and "tool_calls" in deltas[0]:
         deltas[0] = {"role": "assistant", "content": None, **deltas[0], "refusal": None}

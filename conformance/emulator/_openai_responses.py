@@ -19,7 +19,12 @@ Stream: named SSE events (``event:`` = the data's ``type``), each with a ``seque
 ``response.incomplete`` for ``length``/``content_filter``). No ``[DONE]`` (§2d).
 
 Quirks: ``args_in_first_chunk`` (the whole argument text already in ``output_item.added``, no
-deltas), ``empty_args_string`` (``""`` for a call without arguments, E3).
+deltas), ``empty_args_string`` (``""`` for a call without arguments, E3), ``client_tool_search``
+(each call is a ``tool_search_call`` item with ``execution: "client"``, the search a client-executed
+``tool_search`` tool asks the client to run: openai-python ``ResponseToolSearchCall``, ``id``
+``tsc_``, ``call_id``, ``arguments`` an object, ``status``; streamed as ``output_item.added``
+(``in_progress``, ``arguments: {}``) then ``output_item.done``, with no argument deltas, as the
+SDK's stream events have none for it).
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ __all__ = [
 ]
 
 WIRE = "openai_responses"
-KNOWN_QUIRKS = frozenset({"args_in_first_chunk", "empty_args_string"})
+KNOWN_QUIRKS = frozenset({"args_in_first_chunk", "empty_args_string", "client_tool_search"})
 
 _INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
 _SERVER_ERROR = "The server had an error processing your request. Sorry about that! You can retry your request."
@@ -79,10 +84,12 @@ def _call_id(ctx: WireContext, index: int) -> str:
 
 
 def _usage(reply: Reply, ctx: WireContext) -> dict[str, Any]:
+    """``usage`` as recorded in 2026 (``input_tokens_details.cache_write_tokens`` first; openai-python
+    ``ResponseUsage`` requires it)."""
     prompt, completion = input_tokens(ctx.turn), output_tokens(reply)
     return {
         "input_tokens": prompt,
-        "input_tokens_details": {"cached_tokens": 0},
+        "input_tokens_details": {"cache_write_tokens": 0, "cached_tokens": 0},
         "output_tokens": completion,
         "output_tokens_details": {"reasoning_tokens": reasoning_tokens(reply)},
         "total_tokens": prompt + completion,
@@ -170,7 +177,23 @@ def _message_item(reply: Reply, ctx: WireContext, *, done: bool) -> dict[str, An
     }
 
 
+def _search_item(reply: Reply, ctx: WireContext, index: int, *, done: bool) -> dict[str, Any]:
+    """A client-executed ``tool_search_call`` (quirk ``client_tool_search``): its arguments are an
+    object (the call's, or ``{}`` when the scenario gave raw text), complete only when done."""
+    call = reply.tool_calls[index]
+    return {
+        "id": _item_id(ctx, "tsc", index),
+        "type": "tool_search_call",
+        "status": "completed" if done else "in_progress",
+        "arguments": dict(call.arguments or {}) if done else {},
+        "call_id": _call_id(ctx, index),
+        "execution": "client",
+    }
+
+
 def _call_item(reply: Reply, ctx: WireContext, index: int, *, done: bool) -> dict[str, Any]:
+    if "client_tool_search" in reply.quirks:
+        return _search_item(reply, ctx, index, done=done)
     call = reply.tool_calls[index]
     arguments = argument_text(call, reply)
     early = done or "args_in_first_chunk" in reply.quirks
@@ -257,6 +280,10 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
         item_id = _item_id(ctx, "fc", index)
         arguments = argument_text(call, reply)
         out.add("response.output_item.added", item=_call_item(reply, ctx, index, done=False), output_index=position)
+        if "client_tool_search" in reply.quirks:  # no argument events for a tool_search_call
+            out.add("response.output_item.done", item=_call_item(reply, ctx, index, done=True), output_index=position)
+            position += 1
+            continue
         if "args_in_first_chunk" not in reply.quirks:
             for piece in fragments(arguments):
                 out.add(

@@ -264,6 +264,9 @@ def _failed(adapter: Adapter, scenario: Scenario, detail: str) -> PairResult:
 
 
 def _record_one(adapter: Adapter, scenario: Scenario, options: _Options, cancelled: threading.Event) -> PairResult:
+    excluded = scenario.wire_excluded(adapter.name, adapter.wire_format)
+    if excluded is not None:
+        return PairResult(adapter=adapter.name, scenario=scenario.id, status="unsupported", detail=excluded)
     missing = sorted(scenario.requires - adapter.capabilities)
     if missing:
         return PairResult(

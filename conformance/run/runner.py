@@ -277,6 +277,7 @@ def waits_on_mcp(adapter: Adapter, scenario: Scenario, options: RunOptions) -> b
         scenario.mcp is not None
         and not options.exhaustive
         and not (scenario.requires - adapter.capabilities)
+        and scenario.wire_excluded(adapter.name, adapter.wire_format) is None
         and bool(pair_modes(scenario, adapter, options))
     )
 
@@ -386,6 +387,9 @@ def run_pair(
     modes = pair_modes(scenario, adapter, options)
     if not modes:
         return []
+    excluded = scenario.wire_excluded(adapter.name, adapter.wire_format)
+    if excluded is not None:
+        return [case_result(adapter, scenario, mode, "unsupported", message=excluded) for mode in modes]
     missing = sorted(scenario.requires - adapter.capabilities)
     if missing:
         message = f"requires {', '.join(missing)}, which {adapter.name} does not declare"

@@ -58,6 +58,7 @@ def build_scenario(data: Mapping[str, Any], *, scenario_id: str, path: Path) -> 
         requires=frozenset(data.get("requires", ())),
         tags=tuple(data.get("tags", ())),
         modes=MODES if modes is None else tuple(m for m in MODES if m in modes),
+        wires=tuple(data.get("wires", ())),
         system=data.get("system"),
         tool_choice=_tool_choice(data.get("tool_choice")),
         parallel_tool_calls=data.get("parallel_tool_calls"),

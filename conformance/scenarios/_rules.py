@@ -3,7 +3,8 @@
 Run on data that already satisfies the schema, so the shapes are known. Each rule returns its
 problems placed on the node at fault: unique tool names, tool results that answer the calls of
 their turn (``tool_results: mcp`` answers them all, and needs ``tools: {mcp: ...}``), turns that
-follow on from the previous one, known capability and adapter names, JSON path syntax, the fault
+follow on from the previous one, known capability and adapter names, known wire names in
+``wires:`` (and ``wire:`` expectations only for the wires listed there), JSON path syntax, the fault
 rules (an expected error, stream faults in stream mode only), valid base64 and valid JSON Schemas
 for ``match: schema``, and tool input schemas that stay within ``schema_nodes`` of
 ``conformance.limits`` once their ``$ref`` are inlined (an adapter for Gemini inlines them). Tool
@@ -234,8 +235,27 @@ def _faults(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iter
             )
 
 
+def _wires(data: Mapping[str, Any], locator: Locator) -> Iterator[ScenarioProblem]:
+    """``wires:`` names wire formats (a prompt format is spoken over openai_chat)."""
+    for i, wire in enumerate(data.get("wires", ())):
+        if wire in WIRE_FORMATS:
+            continue
+        if wire in PROMPT_FORMATS:
+            hint = f"{wire} is a prompt format, spoken over openai_chat: list openai_chat"
+        else:
+            hint = closest(wire, WIRE_FORMATS) or "wires lists the wire formats the scenario runs on"
+        yield locator.problem(
+            ("wires", i),
+            f"unknown wire format {wire!r}",
+            expected="one of: " + ", ".join(WIRE_FORMATS),
+            hint=hint,
+        )
+
+
 def _wire(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
+    yield from _wires(data, locator)
     turn_count = len(data["turns"])
+    runs_on = data.get("wires")
     for adapter, expectations in data.get("wire", {}).items():
         if adapter not in _TRAFFIC_FORMATS:
             yield locator.problem(
@@ -243,6 +263,14 @@ def _wire(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterat
                 f"unknown wire or prompt format {adapter!r}",
                 expected="one of: " + ", ".join(_TRAFFIC_FORMATS),
                 hint=closest(adapter, _TRAFFIC_FORMATS) or "wire is keyed by wire format or prompt format",
+                on_key=True,
+            )
+        elif runs_on is not None and ("openai_chat" if adapter in PROMPT_FORMATS else adapter) not in runs_on:
+            yield locator.problem(
+                ("wire", adapter),
+                f"wire expectations for {adapter!r}, a wire the scenario does not run on (wires: {', '.join(runs_on)})",
+                expected="a wire listed in wires",
+                hint=f"add {adapter} to wires, or remove its expectations",
                 on_key=True,
             )
         for e, expectation in enumerate(expectations):

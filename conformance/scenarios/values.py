@@ -218,6 +218,8 @@ class Scenario:
     requires: frozenset[str] = frozenset()
     tags: tuple[str, ...] = ()
     modes: tuple[Mode, ...] = MODES
+    wires: tuple[str, ...] = ()
+    """The wire formats the scenario runs on (``wires:``; empty: every wire)."""
     system: str | None = None
     tool_choice: ToolChoice | None = None
     parallel_tool_calls: bool | None = None
@@ -232,6 +234,17 @@ class Scenario:
     """sha256 of the file's content as parsed (``scenario_fingerprint``; empty for a scenario not
     read from a file): the recorder writes it into a cassette's provenance, and a run finds the
     cassettes recorded from an older version of the scenario by it."""
+
+    def wire_excluded(self, adapter: str, wire_format: str) -> str | None:
+        """Why ``adapter`` (speaking ``wire_format``) does not run this scenario because of its
+        ``wires:`` list (the case is UNSUPPORTED with this message), or None when it runs it."""
+        if not self.wires or wire_format in self.wires:
+            return None
+        where = f"the {self.wires[0]} wire" if len(self.wires) == 1 else "the wires " + ", ".join(self.wires)
+        return (
+            f"the scenario runs only on {where} (wires:), where its provider shape exists; "
+            f"{adapter} speaks {wire_format}"
+        )
 
 
 _STEP = re.compile(r"""\.([A-Za-z_$][A-Za-z0-9_$-]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*"|'[^']*')\]""")

@@ -49,6 +49,7 @@ __all__ = [
     "clears_chunk_list",
     "client_tool_search_dropped",
     "concat_repeated_names",
+    "context_window_as_stop",
     "cumulative_args_as_deltas",
     "default_temperature_sent",
     "done_without_finish_incomplete",
@@ -65,6 +66,7 @@ __all__ = [
     "item_id_as_call_id",
     "last_name_wins",
     "lose_second_call_id",
+    "malformed_call_as_stop",
     "max_tokens_default_changed",
     "merge_parallel_by_index",
     "names_not_mapped_back",
@@ -76,6 +78,9 @@ __all__ = [
     "on_request",
     "overloaded_as_server",
     "pops_tool_schema_key",
+    "present_id_opens_call",
+    "recitation_as_stop",
+    "refusal_as_stop",
     "results_after_text",
     "retry_after_ms_ignored",
     "retry_delay_body_ignored",
@@ -229,6 +234,27 @@ def last_name_wins(adapter: Adapter) -> Patch:
             return value
 
         return map_sse_data(data, apply)
+
+    return stream_bytes(adapter, rewrite)
+
+
+def present_id_opens_call(adapter: Adapter) -> Patch:
+    """A fragment that carries the ``id`` key opens a new call even when the id is ``""`` or null (the
+    check is "is the key set", not "is the id new"): each continuation of DashScope, vLLM or SGLang
+    then starts a call of its own (E4, symfony/ai#2220). Modelled by giving those ids a fresh value."""
+
+    def rewrite(data: bytes) -> bytes:
+        count = 0
+
+        def chunk(value: Any) -> Any:
+            nonlocal count
+            for fragment in _chat_fragments(value):
+                if "id" in fragment and not fragment["id"]:
+                    count += 1
+                    fragment["id"] = f"call_continuation{count}"
+            return value
+
+        return map_sse_data(data, chunk)
 
     return stream_bytes(adapter, rewrite)
 
@@ -690,5 +716,45 @@ def usage_cache_ignored(events: list[StreamEvent], tools: Sequence[Tool]) -> lis
         UsageEvent(replace(e.usage, cache_read_tokens=None, cache_write_tokens=None))
         if isinstance(e, UsageEvent)
         else e
+        for e in events
+    ]
+
+
+def refusal_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Anthropic's ``refusal`` stop reason is missing from the map and falls through to ``stop``: a
+    reply the safety filter stopped looks like a normal answer (BerriAI/litellm#23899)."""
+    return [
+        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "refusal" else e
+        for e in events
+    ]
+
+
+def malformed_call_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Gemini's ``MALFORMED_FUNCTION_CALL`` falls through to ``stop``: a turn whose call never arrived
+    looks like an ordinary empty answer (NousResearch/hermes-agent#83886)."""
+    return [
+        Finish("stop", e.provider_reason)
+        if isinstance(e, Finish) and e.provider_reason == "MALFORMED_FUNCTION_CALL"
+        else e
+        for e in events
+    ]
+
+
+def context_window_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Anthropic's ``model_context_window_exceeded`` is missing from the map and falls through to
+    ``stop``: a reply the context window cut looks complete (mozilla-ai/any-llm#1306)."""
+    return [
+        Finish("stop", e.provider_reason)
+        if isinstance(e, Finish) and e.provider_reason == "model_context_window_exceeded"
+        else e
+        for e in events
+    ]
+
+
+def recitation_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Gemini's ``RECITATION`` is missing from the map and falls through to ``stop``: a reply the
+    recitation check stopped looks like a complete empty answer (BaseIntelligence/bounty-challenge#19761)."""
+    return [
+        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "RECITATION" else e
         for e in events
     ]

@@ -347,6 +347,43 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source="E4; " + _ISSUE + "NousResearch/hermes-agent/pull/106943",
             patch=bugs.last_name_wins,
         ),
+        # Ids empty or null on later fragments (issue 15, part 4: streaming/id_empty_repeated, id_null_repeated)
+        Mutant(
+            base="openai_chat",
+            bug="present_id_opens_call",
+            description="A later fragment carrying the id key, even empty or null, opens a new call.",
+            source="E4; " + _ISSUE + "symfony/ai/pull/2220; " + _ISSUE + "anomalyco/opencode/pull/40969",
+            patch=bugs.present_id_opens_call,
+        ),
+        # Every finish reason of each wire (issue 15, part 4: wire_specific/content_filter)
+        Mutant(
+            base="anthropic",
+            bug="refusal_as_stop",
+            description="stop_reason refusal falls through to stop: a reply the safety filter stopped looks complete.",
+            source="§8; " + _ISSUE + "BerriAI/litellm/pull/23899; " + _ISSUE + "camel-ai/camel/pull/4210",
+            patch=bugs.on_events(bugs.refusal_as_stop),
+        ),
+        Mutant(
+            base="anthropic",
+            bug="context_window_as_stop",
+            description="model_context_window_exceeded falls through to stop: the cut reply looks complete.",
+            source="§8; " + _ISSUE + "mozilla-ai/any-llm/pull/1306; " + _ISSUE + "laravel/ai/pull/881",
+            patch=bugs.on_events(bugs.context_window_as_stop),
+        ),
+        Mutant(
+            base="gemini",
+            bug="recitation_as_stop",
+            description="finishReason RECITATION falls through to stop: the stopped reply looks complete.",
+            source="§8; " + _ISSUE + "BaseIntelligence/bounty-challenge/issues/19761",
+            patch=bugs.on_events(bugs.recitation_as_stop),
+        ),
+        Mutant(
+            base="gemini",
+            bug="malformed_call_as_stop",
+            description="MALFORMED_FUNCTION_CALL falls through to stop: the lost call looks like an answer.",
+            source="§8; " + _ISSUE + "NousResearch/hermes-agent/pull/83886",
+            patch=bugs.on_events(bugs.malformed_call_as_stop),
+        ),
         Mutant(
             base="openai_chat",
             bug="done_without_finish_incomplete",
@@ -361,8 +398,6 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             description="A tool_search_call with execution client is dropped like a server-run item.",
             source=_ISSUE + "openai/openai-python (types/responses/response_tool_search_call.py)",
             patch=bugs.on_events(bugs.client_tool_search_dropped),
-            gap="a Responses scenario whose reply holds a tool_search_call item with execution client"
-            " (the emulator emits none yet); tests/adapters/test_openai_responses.py covers the rule",
         ),
         # Mutating the caller's inputs (translation.no_mutation)
         Mutant(
@@ -435,6 +470,17 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             bug="usage_summed",
             description="Each chunk's cumulative usageMetadata is added up instead of the last replacing the others.",
             source="§4c/§4d (usageMetadata per chunk, cumulative)",
+            patch=bugs.on_events(bugs.usage_summed),
+        ),
+        Mutant(
+            base="anthropic",
+            bug="usage_start_plus_delta",
+            description="message_start's usage is added to message_delta's, which is already the cumulative total.",
+            source="§3d; "
+            + _ISSUE
+            + "tensorzero/tensorzero/issues/5481; "
+            + _ISSUE
+            + "microsoft/agent-framework/issues/7143",
             patch=bugs.on_events(bugs.usage_summed),
         ),
         Mutant(

@@ -7,7 +7,8 @@ recorded with ``conformance record --emulator``, which answers in each adapter's
   joined (text leaves as it arrives, so only its cutting may differ). Every 2-way split of the SSE
   *bytes* would cost minutes; the text splits reach the tag parsers at every position instead.
 - the whole suite (``conformance.run.runner.run_suite``) passes for the three adapters: no FAIL or
-  ERROR, and UNSUPPORTED exactly where a scenario requires a capability the adapter lacks.
+  ERROR, and UNSUPPORTED exactly where a scenario requires a capability the adapter lacks or runs
+  only on wires (``wires:``) other than the adapter's.
 """
 
 from __future__ import annotations
@@ -84,7 +85,9 @@ def test_every_supported_scenario_has_a_cassette_for_each_prompt_adapter() -> No
         missing = [
             s.id
             for s in loaded.scenarios
-            if s.requires <= adapter.capabilities and not (CASSETTES / name / f"{s.id}.yaml").is_file()
+            if s.requires <= adapter.capabilities
+            and s.wire_excluded(name, adapter.wire_format) is None
+            and not (CASSETTES / name / f"{s.id}.yaml").is_file()
         ]
         assert missing == [], f"record them: conformance record --emulator --adapter {name}"
 
@@ -166,8 +169,10 @@ def _run(mcp: bool) -> None:
     assert bad == []
     for case in result.cases:
         scenario = next(s for s in scenarios if s.id == case.scenario)
-        lacking = scenario.requires - get_adapter(case.adapter).capabilities
-        assert (case.status == "unsupported") == bool(lacking), (case.adapter, case.scenario, case.status)
+        adapter = get_adapter(case.adapter)
+        lacking = scenario.requires - adapter.capabilities
+        excluded = scenario.wire_excluded(adapter.name, adapter.wire_format)
+        assert (case.status == "unsupported") == bool(lacking or excluded), (case.adapter, case.scenario, case.status)
     assert {c.status for c in result.cases} <= {"pass", "unsupported"}
 
 

@@ -10,7 +10,8 @@ Edge cases (wire-formats.md §10) and the tests covering them:
 - E2 arguments split mid-token / mid-escape: ``test_arguments_split_mid_escape_concatenate``;
 - E3 empty or absent arguments: ``test_empty_or_absent_arguments_mean_no_arguments`` (+ body variant);
 - E4 name/id repeated, ``""`` or null later: ``test_repeated_id_and_name_are_never_concatenated``,
-  ``test_empty_and_null_name_on_later_chunks_are_ignored``;
+  ``test_empty_and_null_name_on_later_chunks_are_ignored``,
+  ``test_empty_or_null_ids_on_later_fragments_are_read_as_the_openai_sdk_reads_them``;
 - E5 several JSON objects / duplicated chunks: ``test_several_json_objects_under_one_index``,
   ``test_duplicated_argument_chunk_is_an_arguments_error``;
 - E6 id only in the first chunk / whole call in one chunk: ``test_arguments_in_the_first_chunk``,
@@ -189,6 +190,37 @@ def test_empty_and_null_name_on_later_chunks_are_ignored() -> None:
     body = sse(calls(frag(0, "call_A", "search", "")), calls(later_empty), calls(later_null), FINISH)
     (call,) = folded(body).tool_calls
     assert (call.id, call.name, call.arguments) == ("call_A", "search", {"q": "x"})
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        # Alibaba DashScope, vLLM (anomalyco/opencode#40969, InternLM/lmdeploy#3412): id "" and type, no name
+        lambda piece: {"id": "", "type": "function", "index": 0, "function": {"arguments": piece}},
+        # SGLang (sgl-project/sglang#35542): id and name serialized as null
+        lambda piece: {"id": None, "index": 0, "type": "function", "function": {"name": None, "arguments": piece}},
+    ],
+    ids=["id_empty", "id_null"],
+)
+def test_empty_or_null_ids_on_later_fragments_are_read_as_the_openai_sdk_reads_them(later: Any) -> None:
+    # E4: the SDK's stream accumulation (openai/lib/streaming/_deltas.py accumulate_delta) keeps the
+    # first fragment's id and name: "" appends nothing and a null value leaves the accumulated one
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+    from openai.types.chat import ChatCompletionChunk
+
+    chunks = [
+        calls(frag(0, "call_Q", "get_weather", "")),
+        calls(later('{"city":')),
+        calls(later('"Bergen"}')),
+        FINISH,
+    ]
+    state = ChatCompletionStreamState()
+    for payload in chunks:
+        state.handle_chunk(ChatCompletionChunk.model_validate(payload))
+    (sdk,) = state.get_final_completion().choices[0].message.tool_calls or []
+    (call,) = folded(sse(*chunks)).tool_calls
+    assert (call.id, call.name, call.arguments_raw) == (sdk.id, sdk.function.name, sdk.function.arguments)
+    assert call.arguments == {"city": "Bergen"}
 
 
 def test_reused_index_with_a_new_id_is_a_new_call() -> None:

@@ -93,6 +93,12 @@ _DONE_UNSEEN = (
     " a cut one: its calls never end"
 )
 
+_CLIENT_SEARCH = (
+    "the SDK types a client-executed tool_search_call as ResponseToolSearchCall, an output item apart from"
+    " function calls (its arguments an object), and gives no view of the calls to run: the driver, like most"
+    " SDK users' code, reads only function_call items"
+)
+
 FINDINGS: dict[str, list[Finding]] = {
     "openai": [
         *(f for wire in ("openai_chat", "openai_responses") for f in _broken_streams(wire, typed_disconnect=True)),
@@ -105,6 +111,10 @@ FINDINGS: dict[str, list[Finding]] = {
         *(
             _f("openai_chat", check, "streaming/done_without_finish_reason", _DONE_UNSEEN)
             for check in ("roundtrip.calls", "roundtrip.finish_reason", "streaming.lifecycle")
+        ),
+        *(
+            _f("openai_responses", check, "wire_specific/client_tool_search", _CLIENT_SEARCH)
+            for check in ("roundtrip.calls", "roundtrip.finish_reason")
         ),
     ],
     "anthropic": [

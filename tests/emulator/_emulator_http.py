@@ -244,6 +244,29 @@ def json_paths(value: Any, prefix: str = "$") -> set[str]:
     return paths
 
 
+def real_streamed_response_paths(realworld: Any) -> set[str]:
+    """The key paths of the ``response`` object of every recorded Responses stream's terminal event
+    (``response.completed``/``.incomplete``): the same object a whole body is, recorded more recently."""
+    from conformance.traffic.cassettes import is_streaming, iter_cassette_files, load_cassette
+
+    found: set[str] = set()
+    for path in iter_cassette_files([realworld / "cassettes" / "openai_responses"]):
+        for interaction in load_cassette(path).interactions:
+            response = interaction.response
+            if response is None or response.status != 200 or not is_streaming(interaction):
+                continue
+            for line in response.body.decode("utf-8", "replace").splitlines():
+                if not line.startswith("data:"):
+                    continue
+                try:
+                    event = json.loads(line[5:])
+                except ValueError:
+                    continue
+                if isinstance(event, Mapping) and event.get("type") in ("response.completed", "response.incomplete"):
+                    found |= json_paths(event["response"])
+    return found
+
+
 def real_body_paths(realworld: Any, provider: str) -> set[str]:
     """The key paths of every non-streamed 200 JSON body recorded for ``provider``."""
     from conformance.traffic.cassettes import is_streaming, iter_cassette_files, load_cassette

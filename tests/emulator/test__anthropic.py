@@ -122,6 +122,25 @@ def test_stop_reasons(emu: Emulator, client: httpx.Client, finish: str, stop_rea
     assert outcome.response.finish_reason == finish
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_context_window_exceeded_is_a_length_cut_the_sdk_reads(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    # anthropic-sdk-python types/stop_reason.py lists model_context_window_exceeded
+    from anthropic.types import Message, RawMessageDeltaEvent
+
+    reply = Reply(text="Chapter one, and chapter", finish="length", quirks=("context_window_exceeded",))
+    outcome = _play(emu, client, reply, stream=stream)
+    if stream:
+        stop = RawMessageDeltaEvent.model_validate(named_sse_events(outcome.body)[-2][1]).delta.stop_reason
+    else:
+        stop = Message.model_validate(json.loads(outcome.body)).stop_reason
+    assert stop == "model_context_window_exceeded"
+    assert (outcome.response.finish_reason, outcome.response.text) == ("length", "Chapter one, and chapter")
+    plain = _play(emu, client, Reply(text="Done.", quirks=("context_window_exceeded",)), stream=stream)
+    assert plain.response.finish_reason == "stop"  # the quirk changes only a length cut
+
+
 def test_malformed_arguments_reach_the_client(emu: Emulator, client: httpx.Client) -> None:
     broken = ScriptedCall(name="get_weather", arguments_raw='{"city": "Par')
     streamed = _play(emu, client, Reply(tool_calls=(broken,)), stream=True).response.tool_calls[0]

@@ -199,6 +199,16 @@ def test_a_quirked_scenario_covers_its_case_only_where_the_quirk_is_known(bundle
     assert retitled["E9"] == ["anthropic"]
 
 
+def test_a_scenario_limited_by_wires_covers_only_the_wires_it_lists(bundled: tuple[Scenario, ...]) -> None:
+    length = next(s for s in bundled if s.id == "basic/max_tokens_length")
+    finishes = provider_finish_uses([replace(length, wires=("anthropic",))])
+    assert [w for w in WIRES if any(finishes[w].values())] == ["anthropic"]
+    assert finishes["anthropic"]["max_tokens"] == ("basic/max_tokens_length",)
+    multibyte = next(s for s in bundled if s.id == "streaming/multibyte_text")
+    cells = edge_case_uses([replace(multibyte, wires=("gemini", "ollama"))])["E1"]
+    assert [w for w, ids in cells.items() if ids] == ["gemini", "ollama"]
+
+
 # --- the README table -------------------------------------------------------------------------
 
 

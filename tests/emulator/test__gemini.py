@@ -117,6 +117,62 @@ def test_finish_reasons(emu: Emulator, client: httpx.Client, finish: str, raw: s
     assert outcome.response.finish_reason == finish
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_blocked_candidate_has_no_content_and_names_the_blocking_rating(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    # ai.google.dev Candidate: content unset when the response is blocked; SafetyRating.blocked; the
+    # SDK reads such a body (google-genai GenerateContentResponse, as _from_response does)
+    from google.genai import types
+
+    outcome = _play(emu, client, Reply(text="Step one is", finish="content_filter"), stream=stream)
+    payloads = _chunks(outcome.body) if stream else [json.loads(outcome.body)]
+    last = payloads[-1]["candidates"][0]
+    assert "content" not in last and last["finishReason"] == "SAFETY"
+    assert [r["category"] for r in last["safetyRatings"] if r.get("blocked")] == ["HARM_CATEGORY_DANGEROUS_CONTENT"]
+    parsed = types.GenerateContentResponse._from_response(response=json.loads(json.dumps(payloads[-1])), kwargs={})
+    (candidate,) = parsed.candidates or []
+    assert candidate.content is None and candidate.finish_reason == types.FinishReason.SAFETY
+    assert outcome.response.finish_reason == "content_filter"
+    # the text streamed before the block is kept; a whole body has none left
+    assert outcome.response.text == ("Step one is" if stream else "")
+
+
+def test_recitation_ends_a_blocked_candidate_with_its_citation_sources(emu: Emulator, client: httpx.Client) -> None:
+    # gbaptista/gemini-ai#21: finishReason RECITATION, no content, safetyRatings none blocked
+    from google.genai import types
+
+    reply = Reply(finish="content_filter", quirks=("recitation",))
+    for stream in (False, True):
+        outcome = _play(emu, client, reply, stream=stream)
+        payload = _chunks(outcome.body)[-1] if stream else json.loads(outcome.body)
+        (candidate,) = payload["candidates"]
+        assert candidate["finishReason"] == "RECITATION" and "content" not in candidate
+        assert not any(r.get("blocked") for r in candidate["safetyRatings"])
+        assert candidate["citationMetadata"]["citationSources"][0]["uri"].startswith("https://")
+        parsed = types.GenerateContentResponse._from_response(response=json.loads(json.dumps(payload)), kwargs={})
+        assert (parsed.candidates or [])[0].finish_reason == types.FinishReason.RECITATION
+        assert outcome.response.finish_reason == "content_filter" and outcome.response.text == ""
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_malformed_function_call_ends_without_the_call(emu: Emulator, client: httpx.Client, stream: bool) -> None:
+    # vercel/ai#5039 (content: {}), langchain-ai/langchain-google#725 (finishMessage), pydantic/pydantic-ai#3095
+    # (a stream chunk with no content); google-genai reads it
+    from google.genai import types
+
+    reply = Reply(tool_calls=(WEATHER,), quirks=("malformed_function_call",))
+    outcome = _play(emu, client, reply, stream=stream)
+    (payload,) = _chunks(outcome.body) if stream else [json.loads(outcome.body)]
+    (candidate,) = payload["candidates"]
+    assert candidate["finishReason"] == "MALFORMED_FUNCTION_CALL"
+    assert candidate["finishMessage"] == 'Malformed function call: print(default_api.get_weather(city="Paris"))'
+    assert candidate.get("content", {}) == {} and "candidatesTokenCount" not in payload["usageMetadata"]
+    parsed = types.GenerateContentResponse._from_response(response=json.loads(json.dumps(payload)), kwargs={})
+    assert (parsed.candidates or [])[0].finish_reason == types.FinishReason.MALFORMED_FUNCTION_CALL
+    assert outcome.response.tool_calls == () and outcome.response.finish_reason == "malformed_tool_call"
+
+
 def test_an_empty_reply_still_ends_with_a_finish_chunk(emu: Emulator, client: httpx.Client) -> None:
     outcome = _play(emu, client, Reply(), stream=True)
     (chunk,) = _chunks(outcome.body)

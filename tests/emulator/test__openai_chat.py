@@ -194,6 +194,35 @@ def test_a_blank_name_on_later_fragments_does_not_overwrite_the_first(
     assert call.name == "get_weather" and call.arguments == WEATHER.arguments
 
 
+@pytest.mark.parametrize(
+    ("quirk", "later"),
+    [
+        # DashScope, vLLM (anomalyco/opencode#40969, InternLM/lmdeploy#3412): id "", type, no name
+        ("id_empty_repeated", {"id": "", "type": "function", "index": 0}),
+        # SGLang (sgl-project/sglang#35542): id and name null, type
+        ("id_null_repeated", {"id": None, "index": 0, "type": "function"}),
+    ],
+)
+def test_an_empty_or_null_id_on_later_fragments_keeps_the_first_id(
+    emu: Emulator, client: httpx.Client, quirk: str, later: dict[str, Any]
+) -> None:
+    # the openai SDK's chunk type reads them (ChoiceDeltaToolCall: id Optional[str], function.name Optional)
+    from openai.types.chat import ChatCompletionChunk
+
+    outcome, payloads = _play(emu, client, Reply(tool_calls=(WEATHER,), quirks=(quirk,)), stream=True)
+    for payload in payloads[:-1]:
+        ChatCompletionChunk.model_validate(payload)
+    fragments = [f for p in payloads[:-1] for f in p["choices"][0]["delta"].get("tool_calls", [])]
+    first_id = fragments[0]["id"]
+    assert fragments[0]["function"]["name"] == "get_weather" and first_id.startswith("call_")
+    assert len(fragments) > 2
+    for fragment in fragments[1:]:
+        assert {k: v for k, v in fragment.items() if k != "function"} == later
+        assert set(fragment["function"]) == ({"arguments"} if quirk == "id_empty_repeated" else {"name", "arguments"})
+    (call,) = outcome.response.tool_calls
+    assert (call.id, call.name, call.arguments) == (first_id, "get_weather", WEATHER.arguments)
+
+
 def test_args_in_first_chunk_sends_each_call_whole(emu: Emulator, client: httpx.Client) -> None:
     outcome, payloads = _play(
         emu, client, Reply(tool_calls=(WEATHER, TIME), quirks=("args_in_first_chunk",)), stream=True

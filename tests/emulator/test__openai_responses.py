@@ -19,6 +19,7 @@ from _emulator_http import (
     named_sse_events,
     play_fault,
     real_body_paths,
+    real_streamed_response_paths,
     request_for,
 )
 
@@ -125,7 +126,9 @@ def test_encrypted_reasoning_only_when_the_request_includes_it(emu: Emulator, cl
 def test_the_whole_body_uses_only_field_paths_real_responses_bodies_have(
     emu: Emulator, client: httpx.Client, realworld_dir: Path
 ) -> None:
-    real = real_body_paths(realworld_dir, "openai_responses")
+    # the recorded whole bodies (2024-2025) and the response objects of the recorded streams (2026:
+    # usage.input_tokens_details.cache_write_tokens, which openai-python's ResponseUsage requires)
+    real = real_body_paths(realworld_dir, "openai_responses") | real_streamed_response_paths(realworld_dir)
     for reply in (CALLS, Reply(text="Plain answer.")):
         emu.set_script(EmulatorScript(scenario_id="responses/shape", replies=(reply,)))
         body = client.post("/v1/responses", json={"model": "m", "input": "hi"}).json()
@@ -163,6 +166,42 @@ def test_empty_args_string(emu: Emulator, client: httpx.Client) -> None:
     outcome = _play(emu, client, Reply(tool_calls=(TIME,), quirks=("empty_args_string",)), stream=False)
     assert json.loads(outcome.body)["output"][0]["arguments"] == ""
     assert outcome.response.tool_calls[0].arguments == {}
+
+
+SEARCH = ScriptedCall(
+    name="tool_search", arguments={"query": "book a flight"}, arguments_raw='{"query":"book a flight"}'
+)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_client_tool_search_is_a_tool_search_call_item_the_sdk_reads(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    # openai-python types/responses/response_tool_search_call.py: id, arguments (an object), call_id,
+    # execution server|client, status, type; the stream events hold no argument deltas for it
+    from openai.types.responses import ResponseOutputItem, ResponseOutputItemAddedEvent, ResponseOutputItemDoneEvent
+    from openai.types.responses.response_tool_search_call import ResponseToolSearchCall
+    from pydantic import TypeAdapter
+
+    outcome = _play(emu, client, Reply(tool_calls=(SEARCH,), quirks=("client_tool_search",)), stream=stream)
+    if stream:
+        events = named_sse_events(outcome.body)
+        items = [(n, d) for n, d in events if n.startswith("response.output_item")]
+        assert [n for n, _ in items] == ["response.output_item.added", "response.output_item.done"]
+        assert not any("arguments" in n for n, _ in events)
+        added = ResponseOutputItemAddedEvent.model_validate(items[0][1]).item
+        done = ResponseOutputItemDoneEvent.model_validate(items[1][1]).item
+        assert isinstance(added, ResponseToolSearchCall) and added.status == "in_progress"
+        body = events[-1][1]["response"]
+    else:
+        body = json.loads(outcome.body)
+    (item,) = body["output"]
+    done = TypeAdapter(ResponseOutputItem).validate_python(item)
+    assert isinstance(done, ResponseToolSearchCall)
+    assert (done.execution, done.status, done.arguments) == ("client", "completed", SEARCH.arguments)
+    assert done.id.startswith("tsc_") and done.call_id is not None and done.call_id.startswith("call_")
+    (call,) = outcome.response.tool_calls
+    assert (call.id, call.name, call.arguments) == (done.call_id, "tool_search", SEARCH.arguments)
 
 
 @pytest.mark.parametrize(("kind", "stream"), fault_cases(WIRE))

@@ -114,6 +114,21 @@ def test_a_scenario_requiring_an_undeclared_capability_is_unsupported() -> None:
     assert "tool_choice_required" in result.cases[0].message
 
 
+def test_a_scenario_limited_to_other_wires_is_unsupported_with_the_reason_and_runs_on_its_own() -> None:
+    scenario = _scenarios("wire_specific/client_tool_search")  # wires: [openai_responses]
+    adapters = [get_adapter("qwen"), get_adapter("openai_responses")]
+    result = run_suite(scenario, adapters, RunOptions(cassette_dir=CASSETTES))
+    by_adapter = {(c.adapter, c.mode): (c.status, c.message) for c in result.cases}
+    assert {k: v[0] for k, v in by_adapter.items()} == {
+        ("qwen", "non_stream"): "unsupported",
+        ("qwen", "stream"): "unsupported",
+        ("openai_responses", "non_stream"): "pass",
+        ("openai_responses", "stream"): "pass",
+    }
+    assert "runs only on the openai_responses wire" in by_adapter[("qwen", "stream")][1]
+    assert "qwen speaks openai_chat" in by_adapter[("qwen", "stream")][1]
+
+
 def test_known_gaps_turn_a_failure_into_xfail_and_a_pass_into_stale() -> None:
     reference = get_adapter("openai_responses")
 

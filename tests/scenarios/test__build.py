@@ -191,6 +191,7 @@ def test_content_items_tools_and_wire(tmp_path: Path) -> None:
         requires: [images_in_tool_results, tool_choice_named]
         tags: [content]
         modes: [stream, non_stream]
+        wires: [anthropic, openai_chat]
         tools:
           - name: snapshot
             title: "Snapshot"
@@ -230,6 +231,7 @@ def test_content_items_tools_and_wire(tmp_path: Path) -> None:
     assert scenario.requires == frozenset({"images_in_tool_results", "tool_choice_named"})
     assert scenario.tags == ("content",)
     assert scenario.modes == ("non_stream", "stream")
+    assert scenario.wires == ("anthropic", "openai_chat")
     assert scenario.tools == (
         Tool(
             name="snapshot",

@@ -129,6 +129,32 @@ CASES = [
         expected=", ".join(sorted((*WIRE_FORMATS, *PROMPT_FORMATS))),
         hint="did you mean 'openai_chat'?",
     ),
+    # wires: limits a scenario to the wire formats where its provider shape exists
+    Case(
+        "unknown_wire_in_wires.yaml",
+        "/wires/1",
+        "wires:",
+        "open_ai_chat",
+        "unknown wire format 'open_ai_chat'",
+        expected=", ".join(WIRE_FORMATS),
+        hint="did you mean 'openai_chat'?",
+    ),
+    Case(
+        "prompt_format_in_wires.yaml",
+        "/wires/0",
+        "wires:",
+        "qwen",
+        "unknown wire format 'qwen'",
+        hint="qwen is a prompt format, spoken over openai_chat: list openai_chat",
+    ),
+    Case(
+        "wire_expectation_outside_wires.yaml",
+        "/wire/anthropic",
+        "anthropic:",
+        None,
+        "wire expectations for 'anthropic', a wire the scenario does not run on (wires: openai_responses)",
+        hint="add anthropic to wires, or remove its expectations",
+    ),
     Case(
         "both_arguments.yaml",
         "/turns/0/reply/tool_calls/0",

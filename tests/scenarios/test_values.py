@@ -4,9 +4,20 @@ and the constants the loader and the schema share."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 
-from conformance.scenarios.values import FAULT_KINDS, HTTP_FAULTS, MODES, STREAM_FAULTS, json_path_get, parse_json_path
+from conformance.scenarios.values import (
+    FAULT_KINDS,
+    HTTP_FAULTS,
+    MODES,
+    STREAM_FAULTS,
+    Scenario,
+    json_path_get,
+    parse_json_path,
+)
 
 # An OpenAI chat completions request body (platform.openai.com/docs/api-reference/chat/create).
 BODY = {
@@ -118,3 +129,17 @@ def test_fault_vocabulary() -> None:
     assert sorted(STREAM_FAULTS) == ["disconnect", "error_event", "no_terminator"]
     assert len(FAULT_KINDS) == len(set(FAULT_KINDS)) == 9
     assert MODES == ("non_stream", "stream")
+
+
+def test_wires_limits_the_wire_formats_a_scenario_runs_on() -> None:
+    every = Scenario(id="x", path=Path("x.yaml"), behavior="b", source="s")
+    assert every.wire_excluded("qwen", "openai_chat") is None
+    one = dataclasses.replace(every, wires=("openai_responses",))
+    assert one.wire_excluded("openai_responses", "openai_responses") is None
+    assert one.wire_excluded("qwen", "openai_chat") == (
+        "the scenario runs only on the openai_responses wire (wires:), where its provider shape exists;"
+        " qwen speaks openai_chat"
+    )
+    two = dataclasses.replace(every, wires=("openai_chat", "gemini"))
+    assert two.wire_excluded("hermes", "openai_chat") is None
+    assert "only on the wires openai_chat, gemini (wires:)" in (two.wire_excluded("ollama", "ollama") or "")
