@@ -1,9 +1,10 @@
 """``conformance list``: the scenarios, adapters (with capabilities) and checks, as text or JSON.
 
 It takes the selection flags of ``run``: ``--scenarios PATH|GLOB``, ``--scenarios-dir DIR``
-(yours, added to the bundled ones), ``--adapters A,B`` / ``--adapter NAME``; ``--format json``
-prints one object (``{"scenarios": [...], "adapters": [...], "checks": {...}, "problems":
-[...]}``) for scripts. Scenario files with problems are listed on stderr (text) or under
+(yours, added to the bundled ones), ``--adapters A,B`` / ``--adapter NAME``. ``--format json``
+prints one object for scripts: ``scenarios`` (each with ``id``, ``behavior``, ``requires``,
+``wires`` and ``path``), ``adapters`` (``name``, ``wire``, ``capabilities``), ``checks`` (family
+-> ids) and ``problems``. Scenario files with problems are listed on stderr (text) or under
 ``problems`` (JSON) and make the exit code 1; a selection that names nothing is a usage error (2).
 """
 
@@ -35,7 +36,13 @@ def list_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if args.format == "json":
         document: dict[str, Any] = {
             "scenarios": [
-                {"id": s.id, "behavior": s.behavior, "requires": sorted(s.requires), "path": str(s.path)}
+                {
+                    "id": s.id,
+                    "behavior": s.behavior,
+                    "requires": sorted(s.requires),
+                    "wires": list(s.wires),
+                    "path": str(s.path),
+                }
                 for s in scenarios
             ],
             "adapters": [
@@ -49,7 +56,8 @@ def list_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     print(f"Scenarios ({len(scenarios)}):", file=out)
     for scenario in scenarios:
         requires = f"  [requires {', '.join(sorted(scenario.requires))}]" if scenario.requires else ""
-        print(f"  {scenario.id}: {scenario.behavior}{requires}", file=out)
+        wires = f"  [wires {', '.join(scenario.wires)}]" if scenario.wires else ""
+        print(f"  {scenario.id}: {scenario.behavior}{requires}{wires}", file=out)
     print(f"\nAdapters ({len(adapters)}):", file=out)
     for adapter in adapters:
         print(f"  {adapter.name} (wire {adapter.wire_format}): {', '.join(sorted(adapter.capabilities))}", file=out)

@@ -90,6 +90,7 @@ __all__ = [
     "unavailable_as_server",
     "unflushed",
     "usage_cache_ignored",
+    "usage_cache_write_ignored",
     "usage_dropped",
     "usage_first_only",
     "usage_summed",
@@ -718,6 +719,11 @@ def usage_cache_ignored(events: list[StreamEvent], tools: Sequence[Tool]) -> lis
         else e
         for e in events
     ]
+
+
+def usage_cache_write_ignored(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """The cache-write token count is not decoded (an adapter written before the field existed)."""
+    return [UsageEvent(replace(e.usage, cache_write_tokens=None)) if isinstance(e, UsageEvent) else e for e in events]
 
 
 def refusal_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:

@@ -490,6 +490,13 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source="§2c (usage.input_tokens_details.cached_tokens)",
             patch=bugs.on_events(bugs.usage_cache_ignored),
         ),
+        Mutant(
+            base="openai_responses",
+            bug="cache_write_ignored",
+            description="input_tokens_details.cache_write_tokens is not decoded (only cached_tokens is).",
+            source="§2c (openai-python types/responses/response_usage.py)",
+            patch=bugs.on_events(bugs.usage_cache_write_ignored),
+        ),
     ]
 )
 """Every bundled mutant by name (``<base>~<bug>``)."""

@@ -29,6 +29,9 @@ def test_json_lists_every_bundled_scenario_file_adapter_and_check(capsys: pytest
     assert isinstance(scenarios, list)
     assert [s["id"] for s in scenarios] == BUNDLED_IDS  # one per file under scenarios/
     assert all(Path(s["path"]).is_file() and s["behavior"] for s in scenarios)
+    wires = {s["id"]: s["wires"] for s in scenarios}
+    assert wires["wire_specific/client_tool_search"] == ["openai_responses"]  # the file's `wires:` list
+    assert wires["basic/get_time"] == []  # no list: every wire
     adapters = data["adapters"]
     assert isinstance(adapters, list)
     assert sorted(a["name"] for a in adapters) == sorted(BUILTIN)

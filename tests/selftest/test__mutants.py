@@ -66,6 +66,7 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "anthropic~usage_from_message_start_only": ("roundtrip.usage", "basic/text_before_call"),
     "gemini~usage_summed": ("roundtrip.usage", "basic/text_before_call"),
     "openai_responses~cache_tokens_ignored": ("roundtrip.usage", "basic/text_before_call"),
+    "openai_responses~cache_write_ignored": ("roundtrip.usage", "basic/text_before_call"),
     "openai_responses~client_tool_search_dropped": ("roundtrip.calls", "wire_specific/client_tool_search"),
     "openai_chat~present_id_opens_call": ("roundtrip.calls", "streaming/id_empty_repeated"),
     "anthropic~refusal_as_stop": ("roundtrip.finish_reason", "wire_specific/content_filter"),
