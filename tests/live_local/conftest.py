@@ -87,6 +87,11 @@ def scratch() -> Iterator[Path]:
     another pytest session on the same machine may remove while this tier still records)."""
     folder = Path(tempfile.mkdtemp(prefix="conformance-live-local-"))
     yield folder
+    keep = os.environ.get("CONFORMANCE_LIVE_LOCAL_KEEP")  # a folder to keep the recordings in (docs/live.md)
+    if keep:
+        for part in ("cassettes", "structured"):
+            if (folder / part).is_dir():
+                shutil.copytree(folder / part, Path(keep) / part, dirs_exist_ok=True)
     shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -5,16 +5,13 @@ What a live recording must do (issue 16, "Done means"): no pair fails, the key n
 cassette or the console, each pair is reported ``recorded`` or ``model deviated: ...`` and the
 exit code is 1 exactly when one deviated or failed, a second recording right after reports
 ``unchanged`` for every pair and leaves the files byte-identical, and the replay judges the
-reference adapters against what was recorded, so they pass. The tests marked ``xfail(strict=True)``
-assert what lands with the recorder (rec16) and drift (drift16) work of issue 16.
+reference adapters against what was recorded, so they pass.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
-
-import pytest
 
 from tests.live_local._live import (
     ADAPTERS,
@@ -29,19 +26,6 @@ from tests.live_local._live import (
 )
 
 PAIRS = [(adapter, scenario) for adapter in ADAPTERS for scenario in SCENARIOS]
-
-REC16_STATUSES = pytest.mark.xfail(
-    strict=True, reason="issue 16: the statuses recorded/unchanged/model deviated/failed land with rec16"
-)
-REC16_KNOBS = pytest.mark.xfail(
-    strict=True, reason="issue 16: the request knobs --temperature/--seed/--max-tokens land with rec16"
-)
-REC16_EXPECTATIONS = pytest.mark.xfail(
-    strict=True, reason="issue 16: live cassettes judged against their recorded expectations land with rec16"
-)
-DRIFT16_VOLATILE = pytest.mark.xfail(
-    strict=True, reason="issue 16: volatile-field normalisation (ids, created, timings) lands with drift16"
-)
 
 
 def _status_word(text: str) -> str:
@@ -86,13 +70,11 @@ def test_the_second_recording_writes_the_same_files(recordings: Recordings) -> N
     assert sorted(recordings.second.statuses) == sorted(PAIRS)
 
 
-@REC16_STATUSES
 def test_each_pair_is_recorded_or_a_deviation_of_the_model(recordings: Recordings) -> None:
     words = {pair: _status_word(text) for pair, text in recordings.first.statuses.items()}
     assert set(words.values()) <= {"recorded", "model deviated"}, recordings.first.stderr
 
 
-@REC16_STATUSES
 def test_a_call_answered_as_text_is_reported_as_a_deviation(recordings: Recordings) -> None:
     """In the default (content) mode the model writes its call as JSON text in the content: the
     scenarios that expect a call and got none are ``model deviated``, and the exit code is 1."""
@@ -108,19 +90,16 @@ def test_a_call_answered_as_text_is_reported_as_a_deviation(recordings: Recordin
     assert recordings.first.code == 1
 
 
-@DRIFT16_VOLATILE
 def test_a_second_recording_reports_unchanged_for_every_pair(recordings: Recordings) -> None:
     words = {pair: _status_word(text) for pair, text in recordings.second.statuses.items()}
     assert set(words.values()) == {"unchanged"}, recordings.second.stderr
 
 
-@DRIFT16_VOLATILE
 def test_a_second_recording_leaves_the_files_byte_identical(recordings: Recordings) -> None:
     changed = [name for name, data in recordings.second.files.items() if recordings.first.files.get(name) != data]
     assert changed == []
 
 
-@REC16_KNOBS
 def test_every_request_carries_the_recording_knobs(recordings: Recordings) -> None:
     for adapter, scenario in PAIRS:
         for interaction in _interactions(recordings.first.files, adapter, scenario):
@@ -137,7 +116,6 @@ def test_the_replay_judges_every_recorded_case_without_an_error(replay: Replay) 
     assert {case: status for case, status in cases.items() if status == "error"} == {}, replay.output
 
 
-@REC16_EXPECTATIONS
 def test_the_reference_adapters_pass_on_the_live_cassettes(replay: Replay) -> None:
     failing = {(c["adapter"], c["scenario"], c["mode"]): c["status"] for c in replay.report["cases"]}
     assert {case: s for case, s in failing.items() if s not in {"pass", "unsupported"}} == {}, replay.output
