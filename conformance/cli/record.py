@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -65,6 +66,11 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
         return _usage(f"{', '.join(given)} go with --live; the emulator plays the scenario's script")
     if args.exchange_timeout is not None and args.exchange_timeout <= 0:
         return _usage(f"--exchange-timeout must be more than 0 seconds, not {args.exchange_timeout:g}")
+    notes, wrong = _notes(args.provenance or [])
+    if wrong:
+        return _usage(wrong)
+    if notes and args.emulator:
+        return _usage("--provenance goes with --live (the emulator's cassettes say where they came from)")
     api_key = None
     if args.api_key_env:
         api_key = os.environ.get(args.api_key_env)
@@ -112,6 +118,7 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
             sampling=dataclasses.replace(DEFAULT_SAMPLING, **knobs),
             exchange_timeout=args.exchange_timeout,
             allow_deviation=args.allow_deviation,
+            notes=notes,
         )
     else:
         from conformance.emulator import Emulator, EmulatorScript
@@ -147,6 +154,40 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
             print(f"{result.status.upper()} {result.adapter} {result.scenario}: {result.shown()}", file=sys.stderr)
     deviated = counts["deviated"] and not args.allow_deviation
     return 1 if counts["failed"] or deviated or loaded.problems else 0
+
+
+_NOTE_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_RESERVED = frozenset(
+    {
+        "suite",
+        "adapter",
+        "mode",
+        "base_url",
+        "model",
+        "model_default",
+        "served_model",
+        "scenario",
+        "scenario_sha256",
+        "sampling",
+        "expected",
+        "volatile",
+        "clients",
+    }
+)
+
+
+def _notes(pairs: list[str]) -> tuple[dict[str, str], str]:
+    """``--provenance KEY=VALUE`` lines, or the usage problem: a key is lower_snake_case and not one
+    the recorder writes itself."""
+    notes: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not _NOTE_KEY.fullmatch(key):
+            return {}, f"--provenance {pair!r}: give KEY=VALUE with a lower_snake_case KEY (e.g. model_sha256=...)"
+        if key in _RESERVED:
+            return {}, f"--provenance {key}: the recorder writes {key} itself; choose another key"
+        notes[key] = value
+    return notes, ""
 
 
 def _usage(message: str) -> int:

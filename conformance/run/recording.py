@@ -41,7 +41,7 @@ import dataclasses
 import fnmatch
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -117,6 +117,7 @@ class _Options:
     sampling: Sampling | None
     exchange_timeout: float | None
     allow_deviation: bool
+    notes: Mapping[str, str]
 
 
 def record_pairs(
@@ -134,12 +135,15 @@ def record_pairs(
     sampling: Sampling | None = None,
     exchange_timeout: float | None = DEFAULT_EXCHANGE_TIMEOUT,
     allow_deviation: bool = False,
+    notes: Mapping[str, str] | None = None,
 ) -> list[PairResult]:
     """Record every (adapter, scenario) pair; ``set_script`` scripts the emulator per scenario.
 
     A pair still running after ``timeout`` seconds fails, and so does one whose HTTP exchange takes
     longer than ``exchange_timeout`` (None: no limit; see the module docstring). ``sampling`` (live
-    only) are the request knobs sent; ``allow_deviation`` writes the pairs whose model deviated."""
+    only) are the request knobs sent; ``allow_deviation`` writes the pairs whose model deviated;
+    ``notes`` are more provenance lines (``record --provenance KEY=VALUE``: the server build, the
+    model file and its sha256)."""
     pairs = [(adapter, scenario) for adapter in adapters for scenario in scenarios]
     scrub = Scrubber([api_key] if api_key else []).text  # details are printed: a provider may echo the key
     options = _Options(
@@ -151,6 +155,7 @@ def record_pairs(
         sampling=sampling if mode == "live" else None,
         exchange_timeout=exchange_timeout,
         allow_deviation=allow_deviation,
+        notes=dict(notes or {}),
     )
     results: list[PairResult] = []
     for number, (adapter, scenario) in enumerate(pairs, 1):
@@ -347,6 +352,7 @@ def _record_pair(
                 served_model=served_model(exchanges) if live else None,
                 sampling=options.sampling.as_provenance() if options.sampling is not None else None,
                 expected=scrubber.json(decodings(outcomes)) if live else None,
+                extra=options.notes,
             ),
             secrets=secrets,
         )

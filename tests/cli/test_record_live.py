@@ -360,3 +360,32 @@ def test_a_live_recording_on_every_wire_replays_pass_with_its_sampling_left_out(
         result = run_suite([scenario], [mutant], RunOptions(cassette_dir=tmp_path, isolate=False))
         failed = {v.check for c in result.cases for v in c.checks if v.status == "fail"}
         assert "translation.recorded_request" in failed
+
+
+def test_provenance_notes_are_written_into_the_live_cassette(tmp_path: Path) -> None:
+    replies = [chat(calls=GET_TIME), chat("Yesterday."), chat_stream(calls=GET_TIME), chat_stream("It was yesterday.")]
+    notes = ["--provenance", "model_sha256=1d96abc", "--provenance", "server_flags=--jinja -c 4096 --seed 42"]
+    with LoopbackServer({CHAT: replies}) as server:
+        assert record(server.base_url, tmp_path, *notes) == 0
+    provenance = load_yaml(cassette(tmp_path).read_bytes())["provenance"]
+    assert (provenance["model_sha256"], provenance["server_flags"]) == ("1d96abc", "--jinja -c 4096 --seed 42")
+
+
+@pytest.mark.parametrize(
+    ("note", "message"),
+    [
+        ("model", "the recorder writes model itself"),
+        ("Model-SHA=1", "lower_snake_case KEY"),
+        ("no_value", "give KEY=VALUE"),
+    ],
+)
+def test_a_provenance_note_that_would_clash_or_is_malformed_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], note: str, message: str
+) -> None:
+    argv = ["record", "--live", "--adapter", "openai_chat", "--scenario", "basic/get_time"]
+    argv += ["--base-url", "http://127.0.0.1:9", "--cassette-dir", str(tmp_path), "--provenance", note]
+    if note == "model":
+        argv[-1] = "model=other"
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

