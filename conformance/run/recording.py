@@ -10,8 +10,10 @@ through ``set_script``; live (``--live``) the same requests go, through the same
 Each pair ends with one status: ``recorded`` (the cassette was written), ``unchanged`` (the file
 would not change: it is left byte-identical), ``deviated`` (live: the model did not do what the
 scenario's loose expectations allow, ``conformance.run.live.deviations``; nothing is written
-unless ``allow_deviation``), ``unsupported`` (the scenario requires a capability the adapter does
-not declare: the runner reports it UNSUPPORTED without a cassette) or ``failed``. Nothing is
+unless ``allow_deviation``; a deviation recorded before that the model repeats to the byte is
+``unchanged``, saying that the model still deviates), ``unsupported`` (the scenario requires a
+capability the adapter does not declare: the runner reports it UNSUPPORTED without a cassette) or
+``failed``. Nothing is
 written for a failed pair, and the old cassette stays: an exchange that got no response, and live
 also a stream that broke, a provider error the scenario does not expect, or an exchange past its
 deadline. One pair that fails never stops the others. A scenario with ``tools: {mcp: ...}`` gets
@@ -362,15 +364,20 @@ def _record_pair(
         return _failed(adapter, scenario, f"{type(exc).__name__}: {exc}")
     notes = [f"{result.interactions} interactions"]
     notes += [f"{o.mode}: {o.stopped}" for o in outcomes if o.stopped and not found]
+    if found and result.status == "unchanged":  # recorded before with --allow-deviation: nothing new to say
+        return PairResult(
+            adapter=adapter.name,
+            scenario=scenario.id,
+            status="unchanged",
+            detail=f"the model still deviates, as recorded: {_joined(found)}",
+        )
     if found:
         return PairResult(
             adapter=adapter.name,
             scenario=scenario.id,
             status="deviated",
-            detail=f"{_joined(found)} ("
-            + ("recorded anyway" if result.status == "written" else "the cassette is unchanged")
-            + ": --allow-deviation)",
-            written=result.status == "written",
+            detail=f"{_joined(found)} (recorded anyway: --allow-deviation)",
+            written=True,
         )
     status = "recorded" if result.status == "written" else "unchanged"
     return PairResult(

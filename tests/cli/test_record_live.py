@@ -389,3 +389,18 @@ def test_a_provenance_note_that_would_clash_or_is_malformed_is_a_usage_error(
     assert main(argv) == 2
     assert message in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+def test_a_recorded_deviation_the_model_repeats_is_unchanged_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for _ in range(2):
+        with LoopbackServer({CHAT: [chat(TEXT), chat_stream("No.")]}) as server:
+            assert record(server.base_url, tmp_path, "--allow-deviation") == 0
+    first, second = capsys.readouterr().err.split("1 deviated", 1)
+    assert "basic/get_time: model deviated: turn 0 (non-stream): answered in text" in first
+    assert "basic/get_time: unchanged (the model still deviates, as recorded: turn 0 (non-stream)" in second
+    assert "0 recorded, 1 unchanged, 0 deviated" in second
+    with LoopbackServer({CHAT: [chat(TEXT), chat_stream("No.")]}) as server:  # without the flag: still a deviation
+        assert record(server.base_url, tmp_path) == 1
+    assert "model deviated: " in capsys.readouterr().err

@@ -68,6 +68,9 @@ KNOBS = (("--temperature", "0"), ("--seed", "42"), ("--max-tokens", str(MAX_TOKE
 MODEL_NAME = "qwen2.5-coder-0.5b-instruct-q4_k_m"
 """The model name requested: the server's ``--alias`` (it serves its one model whatever the name)."""
 
+DEVIATING = ("basic/single_call",)
+"""A scenario whose call this model, in the content mode, writes as JSON text: a deviation."""
+
 STRUCTURED_SCENARIOS = ("basic/single_call", "tool_choice/required", "schemas/enums")
 """Recorded against the ``structured`` server: scenarios whose answer is a call."""
 
@@ -155,10 +158,11 @@ def record(
     knobs: list[str],
     scenarios: tuple[str, ...] = SCENARIOS,
     notes: dict[str, str] | None = None,
+    adapters: tuple[str, ...] = ADAPTERS,
 ) -> Recording:
-    """``conformance record --live`` of ``scenarios`` x ``ADAPTERS`` against ``base_url``, with the
+    """``conformance record --live`` of ``scenarios`` x ``adapters`` against ``base_url``, with the
     server's facts (``LocalServer.provenance``) as provenance lines."""
-    argv = ["record", "--live", "--adapter", ",".join(ADAPTERS)]
+    argv = ["record", "--live", "--adapter", ",".join(adapters)]
     argv += [part for key, value in (notes or {}).items() for part in ("--provenance", f"{key}={value}")]
     argv += [part for scenario in scenarios for part in ("--scenario", scenario)]
     argv += ["--base-url", base_url, "--api-key-env", KEY_ENV, "--model", MODEL_NAME]

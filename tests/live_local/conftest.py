@@ -29,6 +29,7 @@ import pytest
 
 from tests.live_local._live import (
     ADAPTERS,
+    DEVIATING,
     MAX_TOKENS,
     SCENARIOS,
     STRUCTURED_SCENARIOS,
@@ -98,7 +99,7 @@ def scratch() -> Iterator[Path]:
 @pytest.fixture(scope="session")
 def recordings(local_server: Any, scratch: Path) -> Recordings:
     cassette_dir = scratch / "cassettes"
-    knobs = record_knobs()
+    knobs = [*record_knobs(), "--allow-deviation"]  # the model's own choices are recorded, and judged as recorded
     notes = local_server.provenance()
     first = record(local_server.base_url, cassette_dir, knobs, notes=notes)
     second = record(local_server.base_url, cassette_dir, knobs, notes=notes)
@@ -108,9 +109,15 @@ def recordings(local_server: Any, scratch: Path) -> Recordings:
 @pytest.fixture(scope="session")
 def structured_recording(structured_server: Any, scratch: Path) -> Recording:
     cassette_dir = scratch / "structured"
-    return record(
-        structured_server.base_url, cassette_dir, record_knobs(), STRUCTURED_SCENARIOS, structured_server.provenance()
-    )
+    knobs = [*record_knobs(), "--allow-deviation"]
+    return record(structured_server.base_url, cassette_dir, knobs, STRUCTURED_SCENARIOS, structured_server.provenance())
+
+
+@pytest.fixture(scope="session")
+def strict_recording(local_server: Any, scratch: Path) -> Recording:
+    """One scenario whose call this model writes as text, recorded without ``--allow-deviation``."""
+    notes = local_server.provenance()
+    return record(local_server.base_url, scratch / "strict", record_knobs(), DEVIATING, notes, ("openai_chat",))
 
 
 @pytest.fixture(scope="session")
