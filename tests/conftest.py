@@ -7,7 +7,10 @@ are never copied in. Tests that need them skip with a clear reason when the dire
   marked ``realworld``;
 - ``realworld_cassette``: parametrizes a test over the cassette files, as paths relative to
   ``realworld_dir / "cassettes"`` (e.g. ``anthropic/x.yaml``), each marked ``realworld``;
-- ``realworld_manifest``: ``MANIFEST.md`` parsed: relative path -> ``ManifestFile``.
+- ``realworld_manifest``: ``MANIFEST.md`` parsed: relative path -> ``ManifestFile``;
+- ``_wide_terminal`` (every test): the command line's output is read as text, with a wide terminal
+  (``COLUMNS``), so a message or a path is on one line, unless a test lays the output out at a width
+  of its own (tests/cli/test__summary.py renders at 80 columns).
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 REALWORLD_DIR = REPO_ROOT.parent / "shared" / "realworld"
 CASSETTES_DIR = REALWORLD_DIR / "cassettes"
 MISSING_REASON = f"the real-world cassettes are not here: {REALWORLD_DIR} does not exist"
+
+
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "1000")
 
 
 def realworld_files() -> list[str]:

@@ -468,13 +468,6 @@ def test_the_fingerprint_ignores_layout_and_sees_every_value(tmp_path: Path) -> 
     assert load_scenario(relaid).fingerprint != load_scenario(GET_TIME).fingerprint
 
 
-def test_get_time_example_in_the_docs_is_the_test_file() -> None:
-    """docs/scenarios.md shows the same file the test above loads (minus its leading comment)."""
-    docs = (REPO_ROOT / "docs" / "scenarios.md").read_text(encoding="utf-8")
-    body = "".join(line + "\n" for line in GET_TIME.read_text(encoding="utf-8").splitlines() if line[:1] != "#")
-    assert "```yaml\n" + body + "```" in docs
-
-
 # ----------------------------------------------------------------------------------------------
 # Finding files and ids
 # ----------------------------------------------------------------------------------------------
