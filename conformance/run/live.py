@@ -44,6 +44,7 @@ from conformance.scenarios.values import (
     ExpectedCall,
     ExpectedError,
     Mode,
+    Reply,
     Scenario,
     TextExpectation,
     Turn,
@@ -413,14 +414,15 @@ def _turns(provenance: Mapping[str, Any] | None, mode: Mode) -> list[Mapping[str
 
 def expected_scenario(scenario: Scenario, provenance: Mapping[str, Any] | None, mode: Mode) -> Scenario:
     """``scenario`` as a live cassette's ``mode`` is judged: each recorded turn expects what the
-    reference adapter decoded when it was recorded; ``max_tokens`` is the one the recording sent.
-    Any other cassette: ``scenario`` itself."""
+    reference adapter decoded when it was recorded, and has no scripted reply (the model answered,
+    not the emulator's script: no scripted argument text or stream fault to compare with);
+    ``max_tokens`` is the one the recording sent. Any other cassette: ``scenario`` itself."""
     recorded = _turns(provenance, mode)
     if recorded is None:
         return scenario
     by_turn = {t["turn"]: t for t in recorded}
     turns = tuple(
-        replace(spec, expect=_expectation(by_turn[spec.index])) if spec.index in by_turn else spec
+        replace(spec, expect=_expectation(by_turn[spec.index]), reply=Reply()) if spec.index in by_turn else spec
         for spec in scenario.turns
     )
     sampling = Sampling.from_provenance((provenance or {}).get("sampling"))
