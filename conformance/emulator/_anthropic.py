@@ -18,7 +18,12 @@ Quirks: ``ping`` (a ping after every argument fragment too, E9), ``empty_args_st
 without arguments streams only the empty ``partial_json``, E3), ``context_window_exceeded`` (a reply
 cut by ``length`` ends with ``stop_reason: "model_context_window_exceeded"``, not ``max_tokens``: the
 context window filled before ``max_tokens`` was reached, as Claude Sonnet 4.5 and later stop;
-anthropic-sdk-python ``types/stop_reason.py``, platform.claude.com "Stop reasons and fallback").
+anthropic-sdk-python ``types/stop_reason.py``, platform.claude.com "Stop reasons and fallback"),
+``stop_sequence`` (a ``stop`` reply ended because a custom stop sequence was generated:
+``stop_reason: "stop_sequence"`` and ``stop_sequence`` holding the matched string, in the message and
+in ``message_delta.delta``; the text stops before the sequence, which it does not include;
+anthropic-sdk-python ``types/message.py``, ``types/raw_message_delta_event.py``). The matched string
+is the request's first ``stop_sequences`` entry, or ``DEFAULT_STOP_SEQUENCE`` when it names none.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from conformance.emulator._wire import (
 from conformance.scenarios.values import Fault, Reply
 
 __all__ = [
+    "DEFAULT_STOP_SEQUENCE",
     "KNOWN_QUIRKS",
     "WIRE",
     "dump_body",
@@ -64,7 +70,10 @@ __all__ = [
 ]
 
 WIRE = "anthropic"
-KNOWN_QUIRKS = frozenset({"ping", "empty_args_string", "context_window_exceeded"})
+KNOWN_QUIRKS = frozenset({"ping", "empty_args_string", "context_window_exceeded", "stop_sequence"})
+
+DEFAULT_STOP_SEQUENCE = "</answer>"
+"""The stop sequence a ``stop_sequence`` reply matched when the request lists none."""
 
 _STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
 
@@ -88,7 +97,19 @@ def _signature(ctx: WireContext) -> str:
 def _stop_reason(reply: Reply) -> str:
     if reply.finish == "length" and "context_window_exceeded" in reply.quirks:
         return "model_context_window_exceeded"
+    if reply.finish == "stop" and "stop_sequence" in reply.quirks:
+        return "stop_sequence"
     return _STOP_REASONS.get(reply.finish, "end_turn")
+
+
+def _stop_sequence(reply: Reply, ctx: WireContext) -> str | None:
+    """The custom stop sequence the reply matched (``None`` unless it ended with ``stop_sequence``)."""
+    if _stop_reason(reply) != "stop_sequence":
+        return None
+    sequences = ctx.request.get("stop_sequences")
+    if isinstance(sequences, list) and sequences and isinstance(sequences[0], str):
+        return sequences[0]
+    return DEFAULT_STOP_SEQUENCE
 
 
 def _usage(reply: Reply, ctx: WireContext, *, output: int | None = None) -> dict[str, Any]:
@@ -131,7 +152,7 @@ def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
         "role": "assistant",
         "content": content,
         "stop_reason": _stop_reason(reply),
-        "stop_sequence": None,
+        "stop_sequence": _stop_sequence(reply, ctx),
         "usage": {**_usage(reply, ctx), "inference_geo": "global"},
     }
 
@@ -179,7 +200,7 @@ class _Events:
 def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     """The SSE events of a streamed reply, ending with ``message_stop``."""
     out = _Events(ctx)
-    message = {**response_body(reply, ctx), "content": [], "stop_reason": None}
+    message = {**response_body(reply, ctx), "content": [], "stop_reason": None, "stop_sequence": None}
     message["usage"] = _usage(reply, ctx, output=1)
     out.add("message_start", message=message)
     index = 0
@@ -220,7 +241,8 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     if not pinged:
         out.ping()
     usage = {key: value for key, value in _usage(reply, ctx).items() if key not in ("cache_creation", "service_tier")}
-    out.add("message_delta", delta={"stop_reason": _stop_reason(reply), "stop_sequence": None}, usage=usage)
+    stop = {"stop_reason": _stop_reason(reply), "stop_sequence": _stop_sequence(reply, ctx)}
+    out.add("message_delta", delta=stop, usage=usage)
     out.add("message_stop")
     return out.events
 

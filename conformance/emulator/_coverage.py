@@ -117,7 +117,6 @@ UNEMULATED_FINISH: Mapping[str, Mapping[str, str]] = {
         "function_call": "the legacy functions API (E35), which the adapters do not speak",
     },
     "anthropic": {
-        "stop_sequence": "the emulator has no stop sequences (reply.finish cannot say it)",
         "pause_turn": "server tools only; the emulator has none",
     },
     "gemini": {

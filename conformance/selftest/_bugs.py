@@ -84,6 +84,7 @@ __all__ = [
     "results_after_text",
     "retry_after_ms_ignored",
     "retry_delay_body_ignored",
+    "stop_sequence_as_other",
     "stop_with_calls_as_stop",
     "strict_false_dropped",
     "text_dropped_with_calls",
@@ -762,5 +763,14 @@ def recitation_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list
     recitation check stopped looks like a complete empty answer (BaseIntelligence/bounty-challenge#19761)."""
     return [
         Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "RECITATION" else e
+        for e in events
+    ]
+
+
+def stop_sequence_as_other(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Anthropic's ``stop_sequence`` is missing from the map and falls through to ``other``: a reply
+    that ended at the caller's stop sequence looks like an unknown stop (microsoft/semantic-kernel#14382)."""
+    return [
+        Finish("other", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "stop_sequence" else e
         for e in events
     ]

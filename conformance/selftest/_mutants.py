@@ -371,6 +371,13 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             patch=bugs.on_events(bugs.context_window_as_stop),
         ),
         Mutant(
+            base="anthropic",
+            bug="stop_sequence_as_other",
+            description="stop_reason stop_sequence falls through to other: a stop-sequence reply looks unknown.",
+            source="§8; " + _ISSUE + "microsoft/semantic-kernel/pull/14382",
+            patch=bugs.on_events(bugs.stop_sequence_as_other),
+        ),
+        Mutant(
             base="gemini",
             bug="recitation_as_stop",
             description="finishReason RECITATION falls through to stop: the stopped reply looks complete.",
