@@ -119,9 +119,6 @@ UNEMULATED_FINISH: Mapping[str, Mapping[str, str]] = {
     "anthropic": {
         "pause_turn": "server tools only; the emulator has none",
     },
-    "gemini": {
-        "OTHER": "reply.finish cannot say it",
-    },
 }
 """Per wire, the spellings of ``PROVIDER_FINISH`` no bundled scenario makes the emulator send, with
 the reason (the tests fail when one gets a scenario, so that the entry is removed)."""

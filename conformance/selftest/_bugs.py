@@ -76,6 +76,7 @@ __all__ = [
     "on_error",
     "on_events",
     "on_request",
+    "other_as_stop",
     "overloaded_as_server",
     "pops_tool_schema_key",
     "present_id_opens_call",
@@ -772,5 +773,14 @@ def stop_sequence_as_other(events: list[StreamEvent], tools: Sequence[Tool]) -> 
     that ended at the caller's stop sequence looks like an unknown stop (microsoft/semantic-kernel#14382)."""
     return [
         Finish("other", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "stop_sequence" else e
+        for e in events
+    ]
+
+
+def other_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Gemini's ``OTHER`` is read as ``stop``: a reply the API stopped for an unspecified reason looks
+    like a complete empty answer (BerriAI/litellm#40477 reported it as end_turn)."""
+    return [
+        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "OTHER" else e
         for e in events
     ]

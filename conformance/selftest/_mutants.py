@@ -379,6 +379,13 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
         ),
         Mutant(
             base="gemini",
+            bug="other_as_stop",
+            description="finishReason OTHER is read as stop: the reply stopped for no stated reason looks complete.",
+            source="§8; " + _ISSUE + "BerriAI/litellm/issues/40477",
+            patch=bugs.on_events(bugs.other_as_stop),
+        ),
+        Mutant(
+            base="gemini",
             bug="recitation_as_stop",
             description="finishReason RECITATION falls through to stop: the stopped reply looks complete.",
             source="§8; " + _ISSUE + "BaseIntelligence/bounty-challenge/issues/19761",

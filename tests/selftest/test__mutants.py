@@ -75,6 +75,7 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "gemini~recitation_as_stop": ("roundtrip.finish_reason", "wire_specific/gemini_recitation"),
     "anthropic~context_window_as_stop": ("roundtrip.finish_reason", "wire_specific/anthropic_context_window_exceeded"),
     "anthropic~stop_sequence_as_other": ("roundtrip.finish_reason", "wire_specific/anthropic_stop_sequence"),
+    "gemini~other_as_stop": ("roundtrip.finish_reason", "wire_specific/gemini_finish_other"),
 }
 
 
