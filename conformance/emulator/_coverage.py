@@ -116,9 +116,6 @@ UNEMULATED_FINISH: Mapping[str, Mapping[str, str]] = {
     "openai_chat": {
         "function_call": "the legacy functions API (E35), which the adapters do not speak",
     },
-    "anthropic": {
-        "pause_turn": "server tools only; the emulator has none",
-    },
 }
 """Per wire, the spellings of ``PROVIDER_FINISH`` no bundled scenario makes the emulator send, with
 the reason (the tests fail when one gets a scenario, so that the entry is removed)."""

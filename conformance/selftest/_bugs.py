@@ -78,6 +78,7 @@ __all__ = [
     "on_request",
     "other_as_stop",
     "overloaded_as_server",
+    "pause_turn_as_stop",
     "pops_tool_schema_key",
     "present_id_opens_call",
     "recitation_as_stop",
@@ -782,5 +783,14 @@ def other_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[Stre
     like a complete empty answer (BerriAI/litellm#40477 reported it as end_turn)."""
     return [
         Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "OTHER" else e
+        for e in events
+    ]
+
+
+def pause_turn_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Anthropic's ``pause_turn`` is read as ``stop``: a server-tool turn the API paused looks
+    finished, so the client never sends it back to continue (google/adk-python#5394 proposed STOP)."""
+    return [
+        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "pause_turn" else e
         for e in events
     ]

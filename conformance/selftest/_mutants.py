@@ -385,6 +385,13 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             patch=bugs.on_events(bugs.other_as_stop),
         ),
         Mutant(
+            base="anthropic",
+            bug="pause_turn_as_stop",
+            description="stop_reason pause_turn is read as stop: the paused turn looks finished, never continued.",
+            source="§8; ANT-SDK types/message.py; " + _ISSUE + "google/adk-python/issues/5394",
+            patch=bugs.on_events(bugs.pause_turn_as_stop),
+        ),
+        Mutant(
             base="gemini",
             bug="recitation_as_stop",
             description="finishReason RECITATION falls through to stop: the stopped reply looks complete.",

@@ -172,6 +172,38 @@ def test_stop_sequence_names_the_matched_sequence_the_sdk_reads(
     assert plain.response.finish_reason == "length"  # the quirk changes only a stop
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_pause_turn_ends_a_server_tool_turn_the_sdk_reads(emu: Emulator, client: httpx.Client, stream: bool) -> None:
+    # anthropic-sdk-python types/message.py: pause_turn, "provide the response back as-is ... to continue";
+    # server_tool_use_block.py, web_search_tool_result_block.py, server_tool_usage.py
+    from anthropic.types import Message, RawMessageDeltaEvent, ServerToolUseBlock, WebSearchToolResultBlock
+
+    reply = Reply(text="Let me look that up.", quirks=("pause_turn",))
+    outcome = _play(emu, client, reply, stream=stream)
+    if stream:
+        events = named_sse_events(outcome.body)
+        blocks = [data["content_block"] for name, data in events if name == "content_block_start"]
+        partial = "".join(
+            data["delta"]["partial_json"]
+            for name, data in events
+            if name == "content_block_delta" and data["index"] == 1
+        )
+        assert json.loads(partial) == {"query": "What is the weather in Paris?"}
+        final = RawMessageDeltaEvent.model_validate(events[-2][1])
+        stop, server = final.delta.stop_reason, final.usage.server_tool_use
+    else:
+        message = Message.model_validate(json.loads(outcome.body))
+        blocks = [block.model_dump() for block in message.content]
+        stop, server = message.stop_reason, message.usage.server_tool_use
+    assert [b["type"] for b in blocks] == ["text", "server_tool_use", "web_search_tool_result"]
+    use = ServerToolUseBlock.model_validate(blocks[1])
+    result = WebSearchToolResultBlock.model_validate(blocks[2])
+    assert use.name == "web_search" and use.id.startswith("srvtoolu_01") and result.tool_use_id == use.id
+    assert stop == "pause_turn" and server is not None and server.web_search_requests == 1
+    response = outcome.response
+    assert (response.finish_reason, response.text, response.tool_calls) == ("other", "Let me look that up.", ())
+
+
 def test_malformed_arguments_reach_the_client(emu: Emulator, client: httpx.Client) -> None:
     broken = ScriptedCall(name="get_weather", arguments_raw='{"city": "Par')
     streamed = _play(emu, client, Reply(tool_calls=(broken,)), stream=True).response.tool_calls[0]

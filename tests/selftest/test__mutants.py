@@ -76,6 +76,7 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "anthropic~context_window_as_stop": ("roundtrip.finish_reason", "wire_specific/anthropic_context_window_exceeded"),
     "anthropic~stop_sequence_as_other": ("roundtrip.finish_reason", "wire_specific/anthropic_stop_sequence"),
     "gemini~other_as_stop": ("roundtrip.finish_reason", "wire_specific/gemini_finish_other"),
+    "anthropic~pause_turn_as_stop": ("roundtrip.finish_reason", "wire_specific/anthropic_pause_turn"),
 }
 
 
