@@ -18,7 +18,17 @@ Quirks: ``ping`` (a ping after every argument fragment too, E9), ``empty_args_st
 without arguments streams only the empty ``partial_json``, E3), ``context_window_exceeded`` (a reply
 cut by ``length`` ends with ``stop_reason: "model_context_window_exceeded"``, not ``max_tokens``: the
 context window filled before ``max_tokens`` was reached, as Claude Sonnet 4.5 and later stop;
-anthropic-sdk-python ``types/stop_reason.py``, platform.claude.com "Stop reasons and fallback").
+anthropic-sdk-python ``types/stop_reason.py``, platform.claude.com "Stop reasons and fallback"),
+``stop_sequence`` (a ``stop`` reply ended because a custom stop sequence was generated:
+``stop_reason: "stop_sequence"`` and ``stop_sequence`` holding the matched string, in the message and
+in ``message_delta.delta``; the text stops before the sequence, which it does not include;
+anthropic-sdk-python ``types/message.py``, ``types/raw_message_delta_event.py``). The matched string
+is the request's first ``stop_sequences`` entry, or ``DEFAULT_STOP_SEQUENCE`` when it names none;
+``pause_turn`` (a ``stop`` reply is a long-running server-tool turn the API paused: after its text
+come a ``server_tool_use`` block (``web_search``, id ``srvtoolu_01…``, streamed like ``tool_use``) and
+its whole ``web_search_tool_result``, ``stop_reason: "pause_turn"`` and ``usage.server_tool_use``;
+the client is to send the response back as-is to continue; anthropic-sdk-python
+``types/message.py``, ``server_tool_use_block.py``, ``web_search_tool_result_block.py``).
 """
 
 from __future__ import annotations
@@ -49,6 +59,7 @@ from conformance.emulator._wire import (
 from conformance.scenarios.values import Fault, Reply
 
 __all__ = [
+    "DEFAULT_STOP_SEQUENCE",
     "KNOWN_QUIRKS",
     "WIRE",
     "dump_body",
@@ -64,7 +75,10 @@ __all__ = [
 ]
 
 WIRE = "anthropic"
-KNOWN_QUIRKS = frozenset({"ping", "empty_args_string", "context_window_exceeded"})
+KNOWN_QUIRKS = frozenset({"ping", "empty_args_string", "context_window_exceeded", "stop_sequence", "pause_turn"})
+
+DEFAULT_STOP_SEQUENCE = "</answer>"
+"""The stop sequence a ``stop_sequence`` reply matched when the request lists none."""
 
 _STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
 
@@ -88,18 +102,59 @@ def _signature(ctx: WireContext) -> str:
 def _stop_reason(reply: Reply) -> str:
     if reply.finish == "length" and "context_window_exceeded" in reply.quirks:
         return "model_context_window_exceeded"
+    if reply.finish == "stop" and "pause_turn" in reply.quirks:
+        return "pause_turn"
+    if reply.finish == "stop" and "stop_sequence" in reply.quirks:
+        return "stop_sequence"
     return _STOP_REASONS.get(reply.finish, "end_turn")
 
 
+def _stop_sequence(reply: Reply, ctx: WireContext) -> str | None:
+    """The custom stop sequence the reply matched (``None`` unless it ended with ``stop_sequence``)."""
+    if _stop_reason(reply) != "stop_sequence":
+        return None
+    sequences = ctx.request.get("stop_sequences")
+    if isinstance(sequences, list) and sequences and isinstance(sequences[0], str):
+        return sequences[0]
+    return DEFAULT_STOP_SEQUENCE
+
+
+def _paused(reply: Reply) -> bool:
+    return _stop_reason(reply) == "pause_turn"
+
+
+def _server_tool_blocks(reply: Reply, ctx: WireContext) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``server_tool_use`` block of a paused turn (its ``web_search`` query: the request's last
+    user text) and the ``web_search_tool_result`` answering it."""
+    query = "latest news"
+    for message in reversed(ctx.request.get("messages") or []):
+        if isinstance(message, Mapping) and message.get("role") == "user" and isinstance(message.get("content"), str):
+            query = message["content"]
+            break
+    use_id = "srvtoolu_01" + base62(22, *ctx.key("srvtoolu"))
+    use = {"type": "server_tool_use", "id": use_id, "name": "web_search", "input": {"query": query}}
+    found = {
+        "type": "web_search_result",
+        "title": "Search result",
+        "url": "https://www.example.com/search-result",
+        "encrypted_content": "Ev" + base62(86, *ctx.key("encrypted_content")),
+        "page_age": "1 day ago",
+    }
+    return use, {"type": "web_search_tool_result", "tool_use_id": use_id, "content": [found]}
+
+
 def _usage(reply: Reply, ctx: WireContext, *, output: int | None = None) -> dict[str, Any]:
-    return {
+    usage: dict[str, Any] = {
         "input_tokens": input_tokens(ctx.turn),
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
         "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
         "output_tokens": output_tokens(reply) if output is None else output,
-        "service_tier": "standard",
     }
+    if _paused(reply):
+        usage["server_tool_use"] = {"web_search_requests": 1, "web_fetch_requests": 0}
+    usage["service_tier"] = "standard"
+    return usage
 
 
 # --------------------------------------------------------------------------------------------
@@ -114,6 +169,8 @@ def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
         content.append({"type": "thinking", "thinking": reply.reasoning, "signature": _signature(ctx)})
     if reply.text:
         content.append({"type": "text", "text": reply.text})
+    if _paused(reply):
+        content.extend(_server_tool_blocks(reply, ctx))
     for index, call in enumerate(reply.tool_calls):
         content.append(
             {
@@ -131,7 +188,7 @@ def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
         "role": "assistant",
         "content": content,
         "stop_reason": _stop_reason(reply),
-        "stop_sequence": None,
+        "stop_sequence": _stop_sequence(reply, ctx),
         "usage": {**_usage(reply, ctx), "inference_geo": "global"},
     }
 
@@ -179,8 +236,8 @@ class _Events:
 def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     """The SSE events of a streamed reply, ending with ``message_stop``."""
     out = _Events(ctx)
-    message = {**response_body(reply, ctx), "content": [], "stop_reason": None}
-    message["usage"] = _usage(reply, ctx, output=1)
+    message = {**response_body(reply, ctx), "content": [], "stop_reason": None, "stop_sequence": None}
+    message["usage"] = {k: v for k, v in _usage(reply, ctx, output=1).items() if k != "server_tool_use"}
     out.add("message_start", message=message)
     index = 0
     pinged = False
@@ -208,6 +265,17 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
             delta({"type": "text_delta", "text": piece})
         out.add("content_block_stop", index=index)
         index += 1
+    if _paused(reply):
+        use, result = _server_tool_blocks(reply, ctx)
+        start({**use, "input": {}})
+        delta({"type": "input_json_delta", "partial_json": ""})
+        for piece in fragments(json.dumps(use["input"], ensure_ascii=False), per=3):
+            delta({"type": "input_json_delta", "partial_json": piece})
+        out.add("content_block_stop", index=index)
+        index += 1
+        start(result)
+        out.add("content_block_stop", index=index)
+        index += 1
     for number, call in enumerate(reply.tool_calls):
         start({"type": "tool_use", "id": _tool_use_id(ctx, number), "name": call.name, "input": {}})
         delta({"type": "input_json_delta", "partial_json": ""})
@@ -220,7 +288,8 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     if not pinged:
         out.ping()
     usage = {key: value for key, value in _usage(reply, ctx).items() if key not in ("cache_creation", "service_tier")}
-    out.add("message_delta", delta={"stop_reason": _stop_reason(reply), "stop_sequence": None}, usage=usage)
+    stop = {"stop_reason": _stop_reason(reply), "stop_sequence": _stop_sequence(reply, ctx)}
+    out.add("message_delta", delta=stop, usage=usage)
     out.add("message_stop")
     return out.events
 

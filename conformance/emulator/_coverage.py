@@ -114,14 +114,12 @@ google-genai ``types.FinishReason`` (the reasons a tool-calling reply meets); Ol
 
 UNEMULATED_FINISH: Mapping[str, Mapping[str, str]] = {
     "openai_chat": {
-        "function_call": "the legacy functions API (E35), which the adapters do not speak",
-    },
-    "anthropic": {
-        "stop_sequence": "the emulator has no stop sequences (reply.finish cannot say it)",
-        "pause_turn": "server tools only; the emulator has none",
-    },
-    "gemini": {
-        "OTHER": "reply.finish cannot say it",
+        "function_call": (
+            "the legacy functions API (E35): OpenAI sends it only to a request with functions, which no scenario"
+            " key asks an adapter for (openai_chat sends it with provider_details legacy_functions); its decoding"
+            " is checked on the real dd-trace-py__chat_completion_function_call cassette"
+            " (tests/adapters/test_openai_chat_realworld.py)"
+        ),
     },
 }
 """Per wire, the spellings of ``PROVIDER_FINISH`` no bundled scenario makes the emulator send, with

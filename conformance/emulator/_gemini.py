@@ -31,7 +31,11 @@ as vercel/ai#5039, langchain-ai/langchain-google#725 and pydantic/pydantic-ai#30
 ``recitation`` (a ``content_filter`` reply is stopped by the recitation check instead:
 ``finishReason: "RECITATION"``, no ``content``, ``safetyRatings`` none of which is blocked, and the
 ``citationMetadata.citationSources`` the text recited, as gbaptista/gemini-ai#21 and
-epam/ai-dial-adapter-vertexai#85 show it).
+epam/ai-dial-adapter-vertexai#85 show it), ``finish_other`` (a ``stop`` reply ends for a reason
+the API leaves unspecified: the candidate holds only ``finishReason: "OTHER"``, no ``content`` and
+no candidate tokens, the reply's text and calls never arriving; google-genai ``types.FinishReason``
+``OTHER``, "stopped generating for a reason not otherwise specified"; a candidate without
+``parts`` for ``OTHER`` as neuron-core/neuron-ai#447 and BerriAI/litellm#40477 met it).
 """
 
 from __future__ import annotations
@@ -87,6 +91,7 @@ KNOWN_QUIRKS = frozenset(
         "empty_args_string",
         "malformed_function_call",
         "recitation",
+        "finish_other",
     }
 )
 
@@ -115,11 +120,25 @@ def _malformed_message(reply: Reply) -> str:
     return "Malformed function call: " + "\n".join(calls)
 
 
+_OTHER = "OTHER"
+
+
+def _contentless(reply: Reply) -> bool:
+    """Whether the reply's answer is a candidate with no content (``malformed_function_call``, or a
+    ``stop`` reply with ``finish_other``)."""
+    return "malformed_function_call" in reply.quirks or (reply.finish == "stop" and "finish_other" in reply.quirks)
+
+
 def _malformed_body(reply: Reply, ctx: WireContext, *, stream: bool) -> dict[str, Any]:
-    """The answer of quirk ``malformed_function_call``: no calls, no candidate tokens."""
-    candidate: dict[str, Any] = {} if stream else {"content": {}}
-    candidate["finishReason"] = _MALFORMED
-    candidate["finishMessage"] = _malformed_message(reply)
+    """The answer of quirk ``malformed_function_call`` (no calls, no candidate tokens), or of
+    ``finish_other`` (only ``finishReason: "OTHER"``)."""
+    candidate: dict[str, Any]
+    if "malformed_function_call" in reply.quirks:
+        candidate = {} if stream else {"content": {}}
+        candidate["finishReason"] = _MALFORMED
+        candidate["finishMessage"] = _malformed_message(reply)
+    else:
+        candidate = {"finishReason": _OTHER}
     if stream:
         candidate["index"] = 0
     prompt = input_tokens(ctx.turn)
@@ -226,7 +245,7 @@ def _chunk(
 
 def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
     """A ``GenerateContentResponse`` (gemini-2.0 shape: ``avgLogprobs``, no candidate ``index``)."""
-    if "malformed_function_call" in reply.quirks:
+    if _contentless(reply):
         return _malformed_body(reply, ctx, stream=False)
     parts: list[dict[str, Any]] = []
     if reply.reasoning:
@@ -284,7 +303,7 @@ def _frame(payload: Mapping[str, Any], ctx: WireContext, *, position: int, last:
 
 def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     """The chunks of a streamed reply; the last one holds the finish reason."""
-    if "malformed_function_call" in reply.quirks:
+    if _contentless(reply):
         return [_frame(_malformed_body(reply, ctx, stream=True), ctx, position=0, last=True)]
     finish = _FINISH.get(reply.finish, "STOP")
     total = _candidates(reply)

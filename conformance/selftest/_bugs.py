@@ -76,7 +76,9 @@ __all__ = [
     "on_error",
     "on_events",
     "on_request",
+    "other_as_stop",
     "overloaded_as_server",
+    "pause_turn_as_stop",
     "pops_tool_schema_key",
     "present_id_opens_call",
     "recitation_as_stop",
@@ -84,6 +86,7 @@ __all__ = [
     "results_after_text",
     "retry_after_ms_ignored",
     "retry_delay_body_ignored",
+    "stop_sequence_as_other",
     "stop_with_calls_as_stop",
     "strict_false_dropped",
     "text_dropped_with_calls",
@@ -762,5 +765,32 @@ def recitation_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list
     recitation check stopped looks like a complete empty answer (BaseIntelligence/bounty-challenge#19761)."""
     return [
         Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "RECITATION" else e
+        for e in events
+    ]
+
+
+def stop_sequence_as_other(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Anthropic's ``stop_sequence`` is missing from the map and falls through to ``other``: a reply
+    that ended at the caller's stop sequence looks like an unknown stop (microsoft/semantic-kernel#14382)."""
+    return [
+        Finish("other", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "stop_sequence" else e
+        for e in events
+    ]
+
+
+def other_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Gemini's ``OTHER`` is read as ``stop``: a reply the API stopped for an unspecified reason looks
+    like a complete empty answer (BerriAI/litellm#40477 reported it as end_turn)."""
+    return [
+        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "OTHER" else e
+        for e in events
+    ]
+
+
+def pause_turn_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+    """Anthropic's ``pause_turn`` is read as ``stop``: a server-tool turn the API paused looks
+    finished, so the client never sends it back to continue (google/adk-python#5394 proposed STOP)."""
+    return [
+        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "pause_turn" else e
         for e in events
     ]

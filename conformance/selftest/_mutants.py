@@ -371,6 +371,27 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             patch=bugs.on_events(bugs.context_window_as_stop),
         ),
         Mutant(
+            base="anthropic",
+            bug="stop_sequence_as_other",
+            description="stop_reason stop_sequence falls through to other: a stop-sequence reply looks unknown.",
+            source="§8; " + _ISSUE + "microsoft/semantic-kernel/pull/14382",
+            patch=bugs.on_events(bugs.stop_sequence_as_other),
+        ),
+        Mutant(
+            base="gemini",
+            bug="other_as_stop",
+            description="finishReason OTHER is read as stop: the reply stopped for no stated reason looks complete.",
+            source="§8; " + _ISSUE + "BerriAI/litellm/issues/40477",
+            patch=bugs.on_events(bugs.other_as_stop),
+        ),
+        Mutant(
+            base="anthropic",
+            bug="pause_turn_as_stop",
+            description="stop_reason pause_turn is read as stop: the paused turn looks finished, never continued.",
+            source="§8; ANT-SDK types/message.py; " + _ISSUE + "google/adk-python/issues/5394",
+            patch=bugs.on_events(bugs.pause_turn_as_stop),
+        ),
+        Mutant(
             base="gemini",
             bug="recitation_as_stop",
             description="finishReason RECITATION falls through to stop: the stopped reply looks complete.",

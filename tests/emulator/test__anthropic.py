@@ -3,6 +3,7 @@ anthropic SDK types, the recorded Anthropic streams) and decoded with the refere
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -24,6 +25,7 @@ from _emulator_http import (
 
 from conformance.assembly import lifecycle_problems
 from conformance.emulator import Emulator, EmulatorScript
+from conformance.emulator._anthropic import DEFAULT_STOP_SEQUENCE
 from conformance.scenarios.values import Reply, ScriptedCall
 
 WIRE = "anthropic"
@@ -139,6 +141,67 @@ def test_context_window_exceeded_is_a_length_cut_the_sdk_reads(
     assert (outcome.response.finish_reason, outcome.response.text) == ("length", "Chapter one, and chapter")
     plain = _play(emu, client, Reply(text="Done.", quirks=("context_window_exceeded",)), stream=stream)
     assert plain.response.finish_reason == "stop"  # the quirk changes only a length cut
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_stop_sequence_names_the_matched_sequence_the_sdk_reads(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    # anthropic-sdk-python types/message.py: stop_reason "stop_sequence" and stop_sequence the matched
+    # string (one of the request's stop_sequences); streamed in message_delta.delta (raw_message_delta_event.py)
+    from anthropic.types import Message, RawMessageDeltaEvent
+
+    reply = Reply(text="The answer is 42.", quirks=("stop_sequence",))
+    asked = dataclasses.replace(
+        request_for(WIRE, stream=stream), provider_details={"extra": {"stop_sequences": ["FINAL", "END"]}}
+    )
+    for request, matched in ((asked, "FINAL"), (request_for(WIRE, stream=stream), DEFAULT_STOP_SEQUENCE)):
+        emu.set_script(EmulatorScript(scenario_id="anthropic/x", replies=(reply,)))
+        outcome = exchange(client, WIRE, request)
+        if stream:
+            events = named_sse_events(outcome.body)
+            assert Message.model_validate(events[0][1]["message"]).stop_sequence is None
+            delta = RawMessageDeltaEvent.model_validate(events[-2][1]).delta
+            stop = (delta.stop_reason, delta.stop_sequence)
+        else:
+            message = Message.model_validate(json.loads(outcome.body))
+            stop = (message.stop_reason, message.stop_sequence)
+        assert stop == ("stop_sequence", matched)
+        assert (outcome.response.finish_reason, outcome.response.text) == ("stop", "The answer is 42.")
+    plain = _play(emu, client, Reply(text="Cut", finish="length", quirks=("stop_sequence",)), stream=stream)
+    assert plain.response.finish_reason == "length"  # the quirk changes only a stop
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_pause_turn_ends_a_server_tool_turn_the_sdk_reads(emu: Emulator, client: httpx.Client, stream: bool) -> None:
+    # anthropic-sdk-python types/message.py: pause_turn, "provide the response back as-is ... to continue";
+    # server_tool_use_block.py, web_search_tool_result_block.py, server_tool_usage.py
+    from anthropic.types import Message, RawMessageDeltaEvent, ServerToolUseBlock, WebSearchToolResultBlock
+
+    reply = Reply(text="Let me look that up.", quirks=("pause_turn",))
+    outcome = _play(emu, client, reply, stream=stream)
+    if stream:
+        events = named_sse_events(outcome.body)
+        blocks = [data["content_block"] for name, data in events if name == "content_block_start"]
+        partial = "".join(
+            data["delta"]["partial_json"]
+            for name, data in events
+            if name == "content_block_delta" and data["index"] == 1
+        )
+        assert json.loads(partial) == {"query": "What is the weather in Paris?"}
+        final = RawMessageDeltaEvent.model_validate(events[-2][1])
+        stop, server = final.delta.stop_reason, final.usage.server_tool_use
+    else:
+        message = Message.model_validate(json.loads(outcome.body))
+        blocks = [block.model_dump() for block in message.content]
+        stop, server = message.stop_reason, message.usage.server_tool_use
+    assert [b["type"] for b in blocks] == ["text", "server_tool_use", "web_search_tool_result"]
+    use = ServerToolUseBlock.model_validate(blocks[1])
+    result = WebSearchToolResultBlock.model_validate(blocks[2])
+    assert use.name == "web_search" and use.id.startswith("srvtoolu_01") and result.tool_use_id == use.id
+    assert stop == "pause_turn" and server is not None and server.web_search_requests == 1
+    response = outcome.response
+    assert (response.finish_reason, response.text, response.tool_calls) == ("other", "Let me look that up.", ())
 
 
 def test_malformed_arguments_reach_the_client(emu: Emulator, client: httpx.Client) -> None:

@@ -156,6 +156,25 @@ def test_recitation_ends_a_blocked_candidate_with_its_citation_sources(emu: Emul
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_finish_other_ends_with_a_contentless_candidate_the_sdk_reads(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    # google-genai types.FinishReason.OTHER; a candidate without parts for OTHER (neuron-core/neuron-ai#447)
+    from google.genai import types
+
+    outcome = _play(emu, client, Reply(quirks=("finish_other",)), stream=stream)
+    payload = _chunks(outcome.body)[-1] if stream else json.loads(outcome.body)
+    (candidate,) = payload["candidates"]
+    assert candidate["finishReason"] == "OTHER" and "content" not in candidate
+    assert "candidatesTokenCount" not in payload["usageMetadata"]
+    parsed = types.GenerateContentResponse._from_response(response=json.loads(json.dumps(payload)), kwargs={})
+    assert (parsed.candidates or [])[0].finish_reason == types.FinishReason.OTHER
+    assert (outcome.response.finish_reason, outcome.response.text, outcome.response.tool_calls) == ("other", "", ())
+    cut = _play(emu, client, Reply(text="Cut", finish="length", quirks=("finish_other",)), stream=stream)
+    assert cut.response.finish_reason == "length"  # the quirk changes only a stop
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
 def test_a_malformed_function_call_ends_without_the_call(emu: Emulator, client: httpx.Client, stream: bool) -> None:
     # vercel/ai#5039 (content: {}), langchain-ai/langchain-google#725 (finishMessage), pydantic/pydantic-ai#3095
     # (a stream chunk with no content); google-genai reads it

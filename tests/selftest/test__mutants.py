@@ -74,6 +74,9 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "gemini~malformed_call_as_stop": ("roundtrip.finish_reason", "wire_specific/gemini_malformed_function_call"),
     "gemini~recitation_as_stop": ("roundtrip.finish_reason", "wire_specific/gemini_recitation"),
     "anthropic~context_window_as_stop": ("roundtrip.finish_reason", "wire_specific/anthropic_context_window_exceeded"),
+    "anthropic~stop_sequence_as_other": ("roundtrip.finish_reason", "wire_specific/anthropic_stop_sequence"),
+    "gemini~other_as_stop": ("roundtrip.finish_reason", "wire_specific/gemini_finish_other"),
+    "anthropic~pause_turn_as_stop": ("roundtrip.finish_reason", "wire_specific/anthropic_pause_turn"),
 }
 
 
