@@ -63,10 +63,9 @@ def drift_command(args: argparse.Namespace) -> int:
     """The ``conformance drift`` command (arguments parsed by ``conformance.cli``)."""
     from conformance.cli.run import check_scenarios_dirs
     from conformance.run.live import DEFAULT_SAMPLING
-    from conformance.run.recording import cassette_path, record_pairs, select_scenarios
+    from conformance.run.recording import cassette_path, record_pairs, record_with_emulator, select_scenarios
     from conformance.scenarios import bundled
     from conformance.scenarios.loader import load_with_user_dirs
-    from conformance.scenarios.values import Scenario
 
     if args.emulator == bool(args.base_url):
         return _usage("give either --base-url URL (a live provider) or --emulator")
@@ -118,29 +117,15 @@ def drift_command(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="conformance-drift-") as scratch_name:
         scratch = Path(scratch_name)
         if args.emulator:
-            from conformance.emulator import Emulator, EmulatorScript
-
-            with Emulator() as emulator:
-
-                def set_script(scenario: Scenario | None) -> None:
-                    emulator.set_script(
-                        None
-                        if scenario is None
-                        else EmulatorScript(scenario_id=scenario.id, replies=tuple(t.reply for t in scenario.turns))
-                    )
-
-                results = record_pairs(
-                    chosen,
-                    list(adapters.values()),
-                    cassette_dir=scratch,
-                    base_url=emulator.base_url,
-                    mode="emulator",
-                    set_script=set_script,
-                    model=args.model,
-                    progress=progress,
-                    timeout=args.timeout,
-                    exchange_timeout=args.exchange_timeout,
-                )
+            results = record_with_emulator(
+                chosen,
+                list(adapters.values()),
+                cassette_dir=scratch,
+                model=args.model,
+                progress=progress,
+                timeout=args.timeout,
+                exchange_timeout=args.exchange_timeout,
+            )
         else:
             results = record_pairs(
                 chosen,

@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING
 from conformance.adapters import BUILTIN, get_adapter, native_adapters
 from conformance.errors import UsageError
 from conformance.run.live import DEFAULT_SAMPLING
-from conformance.run.recording import record_pairs, select_scenarios
+from conformance.run.recording import record_pairs, record_with_emulator, select_scenarios
 from conformance.scenarios.problems import closest
-from conformance.scenarios.values import Scenario
 
 if TYPE_CHECKING:
     from conformance.mcp_bridge.trust import CommandLog
@@ -121,29 +120,15 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
             notes=notes,
         )
     else:
-        from conformance.emulator import Emulator, EmulatorScript
-
-        with Emulator() as emulator:
-
-            def set_script(scenario: Scenario | None) -> None:
-                emulator.set_script(
-                    None
-                    if scenario is None
-                    else EmulatorScript(scenario_id=scenario.id, replies=tuple(t.reply for t in scenario.turns))
-                )
-
-            results = record_pairs(
-                chosen,
-                adapters,
-                cassette_dir=cassette_dir,
-                base_url=emulator.base_url,
-                mode="emulator",
-                set_script=set_script,
-                model=args.model,
-                progress=sys.stderr,
-                timeout=args.timeout,
-                exchange_timeout=args.exchange_timeout,
-            )
+        results = record_with_emulator(
+            chosen,
+            adapters,
+            cassette_dir=cassette_dir,
+            model=args.model,
+            progress=sys.stderr,
+            timeout=args.timeout,
+            exchange_timeout=args.exchange_timeout,
+        )
     for command in started.commands():
         print(f"started for {command.scenario}: {command.shown()}", file=sys.stderr)
     statuses = ("recorded", "unchanged", "deviated", "unsupported", "failed")

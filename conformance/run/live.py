@@ -177,19 +177,9 @@ def decoding(turn: TurnOutcome) -> dict[str, Any]:
     finish reason; or the error kind of a turn answered with one."""
     if turn.error is not None or turn.response is None:
         return {"turn": turn.turn, "error": turn.error.kind if turn.error is not None else "unknown"}
-    return {"turn": turn.turn, **_projection(turn.response)}
+    from conformance.checks.streaming import response_projection  # the shape fold compares, stored
 
-
-def _projection(response: Response) -> dict[str, Any]:
-    return {
-        "text": "".join(p.text for p in response.parts if isinstance(p, Text)),
-        "calls": [
-            {"name": c.name, "arguments": c.arguments, "arguments_error": c.arguments_error is not None}
-            for c in response.parts
-            if isinstance(c, ToolCall)
-        ],
-        "finish_reason": response.finish_reason,
-    }
+    return {"turn": turn.turn, **response_projection(turn.response)}
 
 
 def decodings(outcomes: Iterable[ConversationOutcome]) -> dict[str, list[dict[str, Any]]]:

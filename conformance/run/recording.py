@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import httpx
 
@@ -66,6 +66,7 @@ __all__ = [
     "PairResult",
     "cassette_path",
     "record_pairs",
+    "record_with_emulator",
     "select_scenarios",
 ]
 
@@ -186,6 +187,28 @@ class _Deadline(httpx.SyncByteStream):
 
     def close(self) -> None:
         self.inner.close()
+
+
+def record_with_emulator(
+    scenarios: Sequence[Scenario], adapters: Sequence[Adapter], **options: Any
+) -> list[PairResult]:
+    """``record_pairs`` against a loopback emulator started for the call and scripted with each
+    scenario's replies in turn (``conformance record --emulator``, ``conformance drift --emulator``);
+    ``options`` are ``record_pairs``' keyword arguments but ``base_url``, ``mode`` and ``set_script``."""
+    from conformance.emulator import Emulator, EmulatorScript
+
+    with Emulator() as emulator:
+
+        def set_script(scenario: Scenario | None) -> None:
+            emulator.set_script(
+                None
+                if scenario is None
+                else EmulatorScript(scenario_id=scenario.id, replies=tuple(t.reply for t in scenario.turns))
+            )
+
+        return record_pairs(
+            scenarios, adapters, base_url=emulator.base_url, mode="emulator", set_script=set_script, **options
+        )
 
 
 class _Fence(httpx.BaseTransport):
