@@ -448,8 +448,10 @@ def _parse_json(body: bytes | None, side: str, problems: _Problems, *, stream: b
         return None
 
 
-_SURROGATE_ESCAPE = re.compile(rb"(\\+)u[dD][89a-fA-F][0-9a-fA-F]{2}")
-"""A JSON escape of a UTF-16 surrogate, at any level of escaping (``\\ud83d``, ``\\\\ud83d``, ...)."""
+_SURROGATE_ESCAPE = re.compile(rb"(?<!\\)(\\+)u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A JSON escape of a UTF-16 surrogate, at any level of escaping (``\\ud83d``, ``\\\\ud83d``, ...). A
+match starts only at the first backslash of a run: starting inside a long run of backslashes again
+and again would take time quadratic in its length (the fuzz tier's cassette 520)."""
 
 
 def _maybe_surrogate(body: bytes) -> bool:

@@ -780,3 +780,19 @@ def test_whole_characters_and_escaped_pairs_are_no_problem(tmp_path: Path, text:
     (interaction,) = load_cassette(path).interactions
     assert interaction.problems == ()
     assert interaction.response is not None and interaction.response.json == {"content": text}
+
+
+def test_a_long_run_of_backslashes_is_searched_for_surrogates_in_linear_time(tmp_path: Path) -> None:
+    """The fuzz tier's cassette 520: 200,000 backslashes before a surrogate-looking escape took the
+    search quadratic time (over 20 s); it starts a match only at the first backslash of a run now."""
+    import time
+
+    from conformance.limits import current
+    from conformance.traffic.cassettes import _check_surrogates, _Problems
+
+    body = b'{"a": "' + b"\\" * 200_000 + b'x \\ud83d\\ude00"}'
+    started = time.perf_counter()
+    _check_surrogates(body, "response", _Problems("c.yaml", 0, current()))  # a whole pair: no error
+    assert time.perf_counter() - started < 2.0
+    with pytest.raises(CassetteFormatError, match="lone surrogate escape"):
+        _check_surrogates(body.replace(b"\\ude00", b""), "response", _Problems("c.yaml", 0, current()))
