@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -30,7 +29,6 @@ import yaml
 
 from conformance.adapters import BUILTIN, get_adapter
 from conformance.errors import ConformanceError, UsageError
-from conformance.scenarios.problems import closest
 from conformance.traffic.cassette_diff import Change, compare_cassettes
 
 __all__ = ["PairDrift", "drift_command"]
@@ -61,11 +59,10 @@ class PairDrift:
 
 def drift_command(args: argparse.Namespace) -> int:
     """The ``conformance drift`` command (arguments parsed by ``conformance.cli``)."""
-    from conformance.cli.run import check_scenarios_dirs
+    from conformance.cli.record import key_from_env, no_match, scenario_pool, unknown_adapters
     from conformance.run.live import DEFAULT_SAMPLING
     from conformance.run.recording import cassette_path, record_pairs, record_with_emulator, select_scenarios
     from conformance.scenarios import bundled
-    from conformance.scenarios.loader import load_with_user_dirs
 
     if args.emulator == bool(args.base_url):
         return _usage("give either --base-url URL (a live provider) or --emulator")
@@ -76,41 +73,27 @@ def drift_command(args: argparse.Namespace) -> int:
         if not args.emulator:
             return _usage("--adapters NAME is required with --base-url (the wire the provider speaks)")
         names = sorted(BUILTIN)
-    unknown = [n for n in names if n not in BUILTIN]
-    if unknown:
-        hints = [f"{name}: {hint}" for name in unknown if (hint := closest(name, sorted(BUILTIN)))]
-        near = f" ({'; '.join(hints)})" if hints else ""
-        return _usage(f"unknown adapter {', '.join(unknown)}{near}; known: {', '.join(sorted(BUILTIN))}")
+    if unknown := unknown_adapters(names):
+        return _usage(unknown)
     knobs = {k: getattr(args, k) for k in ("temperature", "seed", "max_tokens") if hasattr(args, k)}
     if args.emulator and knobs:
         given = ", ".join(f"--{k.replace('_', '-')}" for k in knobs)
         return _usage(f"{given} go with --base-url; the emulator plays the scenario's script")
     if args.exchange_timeout <= 0:
         return _usage(f"--exchange-timeout must be more than 0 seconds, not {args.exchange_timeout:g}")
-    api_key = None
-    if args.api_key_env:
-        api_key = os.environ.get(args.api_key_env)
-        if not api_key:
-            return _usage(f"environment variable {args.api_key_env} is not set or empty")
+    api_key, unset = key_from_env(args.api_key_env)
+    if unset:
+        return _usage(unset)
     stored = Path(args.cassette_dir) if args.cassette_dir else bundled.cassettes_dir()
     if not stored.is_dir():
         return _usage(f"--cassette-dir {stored}: no such folder (the stored cassettes to compare with)")
-    try:  # a folder that is missing, a file, or holds a link leaving it: exit 2, naming it
-        check_scenarios_dirs(args.scenarios_dir or ())
-        loaded = load_with_user_dirs(args.scenarios_dir or ())
+    try:
+        pool, problems = scenario_pool(args)
     except UsageError as exc:
         return _usage(str(exc))
-    for problem in loaded.problems:
-        print(problem, file=sys.stderr)
-    pool = loaded.scenarios
-    if args.scenarios_dir and not args.scenario:  # as record: the user's scenarios, not every bundled one
-        pool = tuple(s for s in pool if not s.path.resolve().is_relative_to(bundled.scenarios_dir().resolve()))
     chosen = select_scenarios(pool, args.scenario)
     if not chosen:
-        ids = [s.id for s in pool]
-        hints = [f"{g}: {h}" for g in args.scenario or () if (h := closest(g, ids))]
-        near = f" ({'; '.join(hints)})" if hints else ""
-        return _usage(f"no scenario matches {', '.join(args.scenario or ['(all)'])}{near}")
+        return _usage(no_match(args.scenario, pool))
     adapters = {name: get_adapter(name) for name in names}
     progress = sys.stderr if args.format == "text" else None
 
@@ -157,7 +140,7 @@ def drift_command(args: argparse.Namespace) -> int:
     counts = {
         s: sum(p.status == s for p in pairs) for s in ("unchanged", "drifted", "missing", "failed", "unsupported")
     }
-    code = 1 if counts["drifted"] or counts["missing"] or counts["failed"] or loaded.problems else 0
+    code = 1 if counts["drifted"] or counts["missing"] or counts["failed"] or problems else 0
     if args.format == "json":
         document = {"stored": str(stored), "pairs": [p.as_json() for p in pairs], "counts": counts, "exit_code": code}
         print(json.dumps(document, indent=2, ensure_ascii=False))

@@ -27,8 +27,9 @@ from conformance.scenarios.problems import closest
 
 if TYPE_CHECKING:
     from conformance.mcp_bridge.trust import CommandLog
+    from conformance.scenarios.values import Scenario
 
-__all__ = ["record_command_main"]
+__all__ = ["key_from_env", "no_match", "record_command_main", "scenario_pool", "unknown_adapters"]
 
 _USAGE = 2
 
@@ -43,18 +44,13 @@ def record_command_main(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace, started: CommandLog) -> int:
-    from conformance.cli.run import check_scenarios_dirs
     from conformance.scenarios import bundled
-    from conformance.scenarios.loader import load_with_user_dirs
 
     names = [n.strip() for value in (args.adapter or []) for n in value.split(",") if n.strip()] or (
         sorted(BUILTIN) if args.emulator else list(native_adapters())
     )
-    unknown = [n for n in names if n not in BUILTIN]
-    if unknown:
-        hints = [f"{name}: {hint}" for name in unknown if (hint := closest(name, sorted(BUILTIN)))]
-        near = f" ({'; '.join(hints)})" if hints else ""
-        return _usage(f"unknown adapter {', '.join(unknown)}{near}; known: {', '.join(sorted(BUILTIN))}")
+    if unknown := unknown_adapters(names):
+        return _usage(unknown)
     if args.live and not args.base_url:
         return _usage("--live needs --base-url URL (and usually --api-key-env VAR)")
     if args.emulator and (args.base_url or args.api_key_env):
@@ -70,37 +66,24 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
         return _usage(wrong)
     if notes and args.emulator:
         return _usage("--provenance goes with --live (the emulator's cassettes say where they came from)")
-    api_key = None
-    if args.api_key_env:
-        api_key = os.environ.get(args.api_key_env)
-        if not api_key:
-            return _usage(f"environment variable {args.api_key_env} is not set or empty")
+    api_key, unset = key_from_env(args.api_key_env)
+    if unset:
+        return _usage(unset)
     if args.cassette_dir is None and not bundled.is_checkout():
         return _usage(
             "--cassette-dir DIR is required: this conformance is installed, and its bundled cassettes "
             f"({bundled.cassettes_dir()}) are not written unless you name that folder"
         )
-    try:  # a folder that is missing, a file, or holds a link leaving it: exit 2, naming it
-        check_scenarios_dirs(args.scenarios_dir or ())
-        loaded = load_with_user_dirs(args.scenarios_dir or ())
+    try:
+        pool, problems = scenario_pool(args)
     except UsageError as exc:
         return _usage(str(exc))
-    for problem in loaded.problems:
-        print(problem, file=sys.stderr)
-    pool = loaded.scenarios
-    if args.scenarios_dir and not args.scenario:  # no --scenario: the user's scenarios, not every bundled one
-        pool = tuple(s for s in pool if not s.path.resolve().is_relative_to(bundled.scenarios_dir().resolve()))
     chosen = select_scenarios(pool, args.scenario)
     if not chosen:
-        if loaded.problems:  # the scenarios asked for did not load: a bad file (printed above), exit 1
-            print(
-                f"conformance record: no scenario to record: {len(loaded.problems)} problem(s) above", file=sys.stderr
-            )
+        if problems:  # the scenarios asked for did not load: a bad file (printed above), exit 1
+            print(f"conformance record: no scenario to record: {problems} problem(s) above", file=sys.stderr)
             return 1
-        ids = [s.id for s in pool]
-        hints = [f"{g}: {h}" for g in args.scenario or () if (h := closest(g, ids))]
-        near = f" ({'; '.join(hints)})" if hints else ""
-        return _usage(f"no scenario matches {', '.join(args.scenario or ['(all)'])}{near}")
+        return _usage(no_match(args.scenario, pool))
     adapters = [get_adapter(n) for n in names]
     cassette_dir = Path(args.cassette_dir) if args.cassette_dir else bundled.cassettes_dir()
     if args.live:
@@ -138,7 +121,7 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
         if result.status in ("failed", "deviated"):
             print(f"{result.status.upper()} {result.adapter} {result.scenario}: {result.shown()}", file=sys.stderr)
     deviated = counts["deviated"] and not args.allow_deviation
-    return 1 if counts["failed"] or deviated or loaded.problems else 0
+    return 1 if counts["failed"] or deviated or problems else 0
 
 
 _NOTE_KEY = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -159,6 +142,51 @@ _RESERVED = frozenset(
         "clients",
     }
 )
+
+
+def unknown_adapters(names: list[str]) -> str:
+    """The usage error for names that are no bundled adapter (with the nearest), or ``""``."""
+    unknown = [n for n in names if n not in BUILTIN]
+    if not unknown:
+        return ""
+    hints = [f"{name}: {hint}" for name in unknown if (hint := closest(name, sorted(BUILTIN)))]
+    near = f" ({'; '.join(hints)})" if hints else ""
+    return f"unknown adapter {', '.join(unknown)}{near}; known: {', '.join(sorted(BUILTIN))}"
+
+
+def key_from_env(variable: str | None) -> tuple[str | None, str]:
+    """The API key in ``--api-key-env``'s variable (None without one), or the usage error when it is empty."""
+    if not variable:
+        return None, ""
+    key = os.environ.get(variable)
+    return (key, "") if key else (None, f"environment variable {variable} is not set or empty")
+
+
+def scenario_pool(args: argparse.Namespace) -> tuple[tuple[Scenario, ...], int]:
+    """The scenarios ``record`` and ``drift`` choose from, and how many files did not load (their
+    problems are printed): the bundled ones plus ``--scenarios-dir``'s, only the user's when that is
+    given without ``--scenarios``. ``UsageError`` for a folder that is missing, a file, or holds a
+    link leaving it."""
+    from conformance.cli.run import check_scenarios_dirs
+    from conformance.scenarios import bundled
+    from conformance.scenarios.loader import load_with_user_dirs
+
+    check_scenarios_dirs(args.scenarios_dir or ())
+    loaded = load_with_user_dirs(args.scenarios_dir or ())
+    for problem in loaded.problems:
+        print(problem, file=sys.stderr)
+    pool = loaded.scenarios
+    if args.scenarios_dir and not args.scenario:  # no --scenarios: the user's scenarios, not every bundled one
+        pool = tuple(s for s in pool if not s.path.resolve().is_relative_to(bundled.scenarios_dir().resolve()))
+    return pool, len(loaded.problems)
+
+
+def no_match(patterns: list[str] | None, pool: tuple[Scenario, ...]) -> str:
+    """The usage error for ``--scenarios`` patterns that choose nothing, with the nearest ids."""
+    ids = [s.id for s in pool]
+    hints = [f"{g}: {h}" for g in patterns or () if (h := closest(g, ids))]
+    near = f" ({'; '.join(hints)})" if hints else ""
+    return f"no scenario matches {', '.join(patterns or ['(all)'])}{near}"
 
 
 def _notes(pairs: list[str]) -> tuple[dict[str, str], str]:
