@@ -90,9 +90,16 @@ def _args_text(args: dict[str, Any] | list[Any]) -> str | None:
     written value by value, so that only the other values' texts are searched for ``+`` and for the
     float spellings where orjson and ``json`` differ (``compact_text``): a string holds no number.
     Otherwise one dump of the whole is cheaper."""
-    if isinstance(args, list) or not any(type(v) is str and len(v) >= _LONG_STRING for v in args.values()):
-        text = orjson.dumps(args)
-        return None if b"+" in text else compact_text(text, args)
+    if isinstance(args, dict):
+        for value in args.values():
+            if type(value) is str and len(value) >= _LONG_STRING:
+                return _object_text(args)
+    text = orjson.dumps(args)
+    return None if b"+" in text else compact_text(text, args)
+
+
+def _object_text(args: dict[str, Any]) -> str | None:
+    """``_args_text`` value by value (see there)."""
     dumps = orjson.dumps
     pieces = [b"{"]
     stdlib = False
