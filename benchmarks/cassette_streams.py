@@ -1,8 +1,9 @@
 """What our stream readers cost on the project's own workload: the bundled cassettes' streams.
 
-For every adapter folder under ``cassettes/``, every streamed response (status < 400) is decoded
-by that adapter's ``stream_from_wire`` (with the tools of its request, as the checks do) and the
-script reports ratios of CPU time, never seconds (the machine is shared and noisy):
+For every adapter folder under ``cassettes/`` (a real server's under ``live/`` included), every
+streamed response (status < 400) is decoded by that adapter's ``stream_from_wire`` (with the tools
+of its request, as the checks do) and the script reports ratios of CPU time, never seconds (the
+machine is shared and noisy):
 
 - ``byte ÷ whole``: the body fed one byte at a time (what ``streaming.chunk_invariance`` does)
   over the body in one piece;
@@ -49,8 +50,12 @@ def collect(root: Path) -> dict[str, list[Stream]]:
     except ImportError:  # a base checkout from before the package had traffic/ (e.g. 5190bc9)
         from conformance.cassettes import is_streaming, load_cassette  # type: ignore[no-redef]
 
+    from conformance.adapters import adapter_names
+
     out: dict[str, list[Stream]] = {}
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+    # <adapter>/ (the emulator's recordings) and live/<server>/<set>/<adapter>/ (a real server's)
+    names = set(adapter_names())
+    for folder in sorted(p for p in root.rglob("*") if p.is_dir() and p.name in names):
         adapter = get_adapter(folder.name)
         streams = out.setdefault(folder.name, [])
         for path in sorted(folder.rglob("*.yaml")):

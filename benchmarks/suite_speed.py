@@ -43,12 +43,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = [
+    "compare",
     "main",
     "measure_exhaustive",
     "measure_help",
     "measure_loading",
     "measure_run",
     "measure_startup",
+    "scenario_ids",
     "worktree",
 ]
 
@@ -96,10 +98,23 @@ def _verdicts(report: Path) -> list[tuple[object, ...]]:
     ]
 
 
-def measure_run(runs: int, *, baseline: Path | None = None, args: tuple[str, ...] = ()) -> dict[str, object]:
+def scenario_ids(tree: Path) -> list[str]:
+    """The ids of the bundled scenarios of a checkout (``scenarios/<id>.yaml``)."""
+    folder = tree / "scenarios"
+    return sorted(p.relative_to(folder).with_suffix("").as_posix() for p in folder.rglob("*.yaml"))
+
+
+def measure_run(
+    runs: int, *, baseline: Path | None = None, args: tuple[str, ...] = (), same_work: bool = False
+) -> dict[str, object]:
     """Median wall seconds of the full default run (reports to a temporary folder); with
-    ``baseline`` (a tree), the same run there too, interleaved, and their ratio."""
+    ``baseline`` (a tree), the same run there too, interleaved, and their ratio. ``same_work``:
+    this tree runs only the baseline's scenarios (the suite has grown since), so both trees run
+    the same cases. Results are compared on the cases both ran."""
     trees = {"current": ROOT} if baseline is None else {"baseline": baseline, "current": ROOT}
+    selection = {name: args for name in trees}
+    if baseline is not None and same_work:
+        selection["current"] = (*args, *(a for i in scenario_ids(baseline) for a in ("--scenarios", i)))
     times: dict[str, list[float]] = {name: [] for name in trees}
     summaries: dict[str, str] = {}
     verdicts: dict[str, list[tuple[object, ...]]] = {}
@@ -107,7 +122,7 @@ def measure_run(runs: int, *, baseline: Path | None = None, args: tuple[str, ...
     for _ in range(runs):
         for name, tree in trees.items():
             with tempfile.TemporaryDirectory() as reports:
-                elapsed, done = _wall(tree, "run", "--quiet", "--report-dir", reports, *args)
+                elapsed, done = _wall(tree, "run", "--quiet", "--report-dir", reports, *selection[name])
                 times[name].append(elapsed)
                 lines = done.stdout.strip().splitlines()
                 summaries[name] = lines[-1] if lines else done.stderr[-500:]
@@ -119,8 +134,23 @@ def measure_run(runs: int, *, baseline: Path | None = None, args: tuple[str, ...
     result["load_average"] = load
     if baseline is not None:
         result["ratio"] = statistics.median(times["baseline"]) / statistics.median(times["current"])
-        result["same_results"] = verdicts["baseline"] == verdicts["current"]
+        result.update(compare(verdicts["baseline"], verdicts["current"]))
     return result
+
+
+def compare(before: list[tuple[object, ...]], now: list[tuple[object, ...]]) -> dict[str, object]:
+    """Two runs' cases (``_verdicts``: adapter, scenario, mode, status, verdicts) compared on the
+    cases both ran; the cases only one of them ran are counted."""
+    old = {v[:3]: v for v in before}
+    new = {v[:3]: v for v in now}
+    common = old.keys() & new.keys()
+    return {
+        "common_cases": len(common),
+        "only_current": len(new.keys() - old.keys()),
+        "only_baseline": len(old.keys() - new.keys()),
+        "same_statuses": all(old[k][3] == new[k][3] for k in common),
+        "same_results": all(old[k] == new[k] for k in common) and old.keys() <= new.keys(),
+    }
 
 
 def measure_startup(runs: int, *, baseline: Path | None = None) -> dict[str, object]:
@@ -207,12 +237,16 @@ def _print_table(results: dict[str, object], runs: int, baseline: str | None) ->
     assert isinstance(current, dict)
     print("| measurement | result | target |")
     print("|---|---|---|")
-    print(f"| full default `conformance run` (wall, median of {runs}) | {current['median_s']:.1f} s | <= 15 s |")
+    label = "full default `conformance run`"
+    if run.get("same_work"):
+        label = "`conformance run` on the baseline's scenarios"
+    print(f"| {label} (wall, median of {runs}) | {current['median_s']:.1f} s | <= 15 s |")
     if baseline is not None:
         before = run["baseline"]
         assert isinstance(before, dict)
+        what = f"this tree on {baseline}'s scenarios" if run.get("same_work") else "this tree"
         print(
-            f"| the same on {baseline} (interleaved, median of {runs}) / this tree "
+            f"| the same on {baseline} (interleaved, median of {runs}) / {what} "
             f"| {before['median_s']:.1f} s / {current['median_s']:.1f} s = {run['ratio']:.2f}x | >= 3x |"
         )
     print(
@@ -232,7 +266,11 @@ def _print_table(results: dict[str, object], runs: int, baseline: str | None) ->
         print(f"| `conformance run --exhaustive`, full suite (wall) | {exhaustive['wall_s']:.0f} s | <= 600 s |")
     print(f"\nrun summary: {current['summary']}")
     if baseline is not None:
-        print(f"same case statuses and check verdicts as {baseline}: {run['same_results']}")
+        print(
+            f"on the {run['common_cases']} cases both trees ran: same statuses as {baseline}: {run['same_statuses']};"
+            f" same check verdicts: {run['same_results']} ({run['only_current']} cases only here,"
+            f" {run['only_baseline']} only there)"
+        )
     if isinstance(exhaustive, dict):
         print(f"exhaustive summary: {exhaustive['summary']}")
     print(f"machine: {results['cpus']} CPUs, load average {results['load_average']} (runs: {run['load_average']})")
@@ -243,6 +281,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="full runs to time per tree (median; default 3)")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved loading rounds (default 7)")
     parser.add_argument("--baseline", metavar="REV", help="also time the run on this commit (a temporary worktree)")
+    parser.add_argument(
+        "--same-work", action="store_true", help="with --baseline: run this tree on the baseline's scenarios only"
+    )
     parser.add_argument("--exhaustive", action="store_true", help="also time one `run --exhaustive` (minutes)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     args = parser.parse_args(argv)
@@ -256,7 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline:
         with worktree(args.baseline) as tree:
             results["startup"] = measure_startup(max(5, args.runs * 2), baseline=tree)
-            results["run"] = measure_run(args.runs, baseline=tree)
+            results["run"] = measure_run(args.runs, baseline=tree, same_work=args.same_work)
+            if args.same_work:
+                results["run"]["same_work"] = True  # type: ignore[index]
     else:
         results["startup"] = measure_startup(max(5, args.runs * 2))
         results["run"] = measure_run(args.runs)

@@ -8,12 +8,13 @@ sections and cites the sources.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
-from conformance.adapters.base import load_json_body
+from conformance.adapters.base import compact_text, load_json_body
 from conformance.model import Usage
 
 __all__ = ["args_texts", "parse_chunk", "read_usage", "retry_delay"]
@@ -53,13 +54,14 @@ def parse_chunk(data: str | bytes) -> Any:
         return None
 
 
-def args_texts(chunk: dict[str, Any]) -> dict[int, bytes] | None:
-    """orjson's text of every ``functionCall.args`` container of a chunk orjson parsed (keyed by
-    ``id``, for ``_part``), or None when a float orjson writes with ``e+`` (magnitude 1e16 and more)
-    may be in the chunk: an integer beyond 64 bits may have become one, so the exact parse
-    (``base._loads``) must read the chunk. Arguments are judged on their text (any ``+``, strings
-    included: cautious), the rest of the chunk value by value."""
-    texts: dict[int, bytes] = {}
+def args_texts(chunk: dict[str, Any]) -> dict[int, str] | None:
+    """The compact argument text (``dumps_compact(args, parsed=True)``) of every
+    ``functionCall.args`` container of a chunk orjson parsed, keyed by ``id`` (for ``_part``), or
+    None when a float orjson writes with ``e+`` (magnitude 1e16 and more) may be in the chunk: an
+    integer beyond 64 bits may have become one, so the exact parse (``base._loads``) must read the
+    chunk. Arguments are judged on their text (any ``+`` outside a string value: cautious), the rest
+    of the chunk value by value."""
+    texts: dict[int, str] = {}
     stack: list[Any] = [chunk]
     while stack:
         value = stack.pop()
@@ -67,8 +69,8 @@ def args_texts(chunk: dict[str, Any]) -> dict[int, bytes] | None:
         if type(value) is dict and type(call := value.get("functionCall")) is dict:
             args = call.get("args")
             if type(args) is dict or type(args) is list:
-                text = orjson.dumps(args)
-                if b"+" in text:
+                text = _args_text(args)
+                if text is None:
                     return None
                 texts[id(args)] = text
         for item in items:
@@ -79,6 +81,43 @@ def args_texts(chunk: dict[str, Any]) -> dict[int, bytes] | None:
             elif kind is float and abs(item) >= 1e16:
                 return None
     return texts
+
+
+def _args_text(args: dict[str, Any] | list[Any]) -> str | None:
+    """``dumps_compact(args, parsed=True)``, or None when a ``+`` may be an integer orjson rounded.
+
+    An object with a long string value (a file's content, code: what makes arguments long) is
+    written value by value, so that only the other values' texts are searched for ``+`` and for the
+    float spellings where orjson and ``json`` differ (``compact_text``): a string holds no number.
+    Otherwise one dump of the whole is cheaper."""
+    if isinstance(args, dict):
+        for value in args.values():
+            if type(value) is str and len(value) >= _LONG_STRING:
+                return _object_text(args)
+    text = orjson.dumps(args)
+    return None if b"+" in text else compact_text(text, args)
+
+
+def _object_text(args: dict[str, Any]) -> str | None:
+    """``_args_text`` value by value (see there)."""
+    dumps = orjson.dumps
+    pieces = [b"{"]
+    stdlib = False
+    for key, value in args.items():
+        piece = dumps(value)
+        if type(value) is not str:
+            if b"+" in piece:
+                return None
+            stdlib = stdlib or b"e-" in piece or b"0.0000" in piece
+        pieces += (dumps(key), b":", piece, b",")
+    if stdlib:
+        return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    pieces[-1] = b"}"
+    return b"".join(pieces).decode()
+
+
+_LONG_STRING = 4096
+"""Characters from which a string argument value is written apart (see ``_args_text``)."""
 
 
 def retry_delay(details: Any) -> float | None:

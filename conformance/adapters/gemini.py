@@ -66,7 +66,6 @@ from conformance.adapters.base import (
     SchemaChange,
     WireRequest,
     WireTools,
-    compact_text,
     dumps_compact,
     error_kind_from_status,
     load_json_body,
@@ -352,7 +351,7 @@ class _Stream:
         self.usage = Usage()
         self.done = False
         self.parsed = False  # every value came from parsing stream bytes here (see dumps_compact)
-        self.args_texts: dict[int, bytes] = {}  # orjson texts of this chunk's call arguments, by id
+        self.args_texts: dict[int, str] = {}  # compact texts of this chunk's call arguments, by id
 
     def feed_sse(self, data: bytes, *, last: bool = False) -> list[StreamEvent]:
         """One SSE ``data`` payload as bytes: read as ``feed_data`` reads its text (invalid UTF-8
@@ -460,7 +459,7 @@ class _Stream:
         if args is None or isinstance(args, str):
             raw = args or ""
         elif (text := self.args_texts.get(id(args))) is not None:
-            raw = compact_text(text, args)
+            raw = text
         else:
             raw = dumps_compact(args, parsed=self.parsed)
         details: JSONObject = {}
@@ -509,7 +508,7 @@ def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> 
 
     SSE (``alt=sse``, CRLF) or, when the first non-blank byte is ``[``, the JSON array sent without
     ``alt=sse`` (§4d); a plain ``{...}`` body (E23) is read as a one-element array."""
-    state = _Stream(_names(tools))
+    state = _Stream(_names(tools) if tools else NameMap())
     state.parsed = True
     rest = iter(chunks)
     head = b""

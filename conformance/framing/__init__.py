@@ -425,7 +425,7 @@ def line_pieces(chunks: Iterable[bytes], *, sse: bool = False) -> Iterator[bytes
                 after_end = True
                 continue
             after_end = True
-        elif b"\n" in chunk or b"\r" in chunk:
+        elif chunk[-1:] in _LINE_ENDS or b"\n" in chunk or b"\r" in chunk:  # the end first: a body ends with one
             after_end = chunk[-1] in (0x0A, 0x0D)
         else:
             if chunk:

@@ -23,6 +23,7 @@ spec shows (https://modelcontextprotocol.io/specification/2025-11-25/server/tool
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -322,6 +323,9 @@ def serve_stdio() -> int:
             print(f"conformance mcp-server: error: {problem}", file=sys.stderr)
             return 2
         now_ms = lambda: float(value)  # noqa: E731
+    # Plain log lines on stderr, set before the SDK's own set-up (which then changes nothing): with
+    # rich installed, the SDK renders every failing tool's traceback with it, ~0.3 s per call.
+    logging.basicConfig(level=logging.INFO, format="%(message)s", handlers=[logging.StreamHandler(sys.stderr)])
     try:
         build_server(now_ms=now_ms).run("stdio")
     except KeyboardInterrupt:

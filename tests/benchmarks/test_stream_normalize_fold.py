@@ -34,3 +34,19 @@ def test_folding_consumer_carries_the_bench_calls(provider: str, scenario: str) 
     assert bench.verify(case, sn.normalize_folded(case.data, provider), True) == "ok"
     pieces = [case.data[i : i + 997] for i in range(0, len(case.data), 997)]
     assert bench.verify(case, sn.normalize_folded(iter(pieces), provider), True) == "ok"
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "gemini"])
+def test_naive_in_our_slot_is_the_bench_naive_parse_as_events(provider: str) -> None:
+    # the control timed where ours is: the bench's naive-orjson parse, its calls as the bench's events
+    sn = _module("stream_normalize_for_slot", ROOT / "benchmarks" / "stream_normalize.py")
+    bench = sn.load_bench()
+    if bench is None:
+        pytest.skip(f"the shared peer bench ({sn.BENCH_PATH}) is absent")
+    case = bench.build_case(provider, "parallel4", 4096, 0 if provider == "gemini" else 1)
+    events = sn.naive_in_slot(case.data, provider)
+    assert bench.verify(case, events, True) == "ok"
+    assert [e["arguments"] for e in events if e["type"] == "tool_call_end"] == [
+        args for _, _, args in bench.naive_parse(case.data, provider)
+    ]
+    assert sn.naive_in_slot_after is sn.naive_in_slot

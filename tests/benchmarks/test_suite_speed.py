@@ -49,3 +49,30 @@ def test_run_against_a_baseline_worktree_compares_results_and_removes_the_worktr
     assert result["same_results"] is True and result["ratio"] > 0
     assert "2 cases: 2 pass" in result["current"]["summary"]
     assert startup["current_s"] > 0 and startup["baseline_s"] > 0
+
+
+def test_scenario_ids_are_the_bundled_scenarios() -> None:
+    from conformance.scenarios import bundled
+    from conformance.scenarios.loader import load_scenarios
+
+    loaded = load_scenarios([bundled.scenarios_dir()])
+    assert _module().scenario_ids(ROOT) == sorted(s.id for s in loaded.scenarios)
+
+
+def test_results_are_compared_on_the_cases_both_trees_ran() -> None:
+    compare = _module().compare
+    before = [("gemini", "basic/a", "stream", "pass", (("c", "pass"),))]
+    grown = [*before, ("gemini", "basic/new", "stream", "fail", ())]
+    assert compare(before, grown) == {
+        "common_cases": 1,
+        "only_current": 1,
+        "only_baseline": 0,
+        "same_statuses": True,
+        "same_results": True,
+    }
+    more_checks = [("gemini", "basic/a", "stream", "pass", (("c", "pass"), ("d", "pass")))]
+    assert compare(before, more_checks)["same_statuses"] is True
+    assert compare(before, more_checks)["same_results"] is False
+    worse = [("gemini", "basic/a", "stream", "fail", (("c", "fail"),))]
+    assert compare(before, worse)["same_statuses"] is False
+    assert compare(before, [])["same_results"] is False  # a case the baseline ran is missing here

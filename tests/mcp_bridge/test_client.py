@@ -201,6 +201,20 @@ def test_explode_is_a_tool_error(session: McpSession) -> None:
     assert result.content == (Text(text="Error executing tool explode"),)
 
 
+def test_the_server_logs_a_failing_tool_in_plain_lines(session: McpSession) -> None:
+    # With rich installed (a dependency since the progress bar), the SDK's own logging set-up renders
+    # every failing tool's traceback in boxes, ~0.3 s of the server's time per call: the bundled
+    # server sets plain lines up first (serve_stdio).
+    session.call_tool("explode")
+    deadline = time.monotonic() + 10
+    while "RuntimeError: explode" not in session.stderr_tail(200) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    tail = session.stderr_tail(200)
+    assert "Traceback (most recent call last):" in tail
+    assert "RuntimeError: explode: this tool always fails" in tail
+    assert not set("╭╰│") & set(tail)
+
+
 def test_an_unknown_tool_is_on_the_protocol_channel(session: McpSession) -> None:
     result = session.call_tool("invalid_tool_name", {}, call_id="call_9")
     assert result.is_error is True
