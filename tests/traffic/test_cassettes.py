@@ -680,6 +680,30 @@ def test_deep_nesting_of_the_document_is_refused(tmp_path: Path, json_file: bool
     assert caught.value.limit == "nesting_depth" and str(path) in str(caught.value)
 
 
+def _json_levels(depth: int) -> dict[str, object]:
+    """A JSON object ``depth`` levels deep: objects and arrays in turn, scalars and brackets inside
+    strings beside them at every level, an empty array at the bottom (a level too)."""
+    value: object = []
+    for level in range(depth - 1, 0, -1):
+        value = {"k": value, "n": 1, "s": "[[{"} if level % 2 else [1, value, "x", None]
+    assert isinstance(value, dict)
+    return value
+
+
+@pytest.mark.parametrize("limit", [2, 3, 8, 100])
+def test_json_document_nesting_is_judged_at_its_limit_exactly(limit: int) -> None:
+    from conformance.errors import InputLimitError
+    from conformance.limits import Limits
+    from conformance.traffic.safe_yaml import load_yaml
+
+    bounds = Limits(nesting_depth=limit)
+    at_limit = json.dumps(_json_levels(limit))
+    assert load_yaml(at_limit, name="ok.yaml", limits=bounds) == json.loads(at_limit)
+    with pytest.raises(InputLimitError) as caught:
+        load_yaml(json.dumps(_json_levels(limit + 1)), name="deep.yaml", limits=bounds)
+    assert caught.value.limit == "nesting_depth" and "deep.yaml" in str(caught.value)
+
+
 def test_deeply_nested_json_in_a_body_is_refused_naming_the_interaction(tmp_path: Path) -> None:
 
     from conformance.errors import InputLimitError
