@@ -242,6 +242,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     drift.add_argument("--cassette-dir", metavar="DIR", help="the stored cassettes (default: the bundled ones)")
     drift.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
+        "docs/scenarios.md#trust)",
+    )
+    drift.add_argument(
         "--timeout", type=float, default=300.0, help="seconds per adapter x scenario pair (default: %(default)s)"
     )
     drift.add_argument("--format", choices=("text", "json"), default="text", help="output (default: %(default)s)")

@@ -58,7 +58,18 @@ class PairDrift:
 
 
 def drift_command(args: argparse.Namespace) -> int:
-    """The ``conformance drift`` command (arguments parsed by ``conformance.cli``)."""
+    """The ``conformance drift`` command (arguments parsed by ``conformance.cli``); prints the MCP
+    server commands it started, as ``record`` does (``--allow-commands``: docs/scenarios.md#trust)."""
+    from conformance.mcp_bridge.trust import command_policy
+
+    with command_policy(allow=args.allow_commands) as started:
+        code = _drift(args)
+    for command in started.commands():
+        print(f"started for {command.scenario}: {command.shown()}", file=sys.stderr)
+    return code
+
+
+def _drift(args: argparse.Namespace) -> int:
     from conformance.cli.record import key_from_env, no_match, scenario_pool, unknown_adapters
     from conformance.run.live import DEFAULT_SAMPLING
     from conformance.run.recording import cassette_path, record_pairs, record_with_emulator, select_scenarios

@@ -264,6 +264,28 @@ def test_a_pair_without_a_stored_cassette_is_missing(tmp_path: Path, capsys: pyt
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_users_mcp_command_starts_only_with_allow_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the bundled fixed_clock scenario copied byte for byte into a user's folder: the same id and
+    # fingerprint, so the bundled cassette is what the fresh recording is compared with
+    mine = tmp_path / "scenarios" / "mcp" / "fixed_clock.yaml"
+    mine.parent.mkdir(parents=True)
+    mine.write_bytes((ROOT / "scenarios" / "mcp" / "fixed_clock.yaml").read_bytes())
+    argv = ["drift", "--emulator", "--adapter", "openai_chat", "--scenarios-dir", str(tmp_path / "scenarios")]
+    argv += ["--scenario", "mcp/fixed_clock", "--format", "json"]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    (pair,) = json.loads(captured.out)["pairs"]
+    assert pair["status"] == "failed" and "--allow-commands" in pair["detail"] and "started for" not in captured.err
+
+    assert main([*argv, "--allow-commands"]) == 0
+    captured = capsys.readouterr()
+    (pair,) = json.loads(captured.out)["pairs"]
+    assert pair["status"] == "unchanged"
+    assert "started for mcp/fixed_clock: " in captured.err and "mcp-server" in captured.err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
