@@ -15,6 +15,7 @@ from conformance.model import (
     ErrorEvent,
     ErrorInfo,
     Finish,
+    FinishReason,
     JSONObject,
     Request,
     Response,
@@ -62,6 +63,7 @@ __all__ = [
     "drop_thought_signatures",
     "edits_response_body",
     "empty_args_error",
+    "finish_read_as",
     "is_error_as_result",
     "item_id_as_call_id",
     "last_name_wins",
@@ -129,9 +131,26 @@ def _finish_reason(old: str, new: str) -> Callable[[Any], Any]:
     return rewrite
 
 
-def on_events(rewrite: Callable[[list[StreamEvent], Sequence[Tool]], list[StreamEvent]]) -> Callable[[Adapter], Patch]:
+EventRewrite = Callable[[list[StreamEvent], Sequence[Tool]], list[StreamEvent]]
+"""A decoding bug's rewrite of both decoders' events (``on_events``)."""
+
+
+def on_events(rewrite: EventRewrite) -> Callable[[Adapter], Patch]:
     """A decoding bug: both decoders' events go through ``rewrite``."""
     return lambda adapter: decoded_events(adapter, rewrite)
+
+
+def finish_read_as(provider_reason: str, reason: FinishReason) -> EventRewrite:
+    """A finish-reason bug: the finish the wire spells ``provider_reason`` is read as ``reason`` (a
+    spelling missing from the adapter's map falls through), every other event as it was."""
+
+    def rewrite(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
+        return [
+            Finish(reason, e.provider_reason) if isinstance(e, Finish) and e.provider_reason == provider_reason else e
+            for e in events
+        ]
+
+    return rewrite
 
 
 def on_error(rewrite: Callable[[ErrorInfo], ErrorInfo]) -> Callable[[Adapter], Patch]:
@@ -445,12 +464,8 @@ def broken_stream_calls_valid(events: list[StreamEvent], tools: Sequence[Tool]) 
 # --------------------------------------------------------------------------------------------
 
 
-def stop_with_calls_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
-    """``STOP`` maps to ``stop`` even when the reply holds calls (Gemini has no tool-call reason)."""
-    return [
-        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "STOP" else e
-        for e in events
-    ]
+stop_with_calls_as_stop = finish_read_as("STOP", "stop")
+"""``STOP`` maps to ``stop`` even when the reply holds calls (Gemini has no tool-call reason)."""
 
 
 def is_error_as_result(body: JSONObject) -> JSONObject:
@@ -729,68 +744,36 @@ def usage_cache_write_ignored(events: list[StreamEvent], tools: Sequence[Tool]) 
     return [UsageEvent(replace(e.usage, cache_write_tokens=None)) if isinstance(e, UsageEvent) else e for e in events]
 
 
-def refusal_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
-    """Anthropic's ``refusal`` stop reason is missing from the map and falls through to ``stop``: a
-    reply the safety filter stopped looks like a normal answer (BerriAI/litellm#23899)."""
-    return [
-        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "refusal" else e
-        for e in events
-    ]
+refusal_as_stop = finish_read_as("refusal", "stop")
+"""Anthropic's ``refusal`` stop reason is missing from the map and falls through to ``stop``: a
+reply the safety filter stopped looks like a normal answer (BerriAI/litellm#23899)."""
 
 
-def malformed_call_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
-    """Gemini's ``MALFORMED_FUNCTION_CALL`` falls through to ``stop``: a turn whose call never arrived
-    looks like an ordinary empty answer (NousResearch/hermes-agent#83886)."""
-    return [
-        Finish("stop", e.provider_reason)
-        if isinstance(e, Finish) and e.provider_reason == "MALFORMED_FUNCTION_CALL"
-        else e
-        for e in events
-    ]
+malformed_call_as_stop = finish_read_as("MALFORMED_FUNCTION_CALL", "stop")
+"""Gemini's ``MALFORMED_FUNCTION_CALL`` falls through to ``stop``: a turn whose call never arrived
+looks like an ordinary empty answer (NousResearch/hermes-agent#83886)."""
 
 
-def context_window_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
-    """Anthropic's ``model_context_window_exceeded`` is missing from the map and falls through to
-    ``stop``: a reply the context window cut looks complete (mozilla-ai/any-llm#1306)."""
-    return [
-        Finish("stop", e.provider_reason)
-        if isinstance(e, Finish) and e.provider_reason == "model_context_window_exceeded"
-        else e
-        for e in events
-    ]
+context_window_as_stop = finish_read_as("model_context_window_exceeded", "stop")
+"""Anthropic's ``model_context_window_exceeded`` is missing from the map and falls through to
+``stop``: a reply the context window cut looks complete (mozilla-ai/any-llm#1306)."""
 
 
-def recitation_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
-    """Gemini's ``RECITATION`` is missing from the map and falls through to ``stop``: a reply the
-    recitation check stopped looks like a complete empty answer (BaseIntelligence/bounty-challenge#19761)."""
-    return [
-        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "RECITATION" else e
-        for e in events
-    ]
+recitation_as_stop = finish_read_as("RECITATION", "stop")
+"""Gemini's ``RECITATION`` is missing from the map and falls through to ``stop``: a reply the
+recitation check stopped looks like a complete empty answer (BaseIntelligence/bounty-challenge#19761)."""
 
 
-def stop_sequence_as_other(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
-    """Anthropic's ``stop_sequence`` is missing from the map and falls through to ``other``: a reply
-    that ended at the caller's stop sequence looks like an unknown stop (microsoft/semantic-kernel#14382)."""
-    return [
-        Finish("other", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "stop_sequence" else e
-        for e in events
-    ]
+stop_sequence_as_other = finish_read_as("stop_sequence", "other")
+"""Anthropic's ``stop_sequence`` is missing from the map and falls through to ``other``: a reply
+that ended at the caller's stop sequence looks like an unknown stop (microsoft/semantic-kernel#14382)."""
 
 
-def other_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
-    """Gemini's ``OTHER`` is read as ``stop``: a reply the API stopped for an unspecified reason looks
-    like a complete empty answer (BerriAI/litellm#40477 reported it as end_turn)."""
-    return [
-        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "OTHER" else e
-        for e in events
-    ]
+other_as_stop = finish_read_as("OTHER", "stop")
+"""Gemini's ``OTHER`` is read as ``stop``: a reply the API stopped for an unspecified reason looks
+like a complete empty answer (BerriAI/litellm#40477 reported it as end_turn)."""
 
 
-def pause_turn_as_stop(events: list[StreamEvent], tools: Sequence[Tool]) -> list[StreamEvent]:
-    """Anthropic's ``pause_turn`` is read as ``stop``: a server-tool turn the API paused looks
-    finished, so the client never sends it back to continue (google/adk-python#5394 proposed STOP)."""
-    return [
-        Finish("stop", e.provider_reason) if isinstance(e, Finish) and e.provider_reason == "pause_turn" else e
-        for e in events
-    ]
+pause_turn_as_stop = finish_read_as("pause_turn", "stop")
+"""Anthropic's ``pause_turn`` is read as ``stop``: a server-tool turn the API paused looks
+finished, so the client never sends it back to continue (google/adk-python#5394 proposed STOP)."""

@@ -6,7 +6,6 @@ sha256 is the pinned one, and a server started, awaited on ``/health`` and stopp
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import subprocess
 import sys
@@ -17,18 +16,15 @@ from typing import Any
 
 import pytest
 
+from tests.live_local._live import load_script
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "local_model_server.py"
 
 
 @pytest.fixture(scope="module")
 def lms() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("local_model_server", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["local_model_server"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+    return load_script()
 
 
 def test_help_lists_the_subcommands() -> None:
