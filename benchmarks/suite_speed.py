@@ -132,6 +132,7 @@ def measure_run(
         name: {"median_s": statistics.median(t), "runs": t, "summary": summaries[name]} for name, t in times.items()
     }
     result["load_average"] = load
+    result["same_work"] = baseline is not None and same_work
     if baseline is not None:
         result["ratio"] = statistics.median(times["baseline"]) / statistics.median(times["current"])
         result.update(compare(verdicts["baseline"], verdicts["current"]))
@@ -298,8 +299,6 @@ def main(argv: list[str] | None = None) -> int:
         with worktree(args.baseline) as tree:
             results["startup"] = measure_startup(max(5, args.runs * 2), baseline=tree)
             results["run"] = measure_run(args.runs, baseline=tree, same_work=args.same_work)
-            if args.same_work:
-                results["run"]["same_work"] = True  # type: ignore[index]
     else:
         results["startup"] = measure_startup(max(5, args.runs * 2))
         results["run"] = measure_run(args.runs)
