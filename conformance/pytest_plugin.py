@@ -234,12 +234,16 @@ class ConformanceCase:
         return self._result
 
     def check(self) -> None:
-        """Pass, or fail with the findings, xfail on a known gap, skip when unsupported."""
+        """Pass, or fail with the findings, xfail on a known gap, skip when unsupported or left to
+        the caller (a duty the client does not take on: the skip says what the caller must do)."""
         case = self.result()
         if case.status == "pass":
             return
         if case.status == "unsupported":
             pytest.skip(case.message or "unsupported")
+        if case.status == "left":
+            remedies = [f.remedy or f.message for v in case.checks if v.status == "left" for f in v.findings]
+            pytest.skip("left to the caller: " + "; ".join(dict.fromkeys(remedies)))
         if case.status == "xfail":
             reasons = [v.message for v in case.checks if v.status == "xfail"]
             pytest.xfail("; ".join(dict.fromkeys(reasons)) or "known gap")

@@ -7,31 +7,55 @@ and its findings. The case's verdict is the worst of its checks (``STATUS_ORDER`
 
 Statuses: ``pass``; ``fail`` (findings with a JSON path, expected and actual); ``unsupported``
 (the scenario requires a capability the adapter does not declare); ``xfail`` (the adapter declares
-a known gap, with a reason); ``stale`` (declared a known gap, but the check now passes); ``error``
-(the adapter crashed or hung, the cassette is missing: ``message`` and ``traceback`` say which).
+a known gap, with a reason); ``left`` (left to the caller: a black-box client does not take on the
+duty the check judges, docs/clients.md "Duties"; shown and counted, never a failure and never a
+pass); ``stale`` (declared a known gap, but the check now passes); ``error`` (the adapter crashed or
+hung, the cassette is missing: ``message`` and ``traceback`` say which).
+
+A ``Finding`` is one of four kinds (``FindingKind``): a ``defect`` (the library lost or changed what
+the caller gave or the provider sent, or sent what the provider rejects: the only kind that fails a
+check), ``unasked`` (a parameter the caller did not ask for that changes what the provider does),
+``note`` (one that changes nothing) and ``left`` (a duty the client does not take on; the check's
+status is then ``left``). ``signature`` names a finding independently of the case it appears in
+(check, JSON path with indices generalised, expected and actual kinds): findings with one signature
+are one defect, and baselines list signatures.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 __all__ = [
+    "FINDING_KINDS",
     "STATUS_ORDER",
+    "VALUE_KINDS",
     "AdapterInfo",
     "CaseResult",
     "CheckVerdict",
     "Finding",
+    "FindingKind",
     "RunResult",
     "ScenarioInfo",
     "Status",
+    "generalised_path",
+    "signature",
+    "value_kind",
     "worst",
 ]
 
-Status: TypeAlias = Literal["pass", "xfail", "unsupported", "stale", "fail", "error"]
-STATUS_ORDER: tuple[Status, ...] = ("pass", "xfail", "unsupported", "stale", "fail", "error")
+Status: TypeAlias = Literal["pass", "xfail", "unsupported", "left", "stale", "fail", "error"]
+STATUS_ORDER: tuple[Status, ...] = ("pass", "xfail", "unsupported", "left", "stale", "fail", "error")
 """From best to worst; a case shows its worst check."""
+
+FindingKind: TypeAlias = Literal["defect", "unasked", "note", "left"]
+FINDING_KINDS: tuple[FindingKind, ...] = ("defect", "unasked", "note", "left")
+"""What a finding is worth: only a ``defect`` fails its check (see the module docstring)."""
+
+VALUE_KINDS: tuple[str, ...] = ("none", "boolean", "number", "string", "object", "array", "other")
+"""The kinds of an expected or actual value in a signature (``none``: nothing, the message says what)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,6 +75,11 @@ class Finding:
     wrong_mode: Literal["non_stream", "stream"] | None = None
     """Set when a check compares the two modes and the scenario says which one is right: the mode
     whose result is wrong (``streaming.fold`` in a streamed case may blame the non-streamed decoder)."""
+    kind: FindingKind = "defect"
+    """What it is worth (``FINDING_KINDS``): only a defect fails its check."""
+    remedy: str = ""
+    """What the caller must do about it and what the provider does otherwise (a ``left`` finding:
+    "map the names yourself: the API answers 400"), or what an ``unasked`` parameter changes."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,3 +151,43 @@ class RunResult:
 def worst(statuses: list[Status] | tuple[Status, ...]) -> Status:
     """The worst status of ``statuses`` (``pass`` when empty)."""
     return max(statuses, key=STATUS_ORDER.index, default="pass")
+
+
+def value_kind(value: Any) -> str:
+    """The kind of a finding's expected or actual value in its signature (``VALUE_KINDS``)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list | tuple):
+        return "array"
+    return "other"
+
+
+_INDEX = re.compile(r"\[\d+\]|\['(?:[^'\\]|\\.)*'\]")
+"""A list index, or a tool named by its MCP name (``tools['gmail.search']``); a JSON key spelt
+``["content-type"]`` is a field, not an index, and stays."""
+_NUMBERED = re.compile(r"(#|turn )\d+")
+
+
+def generalised_path(path: str) -> str:
+    """A finding's path with its indices generalised: ``$.messages[2].parts[0]`` is
+    ``$.messages[*].parts[*]``, ``tools['gmail.search']`` is ``tools[*]`` (a key in double quotes
+    stays), ``call #1`` is ``call #*`` and ``turn 0 events`` is ``turn * events``."""
+    return _NUMBERED.sub(lambda m: m.group(1) + "*", _INDEX.sub("[*]", path))
+
+
+def signature(finding: Finding) -> str:
+    """The finding's signature: ``check at path: expected-kind -> actual-kind`` with the path's
+    indices generalised (``client.call_ids at $.messages[*].tool_call_id (call #*): string -> array``).
+    Findings with one signature are one defect, wherever they appear."""
+    return (
+        f"{finding.check} at {generalised_path(finding.path) or '-'}:"
+        f" {value_kind(finding.expected)} -> {value_kind(finding.actual)}"
+    )

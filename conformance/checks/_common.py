@@ -17,7 +17,7 @@ from conformance.run.conversation import ConversationOutcome
 from conformance.scenarios.values import Mode, Scenario
 from conformance.traffic.cassettes import RecordedRequest
 from conformance.traffic.transport import Exchange
-from conformance.verdicts import CheckVerdict, Finding
+from conformance.verdicts import CheckVerdict, Finding, Status
 
 __all__ = [
     "CaseContext",
@@ -78,8 +78,11 @@ Check = Callable[[CaseContext], Sequence[CheckVerdict]]
 
 
 def verdict(check: str, findings: Sequence[Finding]) -> CheckVerdict:
-    """PASS without findings, FAIL with them."""
-    return CheckVerdict(check=check, status="fail" if findings else "pass", findings=tuple(findings))
+    """FAIL with a defect among ``findings``; else LEFT (to the caller) with a ``left`` finding; else
+    PASS (with the ``unasked`` parameters and notes it found, if any)."""
+    kinds = {f.kind for f in findings}
+    status: Status = "fail" if "defect" in kinds else "left" if "left" in kinds else "pass"
+    return CheckVerdict(check=check, status=status, findings=tuple(findings))
 
 
 _ROOT_STEP = re.compile(r"\[('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\d+)\]")

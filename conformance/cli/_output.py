@@ -142,6 +142,7 @@ _COLOURS = {
     "error": "1;35",  # bold magenta
     "stale": "33",  # yellow
     "xfail": "33",
+    "left": "36",  # cyan
     "unsupported": "2",  # dim
     "bold": "1",
     "dim": "2",

@@ -34,7 +34,15 @@ __all__ = [
     "value_text",
 ]
 
-SYMBOLS: dict[str, str] = {"pass": ".", "fail": "F", "error": "E", "unsupported": "u", "xfail": "x", "stale": "S"}
+SYMBOLS: dict[str, str] = {
+    "pass": ".",
+    "fail": "F",
+    "error": "E",
+    "unsupported": "u",
+    "xfail": "x",
+    "left": "c",
+    "stale": "S",
+}
 PROBLEMS: tuple[Status, ...] = ("fail", "error", "stale")
 """The statuses that make a run fail (and get a rerun command)."""
 MODE_WORDS = {"non_stream": "non-streamed", "stream": "streamed"}
@@ -307,8 +315,8 @@ def matrix_lines(result: RunResult, width: int, *, style: Style | None = None) -
     lines = [
         style.paint(cut("Scenarios that do not all pass", width), "bold"),
         *wrapped(
-            "(each cell: non-streamed then streamed; . pass, F fail, E error, u unsupported, x xfail, S stale, "
-            "- not run)",
+            "(each cell: non-streamed then streamed; . pass, F fail, E error, u unsupported, x xfail,"
+            " c left to the caller, S stale, - not run)",
             width,
         ),
     ]

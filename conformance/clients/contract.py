@@ -28,15 +28,27 @@ from conformance.model import ErrorInfo, Message, Request, Response, StreamEvent
 
 __all__ = [
     "CLIENT_WIRES",
+    "DUTIES",
     "Call",
     "Client",
     "Completion",
     "SimpleClient",
+    "client_duties",
     "client_problems",
 ]
 
 CLIENT_WIRES: tuple[str, ...] = ("openai_chat", "openai_responses", "anthropic", "gemini", "ollama")
 """The wires a client can be certified on (the native wire formats)."""
+
+DUTIES: Mapping[str, str] = {
+    "transport": "sends what the caller gave and decodes what the provider sent: messages, tool results, call ids,"
+    " the stream mode asked for, typed errors, usage",
+    "tool_names": "maps tool names to what the provider accepts, and the calls back to the caller's names",
+    "tool_schemas": "maps tool input schemas to what the provider accepts",
+}
+"""The duties a client may take on (docs/clients.md, "Duties"). Every client transports; an official SDK
+takes on nothing more, a framework that promises to adapt the caller's tools also maps names and
+schemas. A check of a duty the client does not declare is reported as left to the caller."""
 
 Completion: TypeAlias = Response | Iterable[StreamEvent] | AsyncIterator[StreamEvent]
 """What ``Client.complete`` returns (or its coroutine returns)."""
@@ -122,6 +134,8 @@ class Client(Protocol):
     # Optional: ``schema_rewrites: Mapping[str, str]``, wire -> what the client does to tool schemas
     # on that wire (pydantic-ai's OpenAI strict mode): declared rewrites are data, and
     # ``translation.tool_definitions`` then compares those tools by name and description only.
+    # Optional: ``duties: Mapping[str, frozenset[str]] | frozenset[str]``, wire -> the duties the client
+    # takes on there (``DUTIES``), or one set for every wire; without it, every duty on every wire.
     # Optional: ``request_differences: Mapping[str, str]``, a JSON path glob of the read-back request
     # (``$.max_tokens``; ``wire:$.max_tokens`` on one wire) -> why the client sends it differently from
     # the recorded request on purpose: ``client.recorded_request`` does not compare those paths.
@@ -158,6 +172,7 @@ def client_problems(client: Any) -> list[str]:
     ):
         problems.append("schema_rewrites must map wires to a description of the rewrite")
     problems += _difference_problems(getattr(client, "request_differences", {}), wires)
+    problems += _duty_problems(getattr(client, "duties", None), wires)
     for method in ("complete", "error_info"):
         if not callable(getattr(client, method, None)):
             problems.append(f"{method} must be a method")
@@ -188,6 +203,46 @@ def _difference_problems(differences: Any, wires: Any) -> list[str]:
     return problems
 
 
+def client_duties(client: Any, wire: str) -> frozenset[str]:
+    """The duties ``client`` takes on on ``wire`` (every duty when it declares none)."""
+    declared = getattr(client, "duties", None)
+    if declared is None:
+        return frozenset(DUTIES)
+    if isinstance(declared, Mapping):
+        return frozenset(declared.get(wire, DUTIES))
+    return frozenset(declared)
+
+
+def _duty_problems(duties: Any, wires: Any) -> list[str]:
+    """What is wrong with a client's ``duties`` (None, one set for every wire, or wire -> set)."""
+    if duties is None:
+        return []
+    valid = ", ".join(DUTIES)
+    if isinstance(duties, Mapping):
+        sets = list(duties.items())
+    elif isinstance(duties, frozenset | set):
+        sets = [("every wire", duties)]
+    else:
+        return [f"duties must be a set of duty names ({valid}) or map wires to such sets"]
+    problems: list[str] = []
+    for wire, names in sets:
+        if wire != "every wire" and isinstance(wires, Mapping) and wire not in wires:
+            declared = ", ".join(map(str, wires))
+            problems.append(
+                f"duties names the wire {wire!r}, which the client does not declare (it declares {declared})"
+            )
+        if not isinstance(names, frozenset | set):
+            problems.append(f"duties[{wire!r}] must be a set of duty names ({valid})")
+            continue
+        if unknown := sorted(str(n) for n in names if n not in DUTIES):
+            problems.append(f"unknown duty {', '.join(map(repr, unknown))} for {wire} (valid: {valid})")
+        if "transport" not in names:
+            problems.append(
+                f"duties for {wire} must include 'transport' (every client transports; add {valid[11:]} on top)"
+            )
+    return problems
+
+
 @dataclass(frozen=True, kw_only=True)
 class SimpleClient:
     """A client built from functions (what most drivers are): ``SimpleClient(name=..., wires=...,
@@ -203,3 +258,5 @@ class SimpleClient:
     request_differences: Mapping[str, str] = field(default_factory=dict)
     """Read-back path glob (or ``wire:glob``) -> why the client sends it differently from the
     recorded request on purpose (see ``Client``)."""
+    duties: Mapping[str, frozenset[str]] | frozenset[str] | None = None
+    """The duties it takes on (``DUTIES``), per wire or for every wire; None: every duty."""

@@ -21,7 +21,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
 
 from conformance.traffic.scrub import Scrubber
-from conformance.verdicts import STATUS_ORDER, CaseResult, CheckVerdict, Finding, RunResult, Status, worst
+from conformance.verdicts import (
+    STATUS_ORDER,
+    CaseResult,
+    CheckVerdict,
+    Finding,
+    FindingKind,
+    RunResult,
+    Status,
+    signature,
+    worst,
+)
 
 __all__ = [
     "MAX_DEPTH",
@@ -67,6 +77,9 @@ class FindingData(TypedDict):
     expected: Any
     actual: Any
     turn: int | None
+    kind: FindingKind
+    remedy: str
+    signature: str
 
 
 class CheckData(TypedDict):
@@ -242,6 +255,9 @@ def _finding(finding: Finding) -> FindingData:
         "expected": _jsonable(finding.expected),
         "actual": _jsonable(finding.actual),
         "turn": finding.turn,
+        "kind": finding.kind,
+        "remedy": finding.remedy,
+        "signature": signature(finding),
     }
 
 

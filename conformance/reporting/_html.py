@@ -55,6 +55,7 @@ STATUS_COLOURS: dict[str, tuple[str, str]] = {
     "error": ("#82071e", "#ffffff"),
     "unsupported": ("#6e7781", "#ffffff"),
     "xfail": ("#f0b72f", "#3d2a00"),
+    "left": ("#0969da", "#ffffff"),
     "stale": ("#8250df", "#ffffff"),
 }
 """Status -> (background, text) of a verdict cell; every pair has a contrast ratio of 4.5 or more."""
@@ -306,6 +307,8 @@ def _header(data: Report) -> str:
     notes = []
     if summary["statuses"].get("unsupported"):
         notes.append("<b>unsupported</b>: the scenario needs a capability the adapter does not declare")
+    if summary["statuses"].get("left"):
+        notes.append("<b>left</b>: left to the caller, a duty the client does not take on (what to do is in the case)")
     if summary["statuses"].get("xfail"):
         notes.append("<b>xfail</b>: a known gap the adapter declares")
     note = f'<p class="meta">{"; ".join(notes)}. Neither fails a run.</p>' if notes and outcome.word == "passed" else ""

@@ -22,7 +22,7 @@ from conformance.verdicts import RunResult
 
 __all__ = ["render_junit"]
 
-_SKIPPED = frozenset({"unsupported", "xfail"})
+_SKIPPED = frozenset({"unsupported", "xfail", "left"})
 _FAILED = frozenset({"fail", "stale"})
 _MESSAGE_LIMIT = 500
 

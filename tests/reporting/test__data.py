@@ -36,7 +36,7 @@ from tests.reporting._runs import (
     build_mixed_run,
 )
 
-STATUSES = ["pass", "xfail", "unsupported", "stale", "fail", "error"]
+STATUSES = ["pass", "xfail", "unsupported", "left", "stale", "fail", "error"]
 
 
 def counts(**given: int) -> dict[str, int]:
@@ -148,6 +148,9 @@ def test_a_case_keeps_its_checks_and_findings(mixed_run: RunResult) -> None:
         "expected": HOSTILE,
         "actual": {"city": '"Paris"', "n": 1},
         "turn": 0,
+        "kind": "defect",
+        "remedy": "",
+        "signature": "translation.arguments at $.tool_calls[*].arguments.city: string -> object",
     }
     assert case["cassette"] == CASSETTE_PARALLEL
     assert case["duration"] == 0.5
