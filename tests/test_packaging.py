@@ -33,7 +33,7 @@ def test_pyproject_lists_every_package() -> None:
     a new package of ``conformance/`` must be added to it, or the wheel would lack it."""
     listed = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"]
     found = setuptools.find_namespace_packages(str(REPO), include=["conformance", "conformance.*"])
-    bundled = ["conformance._bundled.scenarios", "conformance._bundled.cassettes"]
+    bundled = ["conformance._bundled.scenarios", "conformance._bundled.cassettes", "conformance._bundled.docs"]
     assert sorted(listed) == sorted([*(p for p in found if "__pycache__" not in p), *bundled])
 
 
@@ -114,6 +114,8 @@ def test_the_wheel_carries_every_bundled_scenario_and_cassette(installed: Instal
     assert scenarios == BUNDLED_SCENARIOS
     assert len(cassettes) > 600 and len(scenarios) > 80
     assert "conformance/_bundled/scenarios/README.md" in names
+    # the table the checks read, and only it of docs/ (the checks accept nothing else)
+    assert [n for n in names if "/_bundled/docs/" in n] == ["conformance/_bundled/docs/equivalences.md"]
     assert "conformance/schemas/scenario.schema.json" in names
     assert "conformance/py.typed" in names
 

@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.adapters.base import Adapter
 from conformance.clients.evidence import ClientTurn
@@ -18,6 +18,9 @@ from conformance.scenarios.values import Mode, Scenario
 from conformance.traffic.cassettes import RecordedRequest
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import CheckVerdict, Finding, Status
+
+if TYPE_CHECKING:
+    from conformance.checks.equivalences import EquivalenceTable
 
 __all__ = [
     "CaseContext",
@@ -59,6 +62,9 @@ class CaseContext:
     """A live cassette's decoding of each turn in this mode, made when it was recorded (turn ->
     ``streaming.response_projection`` form; ``conformance.run.live``): live, the streamed and the
     non-streamed answers are two generations, so ``streaming.fold`` compares the stream with this."""
+    equivalences: EquivalenceTable | None = None
+    """The table of accepted equivalences (``docs/equivalences.md`` and ``--equivalences``); None:
+    the suite's own."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     _read_backs: dict[int, Request] = field(default_factory=dict, compare=False, repr=False)
 

@@ -13,29 +13,36 @@ whitespace, a content given as a string or as one text block, ``functionDeclarat
 nothing else (docs/clients.md, "client.recorded_request"):
 
 - ``$.model``: the model the call asked for stands for the recorded one (``--model``);
-- ``$.max_tokens`` where the wire requires one (Anthropic) and the call left it open: each library
-  chooses its own default there, as the reference adapter did when recording;
+- every value the equivalence table (``docs/equivalences.md``, ``conformance.checks.equivalences``)
+  says means the same as leaving the field out is left out on both sides: ``"stream": false``, an
+  Anthropic tool's ``"type": "custom"``, ``tool_choice: auto`` with tools offered, Anthropic's
+  ``max_tokens`` when the call left it open (each library chooses its own), Gemini's
+  ``responseModalities: ["TEXT"]`` and its documented placeholder thought signature, and ``is_error``
+  on the wires that have no error flag (the failure reaches the model as the result's text, which
+  is compared);
 - how a body was spelled, kept by the reader so that it writes the same bytes again, is left out
-  (``SPELLING_DETAILS``: ``content_list``, ``no_content_key``, ``path_prefix``, ...; and the
-  defaults said out loud of ``_NESTED_SPELLING``: ``"stream": false``, an Anthropic tool's
-  ``"type": "custom"``), and so is a call's argument text (``arguments_raw``: its parsed
-  ``arguments`` are compared);
+  (``SPELLING_DETAILS``: ``content_list``, ``no_content_key``, ``path_prefix``, ...), and so is a
+  call's argument text (``arguments_raw``: its parsed ``arguments`` are compared);
 - an empty object, empty list or null among the wire fields the model does not cover
   (``provider_details``) is absent (``generationConfig: {}``, ``tools: []``), and a first message
   that is then a plain system message is the system prompt (Ollama's ``"images": []`` on it);
-- ``tool_choice`` ``auto`` with tools offered is no ``tool_choice`` (the default of every wire);
 - a call id the provider never sent (made up by the reference adapter when recording, or by the
   client) is compared by its place: the n-th made-up id of a request on both sides;
 - a tool result's text is compared without its whitespace (libraries join a result's text items
   with newlines, spaces or nothing), as ``roundtrip.request`` does; tool schemas in one spelling
   (``translation.tool_definitions``'s canonical form), and not at all for the tools the client
-  declares it rewrites (``schema_rewrites``); image bytes as bytes (base64 or base64url);
+  declares it rewrites (``schema_rewrites``: the rewrite covers the schema and its ``strict`` flag);
+  image bytes as bytes (base64 or base64url);
 - values the cassette marks ``volatile`` are compared for presence only;
 - a client declares the differences it intends as data, ``request_differences`` (a JSON path glob
   of the read-back request -> the reason; ``wire:glob`` for one wire): those paths are not compared.
 
 A tool, a message, a parameter (``temperature``, ``max_tokens``), a text or a tool result that
-changes is a FAIL. The check gives no verdict on a case none of whose turns got a recorded answer.
+changes is a FAIL. A field sent that the recorded request does not carry is classified by the
+table (``equivalences.classify``): a field the provider rejects is a FAIL saying what the provider
+answers; any other is a parameter **sent unasked** (kind ``unasked``, with what it changes, or a
+``note`` when it changes nothing), which does not fail the check. The check gives no verdict on a
+case none of whose turns got a recorded answer.
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from conformance.checks._common import CaseContext, unwrapped_results, verdict
+from conformance.checks.equivalences import bundled_table, classify, without_equivalents
 from conformance.checks.recorded_request import compare_bodies, glob_matches, step, volatile_globs
 from conformance.checks.translation import _canonical_schema as canonical_schema
 from conformance.model import Image, Request, Resource, Text, ToolCall, ToolResult
@@ -105,6 +113,8 @@ def client_recorded_request(ctx: CaseContext) -> CheckVerdict | None:
     if ctx.client is None:
         return None
     seen = {turn.turn: turn for turn in ctx.client}
+    wire = ctx.adapter.wire_format
+    table = ctx.equivalences or bundled_table()
     intended = tuple(getattr(ctx.adapter, "request_differences", {}) or {})
     rewritten = {change.tool for t in ctx.outcome.turns[:1] for change in t.wire.schema_changes}
     volatile = volatile_globs(ctx.provenance)
@@ -124,16 +134,16 @@ def client_recorded_request(ctx: CaseContext) -> CheckVerdict | None:
             else:
                 got = ctx.read_back(turn.turn)
             want = replace(want, model=turn.request.model)  # the model the call asked for stands for it
-            if turn.request.max_tokens is None and want.max_tokens is not None:
-                # the wire requires one (Anthropic) and the call left it open: the library's to choose
-                want, got = replace(want, max_tokens=None), replace(got, max_tokens=None)
-            findings += compare_bodies(
-                meaning(want, served, rewritten),
-                meaning(got, served, rewritten),
+            open_paths = frozenset({"$.max_tokens"} if turn.request.max_tokens is None else ())
+            same: dict[str, Any] = {"tools_offered": bool(turn.request.tools), "left_open": open_paths}
+            found = compare_bodies(
+                without_equivalents(meaning(want, served, rewritten), wire, table, **same),
+                without_equivalents(meaning(got, served, rewritten), wire, table, **same),
                 ignored=intended,
                 turn=turn.turn,
                 check=CHECK,
             )
+            findings += [classify(f, wire, table) for f in found]
         if client_turn is not None:
             served += b"".join(s.response_body for s in client_turn.sent)
     return verdict(CHECK, findings) if ran else None
@@ -163,14 +173,23 @@ def meaning(request: Request, served: bytes = b"", rewritten: Collection[str] = 
                 shown["content"] = [c for c in shown["content"] if c.get("kind") not in ("text", "resource")]
                 shown["text"] = "".join(text.split())
     for tool, plain in zip(request.tools, out["tools"], strict=True):
-        if tool.name in rewritten:
+        if tool.name in rewritten:  # a declared rewrite: the schema and its strict flag are the client's
             plain.pop("input_schema", None)
+            _drop_strict(plain["provider_details"])
         else:
             plain["input_schema"] = canonical_schema(tool.input_schema)
     _system_first(out)
-    if request.tools and out["tool_choice"] == "auto":
-        out["tool_choice"] = None  # every wire's default when tools are offered
     return out
+
+
+def _drop_strict(details: dict[str, Any]) -> None:
+    """A tool's ``strict`` flag (OpenAI Chat ``function.strict``, Responses ``strict``) left out."""
+    for holder in (details.get("function"), details.get("extra"), details):
+        if isinstance(holder, dict):
+            holder.pop("strict", None)
+    for key in ("function", "extra"):
+        if details.get(key) == {}:
+            del details[key]
 
 
 def _system_first(plain: dict[str, Any]) -> None:
@@ -203,7 +222,6 @@ def _plain(value: Any, *, details: bool = False) -> Any:
                     out[key] = _base64(out[key])
         if details_of := out.get("provider_details"):
             out["provider_details"] = {k: v for k, v in details_of.items() if k not in SPELLING_DETAILS}
-            _drop_known(type(value).__name__, out["provider_details"])
         return out
     if isinstance(value, Mapping):
         items = {str(k): _plain(v, details=details) for k, v in value.items()}
@@ -211,33 +229,6 @@ def _plain(value: Any, *, details: bool = False) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v, details=details) for v in value]
     return value
-
-
-_NESTED_SPELLING: tuple[tuple[str, str, str, Any], ...] = (
-    ("Request", "system_extra", "role", ...),  # the role of Gemini's systemInstruction (the API ignores it)
-    ("Request", "extra", "stream", False),  # "stream": false, the default, said out loud
-    ("ToolCall", "function", "index", ...),  # an Ollama call's place, which the list already says
-    ("ToolResult", "extra", "name", ...),  # the answered tool's name beside its call id (OpenAI Chat)
-    ("Tool", "tool", "type", "custom"),  # an Anthropic tool's type, "custom" by default
-)
-"""Spelling nested in details: (the value's class, details key, key inside it, the value that is
-spelling, ``...`` for any)."""
-
-
-def _drop_known(owner: str, details: dict[str, Any]) -> None:
-    for cls, key, inner, value in _NESTED_SPELLING:
-        found = details.get(key) if cls == owner else None
-        if isinstance(found, dict) and inner in found and (value is ... or _same(found[inner], value)):
-            rest = {k: v for k, v in found.items() if k != inner}
-            if rest:
-                details[key] = rest
-            else:
-                del details[key]
-
-
-def _same(a: Any, b: Any) -> bool:
-    """Equal as JSON values (``false`` is not ``0``)."""
-    return type(a) is type(b) and bool(a == b)
 
 
 def _base64(text: str) -> str:

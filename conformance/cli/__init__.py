@@ -440,6 +440,13 @@ def _add_certify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="json,md,html,junit", help="report formats (default: %(default)s)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per turn (default: %(default)s)")
     parser.add_argument("--model", metavar="NAME", help="model name to ask for (default: per wire)")
+    parser.add_argument(
+        "--equivalences",
+        action="append",
+        metavar="FILE",
+        help="a table of further accepted equivalences, parameters and rejected fields, in the form of "
+        "docs/equivalences.md (repeatable; every row needs its source)",
+    )
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failing or erroring case")
     parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
 

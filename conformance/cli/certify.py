@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -22,6 +23,7 @@ from conformance.errors import UsageError
 
 if TYPE_CHECKING:
     from conformance.adapters.base import Adapter
+    from conformance.checks.equivalences import EquivalenceTable
     from conformance.clients.harness import CertifyOptions
     from conformance.scenarios.values import Scenario
 
@@ -89,6 +91,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 f"{client.name} does not declare {', '.join(missing)} (it declares {', '.join(client.wires)})"
             )
         ci = ci_options(args)  # --baseline, --last-failed (docs/ci.md)
+        equivalences = _equivalences(args.equivalences or ())
     except UsageError as exc:
         print(f"conformance certify: error: {exc}", file=sys.stderr)
         _close(client)
@@ -110,6 +113,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         fail_fast=args.fail_fast,
         model=args.model,
         intercept=args.intercept,
+        equivalences=equivalences,
     )
     columns = [client_adapter(client, w) for w in client.wires if wires is None or w in wires]
     report_dir = Path(args.report_dir)
@@ -147,6 +151,16 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         error=finished.error,
         command="certify",
     )
+
+
+def _equivalences(files: Sequence[str]) -> EquivalenceTable | None:
+    """The suite's table with the rows of ``--equivalences`` files after it (None: the suite's alone);
+    ``UsageError`` names the file and row of anything malformed."""
+    from conformance.checks.equivalences import bundled_table, merged, read_table
+
+    if not files:
+        return None
+    return merged([bundled_table(), *(read_table(Path(f)) for f in files)])
 
 
 def _selected(scenario: Scenario, column: Adapter, options: CertifyOptions) -> bool:

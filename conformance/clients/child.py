@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.clients.codec import from_json, to_json
-from conformance.clients.contract import Call, Client
+from conformance.clients.contract import Call, Client, duties_to_json
 from conformance.clients.invoke import EventLoop, invoke
 
 __all__ = ["load_object", "main"]
@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
             "known_gaps": dict(getattr(client, "known_gaps", {}) or {}),
             "schema_rewrites": dict(getattr(client, "schema_rewrites", {}) or {}),
             "request_differences": dict(getattr(client, "request_differences", {}) or {}),
+            "duties": duties_to_json(getattr(client, "duties", None)),
             "python": sys.version.split()[0],
             "executable": sys.executable,
         }

@@ -35,6 +35,8 @@ __all__ = [
     "SimpleClient",
     "client_duties",
     "client_problems",
+    "duties_from_json",
+    "duties_to_json",
 ]
 
 CLIENT_WIRES: tuple[str, ...] = ("openai_chat", "openai_responses", "anthropic", "gemini", "ollama")
@@ -211,6 +213,29 @@ def client_duties(client: Any, wire: str) -> frozenset[str]:
     if isinstance(declared, Mapping):
         return frozenset(declared.get(wire, DUTIES))
     return frozenset(declared)
+
+
+def duties_to_json(duties: Any) -> Any:
+    """A client's ``duties`` as JSON (for a ``--python`` child): sets as sorted lists, one set for
+    every wire under ``"*"``; anything else as its ``repr``, which ``client_problems`` then refuses."""
+
+    def one(names: Any) -> Any:
+        return sorted(map(str, names)) if isinstance(names, frozenset | set) else repr(names)
+
+    if duties is None:
+        return None
+    if isinstance(duties, Mapping):
+        return {str(wire): one(names) for wire, names in duties.items()}
+    return {"*": one(duties)}
+
+
+def duties_from_json(data: Any) -> Any:
+    """``duties_to_json``'s inverse: None, one set, or wire -> set (a value that was not a set stays
+    as it came, for ``client_problems`` to name)."""
+    if not isinstance(data, Mapping):
+        return None if data is None else data
+    sets = {wire: frozenset(names) if isinstance(names, list) else names for wire, names in data.items()}
+    return sets["*"] if set(sets) == {"*"} else sets
 
 
 def _duty_problems(duties: Any, wires: Any) -> list[str]:

@@ -41,7 +41,9 @@ from conformance.adapters.base import Adapter, SchemaChange, WireRequest
 from conformance.assembly import fold
 from conformance.checks import FAMILIES, CaseContext, run_checks
 from conformance.checks.client_request import request_differences
-from conformance.clients.contract import Call, Client
+from conformance.checks.duties import left_to_caller
+from conformance.checks.equivalences import EquivalenceTable
+from conformance.clients.contract import Call, Client, client_duties
 from conformance.clients.evidence import ClientTurn, SentRequest
 from conformance.clients.intercept import CHUNKS_NOTE, PROVIDER_URLS, breaks_streams, intercepting
 from conformance.clients.invoke import EventLoop, TurnResult, invoke, strained
@@ -98,6 +100,8 @@ class CertifyOptions:
     """``-k``: (client/wire, scenario id, mode) -> run this case?"""
     fail_fast: bool = False
     model: str | None = None
+    equivalences: EquivalenceTable | None = None
+    """The accepted equivalences (``docs/equivalences.md`` with ``--equivalences`` files); None: the suite's."""
     intercept: bool = False
     """Answer in-process with vcrpy at the provider's real address (``conformance.clients.intercept``)
     instead of over loopback: for clients that cannot take a base URL."""
@@ -339,8 +343,10 @@ class Harness:
             non_stream=non_stream,
             client=tuple(turns),
             provenance=cassette.provenance,
+            equivalences=self.options.equivalences,
         )
-        verdicts = apply_gaps(run_checks(ctx, self.options.families), adapter, scenario)
+        duties = client_duties(self.client, adapter.wire_format)
+        verdicts = apply_gaps(left_to_caller(run_checks(ctx, self.options.families), ctx, duties), adapter, scenario)
         status = worst([v.status for v in verdicts])
         message = f"conversation stopped early: {outcome.stopped}" if outcome.stopped and status == "pass" else ""
         if self.options.intercept and mode == "stream":

@@ -27,7 +27,7 @@ from typing import IO, Any
 
 import conformance
 from conformance.clients.codec import from_json, to_json
-from conformance.clients.contract import Call, client_problems
+from conformance.clients.contract import Call, client_problems, duties_from_json
 from conformance.clients.invoke import InvalidCompletion, TurnResult
 from conformance.errors import UsageError
 from conformance.model import ErrorInfo, Response, StreamEvent
@@ -72,6 +72,7 @@ class RemoteClient:
         self.known_gaps: Mapping[str, str] = dict(hello.get("known_gaps") or {})
         self.schema_rewrites: Mapping[str, str] = dict(hello.get("schema_rewrites") or {})
         self.request_differences: Mapping[str, str] = dict(hello.get("request_differences") or {})
+        self.duties: Any = duties_from_json(hello.get("duties"))
         self.interpreter = f"{hello.get('executable', python)} (Python {hello.get('python', '?')})"
         problems = client_problems(self)
         if problems:

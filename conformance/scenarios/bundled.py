@@ -1,4 +1,4 @@
-"""Where the bundled scenarios and cassettes live: the one module that knows.
+"""Where the bundled scenarios, cassettes and equivalence table live: the one module that knows.
 
 Installed from a wheel they are package data, ``conformance/_bundled/scenarios`` and
 ``conformance/_bundled/cassettes`` (pyproject.toml maps the repository's top-level folders there);
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import conformance
 
-__all__ = ["cassettes_dir", "is_checkout", "scenarios_dir"]
+__all__ = ["cassettes_dir", "equivalences_file", "is_checkout", "scenarios_dir"]
 
 _PACKAGE = Path(conformance.__file__).resolve().parent
 
@@ -39,3 +39,9 @@ def scenarios_dir() -> Path:
 def cassettes_dir() -> Path:
     """The bundled cassettes folder: ``<traffic format>/<scenario id>.yaml`` under it."""
     return _find("cassettes")
+
+
+def equivalences_file() -> Path:
+    """The suite's table of accepted equivalences (``docs/equivalences.md`` in a checkout,
+    ``conformance/_bundled/docs/equivalences.md`` installed)."""
+    return _find("docs") / "equivalences.md"

@@ -40,7 +40,9 @@ __all__ = [
     "ToolResultSpec",
     "Turn",
     "WireExpectation",
+    "copy_json",
     "json_path_get",
+    "json_path_set",
     "parse_json_path",
 ]
 
@@ -270,6 +272,40 @@ def parse_json_path(path: str) -> tuple[str | int, ...]:
             steps.append(re.sub(r"\\(.)", r"\1", inner) if quoted.startswith('"') else inner)
         pos = match.end()
     return tuple(steps)
+
+
+def json_path_set(body: Any, path: str, value: Any) -> Any | None:
+    """A copy of ``body`` with ``value`` at ``path`` (which must exist up to its last step), or None
+    when the path does not lead there."""
+    steps = parse_json_path(path)
+    if not steps:
+        return None
+    copy = copy_json(body)
+    node = copy
+    for step in steps[:-1]:
+        if isinstance(step, int):
+            if not isinstance(node, list) or step >= len(node):
+                return None
+        elif not isinstance(node, dict) or step not in node:
+            return None
+        node = node[step]
+    last = steps[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or last >= len(node):
+            return None
+    elif not isinstance(node, dict):
+        return None
+    node[last] = value
+    return copy
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON value (dicts and lists; anything else is shared)."""
+    if isinstance(value, Mapping):
+        return {k: copy_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [copy_json(v) for v in value]
+    return value
 
 
 def json_path_get(body: Any, path: str) -> tuple[bool, Any]:

@@ -94,18 +94,37 @@ def test_a_dropped_tool_description_fails_with_its_path_and_values() -> None:
     assert finding.actual is None
 
 
-def test_a_changed_temperature_on_a_later_turn_fails_with_its_path_and_turn() -> None:
+def test_a_temperature_sent_unasked_on_later_turns_is_shown_with_what_it_changes_and_does_not_fail() -> None:
     def warmer(body: dict[str, Any]) -> dict[str, Any]:
         if len(body["messages"]) > 1:
             body["temperature"] = 0.9
         return body
 
     result = _verdict(_certify(TranslatorClient(_rewriting("openai_chat", warmer)), "multi_turn/two_rounds"))
-    assert result.status == "fail"
-    assert {(f.path, f.expected, f.actual) for f in result.findings} == {
-        ("$.provider_details.extra.temperature", None, 0.9)
+    assert result.status == "pass"
+    assert {(f.path, f.expected, f.actual, f.kind) for f in result.findings} == {
+        ("$.provider_details.extra.temperature", None, 0.9, "unasked")
     }
     assert {f.turn for f in result.findings} == {1, 2}
+    assert all("random" in f.remedy for f in result.findings)  # docs/equivalences.md says what it changes
+
+
+def test_a_changed_parameter_the_caller_gave_fails_with_its_path_and_turn() -> None:
+    def shorter(body: dict[str, Any]) -> dict[str, Any]:
+        if len(body["messages"]) > 1:
+            body["max_tokens"] = body.get("max_tokens", 0) + 1
+        return body
+
+    left_open = _verdict(_certify(TranslatorClient(_rewriting("anthropic", shorter)), "multi_turn/two_rounds"))
+    assert left_open.status == "pass", left_open.findings  # left open by the call: the library chooses
+
+    def longer(body: dict[str, Any]) -> dict[str, Any]:
+        return {**body, "max_tokens": 4096}
+
+    asked = _verdict(_certify(TranslatorClient(_rewriting("anthropic", longer)), "arguments/truncated_by_length"))
+    assert asked.status == "fail"  # the scenario asks for max_tokens 48
+    [finding] = asked.findings
+    assert (finding.path, finding.expected, finding.actual, finding.kind) == ("$.max_tokens", 48, 4096, "defect")
 
 
 def test_a_changed_tool_result_fails_and_whitespace_in_it_does_not() -> None:
@@ -149,8 +168,10 @@ def test_a_difference_the_client_declares_is_not_compared_on_its_wire_only() -> 
     declared = _declaring(inner, {"openai_chat:$.provider_details.extra.temperature": "we always send 0.9"})
     assert client_problems(declared) == []
     assert _verdict(_certify(declared, "basic/get_time")).status == "pass"
+    assert _verdict(_certify(declared, "basic/get_time")).findings == ()
     elsewhere = _declaring(inner, {"$.provider_details.extra.top_p": "another field"})
-    assert _verdict(_certify(elsewhere, "basic/get_time")).status == "fail"
+    unasked = _verdict(_certify(elsewhere, "basic/get_time")).findings
+    assert {(f.path, f.kind) for f in unasked} == {("$.provider_details.extra.temperature", "unasked")}
 
 
 @pytest.mark.parametrize(
@@ -278,3 +299,26 @@ def test_values_the_cassette_marks_volatile_are_compared_for_presence_only(tmp_p
     assert run(reworded, tmp_path).status == "pass"
     assert run(reworded, tmp_path / "nowhere").status == "fail"  # the bundled cassette marks nothing
     assert run(unsaid, tmp_path).status == "fail"
+
+
+def test_a_declared_schema_rewrite_covers_the_schema_and_its_strict_flag() -> None:
+    def strict(body: dict[str, Any]) -> dict[str, Any]:
+        for tool in body["tools"]:
+            tool["function"]["strict"] = True
+            tool["function"]["parameters"] = {**tool["function"]["parameters"], "additionalProperties": False}
+        return body
+
+    inner = TranslatorClient(_rewriting("openai_chat", strict))
+    declared = SimpleClient(
+        name=inner.name,
+        wires=inner.wires,
+        complete=inner.complete,
+        error_info=inner.error_info,
+        schema_rewrites={"openai_chat": "tools are made strict (strict: true, additionalProperties: false)"},
+    )
+    assert _verdict(_certify(declared, "basic/get_time")).findings == ()
+    undeclared = _verdict(_certify(inner, "basic/get_time"))
+    assert undeclared.status == "fail"  # the schema changed, and no rewrite was declared
+    assert {f.path for f in undeclared.findings if f.kind == "unasked"} == {
+        "$.tools[0].provider_details.function.strict"
+    }

@@ -1,0 +1,164 @@
+"""Duties: a finding about a duty the client does not take on is left to the caller, not a defect.
+
+A client declares the duties it takes on (``conformance.clients.contract.DUTIES``, docs/clients.md
+"Duties"): every client **transports** (what the caller gave reaches the provider unchanged, what the
+provider sent reaches the caller); a framework that promises to adapt the caller's tools also maps
+**tool names** and **tool schemas** to what the provider accepts. An official SDK passes the
+caller's tools through as given: when a name with ``.`` then reaches OpenAI, the SDK did what it
+offered, and the caller has a job to do. Such a finding is reported as ``left`` (left to the caller),
+with what the caller must do and what the provider answers otherwise, and is never a FAIL and
+never a PASS.
+
+Only a finding the client *passed through unchanged* is left: a name or a schema the caller gave,
+sent as given, that the provider does not accept. A client that changes what the caller gave (drops
+a schema keyword, renames a tool badly) fails as before, whatever it declares.
+
+============================  =====================================================================
+duty                          findings it covers (the client sent the caller's value as given)
+============================  =====================================================================
+``tool_names``                ``translation.tool_names`` and ``translation.request_shape`` on a tool
+                              name; the model's calls to names the caller never mapped
+                              (``roundtrip.*``, ``streaming.*``, ``client.recorded_request`` on a
+                              call's name) when the names went out unmapped
+``tool_schemas``              ``translation.request_shape`` inside a tool's input schema
+============================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Collection, Mapping, Sequence
+
+from conformance.checks._common import CaseContext, verdict
+from conformance.checks.translation import NAME_RULES, _canonical_schema
+from conformance.verdicts import CheckVerdict, Finding
+
+__all__ = ["REMEDIES", "duty_of", "left_to_caller"]
+
+_NAME_PATHS = re.compile(
+    r"^\$\.tools\[\d+\]\.(?:function\.name|name|(?:functionDeclarations|function_declarations)\[\d+\]\.name)$"
+)
+_SCHEMA_PATHS = re.compile(
+    r"^\$\.tools\[(\d+)\]\.(?:input_schema|function\.parameters|parameters"
+    r"|(?:functionDeclarations|function_declarations)\[(\d+)\]\.(?:parameters|parametersJsonSchema|parameters_json_schema))"
+    r"(?:[.\[]|$)"
+)
+_CALL_NAME = re.compile(r"(?:^|\.)(?:tool_calls\[\d+\]\.name|name)$|tool_call_name")
+
+REMEDIES: Mapping[tuple[str, str], str] = {
+    ("tool_names", "openai_chat"): (
+        "tool names outside ^[a-zA-Z0-9_-]{1,64}$ reach OpenAI as given: the API answers 400 invalid_value"
+        " (param tools[N].function.name); map them to valid names yourself and map the model's calls back"
+        " (wire-formats.md §1a)"
+    ),
+    ("tool_names", "openai_responses"): (
+        "tool names outside ^[a-zA-Z0-9_-]{1,64}$ reach OpenAI as given: the API answers 400 invalid_value"
+        " (param tools[N].name); map them to valid names yourself and map the model's calls back"
+        " (wire-formats.md §1a, §2a)"
+    ),
+    ("tool_names", "anthropic"): (
+        "tool names outside ^[a-zA-Z0-9_-]{1,64}$ reach Anthropic as given: the API answers 400"
+        " (tools.N.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'); map them yourself"
+        " and map the model's calls back (wire-formats.md §3a)"
+    ),
+    ("tool_names", "gemini"): (
+        "tool names that do not start with a letter or _ and use only [a-zA-Z0-9_.:-] (128 at most) reach"
+        " Gemini as given: the API answers 400 INVALID_ARGUMENT (Invalid function name); map them yourself"
+        " and map the model's calls back (wire-formats.md §4a)"
+    ),
+    ("tool_names", "ollama"): (
+        "Ollama renders tool names into the model's prompt as given (no name rule is enforced,"
+        " wire-formats.md §5a); a model may not reproduce a name outside [a-zA-Z0-9_-] in its calls:"
+        " map such names yourself if your model needs it"
+    ),
+    ("tool_schemas", "anthropic"): (
+        "the input schema reaches Anthropic as given: the API answers 400 when it is not an object schema"
+        " (input_schema.type must be 'object', wire-formats.md §3a); give every tool an object schema"
+    ),
+    ("tool_schemas", "gemini"): (
+        "the input schema reaches Gemini as given: the API answers 400 INVALID_ARGUMENT on keywords it does"
+        " not support in parameters (wire-formats.md §4a); adapt the schema yourself or send it as"
+        " parametersJsonSchema"
+    ),
+}
+"""(duty, wire) -> what the caller must do, and what the provider answers otherwise."""
+
+_GENERIC = {
+    "tool_names": "the tool names reach the provider as given: map them to names it accepts yourself",
+    "tool_schemas": "the input schemas reach the provider as given: adapt them to what it accepts yourself",
+}
+
+
+def left_to_caller(
+    verdicts: Sequence[CheckVerdict], ctx: CaseContext, duties: Collection[str]
+) -> tuple[CheckVerdict, ...]:
+    """``verdicts`` with every defect about a duty the client does not take on made ``left``."""
+    missing = {"tool_names", "tool_schemas"} - set(duties)
+    if not missing or ctx.client is None:
+        return tuple(verdicts)
+    wire = ctx.adapter.wire_format
+    out: list[CheckVerdict] = []
+    for v in verdicts:
+        if v.status != "fail":
+            out.append(v)
+            continue
+        findings = []
+        for f in v.findings:
+            duty = duty_of(f, ctx) if f.kind == "defect" else None
+            if duty in missing:
+                remedy = REMEDIES.get((duty, wire), _GENERIC[duty])
+                f = dataclasses.replace(f, kind="left", remedy=remedy)
+            findings.append(f)
+        out.append(dataclasses.replace(verdict(v.check, findings), message=v.message))
+    return tuple(out)
+
+
+def duty_of(finding: Finding, ctx: CaseContext) -> str | None:
+    """The duty a defect finding is about, when the client passed the caller's value through as
+    given (None: a transport defect, or not about a duty)."""
+    names = {t.name for t in ctx.scenario.tools}
+    check, path = finding.check, finding.path
+    if check == "translation.tool_names":
+        return "tool_names" if finding.actual in names else None
+    if check == "translation.request_shape":
+        if _NAME_PATHS.match(path):
+            return "tool_names" if finding.actual in names else None
+        schema = _SCHEMA_PATHS.match(path)
+        if schema is not None and _schema_as_given(ctx, int(schema.group(1)), schema.group(2)):
+            return "tool_schemas"
+        return None
+    if _CALL_NAME.search(path) and _names_went_unmapped(ctx):
+        mapped_back = finding.expected in names and finding.actual not in names
+        return "tool_names" if mapped_back or check == "translation.tool_definitions" else None
+    return None
+
+
+def _sent_tools(ctx: CaseContext) -> list[tuple[str, object]]:
+    if not ctx.outcome.turns:
+        return []
+    return [(t.name, t.input_schema) for t in ctx.read_back(0).tools]
+
+
+def _names_went_unmapped(ctx: CaseContext) -> bool:
+    """Did the client send the caller's tool names as given, some of them invalid for the wire?"""
+    sent = [name for name, _ in _sent_tools(ctx)]
+    given = [t.name for t in ctx.scenario.tools]
+    rule = NAME_RULES.get(ctx.adapter.wire_format)
+    return sent == given and rule is not None and any(not rule.match(n) for n in given)
+
+
+def _schema_as_given(ctx: CaseContext, index: int, inner: str | None) -> bool:
+    """Is the schema of the ``index``-th tool sent (Gemini: of its ``inner``-th declaration) the
+    caller's, unchanged (in the canonical spelling of ``translation.tool_definitions``)?"""
+    body = ctx.outcome.turns[0].wire.body if ctx.outcome.turns else None
+    tools = body.get("tools") if isinstance(body, Mapping) else None
+    if not isinstance(tools, list) or index >= len(tools):
+        return False
+    position = index if inner is None else int(inner)  # Gemini: one tools entry holds the declarations
+    sent = _sent_tools(ctx)
+    if position >= len(sent) or position >= len(ctx.scenario.tools):
+        return False
+    given = ctx.scenario.tools[position]
+    name, schema = sent[position]
+    return name == given.name and _canonical_schema(schema) == _canonical_schema(given.input_schema)  # type: ignore[arg-type]

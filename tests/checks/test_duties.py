@@ -1,0 +1,142 @@
+"""Duties: what a client does not take on is left to the caller (shown, counted, never FAIL, never
+PASS), with what the caller must do and what the provider answers otherwise; what a client changes
+of the caller's data fails whatever it declares. Judged on the official SDKs, which pass the
+caller's tools through as given."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.adapters import for_format
+from conformance.adapters.base import WireRequest
+from conformance.checks.duties import REMEDIES
+from conformance.cli import main
+from conformance.clients.child import load_object
+from conformance.clients.contract import SimpleClient, client_duties, client_problems
+from conformance.clients.harness import CertifyOptions, certify
+from conformance.clients.translator import TranslatorClient
+from conformance.model import Request
+from conformance.scenarios.loader import load_scenarios
+from conformance.verdicts import CaseResult
+
+REPO = Path(__file__).resolve().parents[2]
+CASSETTES = REPO / "cassettes"
+DRIVERS = REPO / "examples" / "clients"
+
+
+def _sdk(name: str, duties: Any) -> Any:
+    client = load_object(f"{DRIVERS / name}:CLIENT")
+    return dataclasses.replace(client, duties=duties)
+
+
+def _case(client: Any, scenario: str, wire: str | None = None) -> CaseResult:
+    chosen = [s for s in load_scenarios([]).scenarios if s.id == scenario]
+    options = CertifyOptions(
+        cassette_dir=CASSETTES, modes=("non_stream",), isolate=False, wires=(wire,) if wire else None
+    )
+    [case] = certify(chosen, client, options).cases
+    return case
+
+
+def test_an_sdk_passing_dotted_names_through_leaves_the_mapping_to_the_caller() -> None:
+    pytest.importorskip("openai")
+    case = _case(_sdk("openai_driver.py", frozenset({"transport"})), "names/dotted", "openai_chat")
+    assert case.status == "left"
+    left = [f for v in case.checks for f in v.findings if f.kind == "left"]
+    assert {f.check for f in left} == {"translation.tool_names", "translation.request_shape"}
+    assert all(f.remedy == REMEDIES[("tool_names", "openai_chat")] for f in left)
+    assert "the API answers 400" in left[0].remedy and "map them" in left[0].remedy
+    assert not [v for v in case.checks if v.status == "fail"]
+
+
+def test_a_library_that_takes_on_names_fails_when_it_sends_them_unmapped() -> None:
+    pytest.importorskip("openai")
+    case = _case(_sdk("openai_driver.py", None), "names/dotted", "openai_chat")  # None: every duty
+    assert case.status == "fail"
+    failing = {v.check for v in case.checks if v.status == "fail"}
+    assert failing == {"translation.tool_names", "translation.request_shape"}
+
+
+def test_an_sdk_passing_a_schema_without_type_leaves_it_to_the_caller_with_anthropics_answer() -> None:
+    pytest.importorskip("anthropic")
+    case = _case(_sdk("anthropic_driver.py", frozenset({"transport"})), "schemas/empty_schema")
+    assert case.status == "left", [(v.check, v.status) for v in case.checks if v.status != "pass"]
+    [finding] = [f for v in case.checks for f in v.findings if f.kind == "left"]
+    assert finding.check == "translation.request_shape" and finding.path == "$.tools[0].input_schema"
+    assert finding.remedy == REMEDIES[("tool_schemas", "anthropic")]
+    assert _case(
+        _sdk("anthropic_driver.py", frozenset({"transport", "tool_schemas"})), "schemas/empty_schema"
+    ).status == ("fail")
+
+
+def _renaming(wire: str, new: str) -> TranslatorClient:
+    """The reference adapter, its first tool renamed to ``new`` on the wire (a client that changes
+    what the caller gave)."""
+    adapter = for_format(wire)
+    real = adapter.request_to_wire
+
+    def request_to_wire(request: Request) -> WireRequest:
+        sent = real(request)
+        body = copy.deepcopy(dict(sent.body))
+        body["tools"][0]["function"]["name"] = new
+        return dataclasses.replace(sent, body=body)
+
+    return TranslatorClient(dataclasses.replace(adapter, request_to_wire=request_to_wire))
+
+
+def test_a_name_the_client_changed_fails_whatever_it_declares() -> None:
+    inner = _renaming("openai_chat", "gmail search")
+    transport_only = SimpleClient(
+        name="renamer",
+        wires=inner.wires,
+        complete=inner.complete,
+        error_info=inner.error_info,
+        duties=frozenset({"transport"}),
+    )
+    case = _case(transport_only, "names/dotted")
+    assert case.status == "fail"
+    [names] = [v for v in case.checks if v.check == "translation.tool_names"]
+    assert names.status == "fail" and {f.kind for f in names.findings} == {"defect"}
+
+
+@pytest.mark.parametrize(
+    ("duties", "problem"),
+    [
+        (frozenset({"transport", "names"}), "unknown duty 'names' for every wire (valid: transport, tool_names"),
+        (frozenset({"tool_names"}), "duties for every wire must include 'transport'"),
+        ({"gemini": frozenset({"transport"})}, "duties names the wire 'gemini', which the client does not declare"),
+        ("transport", "duties must be a set of duty names"),
+    ],
+)
+def test_bad_duties_are_contract_problems(duties: Any, problem: str) -> None:
+    client = SimpleClient(name="x", wires={"openai_chat": frozenset()}, complete=print, error_info=print, duties=duties)
+    assert any(problem in p for p in client_problems(client)), client_problems(client)
+
+
+def test_duties_default_to_every_duty_and_may_differ_per_wire() -> None:
+    plain = SimpleClient(name="x", wires={"openai_chat": frozenset()}, complete=print, error_info=print)
+    assert client_duties(plain, "openai_chat") == {"transport", "tool_names", "tool_schemas"}
+    mixed = dataclasses.replace(plain, duties={"openai_chat": frozenset({"transport"})})
+    assert client_duties(mixed, "openai_chat") == {"transport"}
+
+
+def test_certify_refuses_an_unknown_duty_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    driver = tmp_path / "drv.py"
+    driver.write_text(
+        "import dataclasses\n"
+        "from conformance.adapters import for_format\n"
+        "from conformance.clients.contract import SimpleClient\n"
+        "from conformance.clients.translator import TranslatorClient\n"
+        "_inner = TranslatorClient(for_format('openai_chat'))\n"
+        "CLIENT = SimpleClient(name='acme', wires=_inner.wires, complete=_inner.complete,"
+        " error_info=_inner.error_info, duties={'openai_chat': frozenset({'transport', 'schemas'})})\n"
+    )
+    code = main(["certify", "--client", f"{driver}:CLIENT", "--report-dir", str(tmp_path / "r")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "unknown duty 'schemas' for openai_chat (valid: transport, tool_names, tool_schemas)" in err
