@@ -31,7 +31,9 @@ from conformance.traffic.transport import Transport
 
 __all__ = [
     "DEFAULT_MODELS",
+    "MODEL_CHOICES",
     "ConversationOutcome",
+    "DefaultModel",
     "TurnOutcome",
     "answer_calls",
     "build_request",
@@ -41,13 +43,63 @@ __all__ = [
     "tool_result_message",
 ]
 
-DEFAULT_MODELS: Mapping[str, str] = {
-    "openai_chat": "gpt-4.1-mini",
-    "openai_responses": "gpt-4.1-mini",
-    "anthropic": "claude-sonnet-4-5",
-    "gemini": "gemini-2.5-flash",
-    "ollama": "qwen3:8b",
+
+@dataclass(frozen=True, kw_only=True)
+class DefaultModel:
+    """A model the suite asks for by default: one the provider serves on the date it was checked."""
+
+    name: str
+    family: str
+    """The provider's current default family it belongs to (what a library keyed on model names sees)."""
+    source: str
+    """The provider page that lists it as served."""
+    checked: str
+    """When ``source`` was read (YYYY-MM-DD)."""
+    retires: str | None = None
+    """The retirement date the provider announced (YYYY-MM-DD), if any: the suite must move before it."""
+
+
+MODEL_CHOICES: Mapping[str, DefaultModel] = {
+    "openai_chat": DefaultModel(
+        name="gpt-5.4-mini",
+        family="GPT-5",
+        source="https://developers.openai.com/docs/models (gpt-5.4-mini: 'for lower-latency, lower-cost workloads')",
+        checked="2026-11-28",
+    ),
+    "openai_responses": DefaultModel(
+        name="gpt-5.4-mini",
+        family="GPT-5",
+        source="https://developers.openai.com/docs/models",
+        checked="2026-11-28",
+    ),
+    "anthropic": DefaultModel(
+        name="claude-sonnet-5",
+        family="Claude Sonnet 5",
+        source="https://platform.claude.com/docs/en/about-claude/models/overview (Claude Sonnet 5: 'the best"
+        " combination of speed and intelligence')",
+        checked="2026-11-28",
+    ),
+    "gemini": DefaultModel(
+        name="gemini-3.5-flash",
+        family="Gemini 3",
+        source="https://ai.google.dev/gemini-api/docs/models (Gemini 3: gemini-3.5-flash, stable)",
+        checked="2026-11-28",
+    ),
+    "ollama": DefaultModel(
+        name="qwen3:8b",
+        family="Qwen3",
+        source="https://ollama.com/library/qwen3 (a local model: served as long as it is pulled)",
+        checked="2026-11-28",
+    ),
 }
+"""The default model of each wire, with the provider page that shows it is served. Until
+2026-11-28 the suite asked for ``gpt-4.1-mini`` (shut down on 2027-01-14), ``claude-sonnet-4-5``
+(retired on 2026-11-30) and ``gemini-2.5-flash`` (not the current default family: a library that
+keys behaviour on the family, litellm forwarding Gemini call ids only for Gemini 3, was judged on
+the older one). ``tests/run/test_conversation.py`` fails once a retirement date listed here has
+passed."""
+
+DEFAULT_MODELS: Mapping[str, str] = {wire: choice.name for wire, choice in MODEL_CHOICES.items()}
 """The model each wire format asks for when none is given (the emulator echoes it)."""
 
 
