@@ -189,6 +189,16 @@ def test_a_stale_entry_warns_and_fails_under_strict_baseline(workdir: Path, caps
     assert checks(workdir / "reports", "buggy_acme/basic/get_time/stream") == {"roundtrip.calls": ("stale", line)}
 
 
+def test_a_baseline_that_cannot_be_written_fails_the_run_and_the_reports_are_written(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "not_a_folder").write_text("", encoding="utf-8")
+    assert main(conformance_run("--baseline", "not_a_folder/bl.yaml", "--update-baseline")) == 1
+    out = capsys.readouterr().out
+    assert "error: baseline not_a_folder/bl.yaml: cannot write it (" in out
+    assert statuses(workdir / "reports")["buggy_acme/basic/text_before_call/stream"] == "fail"
+
+
 def test_strict_baseline_needs_a_baseline(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(conformance_run("--strict-baseline")) == 2
     assert "--strict-baseline needs --baseline FILE" in capsys.readouterr().err
@@ -252,6 +262,9 @@ def test_a_new_defect_in_a_check_that_already_fails_fails_the_run(
         "roundtrip.calls": ("fail", f"new defect (not in baseline {bl}): {IDS_SIG}"),
         "roundtrip.text": ("xfail", reason),
     }
+    report = json.loads((reports / "report.json").read_text(encoding="utf-8"))
+    shown = {f["signature"] for c in report["cases"] for v in c["checks"] for f in v["findings"]}
+    assert {IDS_SIG, NAME_SIG, TEXT_SIG} <= shown  # where a user copies a signature from (docs/ci.md)
     for name in ("report.md", "report.html", "junit.xml"):  # each escapes the signature its own way
         assert "new defect (not in baseline" in (reports / name).read_text(encoding="utf-8"), name
 
