@@ -463,19 +463,20 @@ def _add_ci_arguments(parser: argparse.ArgumentParser) -> None:
     ci.add_argument(
         "--baseline",
         metavar="FILE",
-        help="known failures (case, check, reason) that do not fail the run: they are reported XFAIL with "
-        "their reason; only new failures fail it",
+        help="known defects (case, their signatures, reason) that do not fail the run: a failing check whose "
+        "defects are all listed is reported XFAIL with the reason; a new defect fails it, even in a listed case",
     )
     ci.add_argument(
         "--update-baseline",
         action="store_true",
-        help="write this run's failures to the --baseline file (default: conformance-baseline.yaml) with "
-        "empty reasons to fill in; entries of cases not run are kept",
+        help="write this run's defect signatures to the --baseline file (default: conformance-baseline.yaml), "
+        "keeping the reasons already given (a version-1 file: per check) and empty ones to fill in; entries "
+        "of cases not run are kept",
     )
     ci.add_argument(
         "--strict-baseline",
         action="store_true",
-        help="a baseline entry whose check passes now is STALE and fails the run (default: a warning)",
+        help="a baselined signature that no longer appears is STALE and fails the run (default: a warning)",
     )
     ci.add_argument(
         "--last-failed",

@@ -745,7 +745,14 @@ class CiOptions:
     def settle(self, result: RunResult) -> tuple[RunResult, list[str]]:
         """The run judged against the baseline (written first under ``--update-baseline``), and the
         lines to print."""
-        from conformance.run.baseline import Baseline, apply_baseline, updated_entries, write_baseline
+        from conformance.run.baseline import (
+            Baseline,
+            apply_baseline,
+            new_defects_lines,
+            unmigrated,
+            updated_entries,
+            write_baseline,
+        )
 
         if self.baseline_path is None:
             return result, []
@@ -753,11 +760,27 @@ class CiOptions:
         baseline = self.baseline
         if self.update:
             entries = updated_entries(result, baseline)
-            write_baseline(self.baseline_path, entries)
+            try:
+                write_baseline(self.baseline_path, entries)
+            except UsageError as exc:  # the run's reports are still written; the run fails
+                notes.append(f"error: {exc}")
+                return dataclasses.replace(result, problems=(*result.problems, str(exc))), notes
+            if baseline is not None and baseline.version1:
+                lost = unmigrated(result, baseline)
+                notes.append(
+                    f"baseline: migrated {self.baseline_path} from version 1 to signatures: each entry's reason "
+                    "now stands beside the signatures of its check that this run found"
+                    + (
+                        f"; {_entries(len(lost))} of cases this run did not run could not be carried over "
+                        f"({', '.join(f'{o.case} {o.check}' for o in lost)}): run them too and update again"
+                        if lost
+                        else ""
+                    )
+                )
             baseline = Baseline(source=str(self.baseline_path), entries=tuple(entries))
             missing = sum(not e.reason for e in entries)
             notes.append(
-                f"baseline: wrote {len(entries)} entries to {self.baseline_path}"
+                f"baseline: wrote {_entries(len(entries))} to {self.baseline_path}"
                 + (f"; fill in the {missing} empty reasons before using it" if missing else "")
             )
         if baseline is None:
@@ -765,9 +788,14 @@ class CiOptions:
         applied = apply_baseline(result, baseline, strict=self.strict)
         if applied.baselined:
             notes.append(f"baseline: {applied.baselined} known failures accepted as xfail ({baseline.source})")
+        notes += new_defects_lines(applied, baseline.source)
         prefix = "stale baseline entry" if self.strict else "warning: stale baseline entry"
         notes += [f"{prefix}: {line}" for line in applied.stale]
         return applied.result, notes
+
+
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
 def ci_options(args: argparse.Namespace) -> CiOptions:
@@ -787,8 +815,8 @@ def ci_options(args: argparse.Namespace) -> CiOptions:
         options["baseline_path"] = path
         if not update:
             options["baseline"] = read_baseline(path, check_ids=valid)
-        elif path.exists():  # updating keeps the reasons already written (and accepts empty ones)
-            options["baseline"] = read_baseline(path, check_ids=valid, require_reasons=False)
+        elif path.exists():  # updating keeps the reasons already written (accepts empty ones, migrates version 1)
+            options["baseline"] = read_baseline(path, check_ids=valid, require_reasons=False, migrate=True)
     if getattr(args, "last_failed", False):
         report = Path(args.report_dir) / "report.json"
         wanted = last_failed(report)

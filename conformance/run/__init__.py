@@ -6,7 +6,7 @@
   judged by the check families (``conformance.checks``) into verdicts (``conformance.verdicts``);
 - ``recording`` and ``live``: record cassettes from the emulator or a live provider; a live model's
   deviations from the scenario, and a live cassette judged on what was recorded;
-- ``baseline``: the known failures a project accepts (``--baseline``): parsed, validated, applied
+- ``baseline``: the known defects a project accepts, by signature (``--baseline``): parsed, validated, applied
   to a run's verdicts, and written back (``--update-baseline``).
 """
 
