@@ -392,11 +392,11 @@ class Harness:
         executor: McpExecutor | None,
         cassette: Cassette,
     ) -> tuple[ConversationOutcome, list[ClientTurn], list[Exchange], str | None]:
-        # the model the cassettes were recorded asking for (``--model`` overrides it). Gemini's answers
-        # may carry ``functionCall.id`` whatever the model (per-model coverage is unverified,
-        # wire-formats.md §4b, E31) and the API asks the client to echo a sent id in
-        # ``functionResponse.id``: a library echoing ids only for model names it deems recent (litellm
-        # 1.110 keys it on Gemini 3+, BerriAI/litellm#34603) is judged on the recorded model's name
+        # the wire's default model, the one the cassettes were recorded asking for (``--model`` overrides
+        # it; conversation.MODEL_CHOICES names the page that shows each served). A library whose
+        # behaviour depends on the model name (litellm 1.110 echoes Gemini call ids only for model names
+        # it classes as Gemini 3+) is judged on the provider's current default family, and on another
+        # model with --model (scripts/certify_libraries.py's variants)
         model = self.options.model or DEFAULT_MODELS[adapter.wire_format]
         history: list[Message] = []
         outcomes: list[TurnOutcome] = []

@@ -257,3 +257,25 @@ def test_scripted_results_never_call_the_executor() -> None:
         )
     assert outcome.stopped is None
     assert "1684713600000" in json.dumps(json.loads(server.requests[1].body)["messages"][2]["content"])
+
+
+def test_every_default_model_is_one_its_provider_serves_today() -> None:
+    """The defaults name the page that shows each model served, and none is past a retirement date
+    its provider announced: on that day this test fails, naming the model to replace."""
+    import datetime
+
+    from conformance.run.conversation import DEFAULT_MODELS, MODEL_CHOICES
+
+    today = datetime.date.today().isoformat()
+    assert (
+        set(MODEL_CHOICES)
+        == set(DEFAULT_MODELS)
+        == {"openai_chat", "openai_responses", "anthropic", "gemini", "ollama"}
+    )
+    for wire, choice in MODEL_CHOICES.items():
+        assert choice.source.startswith("https://"), wire
+        assert datetime.date.fromisoformat(choice.checked) <= datetime.date.today()
+        assert choice.retires is None or choice.retires > today, (
+            f"{choice.name} ({wire}) retires on {choice.retires}: choose a model {choice.family} serves now,"
+            " update MODEL_CHOICES and re-record (conformance record --emulator)"
+        )
