@@ -7,6 +7,9 @@
                         (the assistant's calls and the results answering them) on the next turn;
 ``client.recorded_request`` what the client sent means what the cassette recorded for that turn, both read
                         back by the same reference adapter (``conformance.checks.client_request``);
+``client.request_headers`` the headers each wire requires are there and well-formed, the API key is sent only
+                        where the wire puts it, and no header carries a runtime placeholder (``None``,
+                        ``undefined``) as its value (``conformance.checks.client_headers``);
 ``client.typed_errors`` every exception the library raised maps to an error kind (``error_info`` gave an
                         ``ErrorInfo``; an untyped exception leaves callers unable to tell a rate limit
                         from a bug), and ``error_info`` itself did not fail.
@@ -18,6 +21,7 @@ import itertools
 from collections.abc import Sequence
 
 from conformance.checks._common import CaseContext, verdict
+from conformance.checks.client_headers import client_request_headers
 from conformance.checks.client_request import client_recorded_request
 from conformance.model import ToolCall, ToolResult
 from conformance.verdicts import CheckVerdict, Finding
@@ -28,7 +32,14 @@ __all__ = ["check_client"]
 def check_client(ctx: CaseContext) -> Sequence[CheckVerdict]:
     if ctx.client is None:
         return ()
-    verdicts = (_one_request(ctx), _stream_mode(ctx), _call_ids(ctx), client_recorded_request(ctx), _typed_errors(ctx))
+    verdicts = (
+        _one_request(ctx),
+        _stream_mode(ctx),
+        _call_ids(ctx),
+        client_recorded_request(ctx),
+        client_request_headers(ctx),
+        _typed_errors(ctx),
+    )
     return [v for v in verdicts if v is not None]
 
 

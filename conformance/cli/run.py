@@ -124,6 +124,7 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
         "client.stream_mode",
         "client.call_ids",
         "client.recorded_request",
+        "client.request_headers",
         "client.typed_errors",
     ),
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.clients.invoke import TurnResult
@@ -17,6 +17,10 @@ class SentRequest:
 
     method: str
     path: str
+    """The request target as sent: the path and its query string (``?alt=sse``, Gemini's ``?key=``)."""
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    """The request's headers as received, names lower-cased, in order (the API key among them: never
+    shown; ``client.request_headers`` judges them)."""
     body: Any
     """The body parsed as JSON (None when it is not JSON)."""
     stream: bool
@@ -45,3 +49,6 @@ class ClientTurn:
     recorded: RecordedRequest | None = None
     """The cassette's recorded request whose answer the turn's request (the last sent) got: what
     ``client.recorded_request`` compares it with, both read back (None: no recorded answer matched)."""
+    api_key: str = field(default="", repr=False)
+    """The API key the turn's ``Call`` carried: ``client.request_headers`` looks for where the client
+    sent it (a finding says where, never what it is; empty: not judged)."""

@@ -432,6 +432,7 @@ class Harness:
                     side=side,
                     result=result,
                     recorded=_recorded(cassette, sent),
+                    api_key=call.api_key,
                 )
             )
             exchanges += [_exchange(s, base_url) for s in sent]
@@ -509,6 +510,7 @@ class _Served:
                 SentRequest(
                     method=received.method,
                     path=received.path,
+                    headers=tuple(received.headers.items()),
                     body=body,
                     stream=answer.stream if answer is not None else False,
                     status=answer.status if answer is not None else None,

@@ -97,6 +97,7 @@ class Interception:
         sent = SentRequest(
             method=request.method,
             path=split.path + (f"?{split.query}" if split.query else ""),
+            headers=_headers(request.headers),
             body=body,
             stream=key[2] if key is not None else False,
             status=response.status if response is not None else None,
@@ -106,6 +107,15 @@ class Interception:
         )
         with self.lock:
             self.sent.append(sent)
+
+
+def _headers(headers: Any) -> tuple[tuple[str, str], ...]:
+    """A vcrpy request's headers (its ``HeadersDict``: one value per name, ``str`` or ``bytes`` as the
+    patched library gave them) as (lower-cased name, text) pairs."""
+    return tuple(
+        (str(name).lower(), value.decode("latin-1") if isinstance(value, bytes) else str(value))
+        for name, value in (headers or {}).items()
+    )
 
 
 @contextlib.contextmanager

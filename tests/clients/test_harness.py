@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from conformance.adapters import for_format, native_adapters
 from conformance.clients.contract import Call
 from conformance.clients.harness import FAKE_API_KEY, CertifyOptions, certify, client_adapter
 from conformance.clients.translator import TranslatorClient
+from conformance.errors import ProviderError
 from conformance.model import ErrorInfo, Message, Response, StreamEvent, ToolCall, ToolResult
 from conformance.run.runner import RunOptions, run_suite
 from conformance.scenarios.loader import load_scenarios
@@ -348,3 +351,114 @@ def test_unsupported_when_the_client_does_not_declare_what_a_scenario_requires()
     assert statuses[("basic/parallel_calls", "non_stream")] == "unsupported"
     assert statuses[("basic/get_time", "stream")] == "unsupported"  # no streaming declared
     assert statuses[("basic/get_time", "non_stream")] == "pass"
+
+
+# ---- client.request_headers --------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class HandWritten:
+    """A user's own client: the body the wire's reference adapter writes, posted with plain httpx and
+    the headers (and query) it chooses; whole answers only."""
+
+    wire: str
+    headers: Callable[[Call], dict[str, str]]
+    query: Callable[[Call], str] = lambda call: ""
+    name: str = "hand-written"
+
+    @property
+    def wires(self) -> dict[str, frozenset[str]]:
+        return {self.wire: for_format(self.wire).capabilities - {"streaming"}}
+
+    @property
+    def known_gaps(self) -> dict[str, str]:
+        return {}
+
+    def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
+        adapter = for_format(self.wire)
+        wire = adapter.request_to_wire(call.request())
+        url = call.base_url + wire.path + self.query(call)
+        with httpx.Client(timeout=call.timeout) as http:
+            answer = http.post(url, content=json.dumps(wire.body).encode(), headers=self.headers(call))
+        if answer.status_code >= 400:
+            raise ProviderError(adapter.error_from_wire(answer.status_code, answer.headers, answer.content).info)
+        return adapter.response_from_wire(answer.json(), tools=call.tools)
+
+    def error_info(self, exc: BaseException) -> ErrorInfo | None:
+        return exc.info if isinstance(exc, ProviderError) else None
+
+
+JSON = {"content-type": "application/json"}
+RIGHT: dict[str, Callable[[Call], dict[str, str]]] = {
+    # what each provider documents (conformance/checks/client_headers.py has the table and sources)
+    "openai_chat": lambda call: {**JSON, "authorization": f"Bearer {call.api_key}"},
+    "openai_responses": lambda call: {**JSON, "authorization": f"Bearer {call.api_key}"},
+    "anthropic": lambda call: {**JSON, "x-api-key": call.api_key, "anthropic-version": "2023-06-01"},
+    "gemini": lambda call: {**JSON, "x-goog-api-key": call.api_key},
+    "ollama": lambda call: {},
+}
+
+
+def headers_verdict(client: HandWritten, scenario: str = "basic/get_time") -> tuple[Any, CaseResult]:
+    [case] = [c for c in run(client, scenario).cases if c.mode == "non_stream"]
+    return verdict_of(case, "client.request_headers"), case
+
+
+@pytest.mark.parametrize("wire", sorted(RIGHT))
+def test_a_hand_written_client_sending_what_the_wire_documents_passes(wire: str) -> None:
+    found, case = headers_verdict(HandWritten(wire, RIGHT[wire]))
+    assert found.status == "pass", found.findings
+    assert case.status == "pass", [(v.check, v.findings) for v in case.checks if v.status != "pass"]
+
+
+def test_a_client_without_anthropic_version_fails_naming_the_header_and_anthropics_400() -> None:
+    client = HandWritten("anthropic", lambda call: {**JSON, "x-api-key": call.api_key})
+    found, case = headers_verdict(client, "multi_turn/call_result_answer")
+    assert found.status == "fail"
+    assert [(f.turn, f.path) for f in found.findings] == [
+        (0, 'headers["anthropic-version"]'),
+        (1, 'headers["anthropic-version"]'),
+    ]
+    assert "400" in found.findings[0].message and "anthropic-version: header is required" in found.findings[0].message
+    assert {v.check for v in case.checks if v.status == "fail"} == {"client.request_headers"}
+
+
+@pytest.mark.parametrize(
+    ("wire", "headers", "header", "value"),
+    [
+        # a key read from an unset variable and formatted: Python f"{None}", JavaScript `Bearer ${undefined}`
+        ("anthropic", {**JSON, "x-api-key": "None", "anthropic-version": "2023-06-01"}, "x-api-key", "None"),
+        ("openai_chat", {**JSON, "authorization": "Bearer undefined"}, "authorization", "Bearer undefined"),
+    ],
+)
+def test_a_client_sending_a_runtime_placeholder_as_its_key_fails(
+    wire: str, headers: dict[str, str], header: str, value: str
+) -> None:
+    found, _ = headers_verdict(HandWritten(wire, lambda call: headers))
+    assert found.status == "fail"
+    assert [(f.turn, f.path, f.actual) for f in found.findings] == [
+        (turn, f'headers["{header}"]', value) for turn in (0, 1)
+    ]
+    assert "placeholder" in found.findings[0].message and "the API key belongs there" in found.findings[0].message
+
+
+def test_a_client_leaking_the_key_into_the_url_fails_with_a_finding_that_never_shows_the_key() -> None:
+    client = HandWritten("openai_chat", RIGHT["openai_chat"], query=lambda call: f"?api_key={call.api_key}")
+    found, _ = headers_verdict(client)
+    assert found.status == "fail"
+    assert [(f.turn, f.path) for f in found.findings] == [(0, "url?api_key"), (1, "url?api_key")]
+    assert "URLs are written to access logs" in found.findings[0].message
+    assert FAKE_API_KEY not in repr(found)
+
+
+def test_a_client_sending_the_key_in_another_header_as_well_fails() -> None:
+    client = HandWritten("openai_chat", lambda call: {**RIGHT["openai_chat"](call), "x-api-key": call.api_key})
+    found, _ = headers_verdict(client)
+    assert {f.path for f in found.findings} == {'headers["x-api-key"]'}
+    assert "OpenAI takes it from `authorization` only" in found.findings[0].message
+
+
+def test_gemini_may_take_the_key_in_its_documented_key_parameter() -> None:
+    client = HandWritten("gemini", lambda call: dict(JSON), query=lambda call: f"?key={call.api_key}")
+    found, _ = headers_verdict(client)
+    assert found.status == "pass", found.findings

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 
 from conformance.adapters import for_format
@@ -65,6 +66,32 @@ def test_an_sdk_at_its_default_address_is_answered_in_process_and_its_request_ju
     assert case.status == "pass", [(v.check, v.findings) for v in case.checks if v.status != "pass"]
     ran = {v.check for v in case.checks}
     assert {"client.one_request", "client.recorded_request", "translation.tool_definitions", "roundtrip.calls"} <= ran
+    assert "client.request_headers" in ran  # the SDK's headers, as vcrpy saw them
+
+
+def without_version(call: Call) -> Response:
+    """A hand-written Anthropic client at the provider's address that forgets ``anthropic-version``."""
+    adapter = for_format("anthropic")
+    wire = adapter.request_to_wire(call.request())
+    headers = {"content-type": "application/json", "x-api-key": call.api_key}
+    with httpx.Client(timeout=call.timeout) as http:
+        answer = http.post(call.base_url + wire.path, content=json.dumps(wire.body).encode(), headers=headers)
+    return adapter.response_from_wire(answer.json(), tools=call.tools)
+
+
+def test_the_headers_a_client_sends_in_process_are_judged_as_over_loopback() -> None:
+    client = SimpleClient(
+        name="no-version",
+        wires={"anthropic": frozenset({"tool_choice_auto"})},
+        complete=without_version,
+        error_info=lambda exc: None,
+    )
+    result = certify(chosen("basic/get_time"), client, CertifyOptions(cassette_dir=CASSETTES, intercept=True))
+    [case] = [c for c in result.cases if c.mode == "non_stream"]
+    [found] = [v for v in case.checks if v.check == "client.request_headers"]
+    assert found.status == "fail"
+    assert {f.path for f in found.findings} == {'headers["anthropic-version"]'}
+    assert {v.check for v in case.checks if v.status == "fail"} == {"client.request_headers"}
 
 
 def test_the_translator_as_a_client_passes_in_process_too_with_the_chunk_note_on_streams() -> None:
