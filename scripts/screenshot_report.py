@@ -56,6 +56,7 @@ SCENARIOS = {
     "streaming/long-arguments": "Arguments streamed in many small chunks concatenate to valid JSON.",
     "results/image-result": "A tool result holding an image.",
     "errors/rate-limit": "A 429 with retry-after maps to rate_limit with its delay.",
+    "names/dotted": "MCP tool names with dots reach the wire as names the provider accepts.",
 }
 
 # (scenario, adapter) -> (non-stream status, stream status); every other pair passes in both modes
@@ -68,6 +69,7 @@ OUTCOMES: dict[tuple[str, str], tuple[Status, Status]] = {
     ("streaming/long-arguments", "openai_responses"): ("pass", "error"),
     ("streaming/long-arguments", "ollama"): ("pass", "stale"),
     ("errors/rate-limit", "gemini"): ("fail", "pass"),
+    ("names/dotted", "openai_chat"): ("left", "left"),
 }
 
 
@@ -92,7 +94,7 @@ def _case(scenario: str, adapter: str, mode: str, status: Status) -> CaseResult:
                     "path": "/v1/messages",
                     "headers": {"x-api-key": "REDACTED", "anthropic-version": "2023-06-01"},
                     "body": {
-                        "model": "claude-sonnet-4-5",
+                        "model": "claude-sonnet-5",
                         "messages": [
                             {"role": "user", "content": "What time is it in Paris?"},
                             {
@@ -135,6 +137,18 @@ def _case(scenario: str, adapter: str, mode: str, status: Status) -> CaseResult:
     elif status == "unsupported":
         checks = []
         message = f"requires a capability {adapter} does not declare"
+    elif status == "left":
+        finding = Finding(
+            check="translation.tool_names",
+            message="wire name is not valid for openai_chat (^[a-zA-Z0-9_-]{1,64}$)",
+            path="tools[0]",
+            expected="^[a-zA-Z0-9_-]{1,64}$",
+            actual="gmail.search",
+            kind="left",
+            remedy="tool names outside ^[a-zA-Z0-9_-]{1,64}$ reach OpenAI as given: the API answers 400; map them"
+            " yourself and map the model's calls back",
+        )
+        checks.append(CheckVerdict(check="translation.tool_names", status="left", findings=(finding,)))
     return CaseResult(
         adapter=adapter,
         scenario=scenario,

@@ -32,7 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from conformance.checks.recorded_request import glob_matches, step
+from conformance.checks._paths import glob_matches, step
 from conformance.errors import UsageError
 from conformance.verdicts import Finding, FindingKind
 

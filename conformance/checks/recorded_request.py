@@ -30,13 +30,12 @@ provenance: another tool's recording spells requests its own way), and none for 
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from functools import cache
 from typing import Any
 
 from conformance.checks._common import CaseContext, verdict
+from conformance.checks._paths import glob_matches, step
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = [
@@ -52,19 +51,6 @@ __all__ = [
 CHECK = "translation.recorded_request"
 MAX_SHOWN = 160
 """Characters of a value shown in a finding; a longer text is cut around its first difference."""
-
-_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*")
-
-
-@cache
-def _glob(pattern: str) -> re.Pattern[str]:
-    return re.compile("".join(".*" if ch == "*" else "." if ch == "?" else re.escape(ch) for ch in pattern))
-
-
-def glob_matches(path: str, globs: Iterable[str]) -> bool:
-    """Does the JSON path ``path`` (``$.tools[0].name``) match one of ``globs`` (``*`` any run of
-    characters, ``?`` one, everything else literal, brackets included)?"""
-    return any(_glob(pattern).fullmatch(path) for pattern in globs)
 
 
 def volatile_globs(provenance: Mapping[str, Any] | None) -> tuple[str, ...]:
@@ -189,11 +175,6 @@ def _same_scalar(a: Any, b: Any) -> bool:
     if isinstance(a, int | float) and isinstance(b, int | float):
         return a == b and isinstance(a, float) == isinstance(b, float)
     return type(a) is type(b) and bool(a == b)
-
-
-def step(path: str, key: Any) -> str:
-    key = str(key)
-    return f"{path}.{key}" if _IDENT.fullmatch(key) else f'{path}["{key}"]'
 
 
 def _finding(message: str, path: str, recorded: Any, sent: Any, turn: int | None) -> Finding:

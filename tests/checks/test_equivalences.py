@@ -186,7 +186,9 @@ def test_a_parameter_sent_unasked_says_what_it_changes_and_does_not_fail() -> No
 
     found = _verdict("openai_chat", with_usage, "basic/get_time")
     assert found.status == "pass"
-    assert {(f.path, f.kind) for f in found.findings} == {("$.provider_details.extra.stream_options.include_usage", "unasked")}
+    assert {(f.path, f.kind) for f in found.findings} == {
+        ("$.provider_details.extra.stream_options.include_usage", "unasked")
+    }
     assert all("usage" in f.remedy and f.message.startswith("sent unasked") for f in found.findings)
 
     def with_user(body: dict[str, Any]) -> None:

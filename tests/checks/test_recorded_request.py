@@ -13,7 +13,7 @@ from conformance.adapters.base import Adapter, WireRequest
 from conformance.checks._common import CaseContext
 from conformance.checks.recorded_request import CHECK, MAX_SHOWN, compare_bodies, glob_matches, recorded_request
 from conformance.errors import AdapterContractError
-from conformance.run.conversation import run_conversation
+from conformance.run.conversation import DEFAULT_MODELS, run_conversation
 from conformance.scenarios.loader import default_scenarios_dir, load_scenario
 from conformance.traffic.cassettes import load_cassette
 from conformance.traffic.replay import ReplayBackend
@@ -115,7 +115,7 @@ def test_declared_differences_and_volatile_values_are_not_findings() -> None:
 
 def test_the_run_model_stands_for_the_recorded_one() -> None:
     ctx = _context(get_adapter("openai_chat"), "basic/single_call", model="gpt-4o-recorded")
-    assert ctx.recorded[0].json["model"] == "gpt-4.1-mini"  # the body says what was recorded
+    assert ctx.recorded[0].json["model"] == DEFAULT_MODELS["openai_chat"]  # the body says what was recorded
     recorded = replace(ctx.recorded[0], json={**ctx.recorded[0].json, "model": "gpt-4o-recorded"})
     result = recorded_request(replace(ctx, recorded=(recorded,)))
     assert result is not None and result.status == "pass"

@@ -25,6 +25,7 @@ from _loopback import LoopbackServer, Reply
 from conformance.adapters import get_adapter
 from conformance.cli import main
 from conformance.model import StreamEvent, TextDelta, Tool
+from conformance.run.conversation import DEFAULT_MODELS
 from conformance.run.runner import RunOptions, run_suite
 from conformance.scenarios.loader import load_scenarios
 from conformance.selftest._bugs import on_events
@@ -124,7 +125,7 @@ def test_allow_deviation_writes_it_and_the_replay_judges_what_was_recorded(
     provenance = load_yaml(cassette(tmp_path).read_bytes())["provenance"]
     assert provenance["mode"] == "live"
     assert (provenance["model"], provenance["model_default"], provenance["served_model"]) == (
-        "gpt-4.1-mini",
+        DEFAULT_MODELS["openai_chat"],
         True,
         SERVED,
     )
