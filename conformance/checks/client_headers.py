@@ -33,15 +33,12 @@ openai_chat,      ``application/json``   ``Authorization: Bearer <key>`` [2]    
 openai_responses  [1]                                                              another key: 401 invalid_api_key [3];
                                                                                    another content type: 400
                                                                                    unsupported_content_type [4]
-anthropic         ``application/json``   ``x-api-key: <key>`` [5], and             401 "x-api-key header is required",
-                  [5]                    ``anthropic-version``: a version          another key: 401 "invalid x-api-key"
-                                         Anthropic documents (a date) [6]          [7]; a key as ``Authorization:
-                                                                                   Bearer``: 401 "OAuth authentication
-                                                                                   is currently not supported." [8];
-                                                                                   no version: 400 "anthropic-version:
-                                                                                   header is required" [9]; another:
-                                                                                   400 "... is not a valid version"
-                                                                                   [10]
+anthropic         ``application/json``   ``x-api-key: <key>`` [5], or              401 "x-api-key header is required",
+                  [5]                    ``Authorization: Bearer <key>`` with      another key: 401 "invalid x-api-key"
+                                         version 2026-10-21 [16]; and              [7]; no version: 400
+                                         ``anthropic-version``: a version          "anthropic-version: header is
+                                         Anthropic documents (a date) [6]          required" [9]; another: 400 "... is
+                                                                                   not a valid version" [10]
 gemini            ``application/json``   ``x-goog-api-key: <key>`` [11], or the    403 PERMISSION_DENIED "Method
                   [11]                   ``key`` query parameter [12]              doesn't allow unregistered callers";
                                                                                    another key: 400 API_KEY_INVALID [13]
@@ -66,9 +63,8 @@ application/json").
 header"; the version history lists 2026-10-21, 2023-06-01 and 2023-01-01).
 [7] the API's 401 as quoted in karthink/gptel#354 and n8n-io/n8n#37930; another key:
 abi/screenshot-to-code#430 ("invalid x-api-key").
-[8] a bearer token: the API's 401 as quoted in anthropics/anthropic-sdk-python#988 (2026-03-04) and
-anomalyco/opencode#17910; the SDK sends ``api_key`` as ``X-Api-Key`` and only ``auth_token`` as
-``Authorization: Bearer`` (anthropic-sdk-python ``src/anthropic/_client.py``, ``_api_key_auth``).
+[8] (before API version 2026-10-21) a bearer token was answered 401 "OAuth authentication is currently
+not supported" (anthropics/anthropic-sdk-python#988, 2026-03-04): see [16] for what holds now.
 [9] the API's 400 as quoted in envoyproxy/ai-gateway#1909 and PipedreamHQ/pipedream#9697.
 [10] the API's 400 as quoted in decolua/9router#2357 (``"2023-06-01, 2023-06-01" is not a valid
 version``); sseshachala/conductai#2179 (an undocumented date answered 400).
@@ -83,6 +79,9 @@ another key: 400 ``INVALID_ARGUMENT``, ``ErrorInfo.reason`` ``API_KEY_INVALID`` 
 wire-formats.md §4e).
 [14] https://docs.ollama.com/api/chat (``curl http://localhost:11434/api/chat -d '{...}'``: curl then
 says ``application/x-www-form-urlencoded``, and Ollama answers).
+[16] the official SDK, anthropic 2.14.0, sends ``api_key`` as ``Authorization: Bearer <key>``
+(``anthropic/_client.py:377-381``, ``_api_key_auth``) with ``anthropic-version: 2026-10-21``
+(``anthropic/_constants.py:7``): the provider's own client is the source that the API reads it there.
 [15] https://docs.ollama.com/api/authentication ("No authentication is required when accessing
 Ollama's API locally"; ollama.com: "Authorization: Bearer $OLLAMA_API_KEY"); ollama-python 0.6.3
 ``ollama/_client.py:112-114``.
@@ -148,6 +147,9 @@ class WireHeaders:
     """The provider needs the key (Ollama serves locally without one: a key left out is no finding)."""
     key_query: str = ""
     """A query parameter the provider reads the key from as well (Gemini's ``key``)."""
+    key_bearer_too: bool = False
+    """The provider reads the key from ``Authorization: Bearer <key>`` as well (Anthropic: its official
+    SDK sends it there, [16])."""
     without_key: str = ""
     """What the provider answers a request whose key is not where it reads it (status and quoted message)."""
     bad_key: str = ""
@@ -187,11 +189,9 @@ WIRE_HEADERS: Mapping[str, WireHeaders] = {
         key_header="x-api-key",
         bearer=False,
         key_required=True,
+        key_bearer_too=True,
         without_key='401 ("x-api-key header is required")',
         bad_key='401 ("invalid x-api-key")',
-        key_elsewhere={
-            "authorization": '401 ("OAuth authentication is currently not supported.": a bearer token is OAuth)'
-        },
         version_header="anthropic-version",
         versions=ANTHROPIC_VERSIONS,
         without_version='400 ("anthropic-version: header is required")',
@@ -384,6 +384,10 @@ def _key_places(
     """Module docstring, 1 (the key in the wire's header) and 2 (nowhere else)."""
     name = rules.key_header if rules is not None else ""
     right = name in values and _carries(values[name], key, bearer=rules is not None and rules.bearer)
+    bearer_too = rules is not None and rules.key_bearer_too
+    if bearer_too and _carries(values.get("authorization", ""), key, bearer=True):  # its other place: not a leak
+        right = right or name not in values
+        values = {k: v for k, v in values.items() if k != "authorization"}
     path, _, query = sent.path.partition("?")
     params = parse_qsl(query, keep_blank_values=True)
     in_query = rules is not None and bool(rules.key_query) and (rules.key_query, key) in params

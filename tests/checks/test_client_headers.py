@@ -168,14 +168,15 @@ def test_ollama_needs_no_key_but_one_sent_goes_in_authorization_bearer() -> None
     assert "the `x-api-key` header instead" in wrong.message
 
 
-def test_the_anthropic_key_as_a_bearer_token_is_one_finding_saying_what_anthropic_answers() -> None:
-    """anthropic 2.14.0 ``_client.py:_api_key_auth`` sends ``api_key`` as ``Authorization: Bearer``:
-    Anthropic reads a bearer token as OAuth (anthropics/anthropic-sdk-python#988)."""
+def test_the_anthropic_key_as_a_bearer_token_is_where_the_official_sdk_sends_it() -> None:
+    """anthropic 2.14.0 ``_client.py:377-381`` (``_api_key_auth``) sends ``api_key`` as
+    ``Authorization: Bearer`` with ``anthropic-version: 2026-10-21``: the provider's own client is the
+    source that the API reads it there, so it is neither a missing ``x-api-key`` nor a leak."""
     headers = {"content-type": "application/json", "anthropic-version": "2026-10-21", "authorization": f"Bearer {KEY}"}
-    [finding] = judge("anthropic", headers)
-    assert finding.path == 'headers["x-api-key"]'
-    assert "`authorization` header instead" in finding.message
-    assert "OAuth authentication is currently not supported." in finding.message
+    assert judge("anthropic", headers) == []
+    assert judge("anthropic", {**headers, "x-api-key": KEY}) == []
+    wrong = judge("anthropic", {**headers, "authorization": "Bearer another-token"})
+    assert [f.path for f in wrong] == ['headers["x-api-key"]']
 
 
 @pytest.mark.parametrize(
