@@ -19,6 +19,7 @@ BUILD = "python scripts/certify_libraries.py --no-certify"
 
 
 def report(name: str) -> dict[str, Any]:
+    """The committed report of ``name`` (``litellm/gemini-2.5-flash``: a variant's)."""
     data: dict[str, Any] = json.loads((CERTIFIED / name / "report.json").read_text(encoding="utf-8"))
     return data
 
@@ -42,12 +43,24 @@ def test_litellm_drops_is_error_from_anthropic_tool_results() -> None:
         ]
 
 
-def test_litellm_drops_gemini_function_call_ids_from_the_history() -> None:
+def test_litellm_drops_gemini_function_call_ids_from_the_history_on_a_model_it_deems_old() -> None:
+    """On gemini-2.5-flash (served by Google, and accepting echoed ids in recorded traffic) litellm
+    drops the ids the provider sent; on the default gemini-3.5-flash it sends them back."""
     findings = failing(
-        report("litellm"), "litellm/gemini", "multi_turn/call_id_sent_back", "non_stream", "client.call_ids"
+        report("litellm/gemini-2.5-flash"),
+        "litellm/gemini",
+        "multi_turn/call_id_sent_back",
+        "non_stream",
+        "client.call_ids",
     )
     paths = {f["path"].split(" ")[0] for f in findings}
     assert paths == {"$.contents[*].parts[*].functionCall.id", "$.contents[*].parts[*].functionResponse.id"}
+    [case] = [
+        c
+        for c in report("litellm")["cases"]
+        if (c["adapter"], c["scenario"], c["mode"]) == ("litellm/gemini", "multi_turn/call_id_sent_back", "non_stream")
+    ]
+    assert {v["check"]: v["status"] for v in case["checks"]}["client.call_ids"] == "pass"
 
 
 def test_pydantic_ai_streams_from_anthropic_when_a_whole_answer_was_asked_for() -> None:
@@ -79,6 +92,11 @@ def test_the_defects_show_again_from_the_pinned_venvs(name: str, tmp_path: Path)
     fresh = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     if name == "litellm":
         failing(fresh, "litellm/anthropic", "tool_results/is_error", "non_stream", "translation.wire_paths")
-        failing(fresh, "litellm/gemini", "multi_turn/call_id_sent_back", "non_stream", "client.call_ids")
+        older = [*command[: command.index("--report-dir")], "--report-dir", str(tmp_path / "older")]
+        older += ["--format", "json", "--quiet", "--wires", "gemini", "--model", "gemini-2.5-flash"]
+        older += ["--scenarios", "multi_turn/call_id_sent_back"]
+        subprocess.run(older, cwd=ROOT, check=False, capture_output=True, timeout=600)
+        again = json.loads((tmp_path / "older" / "report.json").read_text(encoding="utf-8"))
+        failing(again, "litellm/gemini", "multi_turn/call_id_sent_back", "non_stream", "client.call_ids")
     else:
         failing(fresh, "pydantic-ai/anthropic", "basic/get_time", "non_stream", "client.stream_mode")
