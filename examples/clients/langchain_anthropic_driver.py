@@ -7,7 +7,8 @@ through), ``parallel_tool_calls``. The history becomes LangChain messages: ``AIM
 blocks for thinking (with its signature) and text, ``tool_calls`` (``invalid_tool_calls`` for
 arguments that did not parse), ``ToolMessage`` with ``status="error"`` for a failed result (which
 langchain-anthropic sends as ``is_error``). Non-streamed turns use ``ainvoke``; streamed turns
-``astream``, whose content blocks and ``tool_call_chunks`` become stream events.
+``astream``, whose content blocks and ``tool_call_chunks`` become stream events, the chunks summed as
+LangChain sums them: each call ends with the summed message's own parse of its arguments.
 """
 
 from __future__ import annotations
@@ -165,8 +166,9 @@ async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[Stre
     reason: str | None = None
     gathered: AIMessageChunk | None = None
     async for chunk in model.astream(messages):
-        # LangChain's way to collect a stream: "gathered = gathered + chunk" (the tool calls how-to); the
-        # sum's ``tool_calls`` are the calls a user runs
+        # LangChain collects a stream by summing its chunks (``AIMessageChunk.__add__`` merges the tool call
+        # chunks of one index: reference.langchain.com/python/langchain-core/messages/tool/ToolCallChunk);
+        # the sum's ``tool_calls`` are the calls a user runs
         gathered = chunk if gathered is None else gathered + chunk
         blocks = chunk.content if isinstance(chunk.content, list) else [{"type": "text", "text": chunk.content}]
         for block in blocks:

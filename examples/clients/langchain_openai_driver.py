@@ -5,8 +5,9 @@
 (``SystemMessage``, ``HumanMessage``, ``AIMessage`` with ``tool_calls`` (and
 ``invalid_tool_calls`` for a call whose arguments did not parse), ``ToolMessage`` with
 ``tool_call_id`` and ``status="error"`` for a failed result). Non-streamed turns use ``ainvoke``;
-streamed turns ``astream``, whose ``AIMessageChunk.tool_call_chunks`` and text become stream events.
-LangChain parses arguments itself: a call that did not parse is in ``invalid_tool_calls``.
+streamed turns ``astream``, whose ``AIMessageChunk.tool_call_chunks`` and text become stream events,
+the chunks summed as LangChain sums them. LangChain parses arguments itself (the summed message's
+``tool_calls``, with ``parse_partial_json``): a call that did not parse is in ``invalid_tool_calls``.
 """
 
 from __future__ import annotations
@@ -136,8 +137,9 @@ async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[Stre
     reason: str | None = None
     gathered: AIMessageChunk | None = None
     async for chunk in model.astream(messages):
-        # LangChain's way to collect a stream: "gathered = gathered + chunk" (the tool calls how-to); the
-        # sum's ``tool_calls`` are the calls a user runs
+        # LangChain collects a stream by summing its chunks (``AIMessageChunk.__add__`` merges the tool call
+        # chunks of one index: reference.langchain.com/python/langchain-core/messages/tool/ToolCallChunk);
+        # the sum's ``tool_calls`` are the calls a user runs
         gathered = chunk if gathered is None else gathered + chunk
         if chunk.text:
             yield TextDelta(chunk.text)
