@@ -7,6 +7,9 @@ text of an MCP tool result, the ``retry-after`` headers, the lookup of a finish 
 class in the driver's own table (and the OpenAI Chat finish reasons, which three libraries pass on),
 and the bookkeeping that turns a library's streamed call fragments into
 ``ToolCallStart``/``ToolCallChunk``/``ToolCallEnd`` events.
+
+Nothing here reads an exception's cause or context, or second-guesses a kind the library's exception
+class already gives (docs/clients.md, "Drivers do what a user does").
 """
 
 from __future__ import annotations
@@ -14,12 +17,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 from conformance.model import (
-    ErrorInfo,
     ErrorKind,
     FinishReason,
     Image,
@@ -37,7 +39,6 @@ __all__ = [
     "CHAT_FINISH",
     "StreamCalls",
     "closing_events",
-    "connection_error",
     "dumps",
     "finish_call",
     "finish_reason",
@@ -141,8 +142,6 @@ def retry_after(headers: Mapping[str, str] | None) -> float | None:
     except ValueError:
         pass
     try:
-        from datetime import datetime
-
         return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
     except (TypeError, ValueError):
         return None
@@ -173,7 +172,8 @@ def kind_for_class(exc: BaseException, table: Iterable[tuple[type[BaseException]
 
 
 def kind_for_status(status: int | None) -> ErrorKind:
-    """The error kind an HTTP status means."""
+    """The error kind an HTTP status means, for a library that types its errors by status rather than by
+    class (google-genai's ``APIError.code``, ollama's ``ResponseError.status_code``)."""
     if status is None:
         return "unknown"
     table: dict[int, ErrorKind] = {
@@ -194,13 +194,6 @@ def kind_for_status(status: int | None) -> ErrorKind:
     if 400 <= status < 500:
         return "invalid_request"
     return "unknown"
-
-
-def connection_error(message: str, cause: BaseException | None) -> ErrorInfo:
-    """A connection error of an httpx-based SDK: ``stream_incomplete`` when the body broke off after
-    the 200 headers (the transport's protocol/read error is the cause), else ``unknown``."""
-    broken = type(cause).__name__ in ("RemoteProtocolError", "ReadError")
-    return ErrorInfo(kind="stream_incomplete" if broken else "unknown", message=f"{message} ({cause!r})")
 
 
 _CODES: dict[str, ErrorKind] = {
@@ -233,7 +226,9 @@ _CODES: dict[str, ErrorKind] = {
 
 
 def kind_for_code(*codes: object) -> ErrorKind | None:
-    """The error kind of the first provider error type/code string that names one."""
+    """The error kind of the first provider error type/code string that names one (the category field a
+    library's generic error class documents: anthropic's ``APIStatusError.type``, openai's ``APIError.code``
+    and ``.type``, google-genai's ``APIError.status``)."""
     for code in codes:
         if isinstance(code, str) and code in _CODES:
             return _CODES[code]
@@ -255,8 +250,9 @@ class StreamCalls:
 
     ``start`` opens a call once (a repeated id/name on a later piece is not a new call), ``chunk``
     adds argument text, ``piece`` does both for a fragment that may carry either, ``end``/``end_all``
-    close them with the text parsed. ``positions`` count the calls of this response from 0, whatever
-    key the wire used.
+    close them with the text parsed (``json.loads``, for a library that gives only the pieces), and
+    ``end_parsed`` with the arguments the library parsed itself (for a library that gives them).
+    ``positions`` count the calls of this response from 0, whatever key the wire used.
     """
 
     calls: dict[object, _Call] = field(default_factory=dict)
@@ -289,6 +285,24 @@ class StreamCalls:
         arguments, error = parse_arguments(raw)
         yield ToolCallEnd(
             tool_call_id=call.id, tool_call_arguments_complete=raw, arguments=arguments, arguments_error=error
+        )
+
+    def end_parsed(self, key: object, arguments: object, error: str | None = None) -> Iterator[StreamEvent]:
+        """Close the call with the arguments the library parsed from its text itself (the library's verdict
+        on the text, not ``json.loads``'s): an object is a call's arguments; anything else is not, for
+        ``error`` (or the reason the library gave none)."""
+        call = self.calls.get(key)
+        if call is None or call.ended:
+            return
+        call.ended = True
+        parsed = arguments if isinstance(arguments, dict) else None
+        if parsed is None and error is None:
+            error = f"the library gave a {type(arguments).__name__}, not an object"
+        yield ToolCallEnd(
+            tool_call_id=call.id,
+            tool_call_arguments_complete="".join(call.raw),
+            arguments=parsed,
+            arguments_error=None if parsed is not None else error,
         )
 
     def end_all(self) -> Iterator[StreamEvent]:

@@ -1,17 +1,24 @@
-"""Driver for the official ``anthropic`` Python SDK (2.14), async client (``AsyncAnthropic``).
+"""Driver for the official ``anthropic`` Python SDK (2.14), async client (``AsyncAnthropic``), two ways.
 
-``complete`` is a coroutine: ``await client.messages.create(...)``. Not streaming, the ``Message``'s
-content blocks become the parts (``tool_use.input`` is already an object). Streaming
-(``stream=True``), it returns an async iterator of events built from the SDK's raw stream events:
-``content_block_start`` opens a text, thinking or ``tool_use`` block, ``content_block_delta`` carries
-``text_delta`` / ``thinking_delta`` / ``signature_delta`` / ``input_json_delta``,
-``content_block_stop`` closes a call, ``message_delta`` holds the stop reason and ``message_stop``
-ends the message (no ``message_stop``, no finish: the SDK ends the iteration without a word).
+Not streaming, both send ``await client.messages.create(...)`` (the README's way) and the ``Message``'s
+content blocks become the parts (``tool_use.input`` is already an object). Streaming, the SDK documents
+two ways (``helpers.md``, "Streaming Responses"), so the driver exports two clients:
+
+- ``CLIENT``: the streaming helper, ``async with client.messages.stream(...) as stream`` and its events,
+  as ``helpers.md`` and Anthropic's streaming docs show it: ``text``, ``thinking`` and ``signature``
+  events, ``input_json`` deltas of the tool block that ``content_block_start`` opened,
+  ``content_block_stop`` with the block the helper accumulated (a ``tool_use`` block's ``input`` is the
+  helper's own parse of the streamed JSON) and ``message_stop`` with the accumulated message (its
+  ``stop_reason`` is the finish). No ``message_stop``, no finish.
+- ``CLIENT_RAW``: "alternatively, ``client.messages.create(..., stream=True)``": the raw events
+  (``content_block_start``/``_delta``/``_stop``, ``message_delta`` with the stop reason,
+  ``message_stop``), the argument text joined and parsed as a user of the raw events parses it.
 
 The SDK raises ``APIStatusError`` subclasses by status (``OverloadedError`` 529,
 ``ServiceUnavailableError`` 503, ``RateLimitError`` ...); an ``error`` event inside a 200 stream
-is raised as an ``APIStatusError`` whose status is the stream's 200 and whose body is the event.
-Run: ``conformance certify --client examples/clients/anthropic_driver.py:CLIENT``.
+is raised as the base ``APIStatusError`` (status 200, ``type`` from the event). ``error_info`` maps
+them by class. Run: ``conformance certify --client examples/clients/anthropic_driver.py:CLIENT``
+(or ``:CLIENT_RAW``).
 """
 
 from __future__ import annotations
@@ -26,12 +33,10 @@ import anthropic
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _convert import (
     StreamCalls,
-    connection_error,
     dumps,
     finish_reason,
     kind_for_class,
     kind_for_code,
-    kind_for_status,
     retry_after,
 )
 
@@ -169,7 +174,44 @@ def _response(message: Any) -> Response:
     )
 
 
-async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
+async def _helper_events(manager: Any) -> AsyncIterator[StreamEvent]:
+    """The events of ``client.messages.stream(...)``, read as helpers.md shows them."""
+    calls = StreamCalls()
+    block = -1  # the block the deltas belong to: the API streams one content block at a time
+    async with manager as stream:
+        async for event in stream:
+            if event.type == "content_block_start":
+                block = event.index
+                start = event.content_block
+                if start.type == "tool_use":
+                    for e in calls.start(block, start.id, start.name):
+                        yield e
+                elif start.type == "redacted_thinking":
+                    yield ReasoningDelta(redacted=start.data)
+                elif start.type == "text" and start.text:
+                    yield TextDelta(start.text)
+            elif event.type == "text":
+                yield TextDelta(event.text)
+            elif event.type == "thinking":
+                yield ReasoningDelta(text=event.thinking)
+            elif event.type == "signature":
+                yield ReasoningDelta(signature=event.signature)
+            elif event.type == "input_json":
+                for e in calls.chunk(block, event.partial_json):
+                    yield e
+            elif event.type == "content_block_stop" and event.content_block.type == "tool_use":
+                # the block the helper accumulated: its ``input`` (the helper's parse of the streamed text)
+                # is what a user of the helper calls the tool with
+                for e in calls.end_parsed(event.index, event.content_block.input):
+                    yield e
+            elif event.type == "message_stop":
+                reason = event.message.stop_reason
+                has_calls = any(b.type == "tool_use" for b in event.message.content)
+                yield Finish(finish_reason(_STOP, reason, has_calls=has_calls), reason)
+
+
+async def _raw_events(stream: Any) -> AsyncIterator[StreamEvent]:
+    """The raw events of ``client.messages.create(..., stream=True)``."""
     calls = StreamCalls()
     stop_reason: str | None = None
     async with stream:
@@ -212,22 +254,44 @@ async def _closing(client: anthropic.AsyncAnthropic, events: AsyncIterator[Strea
         await client.close()
 
 
-async def complete(call: Call) -> Completion:
+def _client(call: Call) -> anthropic.AsyncAnthropic:
     # max_retries=0: the suite counts requests per turn; a hidden retry is a finding and would
     # take the next turn's recorded answer.
-    client = anthropic.AsyncAnthropic(api_key=call.api_key, base_url=call.base_url, max_retries=0, timeout=call.timeout)
+    return anthropic.AsyncAnthropic(api_key=call.api_key, base_url=call.base_url, max_retries=0, timeout=call.timeout)
+
+
+async def complete(call: Call) -> Completion:
+    """Streams with the SDK's helper, ``client.messages.stream(...)``."""
+    client = _client(call)
+    if call.stream:  # the helper sends its request when its context is entered, inside the events
+        return _closing(client, _helper_events(client.messages.stream(**_kwargs(call))))
+    return await _whole(client, call)
+
+
+async def complete_raw(call: Call) -> Completion:
+    """Streams with the raw events, ``client.messages.create(..., stream=True)``."""
+    client = _client(call)
+    if not call.stream:
+        return await _whole(client, call)
     try:
-        if call.stream:
-            return _closing(client, _events(await client.messages.create(**_kwargs(call), stream=True)))
-        response = _response(await client.messages.create(**_kwargs(call)))
+        stream = await client.messages.create(**_kwargs(call), stream=True)
     except BaseException:
         await client.close()
         raise
-    await client.close()
-    return response
+    return _closing(client, _raw_events(stream))
 
 
-_CLASSES: tuple[tuple[type[anthropic.APIStatusError], ErrorKind], ...] = (
+async def _whole(client: anthropic.AsyncAnthropic, call: Call) -> Response:
+    try:
+        return _response(await client.messages.create(**_kwargs(call)))
+    finally:
+        await client.close()
+
+
+# The SDK's exception classes, most specific first: the kind is what the class means (one class per
+# status, _error_classes.py make_status_error; ``APIConnectionError`` for a connection that failed or
+# broke off). No status, body or cause is read to change it.
+_CLASSES: tuple[tuple[type[anthropic.AnthropicError], ErrorKind], ...] = (
     (anthropic.OverloadedError, "overloaded"),
     (anthropic.ServiceUnavailableError, "overloaded"),
     (anthropic.RateLimitError, "rate_limit"),
@@ -238,57 +302,64 @@ _CLASSES: tuple[tuple[type[anthropic.APIStatusError], ErrorKind], ...] = (
     (anthropic.BadRequestError, "invalid_request"),
     (anthropic.UnprocessableEntityError, "invalid_request"),
     (anthropic.InternalServerError, "server"),
+    (anthropic.APITimeoutError, "unknown"),
+    (anthropic.APIConnectionError, "stream_incomplete"),
+    (anthropic.APIResponseValidationError, "malformed_response"),
 )
 
 
 def error_info(exc: BaseException) -> ErrorInfo | None:
     if isinstance(exc, anthropic.APIStatusError):
-        body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else {}
-        code = error.get("type") if isinstance(error, dict) else None
-        message = str(error.get("message") or exc.message) if isinstance(error, dict) else exc.message
-        if exc.status_code < 400:  # an error event inside the 200 stream: its type says the kind
-            return ErrorInfo(kind=kind_for_code(code) or "unknown", message=message, code=code)
-        kind = kind_for_class(exc, _CLASSES) or kind_for_status(exc.status_code)
+        # The base class itself (an ``error`` event inside the 200 stream, a status without a class): the
+        # category its documented ``type`` field names ("The broad category of the error", _exceptions.py).
+        kind = kind_for_class(exc, _CLASSES) or kind_for_code(exc.type) or "unknown"
         return ErrorInfo(
             kind=kind,
-            message=message,
+            message=exc.message,
             status=exc.status_code,
             retry_after=retry_after(exc.response.headers),
-            code=code,
+            code=exc.type,
         )
-    if isinstance(exc, anthropic.APITimeoutError):
-        return ErrorInfo(kind="unknown", message=f"timeout: {exc.message}")
-    if isinstance(exc, anthropic.APIConnectionError):
-        # also raised when a stream's body breaks off after the 200 headers
-        return connection_error(exc.message, exc.__cause__)
-    if isinstance(exc, anthropic.APIResponseValidationError):
-        return ErrorInfo(kind="malformed_response", message=exc.message, status=exc.status_code)
-    return None
+    kind = kind_for_class(exc, _CLASSES)
+    if kind is None:
+        return None
+    status = exc.status_code if isinstance(exc, anthropic.APIResponseValidationError) else None
+    return ErrorInfo(kind=kind, message=str(exc), status=status)
 
+
+_CAPABILITIES = frozenset(
+    {
+        "streaming",
+        "parallel_tool_calls",
+        "disable_parallel_tool_calls",
+        "tool_choice_auto",
+        "tool_choice_none",
+        "tool_choice_required",
+        "tool_choice_named",
+        "images_in_tool_results",
+        "is_error_in_tool_results",
+        "reasoning_replay",
+        "system_prompt",
+        "call_ids",
+    }
+)
+# An SDK transports: it sends the caller's tool names and input schemas as given (nothing in the SDK maps
+# them to what the API accepts), so those duties are left to its caller.
+_DUTIES = frozenset({"transport"})
 
 CLIENT = SimpleClient(
-    name=f"anthropic-python {anthropic.__version__} (async)",
-    wires={
-        "anthropic": frozenset(
-            {
-                "streaming",
-                "parallel_tool_calls",
-                "disable_parallel_tool_calls",
-                "tool_choice_auto",
-                "tool_choice_none",
-                "tool_choice_required",
-                "tool_choice_named",
-                "images_in_tool_results",
-                "is_error_in_tool_results",
-                "reasoning_replay",
-                "system_prompt",
-                "call_ids",
-            }
-        )
-    },
+    name=f"anthropic-python {anthropic.__version__} (async, messages.stream)",
+    wires={"anthropic": _CAPABILITIES},
     complete=complete,
     error_info=error_info,
+    duties=_DUTIES,
+)
+CLIENT_RAW = SimpleClient(
+    name=f"anthropic-python {anthropic.__version__} (async, create stream=True)",
+    wires={"anthropic": _CAPABILITIES},
+    complete=complete_raw,
+    error_info=error_info,
+    duties=_DUTIES,
 )
 
-__all__ = ["CLIENT"]
+__all__ = ["CLIENT", "CLIENT_RAW"]

@@ -261,13 +261,14 @@ def _retry_delay(details: Any) -> float | None:
 
 def error_info(exc: BaseException) -> ErrorInfo | None:
     if isinstance(exc, errors.APIError):
+        # The SDK types its errors by field, not by class (``ClientError`` for any 4xx, ``ServerError`` for
+        # any 5xx; README "Error Handling" reads ``e.code``): the RPC ``status`` it documents beside the
+        # HTTP ``code`` names the kind. The retry delay is the response's header or the RetryInfo that
+        # Google documents in the error JSON, which the SDK hands over unchanged as ``details``.
         headers = getattr(exc.response, "headers", None)
         code = exc.status if isinstance(exc.status, str) else None
-        kind = kind_for_code(code) or kind_for_status(exc.code)
-        if exc.code == 503:
-            kind = "overloaded"
         return ErrorInfo(
-            kind=kind,
+            kind=kind_for_code(code) or kind_for_status(exc.code),
             message=str(exc.message or exc),
             status=exc.code,
             retry_after=retry_after(dict(headers) if headers is not None else None) or _retry_delay(exc.details),
@@ -296,6 +297,10 @@ CLIENT = SimpleClient(
     },
     complete=complete,
     error_info=error_info,
+    # An SDK transports. Its MCP translation filters a schema to the supported subset but promises no
+    # mapping of names or schemas to what the API accepts (README "Model Context Protocol (MCP) support
+    # (experimental)"), so those duties are left to its caller.
+    duties=frozenset({"transport"}),
 )
 
 __all__ = ["CLIENT"]

@@ -7,28 +7,30 @@ through), ``parallel_tool_calls``. The history becomes LangChain messages: ``AIM
 blocks for thinking (with its signature) and text, ``tool_calls`` (``invalid_tool_calls`` for
 arguments that did not parse), ``ToolMessage`` with ``status="error"`` for a failed result (which
 langchain-anthropic sends as ``is_error``). Non-streamed turns use ``ainvoke``; streamed turns
-``astream``, whose content blocks and ``tool_call_chunks`` become stream events.
+``astream``, whose content blocks and ``tool_call_chunks`` become stream events, the chunks summed as
+LangChain sums them: each call ends with the summed message's own parse of its arguments.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import anthropic
 from langchain_anthropic import ChatAnthropic
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.exceptions import ContextOverflowError
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _convert import StreamCalls, finish_reason, kind_for_class, retry_after
+from _convert import StreamCalls, finish_reason
+from anthropic_driver import error_info as sdk_error_info
 
 from conformance.clients.contract import Call, SimpleClient
 from conformance.model import (
     ErrorInfo,
-    ErrorKind,
     Finish,
     FinishReason,
     Image,
@@ -162,7 +164,12 @@ def _response(message: AIMessage) -> Response:
 async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[StreamEvent]:
     calls = StreamCalls()  # keyed by the chunk's index
     reason: str | None = None
+    gathered: AIMessageChunk | None = None
     async for chunk in model.astream(messages):
+        # LangChain collects a stream by summing its chunks (``AIMessageChunk.__add__`` merges the tool call
+        # chunks of one index: reference.langchain.com/python/langchain-core/messages/tool/ToolCallChunk);
+        # the sum's ``tool_calls`` are the calls a user runs
+        gathered = chunk if gathered is None else gathered + chunk
         blocks = chunk.content if isinstance(chunk.content, list) else [{"type": "text", "text": chunk.content}]
         for block in blocks:
             if isinstance(block, str) and block:
@@ -179,9 +186,22 @@ async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[Stre
             for event in calls.piece(c.get("index") or 0, c.get("id") or "", c.get("name") or "", c.get("args") or ""):
                 yield event
         reason = chunk.response_metadata.get("stop_reason") or reason
-    for event in calls.end_all():
+    for event in _ends(calls, gathered):
         yield event
     yield Finish(finish_reason(FINISH, reason), reason)
+
+
+def _ends(calls: StreamCalls, gathered: AIMessageChunk | None) -> Iterator[StreamEvent]:
+    """Each streamed call ended with LangChain's own parse of its merged arguments: the gathered message's
+    ``tool_calls``/``invalid_tool_calls`` come from ``init_tool_calls`` over its merged ``tool_call_chunks``,
+    one chunk at a time, so a message of that one chunk gives that call's verdict (messages/ai.py)."""
+    for merged in gathered.tool_call_chunks if gathered is not None else ():
+        one = AIMessageChunk(content="", tool_call_chunks=[merged])
+        if one.tool_calls:
+            yield from calls.end_parsed(merged.get("index") or 0, one.tool_calls[0]["args"])
+        else:
+            error = one.invalid_tool_calls[0].get("error") or "LangChain lists it in invalid_tool_calls"
+            yield from calls.end_parsed(merged.get("index") or 0, None, error)
 
 
 async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
@@ -191,31 +211,16 @@ async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
     return _response(await model.ainvoke(_messages(call)))
 
 
-ERRORS: tuple[tuple[type[BaseException], ErrorKind], ...] = (
-    (anthropic.RateLimitError, "rate_limit"),
-    (anthropic.OverloadedError, "overloaded"),
-    (anthropic.ServiceUnavailableError, "overloaded"),
-    (anthropic.AuthenticationError, "auth"),
-    (anthropic.PermissionDeniedError, "permission"),
-    (anthropic.NotFoundError, "not_found"),
-    (anthropic.BadRequestError, "invalid_request"),
-    (anthropic.UnprocessableEntityError, "invalid_request"),
-    (anthropic.InternalServerError, "server"),
-    (anthropic.APITimeoutError, "server"),
-    (anthropic.APIConnectionError, "stream_incomplete"),
-    (anthropic.APIStatusError, "server"),
-    (anthropic.APIError, "server"),  # no status: the SDK raises it for an error event inside a stream
-)
-
-
 def error_info(exc: BaseException) -> ErrorInfo | None:
-    kind = kind_for_class(exc, ERRORS)
-    if kind is None:
-        return None
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    return ErrorInfo(
-        kind=kind, message=str(exc), status=getattr(exc, "status_code", None), retry_after=retry_after(headers)
-    )
+    # langchain-anthropic raises LangChain's classified errors, each also the anthropic SDK's class
+    # (chat_models.py:1217-1260: ``AnthropicRateLimitError(anthropic.RateLimitError, ModelRateLimitError)`` ...;
+    # ``_handle_anthropic_api_error``, chat_models.py:1289), and lets an SDK error it does not classify out
+    # as the SDK raised it: the kinds are the anthropic driver's, and LangChain's own ``ContextOverflowError``
+    # (more specific than the SDK's ``BadRequestError`` it also is) is ``context_length``.
+    info = sdk_error_info(exc)
+    if info is not None and isinstance(exc, ContextOverflowError):
+        return replace(info, kind="context_length")
+    return info
 
 
 CLIENT = SimpleClient(
@@ -229,4 +234,7 @@ CLIENT = SimpleClient(
     },
     complete=complete,
     error_info=error_info,
+    # ``bind_tools`` converts with ``convert_to_anthropic_tool``, which passes an Anthropic-format tool through
+    # as given (chat_models.py:3226): names and schemas are left to the caller.
+    duties=frozenset({"transport"}),
 )

@@ -5,28 +5,30 @@
 (``SystemMessage``, ``HumanMessage``, ``AIMessage`` with ``tool_calls`` (and
 ``invalid_tool_calls`` for a call whose arguments did not parse), ``ToolMessage`` with
 ``tool_call_id`` and ``status="error"`` for a failed result). Non-streamed turns use ``ainvoke``;
-streamed turns ``astream``, whose ``AIMessageChunk.tool_call_chunks`` and text become stream events.
-LangChain parses arguments itself: a call that did not parse is in ``invalid_tool_calls``.
+streamed turns ``astream``, whose ``AIMessageChunk.tool_call_chunks`` and text become stream events,
+the chunks summed as LangChain sums them. LangChain parses arguments itself (the summed message's
+``tool_calls``, with ``parse_partial_json``): a call that did not parse is in ``invalid_tool_calls``.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import openai
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.exceptions import ContextOverflowError
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _convert import CHAT_FINISH, StreamCalls, finish_reason, kind_for_class, retry_after
+from _convert import CHAT_FINISH, StreamCalls, finish_reason
+from openai_driver import error_info as sdk_error_info
 
 from conformance.clients.contract import Call, SimpleClient
 from conformance.model import (
     ErrorInfo,
-    ErrorKind,
     Finish,
     Image,
     Resource,
@@ -133,16 +135,34 @@ def _response(message: AIMessage) -> Response:
 async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[StreamEvent]:
     calls = StreamCalls()  # keyed by the chunk's index
     reason: str | None = None
+    gathered: AIMessageChunk | None = None
     async for chunk in model.astream(messages):
+        # LangChain collects a stream by summing its chunks (``AIMessageChunk.__add__`` merges the tool call
+        # chunks of one index: reference.langchain.com/python/langchain-core/messages/tool/ToolCallChunk);
+        # the sum's ``tool_calls`` are the calls a user runs
+        gathered = chunk if gathered is None else gathered + chunk
         if chunk.text:
             yield TextDelta(chunk.text)
         for c in chunk.tool_call_chunks:
             for event in calls.piece(c.get("index") or 0, c.get("id") or "", c.get("name") or "", c.get("args") or ""):
                 yield event
         reason = chunk.response_metadata.get("finish_reason") or reason
-    for event in calls.end_all():
+    for event in _ends(calls, gathered):
         yield event
     yield Finish(finish_reason(CHAT_FINISH, reason), reason)
+
+
+def _ends(calls: StreamCalls, gathered: AIMessageChunk | None) -> Iterator[StreamEvent]:
+    """Each streamed call ended with LangChain's own parse of its merged arguments: the gathered message's
+    ``tool_calls``/``invalid_tool_calls`` come from ``init_tool_calls`` over its merged ``tool_call_chunks``,
+    one chunk at a time, so a message of that one chunk gives that call's verdict (messages/ai.py)."""
+    for merged in gathered.tool_call_chunks if gathered is not None else ():
+        one = AIMessageChunk(content="", tool_call_chunks=[merged])
+        if one.tool_calls:
+            yield from calls.end_parsed(merged.get("index") or 0, one.tool_calls[0]["args"])
+        else:
+            error = one.invalid_tool_calls[0].get("error") or "LangChain lists it in invalid_tool_calls"
+            yield from calls.end_parsed(merged.get("index") or 0, None, error)
 
 
 async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
@@ -152,30 +172,16 @@ async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
     return _response(await model.ainvoke(_messages(call)))
 
 
-ERRORS: tuple[tuple[type[BaseException], ErrorKind], ...] = (
-    (openai.RateLimitError, "rate_limit"),
-    (openai.AuthenticationError, "auth"),
-    (openai.PermissionDeniedError, "permission"),
-    (openai.NotFoundError, "not_found"),
-    (openai.BadRequestError, "invalid_request"),
-    (openai.UnprocessableEntityError, "invalid_request"),
-    (openai.InternalServerError, "server"),
-    (openai.APITimeoutError, "server"),
-    (openai.APIConnectionError, "stream_incomplete"),
-    (openai.APIStatusError, "server"),
-    (openai.APIError, "server"),  # no status: the SDK raises it for an error event inside a stream
-)
-
-
 def error_info(exc: BaseException) -> ErrorInfo | None:
-    kind = kind_for_class(exc, ERRORS)
-    if kind is None:
-        return None
-    status = getattr(exc, "status_code", None)
-    if status == 503:
-        kind = "overloaded"
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    return ErrorInfo(kind=kind, message=str(exc), status=status, retry_after=retry_after(headers))
+    # langchain-openai raises LangChain's classified errors, each also the openai SDK's class
+    # (chat_models/base.py:660-720: ``OpenAIRateLimitError(openai.RateLimitError, ModelRateLimitError)`` ...),
+    # and lets an SDK error it does not classify out as the SDK raised it: the kinds are the openai
+    # driver's, and LangChain's own ``ContextOverflowError`` (more specific than the SDK's
+    # ``BadRequestError`` it also is) is ``context_length``.
+    info = sdk_error_info(exc)
+    if info is not None and isinstance(exc, ContextOverflowError):
+        return replace(info, kind="context_length")
+    return info
 
 
 CLIENT = SimpleClient(
@@ -188,4 +194,7 @@ CLIENT = SimpleClient(
     },
     complete=complete,
     error_info=error_info,
+    # ``bind_tools`` takes "any tool definition handled by convert_to_openai_tool" (chat_models/base.py:2526):
+    # a format conversion; an OpenAI-format tool goes out as given, so names and schemas are left to the caller.
+    duties=frozenset({"transport"}),
 )

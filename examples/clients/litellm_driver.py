@@ -23,7 +23,6 @@ from typing import Any
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of the cost map from GitHub at import
 
 import litellm
-from litellm.exceptions import MidStreamFallbackError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _convert import CHAT_FINISH, StreamCalls, finish_reason, kind_for_class, retry_after, tool_call
@@ -189,6 +188,12 @@ async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
     return _events(answer) if call.stream else _response(answer)
 
 
+# LiteLLM's documented exception classes (docs.litellm.ai/docs/exception_mapping: "LiteLLM maps exceptions
+# across all providers to their OpenAI counterparts"), most specific first: the kind is what the class
+# means. A stream that breaks raises ``MidStreamFallbackError``, a ``ServiceUnavailableError``
+# (exceptions.py:1267): a user catching the documented classes meets a 503-kind error whatever broke,
+# so that is what the driver reports (it never reads the ``original_exception`` inside it), and no
+# ``status_code`` is read to change a class's kind.
 ERRORS: tuple[tuple[type[BaseException], ErrorKind], ...] = (
     (litellm.ContextWindowExceededError, "context_length"),
     (litellm.RateLimitError, "rate_limit"),
@@ -206,19 +211,15 @@ ERRORS: tuple[tuple[type[BaseException], ErrorKind], ...] = (
 
 
 def error_info(exc: BaseException) -> ErrorInfo | None:
-    if isinstance(exc, MidStreamFallbackError):  # a stream broke: LiteLLM wraps what it caught
-        cause = exc.original_exception
-        if isinstance(cause, litellm.APIConnectionError):
-            return ErrorInfo(kind="stream_incomplete", message=str(cause), status=None)
-        return error_info(cause) if isinstance(cause, Exception) else None
     kind = kind_for_class(exc, ERRORS)
     if kind is None:
         return None
-    status = getattr(exc, "status_code", None)
-    if status in (529, 503):
-        kind = "overloaded"
+    # ``status_code`` is one of the attributes the exception-mapping doc lists; the headers are the
+    # provider's, which LiteLLM keeps on ``litellm_response_headers`` (exceptions.py) or the response.
     headers = getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
-    return ErrorInfo(kind=kind, message=str(exc), status=status, retry_after=retry_after(headers))
+    return ErrorInfo(
+        kind=kind, message=str(exc), status=getattr(exc, "status_code", None), retry_after=retry_after(headers)
+    )
 
 
 COMMON = frozenset(
@@ -235,4 +236,20 @@ CLIENT = SimpleClient(
     },
     complete=complete,
     error_info=error_info,
+    # LiteLLM promises "a single, unified interface to call 100+ LLM providers ... using the OpenAI format"
+    # (README); where that format allows what a provider refuses, its source maps it (1.110.2):
+    # - anthropic: tool names ("Anthropic requires tool names to match ^[a-zA-Z0-9_-]{1,128}$ ... must be
+    #   replaced before the request is sent", llms/anthropic/chat/transformation.py:167, mapped back on the
+    #   answer) and input schemas (sanitize_input_schema_for_anthropic, "into the shape Anthropic accepts",
+    #   litellm_core_utils/prompt_templates/common_utils.py:1001);
+    # - gemini: schemas ("OPENAI accepts JSON Schema, Google accepts OpenAPI schema": build_vertex_schema,
+    #   llms/vertex_ai/gemini/vertex_and_google_ai_studio_gemini.py:1269); names go out as given;
+    # - openai_chat (the format itself) and ollama ("pass tools directly", llms/ollama/chat/transformation.py:189):
+    #   the tools go out as given.
+    duties={
+        "openai_chat": frozenset({"transport"}),
+        "anthropic": frozenset({"transport", "tool_names", "tool_schemas"}),
+        "gemini": frozenset({"transport", "tool_schemas"}),
+        "ollama": frozenset({"transport"}),
+    },
 )

@@ -68,14 +68,22 @@ def complete(call: Call) -> Response:
     return Response(parts=tuple(parts), finish_reason=reason)
 
 
+# The SDK's exception classes (its README, "Handling errors"), most specific first; the kind is what the
+# class means, so a 503, which the SDK raises as InternalServerError, is "server".
+KINDS = (
+    (openai.RateLimitError, "rate_limit"),
+    (openai.BadRequestError, "invalid_request"),
+    (openai.AuthenticationError, "auth"),
+    (openai.InternalServerError, "server"),
+)
+
+
 def error_info(exc: BaseException) -> ErrorInfo | None:
-    if isinstance(exc, json.JSONDecodeError):  # the SDK lets a truncated body's parse error through
-        return ErrorInfo(kind="malformed_response", message=str(exc))
     if isinstance(exc, openai.APIStatusError):
-        kinds = {429: "rate_limit", 400: "invalid_request", 401: "auth", 500: "server", 503: "overloaded"}
+        kind = next((kind for cls, kind in KINDS if isinstance(exc, cls)), "unknown")
         after = exc.response.headers.get("retry-after")
         return ErrorInfo(
-            kind=kinds.get(exc.status_code, "server" if exc.status_code >= 500 else "unknown"),
+            kind=kind,
             message=exc.message,
             status=exc.status_code,
             retry_after=float(after) if after else None,
@@ -100,4 +108,5 @@ CLIENT = SimpleClient(
     },
     complete=complete,
     error_info=error_info,
+    duties=frozenset({"transport"}),  # the SDK sends tool names and schemas as given
 )

@@ -158,10 +158,13 @@ def complete(call: Call) -> Completion:
 
 def error_info(exc: BaseException) -> ErrorInfo | None:
     if isinstance(exc, ollama.ResponseError):
-        if exc.status_code == -1:  # an {"error": ...} line inside the 200 stream
+        # One class for every error: its documented ``status_code`` is how the README tells them apart
+        # (``if e.status_code == 404``); -1 is the SDK's own mark of an ``{"error": ...}`` line inside the
+        # 200 stream (_client.py:198 raises ``ResponseError(err)``, _types.py:707 defaults the status to -1).
+        if exc.status_code == -1:
             return ErrorInfo(kind="server", message=str(exc.error))
         return ErrorInfo(kind=kind_for_status(exc.status_code), message=str(exc.error), status=exc.status_code)
-    if isinstance(exc, ConnectionError):
+    if isinstance(exc, ConnectionError):  # the SDK raises the builtin when it cannot connect (_client.py:149)
         return ErrorInfo(kind="unknown", message=str(exc))
     return None
 
@@ -175,6 +178,9 @@ CLIENT = SimpleClient(
     },
     complete=complete,
     error_info=error_info,
+    # An SDK transports: the tools go out as the caller wrote them (the README promises no mapping), so
+    # names and schemas are left to its caller.
+    duties=frozenset({"transport"}),
     request_differences={
         "$.messages[*].parts[*].is_error": (
             "Ollama has no error flag on a tool result: the driver sends the tool's text as it is (the"

@@ -7,9 +7,11 @@
   Responses events (``response.output_item.added`` opens a call, ``function_call_arguments.delta``
   / ``.done`` carry its arguments, ``response.completed`` / ``incomplete`` / ``failed`` end it).
 
-The SDK raises ``APIStatusError`` subclasses on an HTTP error, ``APIError`` (no status) on an
-error event inside a stream and ``APIConnectionError`` when the body breaks off; ``error_info``
-maps them. Run: ``conformance certify --client examples/clients/openai_driver.py:CLIENT``.
+Streams are read as the SDK's README shows them (``create(..., stream=True)`` and iterating it; the
+``.stream()`` helpers of ``helpers.md`` are for parsing structured outputs). The SDK raises
+``APIStatusError`` subclasses on an HTTP error, ``APIError`` (no status) on an error event inside a
+stream and ``APIConnectionError`` when the body breaks off; ``error_info`` maps them by class.
+Run: ``conformance certify --client examples/clients/openai_driver.py:CLIENT``.
 """
 
 from __future__ import annotations
@@ -25,12 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _convert import (
     CHAT_FINISH,
     StreamCalls,
-    connection_error,
     dumps,
     finish_call,
     finish_reason,
+    kind_for_class,
     kind_for_code,
-    kind_for_status,
     result_images,
     result_text,
     retry_after,
@@ -40,6 +41,7 @@ from _convert import (
 from conformance.clients.contract import Call, Completion, SimpleClient
 from conformance.model import (
     ErrorInfo,
+    ErrorKind,
     Finish,
     FinishReason,
     Part,
@@ -305,35 +307,39 @@ def complete(call: Call) -> Completion:
     return completion
 
 
+# The SDK's exception classes, most specific first: the kind is what the class means (README "Handling
+# errors": one class per 4xx status, `InternalServerError` for every status >= 500, `APIConnectionError`
+# when the API cannot be reached and, "when consuming a Stream", when the body breaks off). No status or
+# cause is read to change it: a 503 the SDK raises as `InternalServerError` is `server`.
+_CLASSES: tuple[tuple[type[BaseException], ErrorKind], ...] = (
+    (openai.RateLimitError, "rate_limit"),
+    (openai.AuthenticationError, "auth"),
+    (openai.PermissionDeniedError, "permission"),
+    (openai.NotFoundError, "not_found"),
+    (openai.BadRequestError, "invalid_request"),
+    (openai.ConflictError, "invalid_request"),
+    (openai.UnprocessableEntityError, "invalid_request"),
+    (openai.InternalServerError, "server"),
+    (openai.APITimeoutError, "unknown"),
+    (openai.APIConnectionError, "stream_incomplete"),
+    (openai.APIResponseValidationError, "malformed_response"),
+)
+
+
 def error_info(exc: BaseException) -> ErrorInfo | None:
-    if isinstance(exc, openai.APIStatusError):
-        body = exc.body if isinstance(exc.body, dict) else {}
-        inner = body.get("error", body)
-        code = inner.get("code") if isinstance(inner, dict) else None
-        kind = kind_for_status(exc.status_code)
-        if kind == "invalid_request" and code == "context_length_exceeded":
-            kind = "context_length"
-        return ErrorInfo(
-            kind=kind,
-            message=exc.message,
-            status=exc.status_code,
-            retry_after=retry_after(exc.response.headers),
-            code=str(code) if code is not None else exc.type,
-        )
-    if isinstance(exc, openai.APITimeoutError):
-        return ErrorInfo(kind="unknown", message=f"timeout: {exc.message}")
-    if isinstance(exc, openai.APIConnectionError):
-        # Also raised from a stream's byte iterator when the body breaks off after the 200 headers
-        # (its cause is then the transport's protocol/read error, not a failed connect).
-        return connection_error(exc.message, exc.__cause__)
-    if isinstance(exc, openai.APIResponseValidationError):
-        return ErrorInfo(kind="malformed_response", message=exc.message, status=exc.status_code)
-    if isinstance(exc, openai.APIError):
-        # An error event inside a 200 stream: no status, the body is the event's ``error`` object.
-        return ErrorInfo(
-            kind=kind_for_code(exc.code, exc.type) or "unknown", message=exc.message, code=exc.code or exc.type
-        )
-    return None
+    if not isinstance(exc, openai.APIError):
+        return None
+    # ``APIError`` itself (no subclass applies: an error event inside a 200 stream, a status without a class):
+    # the error's own category, the ``code``/``type`` fields the class declares (_exceptions.py, APIError).
+    kind = kind_for_class(exc, _CLASSES) or kind_for_code(exc.code, exc.type) or "unknown"
+    headers = exc.response.headers if isinstance(exc, openai.APIStatusError) else None
+    return ErrorInfo(
+        kind=kind,
+        message=exc.message,
+        status=getattr(exc, "status_code", None),  # APIStatusError and APIResponseValidationError have one
+        retry_after=retry_after(headers),
+        code=exc.code or exc.type,
+    )
 
 
 _CHAT = frozenset(
@@ -355,6 +361,9 @@ CLIENT = SimpleClient(
     wires={"openai_chat": _CHAT, "openai_responses": _CHAT | {"images_in_tool_results"}},
     complete=complete,
     error_info=error_info,
+    # An SDK transports: it sends the caller's tool names and schemas as given (the README promises no
+    # mapping to what the API accepts), so those duties are left to its caller.
+    duties=frozenset({"transport"}),
     request_differences={
         "$.messages[*].parts[*].is_error": (
             "the OpenAI wires have no error flag on a tool result: the driver sends the tool's text as"

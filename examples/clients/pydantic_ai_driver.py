@@ -325,6 +325,12 @@ CLIENT = SimpleClient(
     },
     complete=complete,
     error_info=error_info,
+    # Each model's profile names "the transformer to use to make JSON schemas for tools and structured output
+    # compatible with the model" (profiles/__init__.py:255): OpenAIJsonSchemaTransformer (profiles/openai.py:673),
+    # AnthropicJsonSchemaTransformer (providers/anthropic.py:159), GoogleJsonSchemaTransformer
+    # (profiles/google.py:288). Tool names go out as given (a function's name, or an MCP toolset's with its
+    # optional ``tool_prefix``): nothing maps them to what a provider accepts.
+    duties=frozenset({"transport", "tool_schemas"}),
     # documented behaviour, data rather than a failure: pydantic_ai/profiles/openai.py OpenAIJsonSchemaTransformer
     schema_rewrites={
         "openai_chat": "OpenAI strict mode where the schema allows it: additionalProperties false on every object, "

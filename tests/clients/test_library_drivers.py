@@ -1,0 +1,90 @@
+"""The library drivers, each in its pinned venv, on the cases that show what the library does once the
+driver stops repairing it (docs/clients.md, "Drivers do what a user does").
+
+Opt-in tier ``libraries``: a venv that is not built (``python scripts/certify_libraries.py --no-certify``,
+about 3 minutes of installs) skips its test. The expected kinds are the scenarios' own
+(``scenarios/errors/*.yaml``); the actual ones are what the library's exception classes mean.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.libraries
+
+ROOT = Path(__file__).resolve().parents[2]
+VENVS = ROOT / ".venvs"
+
+
+def _certify(venv: str, driver: str, scenarios: list[str], tmp_path: Path) -> list[dict[str, Any]]:
+    python = VENVS / venv / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"opt-in tier: .venvs/{venv} is not built (python scripts/certify_libraries.py --no-certify)")
+    command = [sys.executable, "-m", "conformance", "certify", "--client", f"examples/clients/{driver}:CLIENT"]
+    command += ["--python", str(python), "--report-dir", str(tmp_path), "--format", "json", "--quiet"]
+    command += ["--timeout", "60"]
+    for scenario in scenarios:
+        command += ["--scenarios", scenario]
+    subprocess.run(command, cwd=ROOT, check=False, capture_output=True, timeout=900)
+    cases: list[dict[str, Any]] = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))["cases"]
+    return cases
+
+
+def _failing(cases: list[dict[str, Any]], check: str) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    """(wire, scenario, mode) -> the findings of ``check`` where it failed."""
+    return {
+        (case["adapter"].rpartition("/")[2], case["scenario"], case["mode"]): verdict["findings"]
+        for case in cases
+        for verdict in case["checks"]
+        if verdict["check"] == check and verdict["status"] == "fail"
+    }
+
+
+def test_litellm_raises_a_broken_stream_as_a_service_unavailable_error(tmp_path: Path) -> None:
+    """LiteLLM raises a stream's failure as ``MidStreamFallbackError``, a ``ServiceUnavailableError``
+    (litellm/exceptions.py:1267), whatever broke: a cut connection, an error event, on Gemini even a 429
+    answered before the stream began. A user catching the documented classes meets a 503-kind error.
+    (Ollama's error line is a ``BadRequestError``: LiteLLM's Ollama stream reads a ``message`` the line
+    does not have, "KeyError: 'message'".)"""
+    scenarios = ["errors/stream_disconnect", "errors/stream_error_event", "errors/rate_limit"]
+    failing = _failing(_certify("litellm", "litellm_driver.py", scenarios, tmp_path), "recovery.provider_error")
+    kinds = {
+        (wire, scenario): (finding["expected"], finding["actual"])
+        for (wire, scenario, mode), findings in failing.items()
+        for finding in findings
+        if finding["path"] == "$.error.kind" and mode == "stream"
+    }
+    assert kinds == {
+        ("openai_chat", "errors/stream_disconnect"): ("stream_incomplete", "overloaded"),
+        ("anthropic", "errors/stream_disconnect"): ("stream_incomplete", "overloaded"),
+        ("gemini", "errors/stream_disconnect"): ("stream_incomplete", "overloaded"),
+        ("ollama", "errors/stream_disconnect"): ("stream_incomplete", "overloaded"),
+        ("openai_chat", "errors/stream_error_event"): ("server", "overloaded"),
+        ("anthropic", "errors/stream_error_event"): ("server", "overloaded"),
+        ("gemini", "errors/stream_error_event"): ("server", "overloaded"),
+        ("ollama", "errors/stream_error_event"): ("server", "invalid_request"),
+        ("gemini", "errors/rate_limit"): ("rate_limit", "overloaded"),
+    }
+    assert not [key for key in failing if key[2] == "non_stream"], failing
+
+
+@pytest.mark.parametrize(
+    ("venv", "driver"),
+    [("langchain-openai", "langchain_openai_driver.py"), ("langchain-anthropic", "langchain_anthropic_driver.py")],
+)
+def test_langchain_gathers_a_call_cut_off_by_max_tokens_as_a_valid_call(venv: str, driver: str, tmp_path: Path) -> None:
+    """The streamed chunks summed as LangChain's docs do it: ``init_tool_calls`` parses the merged argument
+    text with ``parse_partial_json`` (langchain_core/messages/ai.py), so the text the model stopped in the
+    middle of is a call with the arguments read so far, not an invalid one."""
+    failing = _failing(_certify(venv, driver, ["arguments/truncated_by_length"], tmp_path), "recovery.arguments_error")
+    wire = "openai_chat" if venv == "langchain-openai" else "anthropic"
+    assert list(failing) == [(wire, "arguments/truncated_by_length", "stream")]
+    [finding] = failing[(wire, "arguments/truncated_by_length", "stream")]
+    assert (finding["path"], finding["expected"]) == ("$.tool_calls[0].arguments", "arguments_error")
+    assert finding["actual"] == {"path": "src/server/middleware/auth.ts"}
