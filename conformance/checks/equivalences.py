@@ -13,6 +13,9 @@ or recording it rests on:
   a note). ``classify`` makes such a finding ``unasked`` or ``note`` instead of a defect.
 - **Fields a provider rejects**: an undefined field the provider answers with an error; ``classify``
   keeps it a defect and says what the provider answers.
+- **Error kinds**: an HTTP status a library raises as a more general error kind by design (the openai
+  SDK raises every status of 500 and over as ``InternalServerError``), its status kept on the
+  exception: ``recovery.provider_error`` accepts that kind there (``accepts_kind``).
 
 Parsing is pure (``parse_table``: text in, ``EquivalenceTable`` out, ``UsageError`` naming the file,
 the row and what to write for a bad row); ``bundled_table`` reads the bundled file once, and
@@ -41,8 +44,10 @@ __all__ = [
     "WHEN",
     "Equivalence",
     "EquivalenceTable",
+    "KindByDesign",
     "Rejected",
     "Unasked",
+    "accepts_kind",
     "bundled_table",
     "classify",
     "merged",
@@ -107,12 +112,26 @@ class Rejected:
 
 
 @dataclass(frozen=True, kw_only=True)
+class KindByDesign:
+    """A status a library raises as another error kind by design, the status kept."""
+
+    wires: frozenset[str]
+    status: int
+    kind: str
+    """The kind the scenario expects for that status."""
+    raised_as: str
+    """The kind the library's documented exception class means."""
+    source: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class EquivalenceTable:
     files: tuple[str, ...]
     """Where the rows came from (named in messages)."""
     equivalences: tuple[Equivalence, ...] = ()
     unasked: tuple[Unasked, ...] = ()
     rejected: tuple[Rejected, ...] = ()
+    error_kinds: tuple[KindByDesign, ...] = ()
     sha256: str = ""
     """Of the text(s) it was read from: part of the suite's fingerprint."""
 
@@ -123,6 +142,7 @@ _HEADINGS = {
     "equivalences": ("id", "wire", "path", "value", "when", "why", "source"),
     "parameters sent unasked": ("wire", "path", "changes", "source"),
     "fields a provider rejects": ("wire", "path", "answer", "source"),
+    "error kinds": ("wire", "status", "kind", "raised as", "source"),
 }
 _SOURCE = re.compile(r"https?://\S+|[\w./-]+\.(?:py|go|ts|md|yaml|json)(?::\d+(?:-\d+)?)?|§\d")
 
@@ -141,6 +161,7 @@ def parse_table(text: str, file: str) -> EquivalenceTable:
     equivalences: list[Equivalence] = []
     unasked: list[Unasked] = []
     rejected: list[Rejected] = []
+    error_kinds: list[KindByDesign] = []
     seen: dict[str, int] = {}
     for heading, (line, rows) in sections.items():
         title = heading.lower()
@@ -154,8 +175,11 @@ def parse_table(text: str, file: str) -> EquivalenceTable:
             where = f"{file}:{number}"
             row = _cells(cells, names, where)
             wires = _wires(row["wire"], where)
-            path = _path(row["path"], where)
             source = _source(row["source"], where)
+            if title == "error kinds":
+                error_kinds.append(_error_kind(row, wires, source, where))
+                continue
+            path = _path(row["path"], where)
             if title == "equivalences":
                 ident = row["id"]
                 if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", ident):
@@ -192,7 +216,23 @@ def parse_table(text: str, file: str) -> EquivalenceTable:
         equivalences=tuple(equivalences),
         unasked=tuple(unasked),
         rejected=tuple(rejected),
+        error_kinds=tuple(error_kinds),
         sha256=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+    )
+
+
+def _error_kind(row: Mapping[str, str], wires: frozenset[str], source: str, where: str) -> KindByDesign:
+    from conformance.model import ERROR_KINDS
+
+    if not re.fullmatch(r"[1-5]\d\d", row["status"]):
+        raise UsageError(f"{where}: the status {row['status']!r} is not an HTTP status (write e.g. 503)")
+    for column in ("kind", "raised as"):
+        if row[column] not in ERROR_KINDS:
+            raise UsageError(
+                f"{where}: unknown error kind {row[column]!r} in '{column}' (valid: {', '.join(ERROR_KINDS)})"
+            )
+    return KindByDesign(
+        wires=wires, status=int(row["status"]), kind=row["kind"], raised_as=row["raised as"], source=source
     )
 
 
@@ -323,6 +363,7 @@ def merged(tables: Iterable[EquivalenceTable]) -> EquivalenceTable:
         equivalences=tuple(r for t in tables for r in t.equivalences),
         unasked=tuple(r for t in tables for r in t.unasked),
         rejected=tuple(r for t in tables for r in t.rejected),
+        error_kinds=tuple(r for t in tables for r in t.error_kinds),
         sha256=digest or (tables[0].sha256 if tables else ""),
     )
 
@@ -389,6 +430,15 @@ def _same(expected: Any, actual: Any) -> bool:
     if isinstance(expected, bool) or isinstance(actual, bool):
         return expected is actual
     return type(expected) is type(actual) and bool(expected == actual)
+
+
+def accepts_kind(table: EquivalenceTable, wire: str, status: int | None, expected: str, actual: str) -> bool:
+    """Does the table accept an error of HTTP ``status`` that the scenario expects as ``expected``
+    raised as ``actual`` (the library's documented class for it, the status kept)?"""
+    return any(
+        _holds(row.wires, wire) and row.status == status and row.kind == expected and row.raised_as == actual
+        for row in table.error_kinds
+    )
 
 
 def classify(finding: Finding, wire: str, table: EquivalenceTable) -> Finding:

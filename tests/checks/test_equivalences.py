@@ -6,6 +6,7 @@ changes and does not fail, a field the provider rejects fails saying what the pr
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -240,3 +241,47 @@ def test_a_users_table_accepts_what_its_rows_say(tmp_path: Path) -> None:
     ours = merged([bundled_table(), read_table(table)])
     assert _verdict("openai_chat", warmer, "basic/get_time", equivalences=ours).findings == ()
     assert _verdict("openai_chat", warmer, "basic/get_time").findings  # without it: sent unasked
+
+
+KINDS = "## Error kinds\n\n| wire | status | kind | raised as | source |\n|---|---|---|---|---|\n"
+
+
+@pytest.mark.parametrize(
+    ("row", "problem"),
+    [
+        ("| openai_chat | 5xx | overloaded | server | https://x.test |", "is not an HTTP status"),
+        ("| openai_chat | 503 | busy | server | https://x.test |", "unknown error kind 'busy' in 'kind'"),
+        ("| openai_chat | 503 | overloaded | server | |", "the row has no source"),
+    ],
+)
+def test_a_bad_error_kind_row_is_a_usage_error(row: str, problem: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(problem)):
+        parse_table(KINDS + row + "\n", "mine.md")
+
+
+def test_the_openai_sdks_generic_5xx_class_is_its_design_but_a_changed_status_is_not() -> None:
+    """openai-python raises every status of 500 and over as InternalServerError (its README's error
+    table, ``_client.py:664``): a 503 read as ``server``, status 503 kept, is accepted; the same kind
+    with the status changed to 500 (litellm 1.110's 503 -> 500) is not."""
+    pytest.importorskip("openai")
+    from conformance.clients.child import load_object
+    from conformance.model import ErrorInfo
+
+    sdk = load_object(f"{REPO / 'examples' / 'clients' / 'openai_driver.py'}:CLIENT")
+    chosen = [s for s in load_scenarios([]).scenarios if s.id == "errors/unavailable"]
+    options = CertifyOptions(cassette_dir=CASSETTES, modes=("non_stream",), isolate=False, wires=("openai_chat",))
+
+    def kind_of(client: Any) -> CheckVerdict:
+        [case] = certify(chosen, client, options).cases
+        [found] = [v for v in case.checks if v.check == "recovery.provider_error"]
+        return found
+
+    assert kind_of(sdk).status == "pass"
+
+    def five_hundred(exc: BaseException) -> ErrorInfo | None:
+        info = sdk.error_info(exc)
+        return None if info is None else replace(info, status=500)
+
+    changed = kind_of(replace(sdk, error_info=five_hundred))
+    assert changed.status == "fail"
+    assert {f.path for f in changed.findings} == {"$.error.kind", "$.error.status"}
