@@ -21,7 +21,13 @@ duty                          findings it covers (the client sent the caller's v
                               (``roundtrip.*``, ``streaming.*``, ``client.recorded_request`` on a
                               call's name) when the names went out unmapped
 ``tool_schemas``              ``translation.request_shape`` inside a tool's input schema
+``quirks``                    ``streaming.*``, ``roundtrip.*`` and ``recovery.*`` in a scenario tagged
+                              ``quirk`` (what some providers and gateways send outside the wire's
+                              rules): the library handed the deviation to its caller as it came
 ============================  =====================================================================
+
+A quirk the client chokes on in its own way stays a defect: an exception outside its classes
+(``client.typed_errors``), a request it should not have sent (``client.*``, ``translation.*``).
 """
 
 from __future__ import annotations
@@ -89,12 +95,23 @@ _GENERIC = {
     "tool_schemas": "the input schemas reach the provider as given: adapt them to what it accepts yourself",
 }
 
+_QUIRK_CHECKS = ("streaming.", "roundtrip.", "recovery.")
+"""The checks of how an answer is read: what a quirk changes when a library hands it on as it came."""
+
+
+def _quirk_remedy(ctx: CaseContext) -> str:
+    behavior = ctx.scenario.behavior.strip().rstrip(".")
+    return (
+        f"a provider quirk reaches you as the provider sent it ({behavior}); the library does not promise"
+        " to read such answers: handle it in your code where your providers or gateways send it"
+    )
+
 
 def left_to_caller(
     verdicts: Sequence[CheckVerdict], ctx: CaseContext, duties: Collection[str]
 ) -> tuple[CheckVerdict, ...]:
     """``verdicts`` with every defect about a duty the client does not take on made ``left``."""
-    missing = {"tool_names", "tool_schemas"} - set(duties)
+    missing = {"tool_names", "tool_schemas", "quirks"} - set(duties)
     if not missing or ctx.client is None:
         return tuple(verdicts)
     wire = ctx.adapter.wire_format
@@ -107,7 +124,7 @@ def left_to_caller(
         for f in v.findings:
             duty = duty_of(f, ctx) if f.kind == "defect" else None
             if duty in missing:
-                remedy = REMEDIES.get((duty, wire), _GENERIC[duty])
+                remedy = _quirk_remedy(ctx) if duty == "quirks" else REMEDIES.get((duty, wire), _GENERIC[duty])
                 f = dataclasses.replace(f, kind="left", remedy=remedy)
             findings.append(f)
         out.append(dataclasses.replace(verdict(v.check, findings), message=v.message))
@@ -119,6 +136,8 @@ def duty_of(finding: Finding, ctx: CaseContext) -> str | None:
     given (None: a transport defect, or not about a duty)."""
     names = {t.name for t in ctx.scenario.tools}
     check, path = finding.check, finding.path
+    if "quirk" in ctx.scenario.tags and check.startswith(_QUIRK_CHECKS):
+        return "quirks"
     if check == "translation.tool_names":
         return "tool_names" if finding.actual in names else None
     if check == "translation.request_shape":

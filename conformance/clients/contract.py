@@ -47,10 +47,14 @@ DUTIES: Mapping[str, str] = {
     " the stream mode asked for, typed errors, usage",
     "tool_names": "maps tool names to what the provider accepts, and the calls back to the caller's names",
     "tool_schemas": "maps tool input schemas to what the provider accepts",
+    "quirks": "reads what providers and gateways are known to send outside the wire's rules (a stream without"
+    " a finish reason, repeated call names, an unterminated last event: the scenarios tagged quirk) as the"
+    " provider meant it",
 }
 """The duties a client may take on (docs/clients.md, "Duties"). Every client transports; an official SDK
 takes on nothing more, a framework that promises to adapt the caller's tools also maps names and
-schemas. A check of a duty the client does not declare is reported as left to the caller."""
+schemas, and one that promises to smooth over providers' deviations reads their quirks.
+A check of a duty the client does not declare is reported as left to the caller."""
 
 Completion: TypeAlias = Response | Iterable[StreamEvent] | AsyncIterator[StreamEvent]
 """What ``Client.complete`` returns (or its coroutine returns)."""

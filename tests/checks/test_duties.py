@@ -120,7 +120,7 @@ def test_bad_duties_are_contract_problems(duties: Any, problem: str) -> None:
 
 def test_duties_default_to_every_duty_and_may_differ_per_wire() -> None:
     plain = SimpleClient(name="x", wires={"openai_chat": frozenset()}, complete=print, error_info=print)
-    assert client_duties(plain, "openai_chat") == {"transport", "tool_names", "tool_schemas"}
+    assert client_duties(plain, "openai_chat") == {"transport", "tool_names", "tool_schemas", "quirks"}
     mixed = dataclasses.replace(plain, duties={"openai_chat": frozenset({"transport"})})
     assert client_duties(mixed, "openai_chat") == {"transport"}
 
@@ -139,4 +139,21 @@ def test_certify_refuses_an_unknown_duty_with_exit_2(tmp_path: Path, capsys: pyt
     code = main(["certify", "--client", f"{driver}:CLIENT", "--report-dir", str(tmp_path / "r")])
     assert code == 2
     err = capsys.readouterr().err
-    assert "unknown duty 'schemas' for openai_chat (valid: transport, tool_names, tool_schemas)" in err
+    assert "unknown duty 'schemas' for openai_chat (valid: transport, tool_names, tool_schemas, quirks)" in err
+
+
+def test_an_sdk_handing_on_a_provider_quirk_leaves_it_to_the_caller_with_what_the_provider_sent() -> None:
+    # streaming/done_without_finish_reason: [DONE] after complete calls, every finish_reason null;
+    # openai-python's raw stream hands the chunks on as they came (no finish reason to read)
+    pytest.importorskip("openai")
+    chosen = [s for s in load_scenarios([]).scenarios if s.id == "streaming/done_without_finish_reason"]
+    options = CertifyOptions(cassette_dir=CASSETTES, modes=("stream",), isolate=False, wires=("openai_chat",))
+    [case] = certify(chosen, _sdk("openai_driver.py", frozenset({"transport"})), options).cases
+    assert case.status == "left"
+    left = [f for v in case.checks for f in v.findings if f.kind == "left"]
+    assert "roundtrip.finish_reason" in {f.check for f in left}
+    assert all(f.remedy.startswith("a provider quirk reaches you as the provider sent it") for f in left)
+    assert chosen[0].behavior.rstrip(".")[:40] in left[0].remedy
+    [taken] = certify(chosen, _sdk("openai_driver.py", frozenset({"transport", "quirks"})), options).cases
+    assert taken.status == "fail"
+    assert "roundtrip.finish_reason" in {v.check for v in taken.checks if v.status == "fail"}
