@@ -26,6 +26,11 @@ duty                          findings it covers (the client sent the caller's v
                               rules): the library handed the deviation to its caller as it came
 ============================  =====================================================================
 
+One case is left to every client's caller whatever it declares: Anthropic hands on a tool_use block
+cut by ``max_tokens`` with its input parsed as far as it got, marked only by the stop reason
+(``CUT_CALL_REMEDY``); a client that hands it on so, with finish reason ``length``, keeps the wire's
+meaning, and running the call or not is the caller's decision.
+
 A quirk the client chokes on in its own way stays a defect: an exception outside its classes
 (``client.typed_errors``), a request it should not have sent (``client.*``, ``translation.*``).
 """
@@ -40,7 +45,7 @@ from conformance.checks._common import CaseContext, verdict
 from conformance.checks.translation import NAME_RULES, _canonical_schema
 from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["REMEDIES", "duty_of", "left_to_caller"]
+__all__ = ["CUT_CALL_REMEDY", "REMEDIES", "duty_of", "left_to_caller"]
 
 _NAME_PATHS = re.compile(
     r"^\$\.tools\[\d+\]\.(?:function\.name|name|(?:functionDeclarations|function_declarations)\[\d+\]\.name)$"
@@ -107,12 +112,32 @@ def _quirk_remedy(ctx: CaseContext) -> str:
     )
 
 
+CUT_CALL_REMEDY = (
+    "Anthropic marks a tool_use block cut by max_tokens only by stop_reason max_tokens, its input parsed as far as it"
+    " got (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons, incomplete tool use blocks;"
+    " the SDK keeps the partial input by design, anthropics/anthropic-sdk-python#794): check the finish reason and"
+    " never run a call from an answer cut by the limit"
+)
+"""What the caller does with a call Anthropic cut at the output limit (wire-formats.md §3c)."""
+
+
+def _cut_call(finding: Finding, ctx: CaseContext) -> bool:
+    """An Anthropic call cut by the output limit handed on as the object the provider's own answer would
+    hold (the finish reason ``length`` reached the caller): the wire's meaning, left to the caller to act on."""
+    if ctx.adapter.wire_format != "anthropic" or "length" not in ctx.scenario.tags:
+        return False
+    if finding.check == "recovery.arguments_error":
+        return isinstance(finding.actual, Mapping)
+    return False
+
+
 def left_to_caller(
     verdicts: Sequence[CheckVerdict], ctx: CaseContext, duties: Collection[str]
 ) -> tuple[CheckVerdict, ...]:
-    """``verdicts`` with every defect about a duty the client does not take on made ``left``."""
+    """``verdicts`` with every defect about a duty the client does not take on made ``left``, and an
+    Anthropic call cut by the output limit (``CUT_CALL_REMEDY``) left to every client's caller."""
     missing = {"tool_names", "tool_schemas", "quirks"} - set(duties)
-    if not missing or ctx.client is None:
+    if ctx.client is None:
         return tuple(verdicts)
     wire = ctx.adapter.wire_format
     out: list[CheckVerdict] = []
@@ -123,7 +148,9 @@ def left_to_caller(
         findings = []
         for f in v.findings:
             duty = duty_of(f, ctx) if f.kind == "defect" else None
-            if duty in missing:
+            if f.kind == "defect" and _cut_call(f, ctx):
+                f = dataclasses.replace(f, kind="left", remedy=CUT_CALL_REMEDY)
+            elif duty in missing:
                 remedy = _quirk_remedy(ctx) if duty == "quirks" else REMEDIES.get((duty, wire), _GENERIC[duty])
                 f = dataclasses.replace(f, kind="left", remedy=remedy)
             findings.append(f)

@@ -31,7 +31,7 @@ import json
 import shlex
 import time
 import traceback
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -77,7 +77,7 @@ from conformance.traffic.cassettes import Cassette, RecordedRequest
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import CaseResult, RunResult, worst
 
-__all__ = ["FAKE_API_KEY", "CertifyOptions", "Harness", "case_modes", "certify", "client_adapter"]
+__all__ = ["FAKE_API_KEY", "OBJECT_ARGUMENTS", "CertifyOptions", "Harness", "case_modes", "certify", "client_adapter"]
 
 FAKE_API_KEY = "sk-conformance-0000000000000000"
 """The key every call carries: the loopback server ignores it, and no report may show it."""
@@ -230,6 +230,28 @@ def _in_workers(
     )
 
 
+OBJECT_ARGUMENTS: Mapping[tuple[str, Mode], str] = {
+    ("anthropic", "non_stream"): "a whole Anthropic answer carries tool_use.input as an object (wire-formats.md §3c)",
+    ("gemini", "non_stream"): "Gemini carries functionCall.args as a JSON object (wire-formats.md §4c)",
+    ("gemini", "stream"): "Gemini carries functionCall.args as a JSON object (wire-formats.md §4c)",
+    ("ollama", "non_stream"): "Ollama carries a call's arguments as a JSON object (wire-formats.md §5c)",
+    ("ollama", "stream"): "Ollama carries a call's arguments as a JSON object (wire-formats.md §5c)",
+}
+"""(wire, mode) where a provider sends arguments as an object: no provider sends malformed argument text
+there, which the scenarios tagged ``needs-string-arguments`` play (the emulator can only imitate it)."""
+
+
+def _impossible_answer(scenario: Scenario, wire: str, mode: Mode) -> str | None:
+    """Why a client is not judged on this case: an answer no provider of the wire sends (None: judged)."""
+    why = OBJECT_ARGUMENTS.get((wire, mode))
+    if why is None or "needs-string-arguments" not in scenario.tags:
+        return None
+    return (
+        f"{why}: no provider sends the malformed argument text this scenario plays, so a client is not judged"
+        " on it (the emulator can only imitate it; scenarios/README.md)"
+    )
+
+
 def case_modes(adapter: Adapter, scenario: Scenario, options: CertifyOptions) -> list[Mode]:
     """The modes of the pair's cases: those the scenario and the run allow, and ``-k`` selects."""
     modes = [m for m in scenario.modes if m in options.modes]
@@ -264,6 +286,18 @@ class Harness:
         if missing:
             message = f"requires {', '.join(missing)}, which {adapter.name} does not declare"
             return [case_result(adapter, scenario, m, "unsupported", message=message) for m in modes]
+        impossible = {m: why for m in modes if (why := _impossible_answer(scenario, adapter.wire_format, m))}
+        played = iter(self._played(adapter, scenario, [m for m in modes if m not in impossible]))
+        return [
+            case_result(adapter, scenario, m, "unsupported", message=impossible[m]) if m in impossible else next(played)
+            for m in modes
+        ]
+
+    def _played(self, adapter: Adapter, scenario: Scenario, modes: list[Mode]) -> list[CaseResult]:
+        """The cases of ``modes``, played from the pair's cassette."""
+        if not modes:
+            return []
+        options = self.options
         path = find_cassette((*options.user_cassette_dirs, options.cassette_dir), adapter.wire_format, scenario.id)
         command = shlex.join(
             [

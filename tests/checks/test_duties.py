@@ -14,7 +14,7 @@ import pytest
 
 from conformance.adapters import for_format
 from conformance.adapters.base import WireRequest
-from conformance.checks.duties import REMEDIES
+from conformance.checks.duties import CUT_CALL_REMEDY, REMEDIES
 from conformance.cli import main
 from conformance.clients.child import load_object
 from conformance.clients.contract import SimpleClient, client_duties, client_problems
@@ -157,3 +157,28 @@ def test_an_sdk_handing_on_a_provider_quirk_leaves_it_to_the_caller_with_what_th
     [taken] = certify(chosen, _sdk("openai_driver.py", frozenset({"transport", "quirks"})), options).cases
     assert taken.status == "fail"
     assert "roundtrip.finish_reason" in {v.check for v in taken.checks if v.status == "fail"}
+
+
+def test_an_anthropic_call_cut_by_the_limit_is_left_to_the_caller_who_must_check_the_finish_reason() -> None:
+    # the SDK's stream helper parses the cut input as far as it got, as Anthropic's own whole answer holds it
+    pytest.importorskip("anthropic")
+    chosen = [s for s in load_scenarios([]).scenarios if s.id == "arguments/truncated_by_length"]
+    options = CertifyOptions(cassette_dir=CASSETTES, isolate=False, wires=("anthropic",))
+    cases = {c.mode: c for c in certify(chosen, _sdk("anthropic_driver.py", frozenset({"transport"})), options).cases}
+    checks = {v.check: v for v in cases["stream"].checks}
+    assert checks["recovery.arguments_error"].status == "left"
+    [finding] = checks["recovery.arguments_error"].findings
+    assert finding.remedy == CUT_CALL_REMEDY and isinstance(finding.actual, dict)
+    assert checks["roundtrip.finish_reason"].status == "pass"  # length reached the caller
+    # a whole Anthropic answer carries the input as an object: no provider sends the malformed text
+    assert cases["non_stream"].status == "unsupported"
+    assert "tool_use.input as an object" in cases["non_stream"].message
+
+
+def test_malformed_argument_text_is_not_played_to_a_client_where_the_wire_carries_objects() -> None:
+    pytest.importorskip("ollama")
+    chosen = [s for s in load_scenarios([]).scenarios if s.id == "arguments/malformed_json"]
+    options = CertifyOptions(cassette_dir=CASSETTES, isolate=False, wires=("ollama",))
+    cases = certify(chosen, _sdk("ollama_driver.py", frozenset({"transport"})), options).cases
+    assert [(c.mode, c.status) for c in cases] == [("non_stream", "unsupported"), ("stream", "unsupported")]
+    assert all("no provider sends the malformed argument text" in c.message for c in cases)

@@ -18,7 +18,7 @@ import pytest
 
 from conformance.adapters import for_format, native_adapters
 from conformance.clients.contract import Call
-from conformance.clients.harness import FAKE_API_KEY, CertifyOptions, certify, client_adapter
+from conformance.clients.harness import FAKE_API_KEY, OBJECT_ARGUMENTS, CertifyOptions, certify, client_adapter
 from conformance.clients.translator import TranslatorClient
 from conformance.errors import ProviderError
 from conformance.model import ErrorInfo, Message, Response, StreamEvent, ToolCall, ToolResult
@@ -83,14 +83,24 @@ def test_a_reference_adapter_as_a_client_passes_every_case_it_passes_as_an_adapt
     assert len(client_cases) == len(as_adapter.cases)
     passed = [c for c in as_adapter.cases if c.status == "pass"]
     assert len(passed) > 100
+    # an answer no provider of the wire sends (malformed argument text where arguments are objects) is
+    # played to an adapter, which must survive it, but a client is not judged on it
+    impossible = {
+        (s.id, mode)
+        for s in every
+        for mode in ("non_stream", "stream")
+        if "needs-string-arguments" in s.tags and (name, mode) in OBJECT_ARGUMENTS
+    }
+    assert {k for k in impossible if k in client_cases} == impossible and (name != "anthropic" or impossible)
+    assert all("no provider sends the malformed argument text" in client_cases[k].message for k in impossible)
     differ = [
         (c.scenario, c.mode, client_cases[(c.scenario, c.mode)].status, client_cases[(c.scenario, c.mode)].message)
         for c in passed
-        if client_cases[(c.scenario, c.mode)].status != "pass"
+        if client_cases[(c.scenario, c.mode)].status != "pass" and (c.scenario, c.mode) not in impossible
     ]
     assert differ == []
     unsupported = {(c.scenario, c.mode) for c in as_adapter.cases if c.status == "unsupported"}
-    assert unsupported == {k for k, c in client_cases.items() if c.status == "unsupported"}
+    assert unsupported | impossible == {k for k, c in client_cases.items() if c.status == "unsupported"}
     ran = {v.check for c in as_client.cases for v in c.checks}
     assert {"client.one_request", "client.stream_mode"} <= ran
     assert "streaming.chunk_invariance" not in ran and "roundtrip.wire" not in ran  # they judge our decoder
