@@ -127,9 +127,9 @@ def _response(message: AIMessage) -> Response:
         parts.append(
             ToolCall(id=c["id"] or "", name=c["name"] or "", arguments_raw=c["args"] or "", arguments_error=c["error"])
         )
-    return Response(
-        parts=tuple(parts), finish_reason=finish_reason(CHAT_FINISH, message.response_metadata.get("finish_reason"))
-    )
+    raw_reason = message.response_metadata.get("finish_reason")
+    has_calls = any(isinstance(p, ToolCall) for p in parts)
+    return Response(parts=tuple(parts), finish_reason=finish_reason(CHAT_FINISH, raw_reason, has_calls=has_calls))
 
 
 async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[StreamEvent]:
@@ -149,7 +149,8 @@ async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[Stre
         reason = chunk.response_metadata.get("finish_reason") or reason
     for event in _ends(calls, gathered):
         yield event
-    yield Finish(finish_reason(CHAT_FINISH, reason), reason)
+    if reason is not None:  # a finish only where LangChain gave its reason
+        yield Finish(finish_reason(CHAT_FINISH, reason, has_calls=calls.any), reason)
 
 
 def _ends(calls: StreamCalls, gathered: AIMessageChunk | None) -> Iterator[StreamEvent]:

@@ -245,6 +245,8 @@ def _responses_response(response: Any) -> Response:
                 parts.append(Text(text=text))
         elif item.type == "function_call":
             parts.append(tool_call(item.call_id, item.name, item.arguments or "", details={"item_id": item.id}))
+        elif _client_tool_search(item):
+            parts.append(tool_call(item.call_id or "", "tool_search", dumps(item.arguments), details={"item_id": item.id}))
     reason, raw = _responses_finish(response, any(isinstance(p, ToolCall) for p in parts))
     error = None
     if response.error is not None:
@@ -254,6 +256,12 @@ def _responses_response(response: Any) -> Response:
             code=response.error.code,
         )
     return Response(parts=tuple(parts), finish_reason=reason, error=error, provider_details={"status": raw})
+
+
+def _client_tool_search(item: Any) -> bool:
+    """A ``tool_search_call`` the caller runs (``execution: "client"``): the SDK types it as
+    ``ResponseToolSearchCall`` with its ``call_id`` and ``arguments`` (types/responses/response_tool_search_call.py)."""
+    return bool(item.type == "tool_search_call" and item.execution == "client")
 
 
 def _reasoning_text(item: Any) -> str:
@@ -278,6 +286,9 @@ def _responses_events(stream: Any) -> Iterator[StreamEvent]:
             elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
                 reasoning_streamed.add(event.item_id)
                 yield ReasoningDelta(text=event.delta)
+            elif kind == "response.output_item.done" and _client_tool_search(event.item):
+                yield from calls.start(event.item.id, event.item.call_id or "", "tool_search")  # sent whole
+                yield from calls.end_parsed(event.item.id, event.item.arguments)
             elif kind == "response.output_item.done" and event.item.type == "reasoning":
                 # The whole item closes the block (and carries it for replay); its summary is the text
                 # when no delta streamed it.
