@@ -224,21 +224,32 @@ def unwrapped_results(request: Request) -> Request:
     text under a key of its choosing, in Gemini's free-form ``functionResponse.response`` (E16:
     ``{"content": ...}``, pydantic-ai's ``{"return_value": ...}``, where the reference adapter
     writes ``{"result": ...}``) or, on a wire with no error flag, as ``{"error": ...}`` text
-    (pydantic-ai on OpenAI). A result that reads back as such a one-key JSON object is compared by
-    the text inside."""
+    (pydantic-ai on OpenAI); it may write several text items as a JSON array of their texts, and a
+    result with no text as ``{}`` (pydantic-ai: ``messages.py`` ``model_response_object`` and
+    ``model_response_str``, its MCP toolset's list of texts). A result whose first item reads back
+    as such JSON is compared by the texts inside, the items after it (images) kept."""
+
+    def texts(value: Any) -> list[str] | None:
+        if value == {}:
+            return [""]
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            return list(value)
+        if isinstance(value, dict) and len(value) == 1:
+            [inner] = value.values()
+            return [inner] if isinstance(inner, str) else texts(inner) if isinstance(inner, list) else None
+        return None
 
     def unwrap(part: Any) -> Any:
-        if not isinstance(part, ToolResult) or len(part.content) != 1 or not isinstance(part.content[0], Text):
+        if not isinstance(part, ToolResult) or not part.content or not isinstance(part.content[0], Text):
             return part
         try:
             value = json.loads(part.content[0].text)
         except ValueError:
             return part
-        if isinstance(value, dict) and len(value) == 1:
-            [inner] = value.values()
-            if isinstance(inner, str):
-                return replace(part, content=(Text(text=inner),))
-        return part
+        inside = texts(value)
+        if inside is None:
+            return part
+        return replace(part, content=(*(Text(text=t) for t in inside), *part.content[1:]))
 
     messages = tuple(replace(m, parts=tuple(unwrap(p) for p in m.parts)) for m in request.messages)
     return replace(request, messages=messages)

@@ -133,7 +133,28 @@ def _same_meaning_with(ctx: CaseContext, turn: int, path: str, expected: Any) ->
         with_expected = ctx.adapter.request_from_wire(changed, path=wire.path, tools=ctx.scenario.tools)
     except Exception:  # a body the reader cannot take with that value: not the same meaning
         return False
-    return bool(without_details(with_expected) == without_details(ctx.read_back(turn)))
+    got = ctx.read_back(turn)
+    if without_details(with_expected) == without_details(got):
+        return True
+    return _equivalent(ctx, with_expected, got)
+
+
+def _equivalent(ctx: CaseContext, expected: Any, got: Any) -> bool:
+    """Do the two requests differ only where the table of equivalences (docs/equivalences.md) says the
+    difference is spelling, a parameter sent unasked or a note? Then ``client.recorded_request`` shows it."""
+    from conformance.checks.client_request import meaning  # client_request reads this module
+    from conformance.checks.equivalences import bundled_table, classify, without_equivalents
+    from conformance.checks.recorded_request import compare_bodies
+
+    wire, table = ctx.adapter.wire_format, ctx.equivalences or bundled_table()
+    same: dict[str, Any] = {"tools_offered": bool(got.tools), "left_open": frozenset()}
+    found = compare_bodies(
+        without_equivalents(meaning(expected), wire, table, **same),
+        without_equivalents(meaning(got), wire, table, **same),
+        turn=0,
+        check="translation.wire_paths",
+    )
+    return all(classify(f, wire, table).kind != "defect" for f in found)
 
 
 def _equal_at(body: Any, path: str, expected: Any) -> bool:

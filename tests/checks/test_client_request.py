@@ -121,10 +121,10 @@ def test_a_changed_parameter_the_caller_gave_fails_with_its_path_and_turn() -> N
     def longer(body: dict[str, Any]) -> dict[str, Any]:
         return {**body, "max_tokens": 4096}
 
-    asked = _verdict(_certify(TranslatorClient(_rewriting("anthropic", longer)), "arguments/truncated_by_length"))
-    assert asked.status == "fail"  # the scenario asks for max_tokens 48
+    asked = _verdict(_certify(TranslatorClient(_rewriting("anthropic", longer)), "basic/max_tokens_length"))
+    assert asked.status == "fail"  # the scenario asks for max_tokens 32
     [finding] = asked.findings
-    assert (finding.path, finding.expected, finding.actual, finding.kind) == ("$.max_tokens", 48, 4096, "defect")
+    assert (finding.path, finding.expected, finding.actual, finding.kind) == ("$.max_tokens", 32, 4096, "defect")
 
 
 def test_a_changed_tool_result_fails_and_whitespace_in_it_does_not() -> None:
