@@ -192,7 +192,7 @@ def _call_parts(reply: Reply, ctx: WireContext) -> list[dict[str, Any]]:
             function["id"] = lower_alnum(8, *ctx.key("functionCall.id", index))
         part: dict[str, Any] = {"functionCall": function}
         if index == 0 and "thought_signature" in reply.quirks:
-            part["thoughtSignature"] = base62(120, *ctx.key("thoughtSignature")) + "="
+            part["thoughtSignature"] = base62(120, *ctx.key("thoughtSignature"))  # valid base64 (bytes)
         parts.append(part)
     return parts
 
