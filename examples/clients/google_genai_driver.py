@@ -27,6 +27,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import httpx2
 from google import genai
 from google.genai import _mcp_utils, errors, types
 
@@ -276,6 +277,11 @@ def error_info(exc: BaseException) -> ErrorInfo | None:
         )
     if isinstance(exc, errors.UnknownApiResponseError):  # a streamed chunk that is not JSON
         return ErrorInfo(kind="malformed_response", message=str(exc)[:500])
+    # Transport errors are the HTTP client's own classes: "transport exceptions you catch (TimeoutException,
+    # ConnectError, HTTPError) must come from the active HTTP client package", httpx2 by default (README,
+    # "Major version 3 changes"); a body that broke off is its RemoteProtocolError or ReadError.
+    if isinstance(exc, (httpx2.RemoteProtocolError, httpx2.ReadError)):
+        return ErrorInfo(kind="stream_incomplete", message=str(exc)[:500])
     return None
 
 

@@ -50,8 +50,11 @@ FINISH: dict[str, FinishReason] = {
     "stop_sequence": "stop",
     "tool_use": "tool_calls",
     "max_tokens": "length",
+    "model_context_window_exceeded": "length",
     "refusal": "content_filter",
 }
+"""Anthropic's stop reasons (``anthropic/types/stop_reason.py``), as LangChain hands them on in
+``response_metadata["stop_reason"]``: read as the anthropic driver reads them."""
 CHOICE = {"auto": "auto", "required": "any", "none": {"type": "none"}}
 
 
@@ -156,9 +159,9 @@ def _response(message: AIMessage) -> Response:
         parts.append(
             ToolCall(id=c["id"] or "", name=c["name"] or "", arguments_raw=c["args"] or "", arguments_error=c["error"])
         )
-    return Response(
-        parts=tuple(parts), finish_reason=finish_reason(FINISH, message.response_metadata.get("stop_reason"))
-    )
+    raw_reason = message.response_metadata.get("stop_reason")
+    has_calls = any(isinstance(p, ToolCall) for p in parts)
+    return Response(parts=tuple(parts), finish_reason=finish_reason(FINISH, raw_reason, has_calls=has_calls))
 
 
 async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[StreamEvent]:
@@ -188,7 +191,8 @@ async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[Stre
         reason = chunk.response_metadata.get("stop_reason") or reason
     for event in _ends(calls, gathered):
         yield event
-    yield Finish(finish_reason(FINISH, reason), reason)
+    if reason is not None:  # a finish only where LangChain gave Anthropic's stop reason
+        yield Finish(finish_reason(FINISH, reason, has_calls=calls.any), reason)
 
 
 def _ends(calls: StreamCalls, gathered: AIMessageChunk | None) -> Iterator[StreamEvent]:

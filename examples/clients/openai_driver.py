@@ -246,7 +246,8 @@ def _responses_response(response: Any) -> Response:
         elif item.type == "function_call":
             parts.append(tool_call(item.call_id, item.name, item.arguments or "", details={"item_id": item.id}))
         elif _client_tool_search(item):
-            parts.append(tool_call(item.call_id or "", "tool_search", dumps(item.arguments), details={"item_id": item.id}))
+            details = {"item_id": item.id}
+            parts.append(tool_call(item.call_id or "", "tool_search", dumps(item.arguments), details=details))
     reason, raw = _responses_finish(response, any(isinstance(p, ToolCall) for p in parts))
     error = None
     if response.error is not None:

@@ -231,7 +231,9 @@ def _response(response: ModelResponse) -> Response:
             parts.append(Reasoning(text=part.content, signature=part.signature, provider_details={KEY: keep}))
         elif isinstance(part, ToolCallPart):
             parts.append(_tool_call(part, keep))
-    reason = finish_reason(FINISH, response.finish_reason) if response.finish_reason else None
+    # pydantic-ai gives no normalized reason for a reason outside its set (Anthropic pause_turn, Gemini OTHER:
+    # messages.py FinishReason): "other", as the stream below reads it
+    reason = finish_reason(FINISH, response.finish_reason) if response.finish_reason else "other"
     return Response(parts=tuple(parts), finish_reason=reason)
 
 
@@ -329,8 +331,26 @@ CLIENT = SimpleClient(
     # compatible with the model" (profiles/__init__.py:255): OpenAIJsonSchemaTransformer (profiles/openai.py:673),
     # AnthropicJsonSchemaTransformer (providers/anthropic.py:159), GoogleJsonSchemaTransformer
     # (profiles/google.py:288). Tool names go out as given (a function's name, or an MCP toolset's with its
-    # optional ``tool_prefix``): nothing maps them to what a provider accepts.
-    duties=frozenset({"transport", "tool_schemas"}),
+    # optional ``tool_prefix``): nothing maps them to what a provider accepts. On OpenAI Chat it also promises
+    # to read what OpenAI-compatible servers send outside the wire's rules: a stream without a finish reason
+    # ("OpenAI-compatible APIs do not consistently guarantee the field", the profile's
+    # openai_chat_streaming_requires_finish_reason, profiles/openai.py:339-344) and malformed chunks
+    # (models/openai/_chat_streaming.py:101-104); nothing of the kind for Anthropic or Gemini.
+    # A Chat stream that ends without a finish reason is read as 'stop' unless the profile asks otherwise, by
+    # design (profiles/openai.py:339-344, pydantic/pydantic-ai#6610): known, with the flag that changes it.
+    known_gaps={
+        f"openai_chat:{check}@errors/stream_no_terminator": (
+            "pydantic-ai reads a Chat stream that ends without a finish reason as complete ('stop') by default, as"
+            " documented (profiles/openai.py:339-344, pydantic/pydantic-ai#6610); a caller who needs the error sets"
+            " the profile's openai_chat_streaming_requires_finish_reason=True"
+        )
+        for check in ("recovery.provider_error", "recovery.broken_stream", "streaming.events", "streaming.lifecycle")
+    },
+    duties={
+        "openai_chat": frozenset({"transport", "tool_schemas", "quirks"}),
+        "anthropic": frozenset({"transport", "tool_schemas"}),
+        "gemini": frozenset({"transport", "tool_schemas"}),
+    },
     # documented behaviour, data rather than a failure: pydantic_ai/profiles/openai.py OpenAIJsonSchemaTransformer
     schema_rewrites={
         "openai_chat": "OpenAI strict mode where the schema allows it: additionalProperties false on every object, "
