@@ -126,7 +126,9 @@ __all__ = [
 # Tables
 # --------------------------------------------------------------------------------------------
 
-_NAME_RULE = NameRule(allowed="a-zA-Z0-9_-", max_len=64)  # §3a, E14
+# §3a, E14: the API answers 400 "tools.N.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'"
+# (home-assistant/core#147760, netclaw-dev/netclaw#1133; {1,64} until early 2025, apify/tester-mcp-client#11)
+_NAME_RULE = NameRule(allowed="a-zA-Z0-9_-", max_len=128)
 _DEFAULT_MAX_TOKENS = 1024
 _VERSION_HEADERS = {"anthropic-version": "2023-06-01"}  # ANT-SDK _client.py default_headers
 _HANDLED_KEYS = frozenset("model system messages tools tool_choice stream max_tokens".split())

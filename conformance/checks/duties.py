@@ -69,8 +69,8 @@ REMEDIES: Mapping[tuple[str, str], str] = {
         " (wire-formats.md §1a, §2a)"
     ),
     ("tool_names", "anthropic"): (
-        "tool names outside ^[a-zA-Z0-9_-]{1,64}$ reach Anthropic as given: the API answers 400"
-        " (tools.N.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'); map them yourself"
+        "tool names outside ^[a-zA-Z0-9_-]{1,128}$ reach Anthropic as given: the API answers 400"
+        " (tools.N.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'); map them yourself"
         " and map the model's calls back (wire-formats.md §3a)"
     ),
     ("tool_names", "gemini"): (

@@ -32,7 +32,7 @@ def _kind_by_design(ctx: CaseContext, actual: str, expected: str, status: int | 
     status kept (docs/equivalences.md, "Error kinds": the openai SDK's ``InternalServerError`` for a
     503). Only the status the provider answered counts: a library that changes it is judged as before.
     A 200 body the library cannot read has no status to keep: the library's error carries none."""
-    if ctx.client is None or status != served and not (status is None and served == 200):
+    if ctx.client is None or (status != served and not (status is None and served == 200)):
         return False
     from conformance.checks.equivalences import accepts_kind, bundled_table
 

@@ -4,7 +4,7 @@
                                 black-box client's request normalised first: read back, then written by the
                                 reference adapter, so ``function_declarations`` and ``functionDeclarations``
                                 are the same request);
-``translation.tool_names``      wire tool names valid for the wire (OpenAI/Anthropic ``^[a-zA-Z0-9_-]{1,64}$``,
+``translation.tool_names``      wire tool names valid for the wire (OpenAI ``^[a-zA-Z0-9_-]{1,64}$``, Anthropic 128,
                                 Gemini: letter or ``_`` first, then ``[a-zA-Z0-9_.:-]``, 128 at most since
                                 python-genai 29103464, wire-formats.md §4a; E14) and
                                 mapped back to the original MCP names without collisions;
@@ -39,7 +39,7 @@ _OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 NAME_RULES: Mapping[str, re.Pattern[str]] = {
     "openai_chat": _OPENAI_NAME,
     "openai_responses": _OPENAI_NAME,
-    "anthropic": _OPENAI_NAME,
+    "anthropic": re.compile(r"^[a-zA-Z0-9_-]{1,128}$"),  # the API's 400 names the pattern (wire-formats.md §3a)
     "ollama": _OPENAI_NAME,
     "gemini": re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$"),
 }

@@ -47,7 +47,7 @@ from conformance.model import (
     ToolResult,
 )
 
-NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # §3a
+NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")  # §3a; the API's 400: home-assistant/core#147760, claude-code#96152
 ID_RE = re.compile(r"^[a-zA-Z0-9_-]+$")  # §3b, E13
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 WEATHER = Tool(name="get_weather", description="Weather of a city", input_schema=SCHEMA)

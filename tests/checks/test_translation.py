@@ -79,8 +79,8 @@ def test_documented_violations_are_rejected(wire: str, body: dict[str, object], 
     [
         ("openai_chat", "get_weather", True),
         ("openai_chat", "fs.read", False),  # E14: OpenAI rejects '.'
-        ("anthropic", "a" * 64, True),
-        ("anthropic", "a" * 65, False),
+        ("anthropic", "a" * 128, True),  # the API 400 names {1,128} (home-assistant/core#147760)
+        ("anthropic", "a" * 129, False),
         ("gemini", "fs.read", True),  # E14: Gemini accepts '.' and ':'
         ("gemini", "1tool", False),  # ... but needs a letter or '_' first
         ("gemini", "a" * 128, True),  # 128 at most (python-genai 29103464, wire-formats.md §4a)
