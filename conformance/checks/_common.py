@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from conformance.adapters.base import Adapter
 from conformance.clients.evidence import ClientTurn
-from conformance.model import Request, Text, ToolResult
+from conformance.model import Request, Text, ToolCall, ToolResult
 from conformance.run.conversation import ConversationOutcome
 from conformance.scenarios.values import Mode, Scenario
 from conformance.traffic.cassettes import RecordedRequest
@@ -28,6 +28,7 @@ __all__ = [
     "calls_words",
     "diff_findings",
     "json_type",
+    "rename_tools",
     "same_json",
     "unwrapped_results",
     "verdict",
@@ -73,10 +74,35 @@ class CaseContext:
         checks read it)."""
         if turn not in self._read_backs:
             wire = self.outcome.turns[turn].wire
-            self._read_backs[turn] = self.adapter.request_from_wire(
-                wire.body, path=wire.path, tools=self.scenario.tools
-            )
+            back = self.adapter.request_from_wire(wire.body, path=wire.path, tools=self.scenario.tools)
+            self._read_backs[turn] = self.client_names(back)
         return self._read_backs[turn]
+
+    def client_names(self, request: Request) -> Request:
+        """A black-box client's request with the tool names it chose read as the caller's: a client
+        that maps names (the ``tool_names`` duty) may give a name the wire does not accept its own
+        valid, distinct wire name (LiteLLM's ``files_read_2`` for ``files.read``) where the reference
+        adapter picks another; the tool sent in that name's place is the caller's tool. A valid name
+        sent under another is still a change. ``translation.tool_names`` judges the names themselves,
+        ``roundtrip.calls`` that the calls come back under the caller's names."""
+        if self.client is None or not self.outcome.turns:
+            return request
+        from conformance.checks.translation import NAME_RULES  # translation reads this module
+
+        rule = NAME_RULES.get(self.adapter.wire_format)
+        first = self.outcome.turns[0].wire
+        sent = [
+            t.name for t in self.adapter.request_from_wire(first.body, path=first.path, tools=self.scenario.tools).tools
+        ]
+        given = [t.name for t in self.scenario.tools]
+        if rule is None or len(sent) != len(given) or len(set(sent)) != len(sent):
+            return request
+        mapping = {  # only a name the wire does not accept is renamed, to one it accepts
+            s: g for s, g in zip(sent, given, strict=True) if not rule.match(g) and s not in given and rule.match(s)
+        }
+        if not mapping:
+            return request
+        return rename_tools(request, mapping)
 
 
 Check = Callable[[CaseContext], Sequence[CheckVerdict]]
@@ -217,6 +243,21 @@ def without_details(value: Any, *, only: tuple[str, ...] | None = None) -> Any:
         elif isinstance(current, tuple) or dataclasses.is_dataclass(current):
             changes[f.name] = without_details(current, only=only)
     return dataclasses.replace(value, **changes) if changes else value
+
+
+def rename_tools(request: Request, mapping: Mapping[str, str]) -> Request:
+    """``request`` with the tools, calls and results named by a key of ``mapping`` named by its value."""
+
+    def part(p: Any) -> Any:
+        if isinstance(p, ToolCall) and p.name in mapping:
+            return replace(p, name=mapping[p.name])
+        if isinstance(p, ToolResult) and p.name is not None and p.name in mapping:
+            return replace(p, name=mapping[p.name])
+        return p
+
+    tools = tuple(replace(t, name=mapping.get(t.name, t.name)) for t in request.tools)
+    messages = tuple(replace(m, parts=tuple(part(p) for p in m.parts)) for m in request.messages)
+    return replace(request, tools=tools, messages=messages)
 
 
 def unwrapped_results(request: Request) -> Request:

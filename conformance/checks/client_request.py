@@ -130,7 +130,7 @@ def client_recorded_request(ctx: CaseContext) -> CheckVerdict | None:
             want = ctx.adapter.request_from_wire(recorded.json, path=urlsplit(recorded.uri).path, tools=tools)
             if volatile:
                 body = _settled(recorded.json, turn.wire.body, volatile)
-                got = ctx.adapter.request_from_wire(body, path=turn.wire.path, tools=tools)
+                got = ctx.client_names(ctx.adapter.request_from_wire(body, path=turn.wire.path, tools=tools))
             else:
                 got = ctx.read_back(turn.turn)
             want = replace(want, model=turn.request.model)  # the model the call asked for stands for it

@@ -182,3 +182,21 @@ def test_malformed_argument_text_is_not_played_to_a_client_where_the_wire_carrie
     cases = certify(chosen, _sdk("ollama_driver.py", frozenset({"transport"})), options).cases
     assert [(c.mode, c.status) for c in cases] == [("non_stream", "unsupported"), ("stream", "unsupported")]
     assert all("no provider sends the malformed argument text" in c.message for c in cases)
+
+
+def test_a_name_the_wire_refuses_may_be_mapped_to_a_valid_name_of_the_clients_choosing() -> None:
+    # LiteLLM sends files.read as files_read_2 beside the caller's valid files_read; the reference
+    # adapter would pick another valid name: the tool is still the caller's, named as the wire accepts
+    case = _case(_renaming("openai_chat", "files_read_2"), "names/sanitized_collision")
+    named = [
+        f
+        for v in case.checks
+        if v.check in ("translation.tool_definitions", "roundtrip.request", "client.recorded_request")
+        for f in v.findings
+        if f.kind == "defect" and ".tools[" in f.path and f.path.endswith("name")
+    ]
+    assert named == []
+    assert {v.check: v.status for v in case.checks}["translation.tool_names"] == "pass"
+    # a name the wire accepts, sent under another, is a change the caller did not ask for
+    renamed = _case(_renaming("openai_chat", "weather_tool"), "basic/get_time")
+    assert {v.check: v.status for v in renamed.checks}["translation.tool_definitions"] == "fail"
