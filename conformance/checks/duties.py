@@ -22,8 +22,8 @@ duty                          findings it covers (the client sent the caller's v
                               call's name) when the names went out unmapped
 ``tool_schemas``              ``translation.request_shape`` inside a tool's input schema
 ``quirks``                    ``streaming.*``, ``roundtrip.*`` and ``recovery.*`` in a scenario tagged
-                              ``quirk`` (what some providers and gateways send outside the wire's
-                              rules): the library handed the deviation to its caller as it came
+                              ``deviation`` (or ``deviation:<wire>``: what some providers and gateways
+                              send outside the wire's rules): the library handed it on as it came
 ============================  =====================================================================
 
 One case is left to every client's caller whatever it declares: Anthropic hands on a tool_use block
@@ -45,7 +45,7 @@ from conformance.checks._common import CaseContext, verdict
 from conformance.checks.translation import NAME_RULES, _canonical_schema
 from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["CUT_CALL_REMEDY", "REMEDIES", "duty_of", "left_to_caller"]
+__all__ = ["CUT_CALL_REMEDY", "REMEDIES", "deviates", "duty_of", "left_to_caller"]
 
 _NAME_PATHS = re.compile(
     r"^\$\.tools\[\d+\]\.(?:function\.name|name|(?:functionDeclarations|function_declarations)\[\d+\]\.name)$"
@@ -102,6 +102,14 @@ _GENERIC = {
 
 _QUIRK_CHECKS = ("streaming.", "roundtrip.", "recovery.")
 """The checks of how an answer is read: what a quirk changes when a library hands it on as it came."""
+
+
+def deviates(tags: Collection[str], wire: str) -> bool:
+    """Does a scenario with ``tags`` play, on ``wire``, what providers send outside the wire's rules?
+    (``deviation``: on every wire; ``deviation:<wire>``: on that one, such as a ``reasoning_content``
+    delta on OpenAI Chat.) The tag ``quirk`` names the emulator's quirks, which are often a wire's own
+    documented shapes (Gemini's retry delay in the body) and are judged as any answer."""
+    return "deviation" in tags or f"deviation:{wire}" in tags
 
 
 def _quirk_remedy(ctx: CaseContext) -> str:
@@ -163,7 +171,7 @@ def duty_of(finding: Finding, ctx: CaseContext) -> str | None:
     given (None: a transport defect, or not about a duty)."""
     names = {t.name for t in ctx.scenario.tools}
     check, path = finding.check, finding.path
-    if "quirk" in ctx.scenario.tags and check.startswith(_QUIRK_CHECKS):
+    if deviates(ctx.scenario.tags, ctx.adapter.wire_format) and check.startswith(_QUIRK_CHECKS):
         return "quirks"
     if check == "translation.tool_names":
         return "tool_names" if finding.actual in names else None

@@ -48,7 +48,7 @@ DUTIES: Mapping[str, str] = {
     "tool_names": "maps tool names to what the provider accepts, and the calls back to the caller's names",
     "tool_schemas": "maps tool input schemas to what the provider accepts",
     "quirks": "reads what providers and gateways are known to send outside the wire's rules (a stream without"
-    " a finish reason, repeated call names, an unterminated last event: the scenarios tagged quirk) as the"
+    " a finish reason, repeated call names, an unterminated last event: the scenarios tagged deviation) as the"
     " provider meant it",
 }
 """The duties a client may take on (docs/clients.md, "Duties"). Every client transports; an official SDK
