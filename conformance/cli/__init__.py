@@ -278,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
             "Serve every chosen scenario's recorded answers over loopback HTTP for each wire the client speaks, "
             "drive the client turn by turn, capture every request it really sent and judge the requests and its "
             "decoded results with the same checks (plus client.*), verdicts and reports as `conformance run`. "
+            "Pairs run in --jobs worker processes (each with its own child under --python). "
             "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors "
             "(a selection of no case included), 130 on Ctrl-C (reports of the finished cases, marked incomplete)."
         ),
@@ -379,6 +380,11 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--exhaustive", action="store_true", help="streaming: also every 2-way cut of each stream")
     parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
+    _add_jobs_and_shard(parser)
+
+
+def _add_jobs_and_shard(parser: argparse.ArgumentParser) -> None:
+    """``--jobs`` and ``--shard`` (``run`` and ``certify``; docs/ci.md)."""
     parser.add_argument(
         "-j",
         "--jobs",
@@ -386,6 +392,13 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="worker processes (default: the number of CPUs; 1 runs the pairs in one worker process); "
         "the output is the same for every N",
+    )
+    parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only the K-th of N parts of the selected cases (1 <= K <= N; a stable split by adapter and "
+        "scenario, the same on every machine): run each part on its own machine, then join the JSON reports "
+        "with `conformance merge-reports` (docs/ci.md)",
     )
 
 
@@ -449,6 +462,7 @@ def _add_certify_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failing or erroring case")
     parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
+    _add_jobs_and_shard(parser)
 
 
 def _version() -> str:
