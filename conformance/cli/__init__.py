@@ -288,6 +288,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_limit_option(certify)
     certify.set_defaults(handler=_certify)
 
+    merge = commands.add_parser(
+        "merge-reports",
+        help="join the JSON reports of the shards of one run (--shard K/N) into one report",
+        description=(
+            "Read the report.json of every shard (a file, or the --report-dir a shard wrote) and write one report "
+            "of all their cases, with the counts, matrix and verdict recomputed, in every --format. The reports "
+            "must come from the same suite (one fingerprint) and the same selection, hold no case twice, and be "
+            "every shard of K/N (or, with --allow-partial, some of them: the report is marked incomplete, naming "
+            "the shards missing). Reports of runs without --shard merge too when no case is in two of them. "
+            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors or the merged "
+            "report is incomplete, 2 on usage errors (naming the file and what to do)."
+        ),
+    )
+    merge.add_argument("reports", nargs="+", metavar="REPORT", help="a shard's report.json, or the folder holding it")
+    merge.add_argument("--report-dir", default="reports", metavar="DIR", help="where to write (default: %(default)s)")
+    merge.add_argument("--format", default="json,md,html,junit", help="report formats (default: %(default)s)")
+    merge.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge when some shards of K/N are missing (the report is marked incomplete and names them)",
+    )
+    merge.add_argument("--quiet", action="store_true", help="only the summary line")
+    _add_limit_option(merge)
+    merge.set_defaults(handler=_merge_reports)
+
     listing = commands.add_parser(
         "list",
         help="show the scenarios, adapters (with capabilities) and checks",
@@ -650,6 +675,12 @@ def _certify(args: argparse.Namespace) -> int:
     from conformance.cli.certify import certify_command
 
     return certify_command(args)
+
+
+def _merge_reports(args: argparse.Namespace) -> int:
+    from conformance.cli.merge import merge_command
+
+    return merge_command(args)
 
 
 def _list(args: argparse.Namespace) -> int:
