@@ -19,12 +19,14 @@ client is other people's code: where fork is available the pairs run in ``jobs``
 pair at a time each, with a memory limit and a watchdog, so that a client that exits, crashes the
 interpreter, hangs in C, leaves a thread running or runs out of memory costs its own pair's cases
 an ERROR saying so, and the run goes on in a new worker (a worker retires after a turn that
-overran its timeout). The cases come back in the pairs' order, so the output is the same for every
-``jobs``. A ``--python`` client (``conformance.clients.remote``) already runs in a child process
-of its own, restarted after a crash or a hang: with ``jobs=1`` its pairs run here; with more,
-each worker starts a child of its own (``RemoteClient.again``) after the fork, and stops it when
-it ends, so no two processes share one pipe. ``shard``: only that shard's pairs run
-(``conformance.run.shard``).
+overran its timeout). With ``jobs`` above 1, the pairs whose scenario takes its tools from an MCP
+server run one after another in one more process (the lane): their servers start once, not once
+per worker, and their waits overlap the workers' work. The cases come back in the pairs' order,
+so the output is the same for every ``jobs``. A ``--python`` client (``conformance.clients.remote``)
+already runs in a child process of its own, restarted after a crash or a hang: with ``jobs=1`` its
+pairs run here; with more, each worker (and the lane) starts a child of its own
+(``RemoteClient.again``) after the fork, and stops it when it ends, so no two processes share one
+pipe. ``shard``: only that shard's pairs run (``conformance.run.shard``).
 """
 
 from __future__ import annotations
@@ -194,31 +196,46 @@ def _in_workers(
     (``conformance.run.workers``); a ``RemoteClient`` gets a child of its own in each worker."""
 
     @contextlib.contextmanager
-    def worker() -> Iterator[Callable[[int], tuple[list[CaseResult], bool]]]:
+    def driving() -> Iterator[Harness]:
         with (
             _own(client) as mine,
             Emulator() as server,
             EventLoop() as loop,
             McpPool(start_timeout=options.timeout) as pool,
         ):
-            driver = Harness(client=mine, server=server, loop=loop, pool=pool, options=options)
+            yield Harness(client=mine, server=server, loop=loop, pool=pool, options=options)
+
+    def guarded(driver: Harness, index: int) -> list[CaseResult]:
+        """The pair's cases; a bug of ours is the pair's ERROR, not a dead worker."""
+        adapter, scenario = pairs[index]
+        try:
+            return driver.pair(adapter, scenario)
+        except Exception as exc:
+            message = f"internal error in the harness ({type(exc).__name__}: {exc}); please report it"
+            trace = traceback.format_exc()
+            return [
+                case_result(adapter, scenario, m, "error", message=message, traceback=trace)
+                for m in case_modes(adapter, scenario, options)
+            ]
+
+    @contextlib.contextmanager
+    def worker() -> Iterator[Callable[[int], tuple[list[CaseResult], bool]]]:
+        with driving() as driver:
 
             def run_alone(index: int) -> tuple[list[CaseResult], bool]:
                 """The pair's cases, and whether this process should retire (a turn overran its timeout
                 and may still run, or something ran out of memory)."""
-                adapter, scenario = pairs[index]
-                try:
-                    found = driver.pair(adapter, scenario)
-                except Exception as exc:  # a bug of ours: the pair's ERROR, not a dead worker
-                    message = f"internal error in the harness ({type(exc).__name__}: {exc}); please report it"
-                    trace = traceback.format_exc()
-                    found = [
-                        case_result(adapter, scenario, m, "error", message=message, traceback=trace)
-                        for m in case_modes(adapter, scenario, options)
-                    ]
-                return found, strained() or runner.strained() or driver.out_of_memory
+                return guarded(driver, index), strained() or runner.strained() or driver.out_of_memory
 
             yield run_alone
+
+    def run_waiting(chosen: Sequence[int]) -> Iterator[list[CaseResult]]:
+        """The pairs whose scenario takes its tools from an MCP server, one after another in one
+        process (the lane): their servers start once there, not once in every worker, and their
+        waits (a slow tool timing out) overlap the workers' work."""
+        with driving() as driver:
+            for index in chosen:
+                yield guarded(driver, index)
 
     def crashed(index: int, failure: WorkerFailure) -> list[CaseResult]:
         adapter, scenario = pairs[index]
@@ -244,8 +261,21 @@ def _in_workers(
         jobs=options.jobs,
         worker=worker,
         crashed=crashed,
+        # --jobs 1 is one process at a time, as it says; with more, the MCP pairs take the lane
+        waiting=[i for i, pair in enumerate(pairs) if options.jobs > 1 and _waits_on_mcp(*pair, options)],
+        run_waiting=run_waiting,
         budget=lambda index: _pair_budget(*pairs[index], options) + starting,
         memory=options.worker_memory,
+    )
+
+
+def _waits_on_mcp(adapter: Adapter, scenario: Scenario, options: CertifyOptions) -> bool:
+    """Does the pair run cases against an MCP server (to run in the lane)?"""
+    return (
+        scenario.mcp is not None
+        and not (scenario.requires - adapter.capabilities)
+        and scenario.wire_excluded(adapter.name, adapter.wire_format) is None
+        and bool(case_modes(adapter, scenario, options))
     )
 
 

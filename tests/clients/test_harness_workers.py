@@ -174,9 +174,9 @@ def test_the_command_ends_with_every_report_whatever_the_client_does(tmp_path: P
 # -- --jobs N (issue 24, point 7) -----------------------------------------------------------------------
 
 
-def _many() -> list[Scenario]:
+def _many(*more: str) -> list[Scenario]:
     found = {s.id: s for s in load_scenarios([ROOT / "scenarios"]).scenarios}
-    return [s for sid, s in sorted(found.items()) if sid.startswith(("basic/", "tool_results/", "errors/"))]
+    return [s for sid, s in sorted(found.items()) if sid.startswith(("basic/", "tool_results/", "errors/", *more))]
 
 
 def _verdicts(result: RunResult) -> list[tuple[str, str, str, str, list[str]]]:
@@ -189,10 +189,11 @@ def _verdicts(result: RunResult) -> list[tuple[str, str, str, str, list[str]]]:
 
 
 def test_two_workers_give_the_cases_of_one_in_the_same_order() -> None:
+    """With MCP scenarios too: with two jobs their pairs run in the lane, in order."""
     client = TranslatorClient(for_format("openai_chat"), name="acme")
     options: dict[str, Any] = {"cassette_dir": CASSETTES, "timeout": 10.0}
-    one = certify(_many(), client, CertifyOptions(**options, jobs=1))
-    two = certify(_many(), client, CertifyOptions(**options, jobs=2))
+    one = certify(_many("mcp/"), client, CertifyOptions(**options, jobs=1))
+    two = certify(_many("mcp/"), client, CertifyOptions(**options, jobs=2))
     assert len(one.cases) > 20
     assert _verdicts(two) == _verdicts(one)
     assert [c.message for c in two.cases] == [c.message for c in one.cases]
