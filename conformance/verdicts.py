@@ -39,7 +39,9 @@ __all__ = [
     "FindingKind",
     "RunResult",
     "ScenarioInfo",
+    "Selection",
     "Status",
+    "SuiteInfo",
     "generalised_path",
     "signature",
     "value_kind",
@@ -118,6 +120,8 @@ class AdapterInfo:
     capabilities: tuple[str, ...] = ()
     known_gaps: Mapping[str, str] = field(default_factory=dict)
     """Check id (or ``check@scenario``) -> reason, declared by the adapter."""
+    model: str | None = None
+    """The model name asked for on this adapter's wire (``--model``, else the wire's default)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,6 +132,46 @@ class ScenarioInfo:
     requires: tuple[str, ...] = ()
     file: str | None = None
     """The scenario's file when it is not a bundled one (a ``--scenarios-dir`` of the user's)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuiteInfo:
+    """The suite that judged a run (``conformance.run.fingerprint``): two reports with one
+    ``fingerprint`` were judged by the same scenarios, checks and equivalences, whatever they selected."""
+
+    fingerprint: str
+    """sha256 over the scenario set (ids and content), the check ids, ``check_version`` and the
+    equivalence table used."""
+    version: str
+    """The conformance version that made the report (not part of the fingerprint)."""
+    check_version: int
+    """``conformance.run.fingerprint.CHECK_VERSION``: bumped when a check's judgement changes."""
+    scenarios: int
+    """How many scenarios the set holds (the bundled ones and the run's own)."""
+    equivalences: str
+    """sha256 of the equivalence table used (the suite's, or merged with ``--equivalences`` files)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Selection:
+    """What a run was asked to run, out of the suite (recorded in the report, never fingerprinted)."""
+
+    command: str
+    """``run`` or ``certify`` (``merge-reports`` keeps the shards' command)."""
+    scenarios: tuple[str, ...] = ()
+    """``--scenarios`` as given (none: every scenario)."""
+    keyword: str | None = None
+    """``-k``."""
+    checks: tuple[str, ...] = ()
+    """The check families run."""
+    wires: tuple[str, ...] | None = None
+    """``certify --wires`` (None: every wire the client declares, or not a certification)."""
+    model: str | None = None
+    """``certify --model`` (None: each wire's default, named per adapter in the report)."""
+    shard: str | None = None
+    """``--shard K/N``: this report holds the K-th of N shards of the selection's cases."""
+    merged: tuple[str, ...] = ()
+    """``merge-reports``: the shards this report was merged from."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,6 +187,10 @@ class RunResult:
     commands: tuple[Mapping[str, Any], ...] = ()
     """The MCP server commands the run started, one per scenario (``ServerCommand.to_json`` of
     ``conformance.mcp_bridge.trust``: scenario, file, argv, cwd, env_keys, bundled)."""
+    suite: SuiteInfo | None = None
+    """The suite that judged the run (its fingerprint)."""
+    selection: Selection | None = None
+    """What the command line selected (scenarios, ``-k``, wires, model, shard)."""
 
     def counts(self) -> dict[Status, int]:
         return {status: sum(case.status == status for case in self.cases) for status in STATUS_ORDER}

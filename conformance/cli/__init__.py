@@ -278,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
             "Serve every chosen scenario's recorded answers over loopback HTTP for each wire the client speaks, "
             "drive the client turn by turn, capture every request it really sent and judge the requests and its "
             "decoded results with the same checks (plus client.*), verdicts and reports as `conformance run`. "
+            "Pairs run in --jobs worker processes (each with its own child under --python). "
             "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors "
             "(a selection of no case included), 130 on Ctrl-C (reports of the finished cases, marked incomplete)."
         ),
@@ -286,6 +287,31 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ci_arguments(certify)
     _add_limit_option(certify)
     certify.set_defaults(handler=_certify)
+
+    merge = commands.add_parser(
+        "merge-reports",
+        help="join the JSON reports of the shards of one run (--shard K/N) into one report",
+        description=(
+            "Read the report.json of every shard (a file, or the --report-dir a shard wrote) and write one report "
+            "of all their cases, with the counts, matrix and verdict recomputed, in every --format. The reports "
+            "must come from the same suite (one fingerprint) and the same selection, hold no case twice, and be "
+            "every shard of K/N (or, with --allow-partial, some of them: the report is marked incomplete, naming "
+            "the shards missing). Reports of runs without --shard merge too when no case is in two of them. "
+            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors or the merged "
+            "report is incomplete, 2 on usage errors (naming the file and what to do)."
+        ),
+    )
+    merge.add_argument("reports", nargs="+", metavar="REPORT", help="a shard's report.json, or the folder holding it")
+    merge.add_argument("--report-dir", default="reports", metavar="DIR", help="where to write (default: %(default)s)")
+    merge.add_argument("--format", default="json,md,html,junit", help="report formats (default: %(default)s)")
+    merge.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge when some shards of K/N are missing (the report is marked incomplete and names them)",
+    )
+    merge.add_argument("--quiet", action="store_true", help="only the summary line")
+    _add_limit_option(merge)
+    merge.set_defaults(handler=_merge_reports)
 
     listing = commands.add_parser(
         "list",
@@ -379,6 +405,11 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--exhaustive", action="store_true", help="streaming: also every 2-way cut of each stream")
     parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
+    _add_jobs_and_shard(parser)
+
+
+def _add_jobs_and_shard(parser: argparse.ArgumentParser) -> None:
+    """``--jobs`` and ``--shard`` (``run`` and ``certify``; docs/ci.md)."""
     parser.add_argument(
         "-j",
         "--jobs",
@@ -386,6 +417,13 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="worker processes (default: the number of CPUs; 1 runs the pairs in one worker process); "
         "the output is the same for every N",
+    )
+    parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="run only the K-th of N parts of the selected cases (1 <= K <= N; a stable split by adapter and "
+        "scenario, the same on every machine): run each part on its own machine, then join the JSON reports "
+        "with `conformance merge-reports` (docs/ci.md)",
     )
 
 
@@ -449,6 +487,7 @@ def _add_certify_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failing or erroring case")
     parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
+    _add_jobs_and_shard(parser)
 
 
 def _version() -> str:
@@ -636,6 +675,12 @@ def _certify(args: argparse.Namespace) -> int:
     from conformance.cli.certify import certify_command
 
     return certify_command(args)
+
+
+def _merge_reports(args: argparse.Namespace) -> int:
+    from conformance.cli.merge import merge_command
+
+    return merge_command(args)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """``conformance certify``: certify a black-box client (a driver around a library) end to end.
 
 ``conformance certify --client my_pkg.drivers:CLIENT [--wires anthropic,gemini] [--scenarios ...]
-[-k ...] [--python VENV/bin/python] [--report-dir ...]`` loads the driver (here, or with
+[-k ...] [--python VENV/bin/python] [--jobs N] [--shard K/N] [--report-dir ...]`` loads the driver (here, or with
 ``--python`` in that interpreter: ``conformance.clients.remote``), checks it keeps the contract
 (exit 2 naming what is wrong), runs ``conformance.clients.harness.certify`` and prints and writes
 what ``conformance run`` does: progress, the matrix, every failing case with its findings, and
@@ -61,15 +61,19 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         check_gap_keys,
         ci_options,
         compile_keyword,
+        empty_shard,
         families_and_formats,
         finish,
+        jobs_option,
         nothing_selected,
         record_args,
         rerun_command,
         select_scenarios,
+        selection_of,
+        shard_option,
         split_list,
     )
-    from conformance.clients.harness import CertifyOptions, case_modes, certify, client_adapter
+    from conformance.clients.harness import CertifyOptions, case_modes, certify, chosen_pairs, client_adapter
     from conformance.reporting import check_report_dir
     from conformance.run.runner import run_result
 
@@ -92,6 +96,8 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
             )
         ci = ci_options(args)  # --baseline, --last-failed (docs/ci.md)
         equivalences = _equivalences(args.equivalences or ())
+        jobs = jobs_option(args)
+        shard = shard_option(args)
     except UsageError as exc:
         print(f"conformance certify: error: {exc}", file=sys.stderr)
         _close(client)
@@ -114,6 +120,8 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         model=args.model,
         intercept=args.intercept,
         equivalences=equivalences,
+        jobs=jobs,
+        shard=shard,
     )
     columns = [client_adapter(client, w) for w in client.wires if wires is None or w in wires]
     report_dir = Path(args.report_dir)
@@ -126,14 +134,18 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"conformance certify: error: {exc}", file=sys.stderr)
         _close(client)
         return 2
-    total = sum(len(case_modes(c, s, options)) for c in columns for s in scenarios)
+    total = sum(len(case_modes(c, s, options)) for c, s in chosen_pairs(columns, scenarios, options))
+    if not total and shard is not None:
+        print(empty_shard(shard), file=out)
     progress = None if args.quiet else Progress(out, judge=ci.judge, total=total)
     finished = Finished(progress)
     try:
         result = finished.run(
             lambda: certify(scenarios, client, options, progress=finished, problems=problems),
             allow_commands=args.allow_commands,
-            partial=lambda: run_result(columns, scenarios, finished.cases, problems=problems),
+            partial=lambda: run_result(
+                columns, scenarios, finished.cases, problems=problems, model=args.model, equivalences=equivalences
+            ),
         )
     finally:
         _close(client)
@@ -150,6 +162,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         interrupted=finished.interrupted,
         error=finished.error,
         command="certify",
+        selection=selection_of(args, "certify", families, shard),
     )
 
 

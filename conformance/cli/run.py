@@ -50,13 +50,15 @@ from conformance.cli._summary import (
     matrix_lines,
 )
 from conformance.errors import ConformanceError, UsageError
+from conformance.run.fingerprint import CHECK_IDS
 from conformance.scenarios.problems import closest
-from conformance.verdicts import STATUS_ORDER, CaseResult, RunResult
+from conformance.verdicts import STATUS_ORDER, CaseResult, RunResult, Selection
 
 if TYPE_CHECKING:
     from conformance.adapters.base import Adapter
     from conformance.reporting import ReportFailure
     from conformance.run.baseline import Baseline
+    from conformance.run.shard import Shard
     from conformance.scenarios.values import Scenario
 
 __all__ = [
@@ -75,8 +77,10 @@ __all__ = [
     "ci_options",
     "compile_keyword",
     "default_jobs",
+    "empty_shard",
     "families_and_formats",
     "finish",
+    "jobs_option",
     "last_failed",
     "load_adapter",
     "matrix_text",
@@ -85,6 +89,8 @@ __all__ = [
     "rerun_command",
     "run_command",
     "select_scenarios",
+    "selection_of",
+    "shard_option",
     "split_list",
     "write_run_reports",
 ]
@@ -98,36 +104,6 @@ costs the square of its streams' length (the longest bundled case takes ~30 s on
 FAMILIES = ("translation", "roundtrip", "streaming", "recovery", "client")
 """The check families (``conformance.checks.FAMILIES``, named here so ``--help`` stays fast); ``client``
 judges black-box clients (``conformance certify``) and gives no verdict on an adapter."""
-CHECK_IDS: dict[str, tuple[str, ...]] = {
-    "translation": (
-        "translation.wire_paths",
-        "translation.tool_names",
-        "translation.tool_definitions",
-        "translation.tool_choice",
-        "translation.request_shape",
-        "translation.no_mutation",
-        "translation.recorded_request",
-    ),
-    "roundtrip": (
-        "roundtrip.calls",
-        "roundtrip.text",
-        "roundtrip.finish_reason",
-        "roundtrip.request",
-        "roundtrip.wire",
-        "roundtrip.call_ids",
-        "roundtrip.usage",
-    ),
-    "streaming": ("streaming.lifecycle", "streaming.fold", "streaming.chunk_invariance", "streaming.events"),
-    "recovery": ("recovery.provider_error", "recovery.arguments_error", "recovery.broken_stream"),
-    "client": (
-        "client.one_request",
-        "client.stream_mode",
-        "client.call_ids",
-        "client.recorded_request",
-        "client.request_headers",
-        "client.typed_errors",
-    ),
-}
 INTERRUPTED = 130
 """The exit code of a run ended by Ctrl-C (its partial reports written)."""
 _SYMBOL = SYMBOLS
@@ -286,7 +262,7 @@ def record_args(args: argparse.Namespace) -> tuple[str, ...]:
 def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = QuietOnBrokenPipe.around(out or sys.stdout)
     from conformance.reporting import check_report_dir
-    from conformance.run.runner import RunOptions, pair_modes, run_result, run_suite
+    from conformance.run.runner import RunOptions, chosen_pairs, pair_modes, run_result, run_suite
 
     try:
         names = [*(args.adapter or []), *split_list(args.adapters)] or [
@@ -299,9 +275,8 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         timeout = args.timeout if args.timeout is not None else (EXHAUSTIVE_TIMEOUT if args.exhaustive else TIMEOUT)
         if timeout <= 0:
             raise UsageError("--timeout must be positive")
-        jobs = default_jobs() if args.jobs is None else args.jobs
-        if jobs < 1:
-            raise UsageError("--jobs must be at least 1")
+        jobs = jobs_option(args)
+        shard = shard_option(args)
         scenarios, problems = select_scenarios(args.scenarios or [], args.scenarios_dir or ())
         ci = ci_options(args)  # --baseline, --last-failed (docs/ci.md)
     except UsageError as exc:
@@ -323,6 +298,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         exhaustive=args.exhaustive,
         select=select,
         jobs=jobs,
+        shard=shard,
     )
     report_dir = Path(args.report_dir)
     try:
@@ -332,7 +308,9 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     except UsageError as exc:
         print(f"conformance run: error: {exc}", file=sys.stderr)
         return 2
-    total = sum(len(pair_modes(s, a, options)) for a in adapters for s in scenarios)
+    total = sum(len(pair_modes(s, a, options)) for a, s in chosen_pairs(adapters, scenarios, options))
+    if not total and shard is not None:
+        print(empty_shard(shard), file=out)
     progress = None if args.quiet else Progress(out, judge=ci.judge, total=total)
     finished = Finished(progress)
     result = finished.run(
@@ -351,6 +329,45 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         rerun=lambda case: rerun_command(args, case, ["run", "--adapter", specs.get(case.adapter, case.adapter)]),
         interrupted=finished.interrupted,
         error=finished.error,
+        selection=selection_of(args, "run", families, shard),
+    )
+
+
+def jobs_option(args: argparse.Namespace) -> int:
+    """``--jobs`` (default: ``default_jobs()``); ``UsageError`` below 1."""
+    jobs = default_jobs() if getattr(args, "jobs", None) is None else int(args.jobs)
+    if jobs < 1:
+        raise UsageError(f"--jobs {jobs}: must be at least 1 (1 runs the pairs one at a time; omit it for one per CPU)")
+    return jobs
+
+
+def shard_option(args: argparse.Namespace) -> Shard | None:
+    """``--shard K/N`` read (None when not given); ``UsageError`` naming the flag and the form."""
+    from conformance.run.shard import parse_shard
+
+    text = getattr(args, "shard", None)
+    return None if text is None else parse_shard(text)
+
+
+def empty_shard(shard: Shard) -> str:
+    """What a shard that holds none of the selected cases says (its report is empty; exit 0)."""
+    return (
+        f"--shard {shard}: this shard holds none of the selected cases (there are fewer pairs of adapter and "
+        f"scenario than shards); its report is empty, and `conformance merge-reports` takes it with the others"
+    )
+
+
+def selection_of(args: argparse.Namespace, command: str, families: Sequence[str], shard: Shard | None) -> Selection:
+    """What the command line selected, for the report (``selection``)."""
+    wires = getattr(args, "wires", None)
+    return Selection(
+        command=command,
+        scenarios=tuple(getattr(args, "scenarios", None) or ()),
+        keyword=getattr(args, "keyword", None),
+        checks=tuple(families),
+        wires=tuple(split_list([wires])) if wires is not None else None,
+        model=getattr(args, "model", None),
+        shard=None if shard is None else str(shard),
     )
 
 
@@ -392,12 +409,16 @@ def finish(
     interrupted: bool = False,
     error: str | None = None,
     command: str = "run",
+    selection: Selection | None = None,
 ) -> int:
     """End a run on the terminal: the matrix, every failing case, the reports, the summary line;
     the exit code (1 when a case fails, errors or is stale, a scenario file had problems, a report
-    could not be written, or no case ran). ``interrupted`` (Ctrl-C): the reports of the cases that
-    finished, marked incomplete, and one line on stderr; exit 130. ``error``: the run stopped on an
-    internal error; the same, exit 1."""
+    could not be written, or no case ran, unless the run was a shard that holds none). ``interrupted``
+    (Ctrl-C): the reports of the cases that finished, marked incomplete, and one line on stderr;
+    exit 130. ``error``: the run stopped on an internal error; the same, exit 1. ``selection``: what
+    the command line selected, recorded in the reports."""
+    if selection is not None:
+        result = dataclasses.replace(result, selection=selection)
     if interrupted or error is not None:
         return _finish_early(result, progress, report_dir, formats, ci=ci, rerun=rerun, command=command, error=error)
     notes: list[str] = []
@@ -426,7 +447,8 @@ def finish(
     summary = ", ".join(style.paint(f"{counts[s]} {s}", s) for s in STATUS_ORDER if counts[s])
     print(_last_line(f"{label}{len(result.cases)} cases: {summary or 'none'}", written, width), file=out)
     failures = counts["fail"] + counts["error"] + counts["stale"]
-    return 1 if failures or result.problems or not result.cases or failed else 0
+    nothing = not result.cases and (selection is None or selection.shard is None)  # an empty shard is no failure
+    return 1 if failures or result.problems or nothing or failed else 0
 
 
 def _last_line(counts: str, written: Sequence[Path], width: int) -> str:

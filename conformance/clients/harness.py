@@ -14,13 +14,19 @@ that judge our own decoder or encoder spelling step aside (``CaseContext.client`
 on several wires shows as one column per wire (``name/wire``).
 
 Every case has its own per-turn timeout; one failing case never stops the run. An in-process
-client is other people's code: where fork is available the pairs run one at a time in a worker
-process (``conformance.run.workers``: each with its own loopback server, event loop and MCP
-servers), with a memory limit and a watchdog, so that a client that exits, crashes the
+client is other people's code: where fork is available the pairs run in ``jobs`` worker processes
+(``conformance.run.workers``: each with its own loopback server, event loop and MCP servers), one
+pair at a time each, with a memory limit and a watchdog, so that a client that exits, crashes the
 interpreter, hangs in C, leaves a thread running or runs out of memory costs its own pair's cases
 an ERROR saying so, and the run goes on in a new worker (a worker retires after a turn that
-overran its timeout). A ``--python`` client (``conformance.clients.remote``) already runs in a
-child process of its own, restarted after a crash or a hang: its pairs run here.
+overran its timeout). With ``jobs`` above 1, the pairs whose scenario takes its tools from an MCP
+server run one after another in one more process (the lane): their servers start once, not once
+per worker, and their waits overlap the workers' work. The cases come back in the pairs' order,
+so the output is the same for every ``jobs``. A ``--python`` client (``conformance.clients.remote``)
+already runs in a child process of its own, restarted after a crash or a hang: with ``jobs=1`` its
+pairs run here; with more, each worker (and the lane) starts a child of its own
+(``RemoteClient.again``) after the fork, and stops it when it ends, so no two processes share one
+pipe. ``shard``: only that shard's pairs run (``conformance.run.shard``).
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ from conformance.run.runner import (
     run_result,
     stale_message,
 )
+from conformance.run.shard import Shard, shard_pairs
 from conformance.run.workers import MEMORY_ENV, WorkerFailure, can_fork, memory_limit_from_env, run_in_workers
 from conformance.scenarios import bundled
 from conformance.scenarios.values import MODES, Mode, Scenario
@@ -77,7 +84,16 @@ from conformance.traffic.cassettes import Cassette, RecordedRequest
 from conformance.traffic.transport import Exchange
 from conformance.verdicts import CaseResult, RunResult, worst
 
-__all__ = ["FAKE_API_KEY", "OBJECT_ARGUMENTS", "CertifyOptions", "Harness", "case_modes", "certify", "client_adapter"]
+__all__ = [
+    "FAKE_API_KEY",
+    "OBJECT_ARGUMENTS",
+    "CertifyOptions",
+    "Harness",
+    "case_modes",
+    "certify",
+    "chosen_pairs",
+    "client_adapter",
+]
 
 FAKE_API_KEY = "sk-conformance-0000000000000000"
 """The key every call carries: the loopback server ignores it, and no report may show it."""
@@ -107,6 +123,10 @@ class CertifyOptions:
     instead of over loopback: for clients that cannot take a base URL."""
     isolate: bool = True
     """Run an in-process client in worker processes where fork is available; False runs it here."""
+    jobs: int = 1
+    """Worker processes that run the pairs, one pair at a time each (``--jobs``)."""
+    shard: Shard | None = None
+    """``--shard K/N``: run only this shard's pairs (``conformance.run.shard``)."""
     worker_memory: int | None = field(default_factory=memory_limit_from_env)
     """Bytes each worker process may take (None: no limit); ``$CONFORMANCE_WORKER_MEMORY`` or
     ``conformance.run.workers.default_memory_limit()`` by default."""
@@ -147,15 +167,18 @@ def certify(
     if options.wires is not None and (missing := [w for w in options.wires if w not in client.wires]):
         raise UsageError(f"{client.name} does not speak {', '.join(missing)} (it declares {', '.join(client.wires)})")
     adapters = [client_adapter(client, wire) for wire in wires]
-    pairs = [(a, s) for a in adapters for s in scenarios]
+    pairs = chosen_pairs(adapters, scenarios, options)
     cases: list[CaseResult] = []
-    here = not options.isolate or not can_fork() or isinstance(client, RemoteClient)
+    remote = isinstance(client, RemoteClient)
+    here = not options.isolate or not can_fork() or (remote and options.jobs <= 1)
     results = _in_process(pairs, client, options) if here else _in_workers(pairs, client, options)
     with contextlib.closing(results):  # fail-fast: stop the workers still running
         for found in results:
             if collect(found, cases, progress, fail_fast=options.fail_fast):
                 break
-    return run_result(adapters, scenarios, cases, problems=problems)
+    return run_result(
+        adapters, scenarios, cases, problems=problems, model=options.model, equivalences=options.equivalences
+    )
 
 
 def _in_process(
@@ -178,29 +201,50 @@ def _pair_budget(adapter: Adapter, scenario: Scenario, options: CertifyOptions) 
 def _in_workers(
     pairs: Sequence[tuple[Adapter, Scenario]], client: Client, options: CertifyOptions
 ) -> Generator[list[CaseResult], None, None]:
-    """The cases of each pair, run one pair at a time in a worker process (``conformance.run.workers``)."""
+    """The cases of each pair, run by ``options.jobs`` worker processes, one pair at a time each
+    (``conformance.run.workers``); a ``RemoteClient`` gets a child of its own in each worker."""
+
+    @contextlib.contextmanager
+    def driving() -> Iterator[Harness]:
+        with (
+            _own(client) as mine,
+            Emulator() as server,
+            EventLoop() as loop,
+            McpPool(start_timeout=options.timeout) as pool,
+        ):
+            yield Harness(client=mine, server=server, loop=loop, pool=pool, options=options)
+
+    def guarded(driver: Harness, index: int) -> list[CaseResult]:
+        """The pair's cases; a bug of ours is the pair's ERROR, not a dead worker."""
+        adapter, scenario = pairs[index]
+        try:
+            return driver.pair(adapter, scenario)
+        except Exception as exc:
+            message = f"internal error in the harness ({type(exc).__name__}: {exc}); please report it"
+            trace = traceback.format_exc()
+            return [
+                case_result(adapter, scenario, m, "error", message=message, traceback=trace)
+                for m in case_modes(adapter, scenario, options)
+            ]
 
     @contextlib.contextmanager
     def worker() -> Iterator[Callable[[int], tuple[list[CaseResult], bool]]]:
-        with Emulator() as server, EventLoop() as loop, McpPool(start_timeout=options.timeout) as pool:
-            driver = Harness(client=client, server=server, loop=loop, pool=pool, options=options)
+        with driving() as driver:
 
             def run_alone(index: int) -> tuple[list[CaseResult], bool]:
                 """The pair's cases, and whether this process should retire (a turn overran its timeout
                 and may still run, or something ran out of memory)."""
-                adapter, scenario = pairs[index]
-                try:
-                    found = driver.pair(adapter, scenario)
-                except Exception as exc:  # a bug of ours: the pair's ERROR, not a dead worker
-                    message = f"internal error in the harness ({type(exc).__name__}: {exc}); please report it"
-                    trace = traceback.format_exc()
-                    found = [
-                        case_result(adapter, scenario, m, "error", message=message, traceback=trace)
-                        for m in case_modes(adapter, scenario, options)
-                    ]
-                return found, strained() or runner.strained() or driver.out_of_memory
+                return guarded(driver, index), strained() or runner.strained() or driver.out_of_memory
 
             yield run_alone
+
+    def run_waiting(chosen: Sequence[int]) -> Iterator[list[CaseResult]]:
+        """The pairs whose scenario takes its tools from an MCP server, one after another in one
+        process (the lane): their servers start once there, not once in every worker, and their
+        waits (a slow tool timing out) overlap the workers' work."""
+        with driving() as driver:
+            for index in chosen:
+                yield guarded(driver, index)
 
     def crashed(index: int, failure: WorkerFailure) -> list[CaseResult]:
         adapter, scenario = pairs[index]
@@ -220,12 +264,16 @@ def _in_workers(
             case_result(adapter, scenario, m, "error", message=message) for m in case_modes(adapter, scenario, options)
         ]
 
+    starting = client.start_timeout if isinstance(client, RemoteClient) else 0.0  # its child starts in the worker
     return run_in_workers(
         len(pairs),
-        jobs=1,
+        jobs=options.jobs,
         worker=worker,
         crashed=crashed,
-        budget=lambda index: _pair_budget(*pairs[index], options),
+        # --jobs 1 is one process at a time, as it says; with more, the MCP pairs take the lane
+        waiting=[i for i, pair in enumerate(pairs) if options.jobs > 1 and _waits_on_mcp(*pair, options)],
+        run_waiting=run_waiting,
+        budget=lambda index: _pair_budget(*pairs[index], options) + starting,
         memory=options.worker_memory,
     )
 
@@ -249,6 +297,46 @@ def _impossible_answer(scenario: Scenario, wire: str, mode: Mode) -> str | None:
     return (
         f"{why}: no provider sends the malformed argument text this scenario plays, so a client is not judged"
         " on it (the emulator can only imitate it; scenarios/README.md)"
+    )
+
+
+def _waits_on_mcp(adapter: Adapter, scenario: Scenario, options: CertifyOptions) -> bool:
+    """Does the pair run cases against an MCP server (to run in the lane)?"""
+    return (
+        scenario.mcp is not None
+        and not (scenario.requires - adapter.capabilities)
+        and scenario.wire_excluded(adapter.name, adapter.wire_format) is None
+        and bool(case_modes(adapter, scenario, options))
+    )
+
+
+@contextlib.contextmanager
+def _own(client: Client) -> Iterator[Client]:
+    """The client a worker drives: ``client`` itself, or for a ``RemoteClient`` (whose pipe belongs to
+    the parent) a new child started here, stopped when the worker ends: at once (killed) when the
+    worker was told to stop (Ctrl-C, ``--fail-fast``), so that nothing outlives the run."""
+    if not isinstance(client, RemoteClient):
+        yield client
+        return
+    mine = client.again()
+    try:
+        yield mine
+    except BaseException:
+        mine.close(kill=True)
+        raise
+    mine.close()
+
+
+def chosen_pairs(
+    columns: Sequence[Adapter], scenarios: Sequence[Scenario], options: CertifyOptions
+) -> list[tuple[Adapter, Scenario]]:
+    """The (wire column, scenario) pairs the certification goes through, in order: every one, or
+    ``options.shard``'s."""
+    return shard_pairs(
+        [(column, scenario) for column in columns for scenario in scenarios],
+        options.shard,
+        key=lambda pair: (pair[0].name, pair[1].id),
+        selected=lambda pair: bool(case_modes(*pair, options)),
     )
 
 

@@ -79,6 +79,12 @@ class RemoteClient:
             self.close()
             raise UsageError(f"--client {spec} (under {python}): " + "; ".join(problems) + " (see docs/clients.md)")
 
+    def again(self) -> RemoteClient:
+        """Another client of the same driver under the same interpreter, with a child of its own:
+        what each worker process of ``certify --jobs N`` drives (a pipe is never shared between
+        processes)."""
+        return RemoteClient(self.spec, self.python, start_timeout=self.start_timeout)
+
     # ---- the Client contract ---------------------------------------------------------------
 
     def complete(self, call: Call) -> Response | Iterator[StreamEvent]:

@@ -3,7 +3,8 @@
 ``build_report(run)`` turns a ``RunResult`` into one JSON-ready mapping (summary counts per
 status, adapter, mode and check family; the scenario x adapter matrix; every case with its checks
 and findings; cassette provenance), scrubbed of secrets. The renderers are pure functions of that
-mapping (or of a ``RunResult``); ``write_reports`` / ``write_each_report`` (each format on its own)
+mapping (or of a ``RunResult``); ``merge_reports`` joins the JSON reports of a run's shards into one
+such mapping; ``write_reports`` / ``write_each_report`` (each format on its own)
 and ``check_report_dir`` (before a run) are the only functions that touch the disk.
 
 The JSON form is a public contract: ``conformance/schemas/report.schema.json`` (draft 2020-12).
@@ -16,12 +17,14 @@ from conformance.reporting._html import STATUS_COLOURS, render_html
 from conformance.reporting._json import SCHEMA_RESOURCE, render_json, report_schema
 from conformance.reporting._junit import render_junit
 from conformance.reporting._markdown import render_markdown
+from conformance.reporting._merge import MergedReport, merge_reports
 from conformance.reporting._write import (
     FORMATS,
     ReportFailure,
     WrittenReports,
     check_report_dir,
     write_each_report,
+    write_report_data,
     write_reports,
 )
 
@@ -31,6 +34,7 @@ __all__ = [
     "REPORT_FORMAT",
     "SCHEMA_RESOURCE",
     "STATUS_COLOURS",
+    "MergedReport",
     "Report",
     "ReportFailure",
     "WrittenReports",
@@ -38,11 +42,13 @@ __all__ = [
     "cap_depth",
     "check_family",
     "check_report_dir",
+    "merge_reports",
     "render_html",
     "render_json",
     "render_junit",
     "render_markdown",
     "report_schema",
     "write_each_report",
+    "write_report_data",
     "write_reports",
 ]

@@ -49,12 +49,16 @@ __all__ = [
     "ProvenanceEntry",
     "Report",
     "ScenarioData",
+    "SelectionData",
+    "SuiteData",
     "Summary",
     "Tally",
     "as_report",
     "build_report",
     "cap_depth",
     "check_family",
+    "matrix_of",
+    "summary_of",
 ]
 
 REPORT_FORMAT = 1
@@ -109,6 +113,31 @@ class AdapterData(TypedDict):
     wire_format: str
     capabilities: list[str]
     known_gaps: dict[str, str]
+    model: NotRequired[str | None]
+    """The model asked for on the adapter's wire (absent from reports written before it was kept)."""
+
+
+class SuiteData(TypedDict):
+    """``SuiteInfo``: the suite that judged the run (``conformance.run.fingerprint``)."""
+
+    fingerprint: str
+    version: str
+    check_version: int
+    scenarios: int
+    equivalences: str
+
+
+class SelectionData(TypedDict):
+    """``Selection``: what the command line selected out of the suite."""
+
+    command: str
+    scenarios: list[str]
+    keyword: str | None
+    checks: list[str]
+    wires: list[str] | None
+    model: str | None
+    shard: str | None
+    merged: list[str]
 
 
 class ScenarioData(TypedDict):
@@ -176,6 +205,11 @@ class CommandData(TypedDict):
 class Report(TypedDict):
     report_format: int
     suite_version: str
+    suite: NotRequired[SuiteData | None]
+    """The suite that judged the run (absent from reports written before it was kept; None when the
+    ``RunResult`` carried none)."""
+    selection: NotRequired[SelectionData | None]
+    """What the command line selected (None: a run made through the API)."""
     incomplete: str | None
     """Why the report does not hold every selected case (the run was interrupted), or None."""
     summary: Summary
@@ -207,11 +241,13 @@ def build_report(run: RunResult, *, secrets: Iterable[str] = (), incomplete: str
     report: Report = {
         "report_format": REPORT_FORMAT,
         "suite_version": run.suite_version,
+        "suite": _suite(run),
+        "selection": _selection(run),
         "incomplete": incomplete,
-        "summary": _summary(run, cases, adapters, incomplete=incomplete is not None),
+        "summary": summary_of(cases, adapters, problems=len(run.problems), incomplete=incomplete is not None),
         "adapters": [_adapter(run, name) for name in adapters],
         "scenarios": [_scenario(run, name) for name in scenarios],
-        "matrix": _matrix(cases, adapters, scenarios),
+        "matrix": matrix_of(cases, adapters, scenarios),
         "cases": cases,
         "provenance": _provenance(run, cases),
         "problems": [str(p) for p in run.problems],
@@ -294,21 +330,23 @@ def _counts(statuses: Iterable[Status]) -> Tally:
     return {"total": sum(counts.values()), "statuses": dict(counts)}
 
 
-def _summary(run: RunResult, cases: list[CaseData], adapters: list[str], *, incomplete: bool) -> Summary:
+def summary_of(cases: list[CaseData], adapters: list[str], *, problems: int, incomplete: bool) -> Summary:
+    """The report's summary of ``cases`` (ordered as the report lists them), with ``problems`` run-level
+    problems; ``incomplete``: the run did not hold every selected case (its verdict is error)."""
     overall = _counts(c["status"] for c in cases)
     families: dict[str, list[Status]] = {}
     for case in cases:
         for check in case["checks"]:
             families.setdefault(check["family"], []).append(check["status"])
     verdict = worst([c["status"] for c in cases])
-    if run.problems or incomplete:  # a scenario that did not load, an interrupted run: not what was asked
+    if problems or incomplete:  # a scenario that did not load, an interrupted run: not what was asked
         verdict = "error"
     return {
         "verdict": verdict,
         "cases": overall["total"],
         "statuses": overall["statuses"],
         "duration": _seconds(sum(c["duration"] for c in cases)),
-        "problems": len(run.problems),
+        "problems": problems,
         "by_adapter": {a: _counts(c["status"] for c in cases if c["adapter"] == a) for a in adapters},
         "by_mode": {m: _counts(c["status"] for c in cases if c["mode"] == m) for m in MODES},
         "by_check_family": {f: _counts(families[f]) for f in sorted(families)},
@@ -323,8 +361,38 @@ def _adapter(run: RunResult, name: str) -> AdapterData:
                 "wire_format": info.wire_format,
                 "capabilities": sorted(info.capabilities),
                 "known_gaps": {str(k): str(info.known_gaps[k]) for k in sorted(info.known_gaps)},
+                "model": info.model,
             }
-    return {"name": name, "wire_format": "", "capabilities": [], "known_gaps": {}}
+    return {"name": name, "wire_format": "", "capabilities": [], "known_gaps": {}, "model": None}
+
+
+def _suite(run: RunResult) -> SuiteData | None:
+    info = run.suite
+    if info is None:
+        return None
+    return {
+        "fingerprint": info.fingerprint,
+        "version": info.version,
+        "check_version": info.check_version,
+        "scenarios": info.scenarios,
+        "equivalences": info.equivalences,
+    }
+
+
+def _selection(run: RunResult) -> SelectionData | None:
+    chosen = run.selection
+    if chosen is None:
+        return None
+    return {
+        "command": chosen.command,
+        "scenarios": list(chosen.scenarios),
+        "keyword": chosen.keyword,
+        "checks": list(chosen.checks),
+        "wires": None if chosen.wires is None else list(chosen.wires),
+        "model": chosen.model,
+        "shard": chosen.shard,
+        "merged": list(chosen.merged),
+    }
 
 
 def _scenario(run: RunResult, scenario_id: str) -> ScenarioData:
@@ -342,7 +410,8 @@ def _scenario(run: RunResult, scenario_id: str) -> ScenarioData:
     return {"id": scenario_id, "behavior": "", "source": "", "requires": []}
 
 
-def _matrix(cases: list[CaseData], adapters: list[str], scenarios: list[str]) -> MatrixData:
+def matrix_of(cases: list[CaseData], adapters: list[str], scenarios: list[str]) -> MatrixData:
+    """The scenario x adapter matrix of ``cases``: each cell the worst of its modes."""
     by_key: dict[tuple[str, str, str], list[CaseData]] = {}
     for case in cases:
         by_key.setdefault((case["scenario"], case["adapter"], case["mode"]), []).append(case)

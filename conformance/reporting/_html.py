@@ -323,9 +323,30 @@ def _header(data: Report) -> str:
         f" · <b>{summary['cases']:,}</b> cases · <b>{len(data['adapters'])}</b> adapters"
         f" · <b>{len(data['scenarios'])}</b> scenarios · worst case status {_badge(summary['verdict'])}"
         f" · {summary['duration']:.2f} s of case time</p>"
+        f"{_suite_meta(data)}"
         f'<div class="chips" id="summary">{chips}</div>'
         "</header>"
     )
+
+
+def _suite_meta(data: Report) -> str:
+    """One line: the suite's fingerprint, the shard (or the shards merged) and the models asked for."""
+    suite = data.get("suite")
+    selection = data.get("selection")
+    parts: list[str] = []
+    if suite:
+        parts.append(
+            f'suite fingerprint <b class="mono" title="{_e(suite["fingerprint"])}">{_e(suite["fingerprint"][:16])}</b>'
+            f" (checks v{_e(suite['check_version'])}, {_e(suite['scenarios'])} scenarios)"
+        )
+    if selection and selection.get("shard"):
+        parts.append(f'shard <b class="mono">{_e(selection["shard"])}</b>')
+    if selection and selection.get("merged"):
+        parts.append(f'merged from shards <span class="mono">{_e(", ".join(selection["merged"]))}</span>')
+    models = [f"{_e(a['name'])}: {_e(a['model'])}" for a in data["adapters"] if a.get("model")]
+    if models:
+        parts.append(f'model asked for <span class="mono">{"; ".join(models)}</span>')
+    return f'<p class="meta">{" · ".join(parts)}</p>' if parts else ""
 
 
 def _adapters(data: Report) -> str:

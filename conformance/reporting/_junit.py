@@ -33,14 +33,17 @@ def render_junit(report: RunResult | Report | Mapping[str, Any]) -> str:
     by_adapter: dict[str, list[CaseData]] = {name: [] for name in data["matrix"]["adapters"]}
     for case in data["cases"]:
         by_adapter.setdefault(case["adapter"], []).append(case)
+    models = {a["name"]: a.get("model") for a in data["adapters"]}
     root = ET.Element("testsuites", {"name": _a(f"conformance {data['suite_version']}")})
     totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
     time = 0.0
     for adapter, cases in by_adapter.items():
         suite = ET.SubElement(root, "testsuite", {"name": _a(adapter)})
-        if data.get("incomplete"):  # <properties> comes first in a <testsuite>
+        named = _properties(data, models.get(adapter))
+        if named:  # <properties> comes first in a <testsuite>
             properties = ET.SubElement(suite, "properties")
-            ET.SubElement(properties, "property", {"name": "incomplete", "value": _a(str(data["incomplete"]))})
+            for prop, text in named:
+                ET.SubElement(properties, "property", {"name": prop, "value": _a(text)})
         counts = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
         suite_time = 0.0
         for case in cases:
@@ -59,6 +62,23 @@ def render_junit(report: RunResult | Report | Mapping[str, Any]) -> str:
     root.set("time", _seconds(time))
     ET.indent(root, space="  ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _properties(data: Report, model: str | None) -> list[tuple[str, str]]:
+    """A testsuite's properties: why the report is incomplete, the suite's fingerprint, the shard and
+    the model asked for."""
+    found: list[tuple[str, str]] = []
+    if data.get("incomplete"):
+        found.append(("incomplete", str(data["incomplete"])))
+    suite = data.get("suite")
+    if suite:
+        found.append(("suite_fingerprint", suite["fingerprint"]))
+    selection = data.get("selection")
+    if selection and selection.get("shard"):
+        found.append(("shard", str(selection["shard"])))
+    if model:
+        found.append(("model", model))
+    return found
 
 
 def _testcase(suite: ET.Element, case: CaseData) -> None:

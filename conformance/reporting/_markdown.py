@@ -86,6 +86,7 @@ def _summary(data: Report, out: list[str]) -> None:
         f"Suite {_code(data['suite_version'])} · worst case status {_status(summary['verdict'])} · "
         f"{summary['cases']} cases · {len(data['adapters'])} adapters · {len(data['scenarios'])} scenarios",
         "",
+        *_suite_lines(data),
         "## Summary",
         "",
         _row(["status", "cases"]),
@@ -104,6 +105,26 @@ def _summary(data: Report, out: list[str]) -> None:
         for family, tally in summary["by_check_family"].items():
             out.append(_row([_code(family), str(tally["total"])] + [str(tally["statuses"][s]) for s in STATUS_ORDER]))
         out.append("")
+
+
+def _suite_lines(data: Report) -> list[str]:
+    """The suite's fingerprint, what was selected (a shard, a model) and the model each wire asked for."""
+    suite = data.get("suite")
+    selection = data.get("selection")
+    parts: list[str] = []
+    if suite:
+        parts.append(
+            f"Suite fingerprint {_code(suite['fingerprint'][:16])} (checks v{suite['check_version']}, "
+            f"{suite['scenarios']} scenarios)"
+        )
+    if selection and selection.get("shard"):
+        parts.append(f"shard {_code(str(selection['shard']))}")
+    if selection and selection.get("merged"):
+        parts.append(f"merged from shards {', '.join(_code(str(k)) for k in selection['merged'])}")
+    models = [f"{_code(a['name'])} {_code(str(a['model']))}" for a in data["adapters"] if a.get("model")]
+    if models:
+        parts.append("model asked for: " + ", ".join(models))
+    return [" · ".join(parts), ""] if parts else []
 
 
 def _mode_cell(cell: ModeCell | None) -> str:

@@ -24,7 +24,15 @@ from conformance.reporting._markdown import render_markdown
 from conformance.traffic.atomic import write_atomic
 from conformance.verdicts import RunResult
 
-__all__ = ["FORMATS", "ReportFailure", "WrittenReports", "check_report_dir", "write_each_report", "write_reports"]
+__all__ = [
+    "FORMATS",
+    "ReportFailure",
+    "WrittenReports",
+    "check_report_dir",
+    "write_each_report",
+    "write_report_data",
+    "write_reports",
+]
 
 _Renderer = Callable[[RunResult | Report | Mapping[str, Any]], str]
 
@@ -102,18 +110,37 @@ def write_each_report(
     reports.
     ``incomplete``: why the run stopped early; every format says the report is incomplete.
     """
-    wanted = list(dict.fromkeys(formats))
-    unknown = [name for name in wanted if name not in FORMATS]
-    if unknown:
-        raise UsageError(f"unknown report format {', '.join(map(repr, unknown))}: choose from {', '.join(FORMATS)}")
+    wanted = _wanted(formats)
     directory = Path(report_dir)
-    written: list[Path] = []
-    failed: list[ReportFailure] = []
     try:
         report = build_report(run, secrets=secrets, incomplete=incomplete)
     except Exception as exc:  # whatever a result holds, the run still ends with a message
         reason = f"the report data could not be built ({_reason(exc)})"
         return WrittenReports((), tuple(ReportFailure(directory / FORMATS[n][0], reason, exc) for n in wanted))
+    return write_report_data(report, directory, wanted, reruns=reruns)
+
+
+def _wanted(formats: Iterable[str]) -> list[str]:
+    wanted = list(dict.fromkeys(formats))
+    unknown = [name for name in wanted if name not in FORMATS]
+    if unknown:
+        raise UsageError(f"unknown report format {', '.join(map(repr, unknown))}: choose from {', '.join(FORMATS)}")
+    return wanted
+
+
+def write_report_data(
+    report: Report,
+    report_dir: str | os.PathLike[str],
+    formats: Iterable[str] = ("json", "md", "html", "junit"),
+    *,
+    reruns: Mapping[str, str] | None = None,
+) -> WrittenReports:
+    """Write a built report (``build_report``'s, or ``merge_reports``') in ``formats`` into ``report_dir``,
+    each on its own and atomically, as ``write_each_report`` does."""
+    wanted = _wanted(formats)
+    directory = Path(report_dir)
+    written: list[Path] = []
+    failed: list[ReportFailure] = []
     for name in wanted:
         filename, render = FORMATS[name]
         path = directory / filename

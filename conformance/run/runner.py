@@ -42,17 +42,19 @@ import traceback
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from conformance.adapters.base import Adapter
 from conformance.checks import FAMILIES, CaseContext, run_checks
+from conformance.checks.equivalences import EquivalenceTable
 from conformance.checks.mutation import watched
 from conformance.errors import CassetteError, ConformanceError, McpCommandRefusedError, McpServerError, ScenarioError
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool, open_scenario_tools
-from conformance.run.conversation import ConversationOutcome, run_conversation
+from conformance.run.conversation import DEFAULT_MODELS, ConversationOutcome, run_conversation
+from conformance.run.fingerprint import suite_info, suite_version
 from conformance.run.live import expected_scenario, for_replay, live_command, recorded_decodings
+from conformance.run.shard import Shard, shard_pairs
 from conformance.run.workers import MEMORY_ENV, WorkerFailure, can_fork, memory_limit_from_env, run_in_workers
 from conformance.scenarios import bundled
 from conformance.scenarios.values import MODES, Mode, Scenario
@@ -71,6 +73,7 @@ __all__ = [
     "apply_gaps",
     "case_result",
     "cassette_for",
+    "chosen_pairs",
     "collect",
     "exchange_view",
     "find_cassette",
@@ -117,6 +120,8 @@ class RunOptions:
     """``-k``: (adapter, scenario id, mode) -> run this case?"""
     jobs: int = 1
     """Worker processes (``conformance.run.workers``) that run the pairs one at a time."""
+    shard: Shard | None = None
+    """``--shard K/N``: run only this shard's pairs (``conformance.run.shard``)."""
     isolate: bool = True
     """Run the adapters in worker processes where fork is available (even with ``jobs=1``); False
     runs every case in this process (threads with timeouts), as is done where fork is not."""
@@ -125,19 +130,15 @@ class RunOptions:
     ``conformance.run.workers.default_memory_limit()`` by default."""
 
 
-def suite_version() -> str:
-    try:
-        return metadata.version("conformance")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0+unknown"
-
-
-def adapter_info(adapter: Adapter) -> AdapterInfo:
+def adapter_info(adapter: Adapter, model: str | None = None) -> AdapterInfo:
+    """The adapter as the report names it, with the model asked for on its wire (``model``, else
+    the wire's default: ``conformance.run.conversation.DEFAULT_MODELS``)."""
     return AdapterInfo(
         name=adapter.name,
         wire_format=adapter.wire_format,
         capabilities=tuple(sorted(adapter.capabilities)),
         known_gaps=dict(adapter.known_gaps),
+        model=model or DEFAULT_MODELS.get(adapter.wire_format),
     )
 
 
@@ -176,7 +177,7 @@ def run_suite(
     """Run every chosen case; one failing case never stops the others (unless ``fail_fast``)."""
     cases: list[CaseResult] = []
     provenance: dict[str, Mapping[str, Any]] = {}
-    pairs = [(adapter, scenario) for adapter in adapters for scenario in scenarios]
+    pairs = chosen_pairs(adapters, scenarios, options)
     results = _in_workers(pairs, options) if options.isolate and can_fork() else run_pairs(pairs, options)
     with contextlib.closing(results):  # fail-fast: stop the threads or workers still running
         for cases_of_pair, found in results:
@@ -184,6 +185,18 @@ def run_suite(
             if collect(cases_of_pair, cases, progress, fail_fast=options.fail_fast):
                 break
     return run_result(adapters, scenarios, cases, provenance=provenance, problems=problems)
+
+
+def chosen_pairs(
+    adapters: Sequence[Adapter], scenarios: Sequence[Scenario], options: RunOptions
+) -> list[tuple[Adapter, Scenario]]:
+    """The (adapter, scenario) pairs the run goes through, in order: every one, or ``options.shard``'s."""
+    return shard_pairs(
+        [(adapter, scenario) for adapter in adapters for scenario in scenarios],
+        options.shard,
+        key=lambda pair: (pair[0].name, pair[1].id),
+        selected=lambda pair: bool(pair_modes(pair[1], pair[0], options)),
+    )
 
 
 def collect(
@@ -211,11 +224,16 @@ def run_result(
     *,
     provenance: Mapping[str, Mapping[str, Any]] | None = None,
     problems: Sequence[str] = (),
+    model: str | None = None,
+    equivalences: EquivalenceTable | None = None,
 ) -> RunResult:
-    """The run's result: its adapters (or clients' columns), scenarios and cases."""
+    """The run's result: its adapters (or clients' columns, each with the ``model`` asked for, else
+    its wire's default), scenarios and cases, and the suite that judged them (``equivalences``: the
+    table used, None: the suite's)."""
     return RunResult(
         suite_version=suite_version(),
-        adapters=tuple(adapter_info(a) for a in adapters),
+        suite=suite_info(scenarios, equivalences),
+        adapters=tuple(adapter_info(a, model) for a in adapters),
         scenarios=tuple(
             ScenarioInfo(
                 id=s.id,

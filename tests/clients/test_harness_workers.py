@@ -169,3 +169,151 @@ def test_the_command_ends_with_every_report_whatever_the_client_does(tmp_path: P
     assert sorted(p.name for p in reports.iterdir()) == ["junit.xml", "report.html", "report.json", "report.md"]
     cases = json.loads((reports / "report.json").read_text())["cases"]
     assert {c["scenario"]: c["status"] for c in cases} == {BAD: "error" if code else "pass", GOOD: "pass"}
+
+
+# -- --jobs N (issue 24, point 7) -----------------------------------------------------------------------
+
+
+def _many(*more: str) -> list[Scenario]:
+    found = {s.id: s for s in load_scenarios([ROOT / "scenarios"]).scenarios}
+    return [s for sid, s in sorted(found.items()) if sid.startswith(("basic/", "tool_results/", "errors/", *more))]
+
+
+def _verdicts(result: RunResult) -> list[tuple[str, str, str, str, list[str]]]:
+    from conformance.verdicts import signature
+
+    return [
+        (c.adapter, c.scenario, c.mode, c.status, [signature(f) for v in c.checks for f in v.findings])
+        for c in result.cases
+    ]
+
+
+def test_two_workers_give_the_cases_of_one_in_the_same_order() -> None:
+    """With MCP scenarios too: with two jobs their pairs run in the lane, in order."""
+    client = TranslatorClient(for_format("openai_chat"), name="acme")
+    options: dict[str, Any] = {"cassette_dir": CASSETTES, "timeout": 10.0}
+    one = certify(_many("mcp/"), client, CertifyOptions(**options, jobs=1))
+    two = certify(_many("mcp/"), client, CertifyOptions(**options, jobs=2))
+    assert len(one.cases) > 20
+    assert _verdicts(two) == _verdicts(one)
+    assert [c.message for c in two.cases] == [c.message for c in one.cases]
+
+
+def test_a_worker_that_dies_with_jobs_2_costs_its_pair_and_the_run_goes_on(tmp_path: Path) -> None:
+    result = _certify(_client(tmp_path, "EXIT"), jobs=2)
+    assert _statuses(result) == [(BAD, "error"), (GOOD, "pass")]
+    assert f"the worker process running bad/anthropic on {BAD} died (exit code 3)" in result.cases[0].message
+
+
+REMOTE_DRIVER = """
+import os
+from conformance.adapters import for_format
+from conformance.clients.translator import TranslatorClient
+
+inner = TranslatorClient(for_format("anthropic"))
+
+
+class Noting:
+    name = "noting"
+    known_gaps = {}
+    wires = dict(inner.wires)
+
+    def error_info(self, exc):
+        return inner.error_info(exc)
+
+    def complete(self, call):
+        with open(os.environ["CONFORMANCE_TEST_PIDS"], "a") as out:
+            out.write(f"{os.getpid()} {os.getppid()}\\n")
+        return inner.complete(call)
+
+
+CLIENT = Noting()
+"""
+
+
+def test_with_python_and_jobs_2_each_worker_drives_a_child_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.clients.remote import RemoteClient
+
+    (tmp_path / "noting_driver.py").write_text(textwrap.dedent(REMOTE_DRIVER), encoding="utf-8")
+    log = tmp_path / "pids.log"
+    monkeypatch.setenv("CONFORMANCE_TEST_PIDS", str(log))
+    options: dict[str, Any] = {"cassette_dir": CASSETTES, "timeout": 10.0}
+    with RemoteClient(f"{tmp_path / 'noting_driver.py'}:CLIENT", sys.executable) as client:
+        parent_child = client._process.pid if client._process else None
+        two = certify(_many(), client, CertifyOptions(**options, jobs=2))
+        lines = log.read_text().splitlines()
+        log.unlink()
+        one = certify(_many(), client, CertifyOptions(**options, jobs=1))
+    assert _verdicts(two) == _verdicts(one)
+    children = {tuple(map(int, line.split())) for line in lines}
+    drivers = {pid for pid, _ in children}
+    workers = {ppid for _, ppid in children}
+    assert len(drivers) == len(workers) == 2  # one child per worker, started in that worker
+    assert parent_child not in drivers and os.getpid() not in workers
+    for pid in drivers | workers:  # every worker and its child are gone when the run ends
+        assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
+def test_ctrl_c_with_jobs_2_and_python_writes_partial_reports_and_leaves_no_process_behind(tmp_path: Path) -> None:
+    import signal
+
+    marker = tmp_path / "marker_driver.py"  # its path names every process of this run
+    marker.write_text(textwrap.dedent(REMOTE_DRIVER), encoding="utf-8")
+    reports = tmp_path / "reports"
+    argv = [sys.executable, "-m", "conformance", "certify", "--client", f"{marker}:CLIENT", "--python", sys.executable]
+    argv += ["--jobs", "2", "--cassette-dir", str(CASSETTES), "--report-dir", str(reports)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CONFORMANCE_TEST_PIDS": str(tmp_path / "pids.log")}
+    run = subprocess.Popen(
+        argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    assert run.stdout is not None
+    try:
+        seen = b""
+        while sum(chr(b) in ".FEuxS" for b in seen.rpartition(b"  ")[2]) < 10:  # ten cases shown as finished
+            chunk = os.read(run.stdout.fileno(), 1)
+            assert chunk, f"the run ended before 10 cases: {seen!r}"
+            seen += chunk
+        ours = _processes_naming(str(marker))
+        assert len(ours) >= 5, ours  # the command, two workers, a child each (and the parent's own child)
+        os.killpg(run.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+        _, err = run.communicate(timeout=60)
+        for _ in range(100):
+            left = {pid: cmd for pid, cmd in _processes_naming(str(marker)).items() if _alive(pid)}
+            if not left:
+                break
+            time.sleep(0.1)
+        assert left == {}, err
+        assert run.returncode == 130, err
+        assert err.decode().startswith("conformance certify: interrupted (Ctrl-C) after "), err
+        data = json.loads((reports / "report.json").read_text(encoding="utf-8"))
+        assert data["incomplete"].startswith("interrupted (Ctrl-C) after")
+        assert len(data["cases"]) >= 10 and {c["status"] for c in data["cases"]} <= {"pass", "unsupported", "left"}
+    finally:
+        if run.poll() is None:
+            run.kill()
+        run.communicate()
+
+
+def _processes_naming(text: str) -> dict[int, str]:
+    """Every live process whose command line holds ``text``."""
+    found: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if text in command:
+                found[int(entry.name)] = command
+    return found

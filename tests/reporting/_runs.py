@@ -273,3 +273,25 @@ def large_run(scenarios: int = 125) -> RunResult:
         ),
         cases=tuple(cases),
     )
+
+
+FINGERPRINT = "f" * 8 + "0123456789abcdef" * 3 + "e" * 8
+"""A suite fingerprint (64 hex digits) for the reports of ``suited_run``."""
+
+
+def suited_run() -> RunResult:
+    """``mixed_run`` as a command makes it: with the suite that judged it, what the command line
+    selected (shard 2/3 of a certification on one model) and the model each adapter asked for."""
+    from dataclasses import replace
+
+    from conformance.verdicts import Selection, SuiteInfo
+
+    run = build_mixed_run()
+    return replace(
+        run,
+        adapters=tuple(replace(a, model=f"{a.name}-model-1") for a in run.adapters),
+        suite=SuiteInfo(fingerprint=FINGERPRINT, version="0.1.0", check_version=1, scenarios=3, equivalences="ab" * 32),
+        selection=Selection(
+            command="certify", scenarios=("basic/*",), checks=("translation",), model="m-1", shard="2/3"
+        ),
+    )

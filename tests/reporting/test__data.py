@@ -48,6 +48,8 @@ def test_top_level_keys_come_in_a_fixed_order(mixed_run: RunResult) -> None:
     assert list(report) == [
         "report_format",
         "suite_version",
+        "suite",
+        "selection",
         "incomplete",
         "summary",
         "adapters",
@@ -200,6 +202,7 @@ def test_adapters_and_scenarios_only_named_by_cases_follow_the_declared_ones(mix
         "wire_format": "",
         "capabilities": [],
         "known_gaps": {},
+        "model": None,
     }
     assert [s["id"] for s in report["scenarios"]][-1] == "zzz/extra"
     assert report["cases"][-1]["id"] == "aaa_third_party/zzz/extra/stream"
@@ -224,6 +227,7 @@ def test_adapters_and_scenarios_are_described(mixed_run: RunResult) -> None:
         "wire_format": "anthropic-messages",
         "capabilities": ["parallel_tool_calls", "streaming"],
         "known_gaps": {"streaming.lifecycle@basic/parallel-calls": "tool_use blocks interleave"},
+        "model": None,
     }
     assert report["scenarios"][1]["requires"] == ["parallel_tool_calls"]
 
@@ -408,3 +412,36 @@ def test_a_complete_report_has_no_banner(mixed_run: RunResult) -> None:
     assert "Incomplete" not in render_markdown(report)
     assert 'class="incomplete"' not in render_html(report)
     assert "<properties>" not in render_junit(report)
+
+
+def test_the_suite_the_selection_and_each_adapters_model_are_reported() -> None:
+    from tests.reporting._runs import FINGERPRINT, suited_run
+
+    report = build_report(suited_run())
+    assert report["suite"] == {
+        "fingerprint": FINGERPRINT,
+        "version": "0.1.0",
+        "check_version": 1,
+        "scenarios": 3,
+        "equivalences": "ab" * 32,
+    }
+    assert report["selection"] == {
+        "command": "certify",
+        "scenarios": ["basic/*"],
+        "keyword": None,
+        "checks": ["translation"],
+        "wires": None,
+        "model": "m-1",
+        "shard": "2/3",
+        "merged": [],
+    }
+    assert [a.get("model") for a in report["adapters"]] == [
+        "openai_chat-model-1",
+        "anthropic-model-1",
+        "gemini-model-1",
+    ]
+
+
+def test_a_run_made_through_the_api_reports_no_suite_or_selection(mixed_run: RunResult) -> None:
+    report = build_report(mixed_run)
+    assert report["suite"] is None and report["selection"] is None

@@ -607,3 +607,10 @@ def test_a_2000_case_run_loads_and_keeps_its_header_and_scenario_column_in_view(
     assert shown(browser, "details.case .why", "e.innerText")[0] == (
         "family3.check_3 at $.tool_calls: the call is missing (+1 more)"
     )
+
+
+def test_the_suite_fingerprint_the_shard_and_the_models_are_in_the_header() -> None:
+    header = render_html(_runs.suited_run()).split("</header>")[0]
+    assert f'title="{_runs.FINGERPRINT}">{_runs.FINGERPRINT[:16]}</b> (checks v1, 3 scenarios)' in header
+    assert 'shard <b class="mono">2/3</b>' in header
+    assert "anthropic: anthropic-model-1" in header

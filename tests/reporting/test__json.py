@@ -77,3 +77,15 @@ def test_unicode_is_kept_readable(mixed_run: RunResult) -> None:
     scenario = dataclasses.replace(mixed_run.scenarios[0], behavior="Zeit in Zürich — 東京")
     run = dataclasses.replace(mixed_run, scenarios=(scenario, *mixed_run.scenarios[1:]))
     assert "Zeit in Zürich — 東京" in render_json(run)
+
+
+def test_a_report_with_its_suite_and_selection_is_valid(validator: jsonschema.Draft202012Validator) -> None:
+    from tests.reporting._runs import suited_run
+
+    document = json.loads(render_json(suited_run()))
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.path))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors]
+    for bad in ({"shard": "0/3"}, {"shard": "x"}):
+        broken = {**document, "selection": {**document["selection"], **bad}}
+        assert not validator.is_valid(broken), bad
+    assert not validator.is_valid({**document, "suite": {**document["suite"], "fingerprint": "abc"}})

@@ -183,3 +183,16 @@ def test_an_adapter_without_cases_still_gets_an_empty_suite(mixed_run: RunResult
     run = dataclasses.replace(mixed_run, cases=tuple(c for c in mixed_run.cases if c.adapter != "gemini"))
     suites = parse(render_junit(run)).findall("testsuite")
     assert [(s.get("name"), s.get("tests")) for s in suites][-1] == ("gemini", "0")
+
+
+def test_each_testsuite_names_the_suite_fingerprint_the_shard_and_its_model() -> None:
+    from tests.reporting._runs import FINGERPRINT, suited_run
+
+    root = ET.fromstring(render_junit(suited_run()))
+    for suite in root.iter("testsuite"):
+        properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+        assert properties == {
+            "suite_fingerprint": FINGERPRINT,
+            "shard": "2/3",
+            "model": f"{suite.get('name')}-model-1",
+        }

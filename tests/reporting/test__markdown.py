@@ -176,3 +176,13 @@ def test_a_rerun_command_goes_under_each_failing_case_only(mixed_run: RunResult)
     assert set(shown) == {reruns[f"{c.adapter}::{c.scenario}::{c.mode}"] for c in failing}
     assert render_markdown(mixed_run) == render_markdown(mixed_run, reruns={})
     assert "```sh" not in render_markdown(mixed_run)
+
+
+def test_the_suite_fingerprint_the_shard_and_the_models_are_shown_briefly() -> None:
+    from tests.reporting._runs import FINGERPRINT, suited_run
+
+    text = render_markdown(suited_run())
+    line = next(line for line in text.splitlines() if line.startswith("Suite fingerprint"))
+    assert f"`{FINGERPRINT[:16]}` (checks v1, 3 scenarios)" in line
+    assert "shard `2/3`" in line
+    assert "model asked for: `openai_chat` `openai_chat-model-1`" in line
