@@ -32,6 +32,7 @@ from conformance.model import (
     ErrorInfo,
     ErrorKind,
     Finish,
+    FinishReason,
     Image,
     Reasoning,
     ReasoningDelta,
@@ -142,6 +143,39 @@ def _kwargs(call: Call) -> dict[str, Any]:
     return kwargs
 
 
+NATIVE_FINISH: dict[str, FinishReason] = {
+    # Anthropic's stop reasons (anthropic/types/stop_reason.py) and Gemini's finish reasons (google-genai's
+    # FinishReason), read as the anthropic and google-genai drivers read them
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "MALFORMED_FUNCTION_CALL": "malformed_tool_call",
+}
+"""The provider's own finish reason, where LiteLLM keeps it beside its OpenAI-style one: "when the original
+provider value differs from the mapped value, it is preserved in provider_specific_fields['native_finish_reason']"
+(https://docs.litellm.ai/docs/completion/output, "Native Finish Reason"); Anthropic's kept raw stop reasons in the
+message's provider_specific_fields['stop_reason'] (litellm/llms/anthropic/common_utils.py, _STOP_REASONS_KEPT_RAW)."""
+
+
+def _finish(choice: Any, message: Any, has_calls: bool) -> tuple[FinishReason, str | None]:
+    """The unified reason: the provider's own where LiteLLM kept it, else LiteLLM's (with the calls)."""
+    native = (getattr(choice, "provider_specific_fields", None) or {}).get("native_finish_reason")
+    native = native or (getattr(message, "provider_specific_fields", None) or {}).get("stop_reason")
+    if isinstance(native, str) and native:
+        return finish_reason(NATIVE_FINISH, native, has_calls=has_calls), native
+    return finish_reason(CHAT_FINISH, choice.finish_reason, has_calls=has_calls), choice.finish_reason
+
+
 def _response(answer: Any) -> Response:
     choice = answer.choices[0]
     message = choice.message
@@ -155,12 +189,13 @@ def _response(answer: Any) -> Response:
         parts.append(Text(text=message.content))
     for c in message.tool_calls or ():
         parts.append(tool_call(c.id, c.function.name, c.function.arguments or ""))
-    return Response(parts=tuple(parts), finish_reason=finish_reason(CHAT_FINISH, choice.finish_reason))
+    reason, _raw = _finish(choice, message, any(isinstance(p, ToolCall) for p in parts))
+    return Response(parts=tuple(parts), finish_reason=reason)
 
 
 async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
     calls = StreamCalls()  # keyed by the delta's index
-    reason: str | None = None
+    last: Any = None  # the chunk choice that carried the finish reason
     async for chunk in stream:
         if not chunk.choices:
             continue
@@ -176,10 +211,13 @@ async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
         for c in delta.tool_calls or ():
             for event in calls.piece(c.index, c.id, c.function.name, c.function.arguments or ""):
                 yield event
-        reason = choice.finish_reason or reason
+        if choice.finish_reason:
+            last = choice
     for event in calls.end_all():
         yield event
-    yield Finish(finish_reason(CHAT_FINISH, reason), reason)
+    if last is not None:
+        reason, raw = _finish(last, last.delta, calls.any)
+        yield Finish(reason, raw)
 
 
 async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
@@ -251,5 +289,13 @@ CLIENT = SimpleClient(
         "anthropic": frozenset({"transport", "tool_names", "tool_schemas"}),
         "gemini": frozenset({"transport", "tool_schemas"}),
         "ollama": frozenset({"transport"}),
+    },
+    # Its Gemini schema mapping gives an array without items `items: {type: object}`: "Vertex requires `items`
+    # whenever `type == "array"`" (litellm/llms/vertex_ai/common_utils.py:947-965); Gemini answers 400
+    # "items: missing field" otherwise.
+    schema_rewrites={"gemini": "an array schema without items gets items {type: object} (vertex_ai/common_utils.py)"},
+    request_differences={
+        "gemini:$.tools[*].input_schema*.items*": "LiteLLM adds items to an array schema without it, which Gemini"
+        " requires (litellm/llms/vertex_ai/common_utils.py:947-965)"
     },
 )
