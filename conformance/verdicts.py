@@ -172,6 +172,9 @@ class Selection:
     """``--shard K/N``: this report holds the K-th of N shards of the selection's cases."""
     merged: tuple[str, ...] = ()
     """``merge-reports``: the shards this report was merged from."""
+    note: str | None = None
+    """``certify --note``: what the reader must know about this run (a library whose behaviour depends
+    on the model asked for, and why this model)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -479,6 +479,12 @@ def _add_certify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per turn (default: %(default)s)")
     parser.add_argument("--model", metavar="NAME", help="model name to ask for (default: per wire)")
     parser.add_argument(
+        "--note",
+        metavar="TEXT",
+        help="what a reader of the report must know about this run, shown in every report (e.g. that the library's "
+        "behaviour depends on the model asked for, with its source)",
+    )
+    parser.add_argument(
         "--equivalences",
         action="append",
         metavar="FILE",

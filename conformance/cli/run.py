@@ -368,6 +368,7 @@ def selection_of(args: argparse.Namespace, command: str, families: Sequence[str]
         wires=tuple(split_list([wires])) if wires is not None else None,
         model=getattr(args, "model", None),
         shard=None if shard is None else str(shard),
+        note=getattr(args, "note", None),
     )
 
 

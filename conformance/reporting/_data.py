@@ -138,6 +138,7 @@ class SelectionData(TypedDict):
     model: str | None
     shard: str | None
     merged: list[str]
+    note: NotRequired[str | None]
 
 
 class ScenarioData(TypedDict):
@@ -392,6 +393,7 @@ def _selection(run: RunResult) -> SelectionData | None:
         "model": chosen.model,
         "shard": chosen.shard,
         "merged": list(chosen.merged),
+        "note": chosen.note,
     }
 
 

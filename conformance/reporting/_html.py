@@ -346,7 +346,9 @@ def _suite_meta(data: Report) -> str:
     models = [f"{_e(a['name'])}: {_e(a['model'])}" for a in data["adapters"] if a.get("model")]
     if models:
         parts.append(f'model asked for <span class="mono">{"; ".join(models)}</span>')
-    return f'<p class="meta">{" · ".join(parts)}</p>' if parts else ""
+    note = selection.get("note") if selection else None
+    meta = f'<p class="meta">{" · ".join(parts)}</p>' if parts else ""
+    return meta + (f'<p class="meta"><b>Note:</b> {_e(note)}</p>' if note else "")
 
 
 def _adapters(data: Report) -> str:

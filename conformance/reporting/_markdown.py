@@ -124,7 +124,9 @@ def _suite_lines(data: Report) -> list[str]:
     models = [f"{_code(a['name'])} {_code(str(a['model']))}" for a in data["adapters"] if a.get("model")]
     if models:
         parts.append("model asked for: " + ", ".join(models))
-    return [" · ".join(parts), ""] if parts else []
+    note = selection.get("note") if selection else None
+    lines = [" · ".join(parts), ""] if parts else []
+    return lines + ([f"**Note:** {note}", ""] if note else [])
 
 
 def _mode_cell(cell: ModeCell | None) -> str:

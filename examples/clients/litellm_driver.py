@@ -167,11 +167,20 @@ provider value differs from the mapped value, it is preserved in provider_specif
 message's provider_specific_fields['stop_reason'] (litellm/llms/anthropic/common_utils.py, _STOP_REASONS_KEPT_RAW)."""
 
 
-def _finish(choice: Any, message: Any, has_calls: bool) -> tuple[FinishReason, str | None]:
+def _native(*holders: Any) -> str | None:
+    """The provider's own finish reason, in the ``provider_specific_fields`` of any of ``holders``."""
+    for holder in holders:
+        fields = getattr(holder, "provider_specific_fields", None) or {}
+        native = fields.get("native_finish_reason") or fields.get("stop_reason")
+        if isinstance(native, str) and native:
+            return native
+    return None
+
+
+def _finish(choice: Any, message: Any, has_calls: bool, native: str | None = None) -> tuple[FinishReason, str | None]:
     """The unified reason: the provider's own where LiteLLM kept it, else LiteLLM's (with the calls)."""
-    native = (getattr(choice, "provider_specific_fields", None) or {}).get("native_finish_reason")
-    native = native or (getattr(message, "provider_specific_fields", None) or {}).get("stop_reason")
-    if isinstance(native, str) and native:
+    native = native or _native(choice, message)
+    if native:
         return finish_reason(NATIVE_FINISH, native, has_calls=has_calls), native
     return finish_reason(CHAT_FINISH, choice.finish_reason, has_calls=has_calls), choice.finish_reason
 
@@ -196,6 +205,7 @@ def _response(answer: Any) -> Response:
 async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
     calls = StreamCalls()  # keyed by the delta's index
     last: Any = None  # the chunk choice that carried the finish reason
+    native: str | None = None
     async for chunk in stream:
         if not chunk.choices:
             continue
@@ -211,12 +221,13 @@ async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
         for c in delta.tool_calls or ():
             for event in calls.piece(c.index, c.id, c.function.name, c.function.arguments or ""):
                 yield event
+        native = _native(chunk, choice, delta) or native  # a stream keeps it on the chunk that carried it
         if choice.finish_reason:
             last = choice
     for event in calls.end_all():
         yield event
     if last is not None:
-        reason, raw = _finish(last, last.delta, calls.any)
+        reason, raw = _finish(last, last.delta, calls.any, native)
         yield Finish(reason, raw)
 
 

@@ -192,3 +192,19 @@ def test_a_report_dir_that_is_a_file_is_a_usage_error_before_anything_runs(
     assert certify("--client", f"{driver}:CLIENT", "--report-dir", str(tmp_path / "reports")) == 2
     out, err = capsys.readouterr()
     assert out == "" and f"--report-dir {tmp_path / 'reports'}: it is a file, not a folder" in err
+
+
+def test_a_note_reaches_every_report(tmp_path: Path) -> None:
+    """A library whose behaviour depends on the model says so in its report (``--note``)."""
+    note = "LiteLLM sends Gemini call ids back only for Gemini 3 model names (its source, line 860)"
+    driver = write_driver(tmp_path)
+    reports = tmp_path / "reports"
+    code = certify(
+        *("--client", f"{driver}:CLIENT", "--scenarios", "basic/get_time", "--report-dir", str(reports)),
+        *("--format", "json,md,html", "--note", note, "--jobs", "1"),
+    )
+    assert code == 0
+    data = json.loads((reports / "report.json").read_text(encoding="utf-8"))
+    assert data["selection"]["note"] == note
+    assert f"**Note:** {note}" in (reports / "report.md").read_text(encoding="utf-8")
+    assert "<b>Note:</b> LiteLLM sends" in (reports / "report.html").read_text(encoding="utf-8")
