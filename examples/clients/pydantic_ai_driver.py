@@ -344,7 +344,7 @@ CLIENT = SimpleClient(
             " documented (profiles/openai.py:339-344, pydantic/pydantic-ai#6610); a caller who needs the error sets"
             " the profile's openai_chat_streaming_requires_finish_reason=True"
         )
-        for check in ("recovery.provider_error", "recovery.broken_stream", "streaming.events", "streaming.lifecycle")
+        for check in ("recovery.provider_error", "recovery.broken_stream", "streaming.events")
     },
     duties={
         "openai_chat": frozenset({"transport", "tool_schemas", "quirks"}),

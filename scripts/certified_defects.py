@@ -1,0 +1,512 @@
+"""Why each FAIL of the committed certifications (docs/certified/) is a defect of the library: per library, a
+pattern over ``wire | signature`` (``*`` is any text) and the reason, with the library's source line (a path
+under its venv's site-packages) or doc. ``scripts/certify_libraries.py`` lists each FAIL with its reason in
+docs/certified/README.md; a FAIL no pattern explains is listed as unexplained, and
+``tests/scripts/test_certify_libraries.py`` fails on it, as it does on a pattern that explains no FAIL."""
+
+from __future__ import annotations
+
+__all__ = ["DEFECTS"]
+
+_OPENAI_1 = (
+    "The SDK parses a 200 body with an unguarded `response.json()` (`openai/_response.py:265`) and each "
+    "stream event with a bare `json.loads` (`openai/_streaming.py:95`, async `:216`, via `:300`), so a body "
+    'or event that is not JSON escapes as `json.JSONDecodeError`, although the README says "All errors '
+    'inherit from `openai.APIError`" (https://github.com/openai/openai-python#handling-errors) and the SDK '
+    "has `APIResponseValidationError` for unreadable data (`openai/_exceptions.py:82-89`): a caller catching "
+    "`openai.APIError` misses it."
+)
+
+_OPENAI_3 = (
+    "`Stream.__stream__` iterates the SSE events until the body ends and treats that end like `data: [DONE]`,"
+    " reaching only a `finally` that closes the response (`openai/_streaming.py:71-119`, async `:187-240`): a"
+    " Chat stream cut before its finish chunk and `[DONE]`, or a Responses stream without "
+    "`response.completed`, ends silently with no `APIError`, so the caller takes a cut answer for a whole "
+    "one."
+)
+
+_ANTHROPIC_1 = (
+    "`_build_headers` writes `str(options.timeout)` into `x-stainless-timeout` "
+    "(`anthropic/_base_client.py:562-564`) instead of the effective timeout it computed at `:554`, so every "
+    "request without a per-request timeout (every `messages.stream(...)`, and every request of a client built"
+    " with `timeout=`, since `messages.create` only fills one in for a default-timeout client, "
+    "`anthropic/resources/messages/messages.py:3042-3045`) sends the sentinel's repr `NOT_GIVEN` "
+    "(`anthropic/_types.py:256-258`) as the header's value."
+)
+
+_ANTHROPIC_2 = (
+    'The SDK lets non-SDK exceptions out although its README says "All errors inherit from '
+    '`anthropic.APIError`" (https://github.com/anthropics/anthropic-sdk-python#handling-errors): a body that '
+    "is not JSON escapes as `json.JSONDecodeError` (`anthropic/_response.py:289`; stream events "
+    "`anthropic/_streaming.py:246` via `:327-328`), a stream cut mid-body as `httpx2.RemoteProtocolError` "
+    "because the body is read outside the send's `APIConnectionError` wrapper "
+    "(`anthropic/_streaming.py:198-199`, re-raised at `:249-252`; `anthropic/_base_client.py:2245-2260`; "
+    "anthropic-sdk-python#1919), and the streaming helper's bad tool JSON as a builtin `ValueError` "
+    "(`anthropic/lib/streaming/_messages.py:510-513`): a caller catching `anthropic.APIError` misses all "
+    "three."
+)
+
+_ANTHROPIC_4 = (
+    "The streaming helper re-parses a tool call's JSON on every `input_json_delta` and, when the model's text"
+    " is not JSON, raises a builtin `ValueError` before firing that delta's events "
+    "(`anthropic/lib/streaming/_messages.py:307-316`, `:509-513`): the whole stream is aborted, the delta "
+    "holding the bad text never reaches the caller (only the exception message quotes it), and the call "
+    "cannot come back as a call with an arguments error."
+)
+
+_ANTHROPIC_6 = (
+    "`AsyncStream.__stream__` iterates SSE events until the body ends and then only closes the response, "
+    "never checking that `message_stop` arrived (`anthropic/_streaming.py:221-259`, sync `:92-130`), and the "
+    "helper's loop and `get_final_message()` do not check either "
+    "(`anthropic/lib/streaming/_messages.py:302-321`, `:261-267`): a stream cut before `message_stop` ends "
+    "silently, and the caller takes a cut answer for a whole one."
+)
+
+_GOOGLE_GENAI_1 = (
+    "the SDK's MCP tool translation crashes on `additionalProperties: false`, the most common value of a "
+    "keyword it lists as supported: `_filter_to_supported_schema` recurses into the boolean and calls "
+    "`.items()` on it (`google/genai/_mcp_utils.py:147-162`; googleapis/python-genai#2393 and #2476, labelled"
+    " type: bug), so no request is sent and the caller gets a bare `AttributeError`"
+)
+
+_GOOGLE_GENAI_2 = (
+    "the SDK lets foreign exceptions out where it has its own: the MCP schema filter raises `AttributeError` "
+    "on a boolean `additionalProperties` (`google/genai/_mcp_utils.py:160-162`, python-genai#2393), and a "
+    "non-streamed body that is not JSON raises `json.JSONDecodeError` from a bare `json.loads(response.body)`"
+    " (`google/genai/models.py:4584`) although the SDK raises its own `errors.UnknownApiResponseError` for "
+    "exactly that on the stream path (`google/genai/_api_client.py:771-778`, "
+    "`google/genai/errors.py:333-335`): a caller catching the SDK's errors misses both"
+)
+
+_GOOGLE_GENAI_4 = (
+    "the SDK's MCP tool translation silently drops camelCase JSON Schema keywords its own `Schema` supports "
+    "(`maxItems`, `minItems`, `minLength`, `maxLength`): `_filter_to_supported_schema` keeps only the "
+    "snake_case field names of `JSONSchema` plus five camelCase ones (`google/genai/_mcp_utils.py:145-149`, "
+    "`172-173`), though `Schema.max_items` exists (`google/genai/types.py:3344`): the model never sees the "
+    "caller's limits"
+)
+
+_OLLAMA_1 = (
+    "the SDK drops the tool call ids Ollama sends and never sends them back: `Message.ToolCall` has no `id` "
+    "field and `Message` no `tool_call_id` (`ollama/_types.py:304-355`; pydantic ignores the extra keys), and"
+    " every outgoing message is re-validated through `Message` (`ollama/_client.py:1371-1375`), although the "
+    "server generates and accepts both (ollama/ollama `api/types.go:206,221-224`, "
+    "`server/routes.go:2305-2312`; ollama/ollama-python#667, approved fix #698): results of two calls to one "
+    "tool can only be paired by order"
+)
+
+_OLLAMA_3 = (
+    "the SDK drops what a tool property may hold below its type: `Tool.Function.Parameters.Property` keeps "
+    "only `type`, `items`, `description` and `enum` (`ollama/_types.py:372-378`), so a property's "
+    "`properties`, `required` and `anyOf` never reach the server, which keeps them (ollama/ollama "
+    "`api/types.go:418-426`; ollama/ollama-python#724): the model sees a bare `object` and guesses its fields"
+)
+
+_OLLAMA_6 = (
+    "`ResponseError` keeps only the body text and the status (`ollama/_types.py:702-718`), built from "
+    "`e.response.text, e.response.status_code` (`ollama/_client.py:147`, `193`): a `Retry-After` header the "
+    "server or a gateway sends with a 429 is lost, so the caller cannot honour it"
+)
+
+_OLLAMA_7 = (
+    'the SDK documents `ResponseError` "if the request could not be fulfilled" (`ollama/_client.py:387`) but '
+    "wraps only HTTP status errors and `ConnectError` (`ollama/_client.py:146-149`, `191-193`): a body that "
+    "is not JSON raises `json.JSONDecodeError` (`ollama/_client.py:196`, `202`) and a cut stream "
+    "`httpx.RemoteProtocolError` (`ollama/_client.py:195`), which a caller catching `ResponseError` misses"
+    ", as does a call without `arguments` (which only a server outside Ollama's API sends): its `Message` model"
+    " requires them (`ollama/_types.py:346`) and raises `pydantic_core.ValidationError`"
+)
+
+_OLLAMA_8 = (
+    "a body that is not JSON raises `json.JSONDecodeError` (`ollama/_client.py:196`, `202`) and a cut stream "
+    "`httpx.RemoteProtocolError` (`ollama/_client.py:195`), not the `ResponseError` its `chat` docstring "
+    "promises (`ollama/_client.py:387`): the caller cannot tell a broken answer from a bug"
+)
+
+_OLLAMA_9 = (
+    "a stream the server closes without its `done: true` line ends silently: `Client._request`'s `inner` loop"
+    " yields lines until `iter_lines()` runs out and never checks `done` (`ollama/_client.py:195-199`): the "
+    "caller cannot tell a cut answer from a whole one"
+)
+
+_LITELLM_1 = (
+    "LiteLLM builds the Anthropic `tool_result` from a tool message without its `is_error` "
+    "(`litellm/litellm_core_utils/prompt_templates/factory.py:1942-1948`), although its own "
+    "`ChatCompletionToolMessage` declares `is_error` (`litellm/types/llms/openai.py:960`): a failed tool call"
+    " reaches Claude as a success."
+)
+
+_LITELLM_3 = (
+    'LiteLLM always writes a tool result as `functionResponse.response = {"content": ...}`, never under the '
+    "`error` key Gemini reads as a failure, and ignores the tool message's `is_error` "
+    "(`litellm/litellm_core_utils/prompt_templates/factory.py:1753-1758`): a failed tool call reaches Gemini "
+    "as its output."
+)
+
+_LITELLM_5 = (
+    "LiteLLM accepts `is_error` on a tool message (`litellm/types/llms/openai.py:960`) but its OpenAI path "
+    "sends every non-user message as given (`litellm/llms/openai/chat/gpt_transformation.py:469-472`), so "
+    "`messages[N].is_error` reaches OpenAI, which answers 400 `Unknown parameter`."
+)
+
+_LITELLM_6 = (
+    "LiteLLM gives the caller the `functionCall.id` Gemini sent "
+    "(`litellm/llms/vertex_ai/gemini/vertex_and_google_ai_studio_gemini.py:2345-2346`) but sends it back on "
+    "`functionCall`/`functionResponse` only for model names it classes as Gemini 3 or newer (lines 837-850, "
+    "859-867; `litellm/llms/vertex_ai/gemini/transformation.py:804`): on gemini-2.5-flash, which accepts "
+    "echoed ids, the result is no longer tied to the call the provider named."
+)
+
+_LITELLM_9 = (
+    "LiteLLM's Ollama stream parser overwrites the id Ollama sent on every call with arguments by a fresh "
+    "`uuid4()` (`litellm/llms/ollama/chat/transformation.py:491-496`): the caller, and the next request's "
+    "`tool_calls[].id` and `tool_call_id`, carry an id the server never issued."
+)
+
+_LITELLM_11 = (
+    "LiteLLM's Ollama request builder copies role, content, images, tool_calls and `tool_call_id` of each "
+    "message but drops the tool message's `name` (`litellm/llms/ollama/chat/transformation.py:280-295`), "
+    "although its own `OllamaChatCompletionMessage` declares `tool_name` (`litellm/types/llms/ollama.py:32`):"
+    " Ollama gets tool results without the name of the tool that produced them."
+)
+
+_LITELLM_12 = (
+    "LiteLLM raises any Anthropic answer whose body says `overloaded_error` (a 529, and a 503) as "
+    "`InternalServerError` with `status_code` 500 "
+    "(`litellm/litellm_core_utils/exception_mapping_utils.py:634-640`, checked before the 503 -> "
+    "`ServiceUnavailableError` branch at 713-719; `litellm/exceptions.py:885`), and LiteLLM re-raises every "
+    "error met while iterating a stream, except a non-429 4xx, as `MidStreamFallbackError`, a "
+    "`ServiceUnavailableError` subclass (`litellm/litellm_core_utils/streaming_handler.py:2931-2947`, "
+    "`litellm/exceptions.py:1267`): a caller catching the documented classes sees a server error for an "
+    "overload and a 503-kind error for a cut stream or an error event."
+)
+
+_LITELLM_13 = (
+    "LiteLLM raises an Anthropic 503 whose body says `overloaded_error` as `InternalServerError`, whose "
+    "`status_code` is always 500 (`litellm/litellm_core_utils/exception_mapping_utils.py:634-640`, "
+    "`litellm/exceptions.py:885`): the 503 the provider answered is lost."
+)
+
+_LITELLM_14 = (
+    "LiteLLM re-raises every error met while iterating a stream, except a non-429 4xx, as "
+    "`MidStreamFallbackError`, a `ServiceUnavailableError` subclass "
+    "(`litellm/litellm_core_utils/streaming_handler.py:2931-2947`, `litellm/exceptions.py:1267`), and "
+    "Gemini's request itself is sent from inside that iteration (`streaming_handler.py:2544-2546`), so even a"
+    " 429 or 500 answered before the stream began comes out that way; a non-streamed 503 'model is "
+    "overloaded' is raised as `InternalServerError` "
+    "(`litellm/litellm_core_utils/exception_mapping_utils.py:1407-1413`, before the 503 branch at 1493) and a"
+    " 200 body that is not JSON as `BadRequestError` with status 422 "
+    "(`litellm/llms/vertex_ai/gemini/long_decode.py:333-345`): the caller cannot catch `RateLimitError`, and "
+    "is told a broken answer was its own bad request."
+)
+
+_LITELLM_15 = (
+    "LiteLLM re-raises every error met while iterating a stream, except a non-429 4xx, as "
+    "`MidStreamFallbackError`, a `ServiceUnavailableError` subclass "
+    "(`litellm/litellm_core_utils/streaming_handler.py:2931-2947`, `litellm/exceptions.py:1267`): a cut "
+    "connection, a stream that ends without a finish reason and an error event inside the stream all reach a "
+    "caller catching the documented classes as a 503-kind error."
+)
+
+_LITELLM_16 = (
+    "LiteLLM re-raises every error met while iterating a stream, except a non-429 4xx, as "
+    "`MidStreamFallbackError`, a `ServiceUnavailableError` subclass "
+    "(`litellm/litellm_core_utils/streaming_handler.py:2931-2947`, `litellm/exceptions.py:1267`); and the "
+    '`{"error": ...}` object Ollama streams when the model fails is parsed as a chunk, its missing `message` '
+    "key raised as `BadRequestError` with status 400 (`litellm/llms/ollama/chat/transformation.py:488`, "
+    "`557-562`): a server failure is reported as the caller's bad request."
+)
+
+_LITELLM_17 = (
+    "LiteLLM takes a retry delay only from the `retry-after` header (`litellm/utils.py:8560-8588`) and never "
+    "reads the `google.rpc.RetryInfo.retryDelay` that a Gemini 429 carries in its body: the caller gets no "
+    "delay."
+)
+
+_LITELLM_18 = (
+    "LiteLLM never looks for Anthropic's `message_stop` (the chunk parser, "
+    "`litellm/llms/anthropic/chat/handler.py:1005-1260`, has no branch for it) and ends a stream at EOF "
+    "without error once a finish reason came (`litellm/litellm_core_utils/streaming_handler.py:2213-2220`, "
+    "`2623-2627`): a stream cut after `message_delta` reads as complete."
+)
+
+_LITELLM_21 = (
+    "LiteLLM stamps every Gemini chunk that has no `finishReason` with `stop` "
+    "(`litellm/llms/vertex_ai/gemini/vertex_and_google_ai_studio_gemini.py:2702-2705`, `2819-2822`), so its "
+    "end-of-stream check (`litellm/litellm_core_utils/streaming_handler.py:2213-2220`) never fires: a stream "
+    "cut before its final chunk ends silently with finish reason `stop`."
+)
+
+_LITELLM_23 = (
+    "A Gemini stream event that is not JSON is buffered as a partial value and dropped at EOF "
+    "(`litellm/llms/vertex_ai/gemini/vertex_and_google_ai_studio_gemini.py:4489-4494`, `4522-4525`), and a "
+    "stream without a final `finishReason` chunk ends without error because every chunk is stamped `stop` "
+    "(lines 2702-2705; `litellm/litellm_core_utils/streaming_handler.py:2213-2220`): both read as an empty or"
+    " complete success."
+)
+
+_LITELLM_24 = (
+    "LiteLLM's stream line parser turns a line that is not JSON into an empty chunk "
+    "(`litellm/llms/base_llm/base_model_iterator.py:127-134`, `156-166`), so an Ollama stream whose only line"
+    " is broken ends as an empty answer with finish reason `stop` "
+    "(`litellm/litellm_core_utils/streaming_handler.py:2203-2206`)."
+)
+
+_LITELLM_25 = (
+    "LiteLLM reports a Gemini `MAX_TOKENS` answer that carries a call as `tool_calls` "
+    "(`litellm/llms/vertex_ai/gemini/vertex_and_google_ai_studio_gemini.py:2698-2701`), `OTHER` as "
+    "`content_filter` and `MALFORMED_FUNCTION_CALL` as `stop` "
+    "(`litellm/litellm_core_utils/core_helpers.py:395-397`), and its streamed choices drop the provider's "
+    "value that its docs say is kept in `provider_specific_fields['native_finish_reason']` "
+    "(`litellm/types/utils.py:2219`, unlike 1813-1818): a streaming caller cannot tell a cut or malformed "
+    "call from a normal end."
+)
+
+_LITELLM_27 = (
+    "LiteLLM reads `functionCall['args']` unconditionally "
+    "(`litellm/llms/vertex_ai/gemini/vertex_and_google_ai_studio_gemini.py:2320`) though Gemini's `args` is "
+    "optional (`google/genai/types.py:2057-2060`, google-genai 3.6.1): a no-argument call sent without `args`"
+    " raises `KeyError`, surfaced as `MidStreamFallbackError`."
+)
+
+_PYDANTIC_AI_1 = (
+    "When the caller sets no max_tokens, pydantic-ai sends the model's whole output limit "
+    "(`pydantic_ai/models/anthropic/__init__.py:950-967`, applied at :1866; 128000 for claude-sonnet-5). "
+    "Because that is above `_MAX_NON_STREAMING_TOKENS` (:886), it sends a non-streamed `model_request` with "
+    "`stream: true`: directly when a timeout is set (:1739-1747), otherwise after the SDK's 'Streaming is "
+    "required' ValueError (:1748-1753). A caller who asked for one JSON response gets an SSE request, and a "
+    "gateway or Anthropic-compatible server that serves only non-streamed requests fails. This is deliberate:"
+    " the docstrings at :951-955 and `exceptions.py:626-629` say so."
+)
+
+_PYDANTIC_AI_2 = (
+    "pydantic-ai maps Gemini's `STOP` to `finish_reason='stop'` whatever the candidate holds "
+    "(`pydantic_ai/models/google.py:201-203`, through `_finish_details` :2520-2527). Gemini has no "
+    "function-call finish reason and ends every call turn with STOP, so on Gemini a turn with calls never "
+    "reads `'tool_call'`, while the same turn on OpenAI Chat, Anthropic, Bedrock, Mistral or Groq does "
+    "(`messages.py:169-180`). pydantic-ai does derive 'tool_call' from the calls where a provider sends no "
+    "reason (`models/snowflake.py:288-292`). The calls themselves are decoded, and the raw 'STOP' stays in "
+    "`provider_details['finish_reason']` (:2524)."
+)
+
+_PYDANTIC_AI_3 = (
+    "pydantic-ai reports `finish_reason='stop'` for replies that hold tool calls in two cases. It hands on "
+    "OpenAI's `stop` for a forced call (`pydantic_ai/models/openai/_chat_completions.py:19`). It also fills a"
+    " stream that ended without a finish reason with 'stop' even when the stream held calls "
+    "(`models/openai/_chat_streaming.py:148-150`, `:347-352`), unlike its Snowflake subclass "
+    "(`models/snowflake.py:288-292`). The second case is the quirk scenario "
+    "streaming/done_without_finish_reason. Stands or falls with the Gemini entry above."
+)
+
+_PYDANTIC_AI_4 = (
+    "pydantic-ai sends a tool whose schema is `{}` as `input_schema: {}`. `AnthropicJsonSchemaTransformer` "
+    "leaves non-strict schemas alone apart from `title`/`$schema` "
+    "(`pydantic_ai/providers/anthropic.py:292-308`, :327-332), and `models/anthropic/__init__.py:3978` sends "
+    '`parameters_json_schema` as given. Anthropic requires `input_schema.type: "object"` and answers 400 '
+    "`tools.N.custom.input_schema.type: Field required`, so a tool the caller gave (for example an MCP tool "
+    "with an empty inputSchema) makes the whole request fail, although the profile promises 'to make JSON "
+    "schemas for tools ... compatible with the model' (`profiles/__init__.py:255-256`)."
+)
+
+_PYDANTIC_AI_8 = (
+    "An Anthropic stream that closes without `message_stop` ends silently. "
+    "`AnthropicStreamedResponse._get_event_iterator` (`pydantic_ai/models/anthropic/_streaming.py:105-110`) "
+    "just runs out with the SDK's event stream and never checks that `message_stop` (:124-125) arrived, so a "
+    "truncated answer reaches the caller as a complete one."
+)
+
+_PYDANTIC_AI_9 = (
+    "Same as the anthropic streaming.events entry: `anthropic/_streaming.py:105-110` raises nothing when "
+    "`message_stop` never came."
+)
+
+_PYDANTIC_AI_11 = (
+    "A Gemini stream whose chunks stop before any chunk carries a `finishReason` ends silently. "
+    "`GeminiStreamedResponse._get_event_iterator` (`pydantic_ai/models/google.py:1727-1737`) runs out with "
+    "the chunks and leaves finish_reason None without raising, so a truncated answer reaches the caller as a "
+    "complete one."
+)
+
+_PYDANTIC_AI_12 = (
+    "Same as the gemini streaming.events entry: `google.py:1727-1737` raises nothing when no chunk carried a "
+    "finishReason."
+)
+
+_LANGCHAIN_OPENAI_1 = (
+    "LangChain builds a streamed message's `tool_calls` with `parse_partial_json` "
+    "(`langchain_core/messages/ai.py:557`, `langchain_core/utils/json.py:60-150`), which closes and trims "
+    "cut-off JSON until it parses, so arguments truncated by `finish_reason: length` become a valid call "
+    "(`startLine`/`endLine` silently dropped) while the non-streamed path puts the same call in "
+    "`invalid_tool_calls` (`langchain_openai/chat_models/base.py:243-250`): a caller running the summed "
+    "message's `tool_calls` executes a call the model never finished "
+    "(https://github.com/langchain-ai/langchain/issues/39275)."
+)
+
+_LANGCHAIN_OPENAI_3 = (
+    "The openai SDK that ChatOpenAI calls parses a 200 body and each stream event with unguarded JSON "
+    "decoding (`openai/_legacy_response.py:330`, `openai/_streaming.py:216` via `:300`), and langchain-openai"
+    " re-raises what escapes unchanged (`langchain_openai/chat_models/base.py:2307-2310`, `:2229-2232` "
+    "catches only `openai.APIError`), so a body that is not JSON reaches the caller as "
+    "`json.JSONDecodeError`, although the errors ChatOpenAI raises are the SDK's, whose README says \"All "
+    'errors inherit from `openai.APIError`" (https://github.com/openai/openai-python#handling-errors).'
+)
+
+_LANGCHAIN_OPENAI_5 = (
+    "`_astream` leaves its loop when the SDK's stream runs out, without checking that a `finish_reason` "
+    "arrived (`langchain_openai/chat_models/base.py:2204-2233`), and the SDK's `AsyncStream.__stream__` "
+    "treats the end of the body like `data: [DONE]` (`openai/_streaming.py:187-240`): a stream cut before its"
+    " finish chunk and `[DONE]` ends silently, and the caller takes a cut answer for a whole one."
+)
+
+_LANGCHAIN_ANTHROPIC_1 = (
+    "ChatAnthropic always builds its SDK client with a client-level timeout (`None` by default) and never "
+    "passes a per-request one (`langchain_anthropic/chat_models.py:1746-1764`, `:2187-2196`), so the "
+    "anthropic SDK's `_build_headers`, which writes `str(options.timeout)` instead of the effective timeout "
+    "(`anthropic/_base_client.py:554`, `:562-564`), sends the sentinel's repr `NOT_GIVEN` "
+    "(`anthropic/_types.py:256-258`) as `x-stainless-timeout` on every request, streamed or not."
+)
+
+_LANGCHAIN_ANTHROPIC_2 = (
+    "Non-SDK exceptions from the anthropic SDK pass through ChatAnthropic unclassified: a body that is not "
+    "JSON raises `json.JSONDecodeError` (`anthropic/_response.py:289`, parsed outside the `try` at "
+    "`langchain_anthropic/chat_models.py:2641`; stream events `anthropic/_streaming.py:246`) and a stream cut"
+    " mid-body raises `httpx2.RemoteProtocolError` (`anthropic/_streaming.py:198-199`, "
+    "anthropic-sdk-python#1919), while `_astream` catches only `anthropic.APIError` "
+    "(`chat_models.py:2293-2296`), so a caller catching the SDK's or LangChain's classes (\"All errors inherit"
+    ' from `anthropic.APIError`", https://github.com/anthropics/anthropic-sdk-python#handling-errors) misses '
+    "them."
+)
+
+_LANGCHAIN_ANTHROPIC_3 = (
+    "Non-SDK exceptions from the anthropic SDK pass through ChatAnthropic unclassified: a body that is not "
+    "JSON raises `json.JSONDecodeError` (`anthropic/_response.py:289`, parsed outside the `try` at "
+    "`langchain_anthropic/chat_models.py:2641`; stream events `anthropic/_streaming.py:246`) and a stream cut"
+    " mid-body raises `httpx2.RemoteProtocolError` (`anthropic/_streaming.py:198-199`, "
+    "anthropic-sdk-python#1919), while `_astream` catches only `anthropic.APIError` "
+    "(`chat_models.py:2293-2296`), so a caller catching the SDK's or LangChain's classes (\"All errors inherit"
+    ' from `anthropic.APIError`", https://github.com/anthropics/anthropic-sdk-python#handling-errors) misses '
+    "them. `_handle_anthropic_api_error` keeps the SDK class for a 529 "
+    "(`AnthropicOverloadedError(anthropic.OverloadedError, ...)`, "
+    "`langchain_anthropic/chat_models.py:1249-1250`, `:1307-1310`) but re-raises the SDK's "
+    "`ServiceUnavailableError` (503) as `AnthropicAPIError`, only an `anthropic.InternalServerError` "
+    "(`chat_models.py:1245-1246`, `:1311-1314`): code catching `anthropic.ServiceUnavailableError` no longer "
+    "catches a 503 through ChatAnthropic (status 503 kept on the exception)."
+)
+
+_LANGCHAIN_ANTHROPIC_4 = (
+    '`_astream` ignores `message_stop` (an "unhandled event type", '
+    "`langchain_anthropic/chat_models.py:2521-2524`) and leaves its loop when the SDK's stream runs out "
+    "(`chat_models.py:2275-2292`), which itself ends quietly at the end of the body "
+    "(`anthropic/_streaming.py:221-259`): a stream cut before `message_stop` ends silently, and the caller "
+    "takes a cut answer for a whole one."
+)
+
+
+DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "openai": (
+        ("openai_* | client.typed_errors at error_info: none -> string", _OPENAI_1),
+        ("openai_* | recovery.provider_error at $.error.kind: string -> string", _OPENAI_1),
+        ("openai_* | recovery.provider_error at $.error: string -> none", _OPENAI_3),
+        ("openai_* | recovery.broken_stream at turn * events: string -> array", _OPENAI_3),
+        ("openai_* | streaming.events at turn * events: array -> array", _OPENAI_3),
+        ("openai_* | streaming.lifecycle at turn * events: none -> none", _OPENAI_3),
+    ),
+    "anthropic": (
+        ('anthropic | client.request_headers at headers["x-stainless-timeout"]: none -> string', _ANTHROPIC_1),
+        ("anthropic | client.typed_errors at error_info: none -> string", _ANTHROPIC_2),
+        ("anthropic | recovery.provider_error at $.error.kind: string -> string", _ANTHROPIC_2),
+        ("anthropic | recovery.provider_error at $.error: none -> string", _ANTHROPIC_4),
+        ("anthropic | recovery.arguments_error at $.tool_calls[*].arguments_raw: string -> string", _ANTHROPIC_4),
+        ("anthropic | recovery.provider_error at $.error: string -> none", _ANTHROPIC_6),
+        ("anthropic | recovery.broken_stream at turn * events: string -> array", _ANTHROPIC_6),
+        ("anthropic | streaming.events at turn * events: array -> array", _ANTHROPIC_6),
+        ("anthropic | streaming.lifecycle at turn * events: none -> none", _ANTHROPIC_6),
+    ),
+    "google-genai": (
+        ("gemini | client.one_request at $: number -> number", _GOOGLE_GENAI_1),
+        ("gemini | client.typed_errors at error_info: none -> string", _GOOGLE_GENAI_2),
+        ("gemini | * at $.tools*.input_schema*.maxItems: number -> none", _GOOGLE_GENAI_4),
+    ),
+    "ollama": (
+        ("ollama | client.recorded_request at $.messages*.parts*.id: string -> string", _OLLAMA_1),
+        ("ollama | client.recorded_request at $.messages*.parts*.call_id: string -> string", _OLLAMA_1),
+        ("ollama | * at $.tools*.input_schema.properties.*.properties: object -> none", _OLLAMA_3),
+        ("ollama | recovery.provider_error at $.error.retry_after: number -> none", _OLLAMA_6),
+        ("ollama | client.typed_errors at error_info: none -> string", _OLLAMA_7),
+        ("ollama | recovery.provider_error at $.error.kind: string -> string", _OLLAMA_8),
+        ("ollama | streaming.lifecycle at turn * events: none -> none", _OLLAMA_9),
+        ("ollama | streaming.events at turn * events: array -> array", _OLLAMA_9),
+        ("ollama | recovery.broken_stream at turn * events: string -> array", _OLLAMA_9),
+        ("ollama | recovery.provider_error at $.error: string -> none", _OLLAMA_9),
+    ),
+    "litellm": (
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].is_error: boolean -> boolean", _LITELLM_1),
+        ("anthropic | translation.wire_paths at $.messages[*].content[*].is_error: boolean -> none", _LITELLM_1),
+        ("gemini | client.recorded_request at $.messages[*].parts[*].is_error: boolean -> boolean", _LITELLM_3),
+        (
+            "gemini | translation.wire_paths at $.contents[*].parts[*].functionResponse.response.error: none -> none",
+            _LITELLM_3,
+        ),
+        (
+            "openai_chat | client.recorded_request at $.messages[*].parts[*].provider_details.extra.is_error: *",
+            _LITELLM_5,
+        ),
+        ("gemini | client.call_ids at *", _LITELLM_6),
+        ("gemini | client.recorded_request at $.messages[*].parts[*].id: string -> string", _LITELLM_6),
+        ("gemini | client.recorded_request at $.messages[*].parts[*].call_id: string -> string", _LITELLM_6),
+        ("ollama | client.recorded_request at $.messages[*].parts[*].id: string -> string", _LITELLM_9),
+        ("ollama | client.recorded_request at $.messages[*].parts[*].call_id: string -> string", _LITELLM_9),
+        (
+            "ollama | client.recorded_request at $.messages[*].parts[*].provider_details.no_tool_name: none -> boolean",
+            _LITELLM_11,
+        ),
+        ("anthropic | recovery.provider_error at $.error.kind: string -> string", _LITELLM_12),
+        ("anthropic | recovery.provider_error at $.error.status: number -> number", _LITELLM_13),
+        ("gemini | recovery.provider_error at $.error.kind: string -> string", _LITELLM_14),
+        ("openai_chat | recovery.provider_error at $.error.kind: string -> string", _LITELLM_15),
+        ("ollama | recovery.provider_error at $.error.kind: string -> string", _LITELLM_16),
+        ("gemini | recovery.provider_error at $.error.retry_after: number -> none", _LITELLM_17),
+        ("anthropic | streaming.events at turn * events: array -> array", _LITELLM_18),
+        ("anthropic | recovery.broken_stream at turn * events: string -> array", _LITELLM_18),
+        ("anthropic | recovery.provider_error at $.error: string -> none", _LITELLM_18),
+        ("gemini | streaming.events at turn * events: array -> array", _LITELLM_21),
+        ("gemini | recovery.broken_stream at turn * events: string -> array", _LITELLM_21),
+        ("gemini | recovery.provider_error at $.error: string -> none", _LITELLM_23),
+        ("ollama | recovery.provider_error at $.error: string -> none", _LITELLM_24),
+        ("gemini | roundtrip.finish_reason at $.finish_reason: string -> string", _LITELLM_25),
+        ("gemini | streaming.fold at $.finish_reason: string -> string", _LITELLM_25),
+        ("gemini | recovery.provider_error at $.error: none -> string", _LITELLM_27),
+    ),
+    "pydantic-ai": (
+        ("anthropic | client.stream_mode at $.stream: boolean -> boolean", _PYDANTIC_AI_1),
+        ("gemini | roundtrip.finish_reason at $.finish_reason: string -> string", _PYDANTIC_AI_2),
+        ("openai_chat | roundtrip.finish_reason at $.finish_reason: string -> string", _PYDANTIC_AI_3),
+        ("anthropic | translation.request_shape at $.tools[*].input_schema: string -> string", _PYDANTIC_AI_4),
+        ("anthropic | streaming.events at turn * events: array -> array", _PYDANTIC_AI_8),
+        ("anthropic | recovery.provider_error at $.error: string -> none", _PYDANTIC_AI_9),
+        ("anthropic | recovery.broken_stream at turn * events: string -> array", _PYDANTIC_AI_9),
+        ("gemini | streaming.events at turn * events: array -> array", _PYDANTIC_AI_11),
+        ("gemini | recovery.provider_error at $.error: string -> none", _PYDANTIC_AI_12),
+        ("gemini | recovery.broken_stream at turn * events: string -> array", _PYDANTIC_AI_12),
+    ),
+    "langchain-openai": (
+        ("openai_chat | recovery.arguments_error at $.tool_calls*.arguments: string -> object", _LANGCHAIN_OPENAI_1),
+        ("openai_chat | streaming.fold at $.calls: array -> array", _LANGCHAIN_OPENAI_1),
+        ("openai_chat | client.typed_errors at error_info: none -> string", _LANGCHAIN_OPENAI_3),
+        ("openai_chat | recovery.provider_error at $.error: string -> none", _LANGCHAIN_OPENAI_5),
+        ("openai_chat | recovery.broken_stream at turn * events: string -> array", _LANGCHAIN_OPENAI_5),
+        ("openai_chat | streaming.events at turn * events: array -> array", _LANGCHAIN_OPENAI_5),
+        ("openai_chat | streaming.lifecycle at turn * events: none -> none", _LANGCHAIN_OPENAI_5),
+    ),
+    "langchain-anthropic": (
+        (
+            'anthropic | client.request_headers at headers["x-stainless-timeout"]: none -> string',
+            _LANGCHAIN_ANTHROPIC_1,
+        ),
+        ("anthropic | client.typed_errors at error_info: none -> string", _LANGCHAIN_ANTHROPIC_2),
+        ("anthropic | recovery.provider_error at $.error.kind: string -> string", _LANGCHAIN_ANTHROPIC_3),
+        ("anthropic | recovery.provider_error at $.error: string -> none", _LANGCHAIN_ANTHROPIC_4),
+        ("anthropic | recovery.broken_stream at turn * events: string -> array", _LANGCHAIN_ANTHROPIC_4),
+        ("anthropic | streaming.events at turn * events: array -> array", _LANGCHAIN_ANTHROPIC_4),
+    ),
+}
