@@ -36,7 +36,9 @@ from conformance.model import (
 )
 
 __all__ = [
+    "ANTHROPIC_FINISH",
     "CHAT_FINISH",
+    "GEMINI_FINISH",
     "StreamCalls",
     "closing_events",
     "dumps",
@@ -155,6 +157,29 @@ CHAT_FINISH: dict[str, FinishReason] = {
     "content_filter": "content_filter",
 }
 """OpenAI Chat Completions ``finish_reason`` values (what LiteLLM and LangChain's ``ChatOpenAI`` pass on too)."""
+
+ANTHROPIC_FINISH: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+"""Anthropic's ``stop_reason`` values (anthropic/types/stop_reason.py; what LangChain's ``ChatAnthropic`` and
+LiteLLM hand on raw too)."""
+
+GEMINI_FINISH: dict[str, FinishReason] = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "MALFORMED_FUNCTION_CALL": "malformed_tool_call",
+}
+"""Gemini's ``finishReason`` values (google-genai's ``FinishReason``)."""
 
 
 def finish_reason(table: Mapping[str, FinishReason], raw: str | None, *, has_calls: bool = False) -> FinishReason:

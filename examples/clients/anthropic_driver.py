@@ -32,6 +32,7 @@ import anthropic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _convert import (
+    ANTHROPIC_FINISH,
     StreamCalls,
     dumps,
     finish_reason,
@@ -45,7 +46,6 @@ from conformance.model import (
     ErrorInfo,
     ErrorKind,
     Finish,
-    FinishReason,
     Image,
     Part,
     Reasoning,
@@ -59,14 +59,6 @@ from conformance.model import (
     ToolResult,
 )
 
-_STOP: dict[str, FinishReason] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "content_filter",
-}
 DEFAULT_MAX_TOKENS = 4096
 """The Messages API requires ``max_tokens``: what the driver sends when the call leaves it open."""
 
@@ -169,7 +161,7 @@ def _response(message: Any) -> Response:
     has_calls = any(isinstance(p, ToolCall) for p in parts)
     return Response(
         parts=tuple(parts),
-        finish_reason=finish_reason(_STOP, message.stop_reason, has_calls=has_calls),
+        finish_reason=finish_reason(ANTHROPIC_FINISH, message.stop_reason, has_calls=has_calls),
         provider_details={"finish_reason": message.stop_reason},
     )
 
@@ -207,7 +199,7 @@ async def _helper_events(manager: Any) -> AsyncIterator[StreamEvent]:
             elif event.type == "message_stop":
                 reason = event.message.stop_reason
                 has_calls = any(b.type == "tool_use" for b in event.message.content)
-                yield Finish(finish_reason(_STOP, reason, has_calls=has_calls), reason)
+                yield Finish(finish_reason(ANTHROPIC_FINISH, reason, has_calls=has_calls), reason)
 
 
 async def _raw_events(stream: Any) -> AsyncIterator[StreamEvent]:
@@ -242,7 +234,7 @@ async def _raw_events(stream: Any) -> AsyncIterator[StreamEvent]:
             elif event.type == "message_delta":
                 stop_reason = event.delta.stop_reason or stop_reason
             elif event.type == "message_stop":
-                yield Finish(finish_reason(_STOP, stop_reason, has_calls=calls.any), stop_reason)
+                yield Finish(finish_reason(ANTHROPIC_FINISH, stop_reason, has_calls=calls.any), stop_reason)
 
 
 async def _closing(client: anthropic.AsyncAnthropic, events: AsyncIterator[StreamEvent]) -> AsyncIterator[StreamEvent]:

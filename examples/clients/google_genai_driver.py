@@ -33,6 +33,7 @@ from google.genai import _mcp_utils, errors, types
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _convert import (
+    GEMINI_FINISH,
     dumps,
     finish_call,
     finish_reason,
@@ -61,17 +62,6 @@ from conformance.model import (
     ToolCallStart,
     ToolResult,
 )
-
-_FINISH: dict[str, FinishReason] = {
-    "STOP": "stop",
-    "MAX_TOKENS": "length",
-    "SAFETY": "content_filter",
-    "RECITATION": "content_filter",
-    "BLOCKLIST": "content_filter",
-    "PROHIBITED_CONTENT": "content_filter",
-    "SPII": "content_filter",
-    "MALFORMED_FUNCTION_CALL": "malformed_tool_call",
-}
 
 
 def _signature(details: Any) -> bytes | None:
@@ -177,7 +167,7 @@ def _details(part: types.Part, **extra: Any) -> dict[str, Any]:
 
 def _finish(reason: Any, has_calls: bool) -> tuple[FinishReason, str]:
     raw = str(getattr(reason, "value", reason))
-    return finish_reason(_FINISH, raw, has_calls=has_calls), raw
+    return finish_reason(GEMINI_FINISH, raw, has_calls=has_calls), raw
 
 
 def _call_of(part: types.Part, position: int) -> ToolCall:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -25,14 +25,14 @@ from langchain_core.exceptions import ContextOverflowError
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _convert import StreamCalls, finish_reason
+from _convert import ANTHROPIC_FINISH, StreamCalls, finish_reason
+from _langchain import ends
 from anthropic_driver import error_info as sdk_error_info
 
 from conformance.clients.contract import Call, SimpleClient
 from conformance.model import (
     ErrorInfo,
     Finish,
-    FinishReason,
     Image,
     Reasoning,
     ReasoningDelta,
@@ -45,16 +45,6 @@ from conformance.model import (
     ToolResult,
 )
 
-FINISH: dict[str, FinishReason] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "content_filter",
-}
-"""Anthropic's stop reasons (``anthropic/types/stop_reason.py``), as LangChain hands them on in
-``response_metadata["stop_reason"]``: read as the anthropic driver reads them."""
 CHOICE = {"auto": "auto", "required": "any", "none": {"type": "none"}}
 
 
@@ -161,7 +151,7 @@ def _response(message: AIMessage) -> Response:
         )
     raw_reason = message.response_metadata.get("stop_reason")
     has_calls = any(isinstance(p, ToolCall) for p in parts)
-    return Response(parts=tuple(parts), finish_reason=finish_reason(FINISH, raw_reason, has_calls=has_calls))
+    return Response(parts=tuple(parts), finish_reason=finish_reason(ANTHROPIC_FINISH, raw_reason, has_calls=has_calls))
 
 
 async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[StreamEvent]:
@@ -189,23 +179,10 @@ async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[Stre
             for event in calls.piece(c.get("index") or 0, c.get("id") or "", c.get("name") or "", c.get("args") or ""):
                 yield event
         reason = chunk.response_metadata.get("stop_reason") or reason
-    for event in _ends(calls, gathered):
+    for event in ends(calls, gathered):
         yield event
     if reason is not None:  # a finish only where LangChain gave Anthropic's stop reason
-        yield Finish(finish_reason(FINISH, reason, has_calls=calls.any), reason)
-
-
-def _ends(calls: StreamCalls, gathered: AIMessageChunk | None) -> Iterator[StreamEvent]:
-    """Each streamed call ended with LangChain's own parse of its merged arguments: the gathered message's
-    ``tool_calls``/``invalid_tool_calls`` come from ``init_tool_calls`` over its merged ``tool_call_chunks``,
-    one chunk at a time, so a message of that one chunk gives that call's verdict (messages/ai.py)."""
-    for merged in gathered.tool_call_chunks if gathered is not None else ():
-        one = AIMessageChunk(content="", tool_call_chunks=[merged])
-        if one.tool_calls:
-            yield from calls.end_parsed(merged.get("index") or 0, one.tool_calls[0]["args"])
-        else:
-            error = one.invalid_tool_calls[0].get("error") or "LangChain lists it in invalid_tool_calls"
-            yield from calls.end_parsed(merged.get("index") or 0, None, error)
+        yield Finish(finish_reason(ANTHROPIC_FINISH, reason, has_calls=calls.any), reason)
 
 
 async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:

@@ -13,7 +13,7 @@ the chunks summed as LangChain sums them. LangChain parses arguments itself (the
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from langchain_openai import ChatOpenAI
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _convert import CHAT_FINISH, StreamCalls, finish_reason
+from _langchain import ends
 from openai_driver import error_info as sdk_error_info
 
 from conformance.clients.contract import Call, SimpleClient
@@ -147,23 +148,10 @@ async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[Stre
             for event in calls.piece(c.get("index") or 0, c.get("id") or "", c.get("name") or "", c.get("args") or ""):
                 yield event
         reason = chunk.response_metadata.get("finish_reason") or reason
-    for event in _ends(calls, gathered):
+    for event in ends(calls, gathered):
         yield event
     if reason is not None:  # a finish only where LangChain gave its reason
         yield Finish(finish_reason(CHAT_FINISH, reason, has_calls=calls.any), reason)
-
-
-def _ends(calls: StreamCalls, gathered: AIMessageChunk | None) -> Iterator[StreamEvent]:
-    """Each streamed call ended with LangChain's own parse of its merged arguments: the gathered message's
-    ``tool_calls``/``invalid_tool_calls`` come from ``init_tool_calls`` over its merged ``tool_call_chunks``,
-    one chunk at a time, so a message of that one chunk gives that call's verdict (messages/ai.py)."""
-    for merged in gathered.tool_call_chunks if gathered is not None else ():
-        one = AIMessageChunk(content="", tool_call_chunks=[merged])
-        if one.tool_calls:
-            yield from calls.end_parsed(merged.get("index") or 0, one.tool_calls[0]["args"])
-        else:
-            error = one.invalid_tool_calls[0].get("error") or "LangChain lists it in invalid_tool_calls"
-            yield from calls.end_parsed(merged.get("index") or 0, None, error)
 
 
 async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:

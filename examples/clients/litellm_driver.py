@@ -25,7 +25,16 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of the
 import litellm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _convert import CHAT_FINISH, StreamCalls, finish_reason, kind_for_class, retry_after, tool_call
+from _convert import (
+    ANTHROPIC_FINISH,
+    CHAT_FINISH,
+    GEMINI_FINISH,
+    StreamCalls,
+    finish_reason,
+    kind_for_class,
+    retry_after,
+    tool_call,
+)
 
 from conformance.clients.contract import Call, SimpleClient
 from conformance.model import (
@@ -143,24 +152,7 @@ def _kwargs(call: Call) -> dict[str, Any]:
     return kwargs
 
 
-NATIVE_FINISH: dict[str, FinishReason] = {
-    # Anthropic's stop reasons (anthropic/types/stop_reason.py) and Gemini's finish reasons (google-genai's
-    # FinishReason), read as the anthropic and google-genai drivers read them
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "content_filter",
-    "STOP": "stop",
-    "MAX_TOKENS": "length",
-    "SAFETY": "content_filter",
-    "RECITATION": "content_filter",
-    "BLOCKLIST": "content_filter",
-    "PROHIBITED_CONTENT": "content_filter",
-    "SPII": "content_filter",
-    "MALFORMED_FUNCTION_CALL": "malformed_tool_call",
-}
+NATIVE_FINISH: dict[str, FinishReason] = {**ANTHROPIC_FINISH, **GEMINI_FINISH}
 """The provider's own finish reason, where LiteLLM keeps it beside its OpenAI-style one: "when the original
 provider value differs from the mapped value, it is preserved in provider_specific_fields['native_finish_reason']"
 (https://docs.litellm.ai/docs/completion/output, "Native Finish Reason"); Anthropic's kept raw stop reasons in the
