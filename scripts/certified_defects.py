@@ -405,7 +405,6 @@ _LANGCHAIN_ANTHROPIC_4 = (
 DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
     "openai": (
         ("openai_* | client.typed_errors at error_info: none -> string", _OPENAI_1),
-        ("openai_* | recovery.provider_error at $.error.kind: string -> string", _OPENAI_1),
         ("openai_* | recovery.provider_error at $.error: string -> none", _OPENAI_3),
         ("openai_* | recovery.broken_stream at turn * events: string -> array", _OPENAI_3),
         ("openai_* | streaming.events at turn * events: array -> array", _OPENAI_3),
