@@ -291,9 +291,7 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
         details["extra"] = extra
     raw_messages = list(body.get("messages") or [])
     system: str | None = None
-    first = raw_messages[0] if raw_messages and isinstance(raw_messages[0], Mapping) else {}
-    keys = set(first) - ({"images"} if first.get("images") == [] else set())  # an empty list is no images (LiteLLM)
-    if first.get("role") == "system" and keys <= {"role", "content"}:
+    if raw_messages and raw_messages[0].get("role") == "system" and set(raw_messages[0]) <= {"role", "content"}:
         system = str(raw_messages[0].get("content", ""))
         raw_messages = raw_messages[1:]
     messages: list[Message] = []

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from conformance.adapters.base import Adapter
+from conformance.checks._names import NAME_RULES
 from conformance.clients.evidence import ClientTurn
 from conformance.model import Request, Text, ToolCall, ToolResult
 from conformance.run.conversation import ConversationOutcome
@@ -30,6 +31,7 @@ __all__ = [
     "json_type",
     "rename_tools",
     "same_json",
+    "system_first",
     "unwrapped_results",
     "verdict",
     "without_details",
@@ -87,8 +89,6 @@ class CaseContext:
         ``roundtrip.calls`` that the calls come back under the caller's names."""
         if self.client is None or not self.outcome.turns:
             return request
-        from conformance.checks.translation import NAME_RULES  # translation reads this module
-
         rule = NAME_RULES.get(self.adapter.wire_format)
         first = self.outcome.turns[0].wire
         sent = [
@@ -243,6 +243,19 @@ def without_details(value: Any, *, only: tuple[str, ...] | None = None) -> Any:
         elif isinstance(current, tuple) or dataclasses.is_dataclass(current):
             changes[f.name] = without_details(current, only=only)
     return dataclasses.replace(value, **changes) if changes else value
+
+
+def system_first(request: Request) -> Request:
+    """A black-box client's request whose first message is the system prompt in all but spelling (the
+    reader keeps a system message with a field it does not write again, such as the ``"images": []``
+    LiteLLM puts on every Ollama message, as a message) with that text as its system prompt."""
+    if request.system is not None or not request.messages:
+        return request
+    first = request.messages[0]
+    [only] = first.parts if len(first.parts) == 1 else (None,)
+    if dict(first.provider_details) != {"role": "system"} or not isinstance(only, Text) or only.provider_details:
+        return request
+    return replace(request, system=only.text, messages=request.messages[1:])
 
 
 def rename_tools(request: Request, mapping: Mapping[str, str]) -> Request:

@@ -47,51 +47,20 @@ case none of whose turns got a recorded answer.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import dataclasses
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from conformance.checks._common import CaseContext, unwrapped_results, verdict
+from conformance.checks._common import CaseContext, verdict
+from conformance.checks._meaning import SPELLING_DETAILS, meaning
 from conformance.checks.equivalences import bundled_table, classify, without_equivalents
 from conformance.checks.recorded_request import compare_bodies, glob_matches, step, volatile_globs
-from conformance.checks.translation import _canonical_schema as canonical_schema
-from conformance.model import Image, Request, Resource, Text, ToolCall, ToolResult
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["CHECK", "SPELLING_DETAILS", "client_recorded_request", "meaning", "request_differences"]
 
 CHECK = "client.recorded_request"
-
-SPELLING_DETAILS = frozenset(
-    {
-        "content_list",  # a content given as a list of blocks rather than a string
-        "content_str",  # ... or as a string rather than one block
-        "no_content_key",  # an assistant message without "content" rather than "content": null
-        "parts_spelling",  # Gemini parts in snake_case or camelCase
-        "spelling",  # the same, on other Gemini values
-        "path_prefix",  # Gemini's /v1/ or /v1beta/
-        "query",  # the query string (Gemini's ?alt=sse)
-        "synthetic_id",  # the reader made the call id up (the wire had none)
-        "no_tool_call_id",  # a result without its call's id (the wire has none)
-        "item_id",  # a Responses item's own id (fc_...), optional when sent back
-        "own_message",  # a tool result in a message of its own rather than with its siblings
-        "system_blocks",  # a system prompt as text blocks rather than a string
-        "stream_omitted",  # "stream": false rather than no "stream"
-        "max_tokens_key",  # max_tokens or max_completion_tokens
-        "input_string",  # a Responses input given as a string rather than one message
-        "merge_with_previous",  # two same-role messages the wire keeps as one
-        "response_object",  # a Gemini result as the whole functionResponse.response object ...
-        "response_key",  # ... or under "output" rather than "result" ...
-        "result_json",  # ... or as JSON rather than a string (its text is compared)
-        "schema_field",  # Gemini's parameters or parametersJsonSchema
-        "is_error_key",  # "is_error": false said out loud (the flag itself is compared)
-    }
-)
-"""``provider_details`` keys that say how a body was spelled, not what it asks: left out."""
 
 
 def request_differences(client: Any, wire: str) -> dict[str, str]:
@@ -147,97 +116,6 @@ def client_recorded_request(ctx: CaseContext) -> CheckVerdict | None:
         if client_turn is not None:
             served += b"".join(s.response_body for s in client_turn.sent)
     return verdict(CHECK, findings) if ran else None
-
-
-def meaning(request: Request, served: bytes = b"", rewritten: Collection[str] = ()) -> dict[str, Any]:
-    """A read-back request as plain JSON with its spelling left out (see the module docstring):
-    ``served`` is every answer the provider gave so far (call ids not in it are made up),
-    ``rewritten`` the tools whose schema is not compared."""
-    request = unwrapped_results(request)
-    made_up: dict[str, str] = {}
-
-    def call_id(value: str) -> str:
-        if not value or value.encode() in served:
-            return value
-        return made_up.setdefault(value, f"<made-up id #{len(made_up)}>")
-
-    out: dict[str, Any] = _plain(request)
-    out["provider_details"].setdefault("extra", {})  # a field one side adds is named by its own path
-    for message, plain in zip(request.messages, out["messages"], strict=True):
-        for part, shown in zip(message.parts, plain["parts"], strict=True):
-            if isinstance(part, ToolCall):
-                shown["id"] = call_id(part.id)
-            elif isinstance(part, ToolResult):
-                shown["call_id"] = call_id(part.call_id)
-                text = "".join(c.text or "" for c in part.content if isinstance(c, Text | Resource))
-                shown["content"] = [c for c in shown["content"] if c.get("kind") not in ("text", "resource")]
-                shown["text"] = "".join(text.split())
-    for tool, plain in zip(request.tools, out["tools"], strict=True):
-        if tool.name in rewritten:  # a declared rewrite: the schema and its strict flag are the client's
-            plain.pop("input_schema", None)
-            _drop_strict(plain["provider_details"])
-        else:
-            plain["input_schema"] = canonical_schema(tool.input_schema)
-    _system_first(out)
-    return out
-
-
-def _drop_strict(details: dict[str, Any]) -> None:
-    """A tool's ``strict`` flag (OpenAI Chat ``function.strict``, Responses ``strict``) left out."""
-    for holder in (details.get("function"), details.get("extra"), details):
-        if isinstance(holder, dict):
-            holder.pop("strict", None)
-    for key in ("function", "extra"):
-        if details.get(key) == {}:
-            del details[key]
-
-
-def _system_first(plain: dict[str, Any]) -> None:
-    """A first message that is the system prompt in all but spelling (the reader kept it as a
-    message for a field it does not write again, such as Ollama's ``"images": []``, now dropped as
-    empty) is the system prompt."""
-    messages = plain["messages"]
-    if plain["system"] is not None or not messages:
-        return
-    first = messages[0]
-    parts = first["parts"]
-    alone = len(parts) == 1 and parts[0]["kind"] == "text" and parts[0]["provider_details"] == {}
-    if first["provider_details"] == {"role": "system"} and alone:
-        plain["system"] = parts[0]["text"]
-        del messages[0]
-
-
-def _plain(value: Any, *, details: bool = False) -> Any:
-    """A model value as plain JSON: spelling details and argument text left out, empty wire values
-    (inside ``provider_details``) dropped, image bytes in standard base64."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {
-            f.name: _plain(getattr(value, f.name), details=f.name == "provider_details")
-            for f in dataclasses.fields(value)
-        }
-        out.pop("arguments_raw", None)
-        if isinstance(value, Image | Resource):
-            for key in ("data", "blob"):
-                if isinstance(out.get(key), str):
-                    out[key] = _base64(out[key])
-        if details_of := out.get("provider_details"):
-            out["provider_details"] = {k: v for k, v in details_of.items() if k not in SPELLING_DETAILS}
-        return out
-    if isinstance(value, Mapping):
-        items = {str(k): _plain(v, details=details) for k, v in value.items()}
-        return {k: v for k, v in items.items() if not (details and v in (None, {}, []))}
-    if isinstance(value, list | tuple):
-        return [_plain(v, details=details) for v in value]
-    return value
-
-
-def _base64(text: str) -> str:
-    """Base64 or base64url text as standard base64 (the same bytes); the text itself when it is neither."""
-    try:
-        raw = base64.b64decode(text.replace("-", "+").replace("_", "/"), validate=True)
-    except (binascii.Error, ValueError):
-        return text
-    return base64.b64encode(raw).decode()
 
 
 def _settled(recorded: Any, sent: Any, volatile: Sequence[str], path: str = "$") -> Any:

@@ -42,7 +42,8 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 
 from conformance.checks._common import CaseContext, verdict
-from conformance.checks.translation import NAME_RULES, _canonical_schema
+from conformance.checks._meaning import canonical_schema
+from conformance.checks._names import NAME_RULES
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["CUT_CALL_REMEDY", "REMEDIES", "deviates", "duty_of", "left_to_caller"]
@@ -215,4 +216,4 @@ def _schema_as_given(ctx: CaseContext, index: int, inner: str | None) -> bool:
         return False
     given = ctx.scenario.tools[position]
     name, schema = sent[position]
-    return name == given.name and _canonical_schema(schema) == _canonical_schema(given.input_schema)  # type: ignore[arg-type]
+    return name == given.name and canonical_schema(schema) == canonical_schema(given.input_schema)  # type: ignore[arg-type]

@@ -27,7 +27,14 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from conformance.checks._common import CaseContext, calls_words, diff_findings, unwrapped_results, verdict
+from conformance.checks._common import (
+    CaseContext,
+    calls_words,
+    diff_findings,
+    system_first,
+    unwrapped_results,
+    verdict,
+)
 from conformance.checks.usage import usage_verdict
 from conformance.model import Image, Request, Resource, Response, Text, ToolCall, ToolResult
 from conformance.scenarios.values import ExpectedCall
@@ -246,7 +253,7 @@ def _request_roundtrip(ctx: CaseContext) -> CheckVerdict:
         back = ctx.read_back(turn.turn)
         back = replace(back, tool_choice=turn.request.tool_choice if back.tool_choice is None else back.tool_choice)
         if ctx.client is not None:
-            back = unwrapped_results(back)
+            back = system_first(unwrapped_results(back))
         findings += diff_findings(
             check,
             request_projection(turn.request, ids=ids, is_error=is_error, images=images),

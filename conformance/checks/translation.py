@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -29,20 +29,14 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from conformance.checks._common import CaseContext, diff_findings, unwrapped_results, verdict, without_details
-from conformance.checks.recorded_request import recorded_request
+from conformance.checks._meaning import canonical_schema, input_schema, meaning
+from conformance.checks._names import NAME_RULES
+from conformance.checks.equivalences import bundled_table, classify, without_equivalents
+from conformance.checks.recorded_request import compare_bodies, recorded_request
 from conformance.scenarios.values import json_path_get, json_path_set
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["NAME_RULES", "check_translation", "request_schema"]
-
-_OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-NAME_RULES: Mapping[str, re.Pattern[str]] = {
-    "openai_chat": _OPENAI_NAME,
-    "openai_responses": _OPENAI_NAME,
-    "anthropic": re.compile(r"^[a-zA-Z0-9_-]{1,128}$"),  # the API's 400 names the pattern (wire-formats.md §3a)
-    "ollama": _OPENAI_NAME,
-    "gemini": re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$"),
-}
 
 
 @cache
@@ -142,10 +136,6 @@ def _same_meaning_with(ctx: CaseContext, turn: int, path: str, expected: Any) ->
 def _equivalent(ctx: CaseContext, expected: Any, got: Any) -> bool:
     """Do the two requests differ only where the table of equivalences (docs/equivalences.md) says the
     difference is spelling, a parameter sent unasked or a note? Then ``client.recorded_request`` shows it."""
-    from conformance.checks.client_request import meaning  # client_request reads this module
-    from conformance.checks.equivalences import bundled_table, classify, without_equivalents
-    from conformance.checks.recorded_request import compare_bodies
-
     wire, table = ctx.adapter.wire_format, ctx.equivalences or bundled_table()
     same: dict[str, Any] = {"tools_offered": bool(got.tools), "left_open": frozenset()}
     found = compare_bodies(
@@ -266,7 +256,7 @@ def _tool_definitions(ctx: CaseContext) -> CheckVerdict | None:
         return None  # with tool_choice none an adapter may leave the tools out (Ollama has no tool_choice)
     read = ctx.read_back(0)
     changed = {change.tool for change in ctx.outcome.turns[0].wire.schema_changes}
-    canonical = _canonical_schema if ctx.client is not None else _schema
+    canonical = canonical_schema if ctx.client is not None else input_schema
     expected = [
         {
             "name": t.name,
@@ -284,61 +274,6 @@ def _tool_definitions(ctx: CaseContext) -> CheckVerdict | None:
         for t in read.tools
     ]
     return verdict(check, diff_findings(check, expected, actual, prefix="$.tools", turn=0))
-
-
-def _schema(schema: Mapping[str, Any] | None) -> Any:
-    """An empty schema and ``{"type": "object"}`` mean the same for a tool's input (MCP default)."""
-    if not schema or dict(schema) == {"type": "object", "properties": {}}:
-        return {"type": "object"}
-    return schema
-
-
-_ANNOTATIONS = frozenset({"title", "$schema", "$comment"})
-"""JSON Schema keywords that constrain nothing (2020-12 core and meta-data vocabularies)."""
-_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
-_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
-_SCHEMA_VALUES = frozenset(
-    {"items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "additionalItems"}
-)
-
-
-def _canonical_schema(schema: Mapping[str, Any] | None) -> Any:
-    """A black-box client's schema in one spelling, so that only a change of meaning is a finding:
-    JSON numbers (``1.0`` is ``1``), type names in lower case (Gemini's ``Schema.type`` is the
-    ``Type`` enum, ``OBJECT``: the same types, ai.google.dev/api/caching#Type), no annotation
-    keywords (``title``, ``$schema``, ``$comment``, which libraries strip or add), and no empty
-    ``properties`` (the same as none)."""
-
-    def number(value: Any) -> Any:
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, list):
-            return [number(v) for v in value]
-        if isinstance(value, Mapping):
-            return {k: number(v) for k, v in value.items()}
-        return value
-
-    def canon(node: Any) -> Any:
-        if not isinstance(node, Mapping):
-            return number(node)
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key in _ANNOTATIONS:
-                continue
-            if key in _SCHEMA_MAPS and isinstance(value, Mapping):
-                if value or key != "properties":
-                    out[key] = {name: canon(sub) for name, sub in value.items()}
-            elif key in _SCHEMA_LISTS and isinstance(value, list):
-                out[key] = [canon(sub) for sub in value]
-            elif key in _SCHEMA_VALUES:
-                out[key] = [canon(sub) for sub in value] if isinstance(value, list) else canon(value)
-            elif key == "type":
-                out[key] = [t.lower() for t in value] if isinstance(value, list) else str(value).lower()
-            else:
-                out[key] = number(value)
-        return out
-
-    return canon(_schema(schema))
 
 
 def _tool_choice(ctx: CaseContext) -> CheckVerdict | None:

@@ -681,14 +681,3 @@ def test_error_bodies_that_are_not_ollama_json() -> None:
     assert adapter.error_from_wire(500, {}, None).message == "HTTP 500"
     signin = adapter.error_from_wire(401, {}, b'{"error": "unauthorized", "signin_url": "https://ollama.com/connect"}')
     assert signin.kind == "auth" and signin.info.provider_details == {"signin_url": "https://ollama.com/connect"}
-
-
-def test_a_system_message_with_an_empty_images_list_is_the_system_prompt() -> None:
-    # LiteLLM writes "images": [] on every Ollama message (ollama/chat/transformation.py); Ollama's
-    # Message.images is optional on any message, and an empty list carries nothing
-    system = {"role": "system", "content": "Be brief.", "images": []}
-    body: dict[str, Any] = {"model": "m", "messages": [system, {"role": "user", "content": "hi"}]}
-    back = adapter.request_from_wire(body)
-    assert back.system == "Be brief." and len(back.messages) == 1
-    system["images"] = ["aGk="]
-    assert adapter.request_from_wire(body).system is None

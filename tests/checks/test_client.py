@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conformance.checks import FAMILIES
 from conformance.checks._common import unwrapped_results, without_details
-from conformance.checks.translation import _canonical_schema
+from conformance.checks._meaning import canonical_schema as _canonical_schema
 from conformance.model import Message, Request, Text, Tool, ToolCall, ToolResult
 
 

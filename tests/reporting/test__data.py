@@ -434,6 +434,7 @@ def test_the_suite_the_selection_and_each_adapters_model_are_reported() -> None:
         "model": "m-1",
         "shard": "2/3",
         "merged": [],
+        "note": None,
     }
     assert [a.get("model") for a in report["adapters"]] == [
         "openai_chat-model-1",
