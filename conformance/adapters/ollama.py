@@ -389,6 +389,9 @@ class _Stream:
             ]
         events: list[StreamEvent] = []
         message = obj.get("message")
+        if message and not isinstance(message, Mapping):
+            self.done = True
+            return stream_broken(self.tracker, "malformed_response", f"message is not a JSON object: {message!r:.80}")
         if message:
             thinking = message.get("thinking")
             if thinking and isinstance(thinking, str):

@@ -326,8 +326,8 @@ def _item_events(item: Mapping[str, Any], tracker: CallTracker, response_id: str
     client_search = is_client_tool_search(item)
     if kind != "function_call" and not client_search:
         return []  # hosted-tool items (web_search_call, mcp_call, server tool_search ...) ran on the server
-    key = item.get("id") or position
-    call_id = item.get("call_id") or synthetic_call_id("openai_responses", response_id, position)
+    key = _text_or(item.get("id"), position)
+    call_id = _text_or(item.get("call_id"), synthetic_call_id("openai_responses", response_id, position))
     name = TOOL_SEARCH if client_search else str(item.get("name", ""))
     details = _call_details(item)
     if client_search:
@@ -354,6 +354,17 @@ def _reasoning_event(item: Mapping[str, Any], *, with_text: bool) -> ReasoningDe
         signature if isinstance(signature, str) else None,
         provider_details={"item": dict(item)},
     )
+
+
+def _index_or(value: Any, default: int) -> int:
+    """An ``output_index`` as the wire sent it when it is a whole number, else ``default``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _text_or(value: Any, default: Any) -> Any:
+    """An id as the wire sent it when it is text, else ``default`` (an id of another JSON type, as a
+    broken body may hold, names nothing)."""
+    return value if isinstance(value, str) and value else default
 
 
 TOOL_SEARCH = "tool_search"
@@ -480,12 +491,12 @@ class _Stream:
         item = event.get("item")
         if not isinstance(item, Mapping) or item.get("type") != "function_call":
             return []
-        position = event.get("output_index", self.tracker.count)
-        key = item.get("id") or position
+        position = _index_or(event.get("output_index"), self.tracker.count)
+        key = _text_or(item.get("id"), position)
         if key in self.started:
             return []
         self.started.add(key)
-        call_id = item.get("call_id") or synthetic_call_id("openai_responses", self.response_id, position)
+        call_id = _text_or(item.get("call_id"), synthetic_call_id("openai_responses", self.response_id, position))
         events: list[StreamEvent] = [self.tracker.start(key, call_id, str(item.get("name", "")), _call_details(item))]
         self.arguments[key] = []
         text = item.get("arguments")
@@ -521,7 +532,7 @@ class _Stream:
             return []
         kind = item.get("type")
         key = item.get("id")
-        position = event.get("output_index", self.tracker.count)
+        position = _index_or(event.get("output_index"), self.tracker.count)
         if kind == "function_call" or is_client_tool_search(item):
             key = key or position
             if key in self.started:

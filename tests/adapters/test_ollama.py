@@ -681,3 +681,10 @@ def test_error_bodies_that_are_not_ollama_json() -> None:
     assert adapter.error_from_wire(500, {}, None).message == "HTTP 500"
     signin = adapter.error_from_wire(401, {}, b'{"error": "unauthorized", "signin_url": "https://ollama.com/connect"}')
     assert signin.kind == "auth" and signin.info.provider_details == {"signin_url": "https://ollama.com/connect"}
+
+
+def test_a_message_that_is_not_an_object_is_a_malformed_answer_not_a_crash() -> None:
+    # found by the fuzz corpus (python -m tests.fuzz._drive --seed 0 cassette 1182)
+    response = adapter.response_from_wire({"model": "m", "message": "hi", "done": True})
+    assert response.error is not None and response.error.kind == "malformed_response"
+    assert "message is not a JSON object" in response.error.message

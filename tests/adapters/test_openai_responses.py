@@ -948,3 +948,14 @@ def test_a_client_tool_search_call_is_surfaced_in_a_stream() -> None:
 def test_a_server_tool_search_call_ran_on_the_server_and_is_not_a_call() -> None:
     body = {"id": "resp_1", "status": "completed", "output": [search_item("server")], "usage": USAGE}
     assert adapter.response_from_wire(body).tool_calls == ()
+
+
+def test_a_call_whose_ids_are_not_text_is_still_read_under_ids_of_the_readers_making() -> None:
+    # found by the fuzz corpus (python -m tests.fuzz._drive --seed 0 cassette 1555): a call_id that is a list
+    body = {
+        "id": "resp_1",
+        "status": "completed",
+        "output": [{"type": "function_call", "id": ["x"], "call_id": ["y"], "name": "f", "arguments": "{}"}],
+    }
+    [call] = adapter.response_from_wire(body).tool_calls
+    assert call.name == "f" and isinstance(call.id, str) and call.id
