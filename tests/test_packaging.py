@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tomllib
 import zipfile
 from collections.abc import Iterator
@@ -79,6 +80,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     for name in ("conformance", "scenarios", "cassettes"):
         shutil.copytree(REPO / name, source / name, ignore=ignore)
+    (source / "docs").mkdir()  # the table of accepted equivalences ships as conformance._bundled.docs
+    shutil.copy2(REPO / "docs" / "equivalences.md", source / "docs" / "equivalences.md")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(REPO / name, source / name)
     subprocess.run(  # the build requirements come from the configured index (a local one here)
@@ -89,8 +92,20 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     )
     (wheel,) = wheels.glob("conformance-*.whl")
     venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
+    # the suite's dependencies as the running environment has them (a virtualenv's own packages are not
+    # the system site's): a path line in a .pth file, after the venv's own site-packages, where the wheel
+    # goes; the running environment's own .pth files (an editable install) are not read from there
+    inner = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.strip()
+    outer = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (Path(inner) / "_suite_dependencies.pth").write_text("".join(f"{p}\n" for p in sorted(outer)), encoding="utf-8")
     subprocess.run(
         [str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed", "-q", str(wheel)],
         check=True,
