@@ -447,13 +447,14 @@ class _Stream:
             key = self.keys[wire_key] = (wire_key, tracker.count)
         name = function.get("name") or None
         buffered = [text]
-        if key in self.pending:
-            pending_id, buffered = self.pending.pop(key)
+        if key in self.pending:  # read in place: held calls start in the order they first came
+            pending_id, buffered = self.pending[key]
             buffered.append(text)
             call_id = pending_id or call_id
         if name is None:  # the name comes in a later chunk: hold the call until it does
             self.pending[key] = (call_id, buffered)
             return
+        self.pending.pop(key, None)
         text = "".join(buffered)
         if call_id is None:
             call_id = synthetic_call_id("openai_chat", self.response_id, key)

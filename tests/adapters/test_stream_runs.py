@@ -30,7 +30,7 @@ from conformance.adapters import anthropic, detect_adapter, openai_chat
 from conformance.framing import SSEDecoder
 from conformance.framing import runs as framing_runs
 from conformance.framing.runs import FAST, RunPolicy, RunReader
-from conformance.model import StreamEvent, ToolCallChunk
+from conformance.model import StreamEvent, ToolCallChunk, ToolCallStart
 from conformance.traffic.cassettes import is_streaming, load_cassette
 
 REPO = Path(__file__).resolve().parents[2]
@@ -510,3 +510,26 @@ def test_fast_chunks_equal_constructed_ones() -> None:
     }
     with pytest.raises(AttributeError):
         chunks[0].tool_call_id = "x"  # type: ignore[misc]  # still frozen
+
+
+def test_calls_held_for_their_name_start_in_the_order_they_came_on_both_paths() -> None:
+    """Found by the generated streams: a new id at an index in use holds a new call until its name
+    comes; a later fragment of it read by the general path must not move it behind a call held after it
+    (the run reader's fragments never do)."""
+
+    def line(call: dict[str, Any]) -> bytes:
+        delta = {"tool_calls": [call]}
+        chunk = {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta}]}
+        return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+    def fragment(index: int, text: str = "", **extra: Any) -> bytes:
+        return line({"index": index, "function": {"arguments": text}, **extra})
+
+    first = [line({"index": i, "id": f"call_{i}", "function": {"name": "f", "arguments": ""}}) for i in (0, 1)]
+    learned = [fragment(0, "0"), fragment(0, "0", id=None), fragment(1, "0"), fragment(0, "x>")]
+    held = [fragment(0, id="call_9"), fragment(3, id=None), fragment(0), fragment(1)]
+    end = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n'
+    data = b"".join([*first, *learned, *held, end])
+    assert_same(openai_chat.stream_from_wire, data, [[data]], (EAGER,))
+    starts = [e for e in events(openai_chat.stream_from_wire, [data], None) if isinstance(e, ToolCallStart)]
+    assert [s.tool_call_id for s in starts][2] == "call_9"  # held first, started first
