@@ -24,6 +24,7 @@ __all__ = [
     "pretty_body",
     "pretty_json",
     "printable",
+    "quantity",
     "run_outcome",
 ]
 
@@ -62,6 +63,11 @@ def run_outcome(tally: Tally, *, problems: int = 0, incomplete: bool = False) ->
 
 # XML 1.0 forbids these; HTML treats them as parse errors. A traceback with ANSI colours has \x1b.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+
+
+def quantity(count: int, noun: str) -> str:
+    """``1 adapter``, ``3 adapters``, ``1,180 cases``: a count and its noun in the number it takes."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
 def printable(text: str) -> str:

@@ -43,6 +43,7 @@ from conformance.reporting._format import (
     pretty_body,
     pretty_json,
     printable,
+    quantity,
     run_outcome,
 )
 from conformance.verdicts import STATUS_ORDER, RunResult
@@ -311,7 +312,8 @@ def _header(data: Report) -> str:
         notes.append("<b>left</b>: left to the caller, a duty the client does not take on (what to do is in the case)")
     if summary["statuses"].get("xfail"):
         notes.append("<b>xfail</b>: a known gap the adapter declares")
-    note = f'<p class="meta">{"; ".join(notes)}. Neither fails a run.</p>' if notes and outcome.word == "passed" else ""
+    verdict = {1: "It does not fail a run.", 2: "Neither fails a run."}.get(len(notes), "None of them fails a run.")
+    note = f'<p class="meta">{"; ".join(notes)}. {verdict}</p>' if notes and outcome.word == "passed" else ""
     return (
         "<header>"
         "<h1>Conformance report</h1>"
@@ -320,13 +322,19 @@ def _header(data: Report) -> str:
         f'<span class="counts">{_e(outcome.counts)}</span></div>'
         f"{note}"
         f'<p class="meta">suite <b class="mono">{_e(data["suite_version"])}</b>'
-        f" · <b>{summary['cases']:,}</b> cases · <b>{len(data['adapters'])}</b> adapters"
-        f" · <b>{len(data['scenarios'])}</b> scenarios · worst case status {_badge(summary['verdict'])}"
+        f" · {_counted(summary['cases'], 'case')} · {_counted(len(data['adapters']), 'adapter')}"
+        f" · {_counted(len(data['scenarios']), 'scenario')} · worst case status {_badge(summary['verdict'])}"
         f" · {summary['duration']:.2f} s of case time</p>"
         f"{_suite_meta(data)}"
         f'<div class="chips" id="summary">{chips}</div>'
         "</header>"
     )
+
+
+def _counted(count: int, noun: str) -> str:
+    """``<b>1</b> adapter``, ``<b>3</b> adapters`` (``quantity``, the number in bold)."""
+    number, _, word = quantity(count, noun).partition(" ")
+    return f"<b>{number}</b> {word}"
 
 
 def _suite_meta(data: Report) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from conformance.reporting._data import CaseData, ModeCell, Report, as_report
-from conformance.reporting._format import MODE_LABELS, compact_json, printable, run_outcome
+from conformance.reporting._format import MODE_LABELS, compact_json, printable, quantity, run_outcome
 from conformance.verdicts import STATUS_ORDER, RunResult
 
 __all__ = ["render_markdown"]
@@ -84,7 +84,8 @@ def _summary(data: Report, out: list[str]) -> None:
         f"**{outcome.word.upper()}**: {outcome.counts}",
         "",
         f"Suite {_code(data['suite_version'])} · worst case status {_status(summary['verdict'])} · "
-        f"{summary['cases']} cases · {len(data['adapters'])} adapters · {len(data['scenarios'])} scenarios",
+        f"{quantity(summary['cases'], 'case')} · {quantity(len(data['adapters']), 'adapter')} · "
+        f"{quantity(len(data['scenarios']), 'scenario')}",
         "",
         *_suite_lines(data),
         "## Summary",

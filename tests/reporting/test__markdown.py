@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from conformance.reporting import render_markdown
-from conformance.verdicts import RunResult
+from conformance.reporting import render_html, render_markdown
+from conformance.verdicts import AdapterInfo, RunResult, ScenarioInfo
 
 
 def section(markdown: str, heading: str) -> str:
@@ -186,3 +186,33 @@ def test_the_suite_fingerprint_the_shard_and_the_models_are_shown_briefly() -> N
     assert f"`{FINGERPRINT[:16]}` (checks v1, 3 scenarios)" in line
     assert "shard `2/3`" in line
     assert "model asked for: `openai_chat` `openai_chat-model-1`" in line
+
+
+def test_one_of_a_kind_is_counted_in_the_singular() -> None:
+    from tests.reporting._runs import _pass
+
+    run = RunResult(
+        suite_version="0.1.0",
+        adapters=(AdapterInfo(name="acme", wire_format="openai_chat"),),
+        scenarios=(ScenarioInfo(id="basic/get_time", behavior="b", source="s"),),
+        cases=(_pass("acme", "basic/get_time", "non_stream"),),
+    )
+    markdown = render_markdown(run)
+    assert "1 case · 1 adapter · 1 scenario" in markdown
+    assert "1 adapters" not in markdown and "1 cases" not in markdown
+    html = render_html(run)
+    assert "<b>1</b> case · <b>1</b> adapter · <b>1</b> scenario" in html
+
+
+def test_the_html_says_what_does_not_fail_a_run_in_the_number_it_takes() -> None:
+    from tests.reporting._runs import _pass
+
+    unsupported = dataclasses.replace(_pass("acme", "basic/get_time", "stream"), status="unsupported", checks=())
+    run = RunResult(
+        suite_version="0.1.0",
+        adapters=(AdapterInfo(name="acme", wire_format="openai_chat"),),
+        scenarios=(ScenarioInfo(id="basic/get_time", behavior="b", source="s"),),
+        cases=(_pass("acme", "basic/get_time", "non_stream"), unsupported),
+    )
+    html = render_html(run)
+    assert "It does not fail a run." in html and "Neither" not in html
