@@ -16,6 +16,7 @@ import sys
 from typing import Any, TextIO
 
 from conformance.adapters import BUILTIN
+from conformance.cli._output import output_width, wrapped
 from conformance.errors import UsageError
 
 __all__ = ["list_command"]
@@ -53,17 +54,22 @@ def list_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         }
         print(json.dumps(document, indent=2, ensure_ascii=False), file=out)
         return 1 if problems else 0
+    width = output_width()
+
+    def entry(text: str) -> None:  # one entry, wrapped to the terminal's width under a hanging indent
+        print("\n".join(wrapped(text, width, indent="  ", next_indent="      ")), file=out)
+
     print(f"Scenarios ({len(scenarios)}):", file=out)
     for scenario in scenarios:
         requires = f"  [requires {', '.join(sorted(scenario.requires))}]" if scenario.requires else ""
         wires = f"  [wires {', '.join(scenario.wires)}]" if scenario.wires else ""
-        print(f"  {scenario.id}: {scenario.behavior}{requires}{wires}", file=out)
+        entry(f"{scenario.id}: {scenario.behavior}{requires}{wires}")
     print(f"\nAdapters ({len(adapters)}):", file=out)
     for adapter in adapters:
-        print(f"  {adapter.name} (wire {adapter.wire_format}): {', '.join(sorted(adapter.capabilities))}", file=out)
+        entry(f"{adapter.name} (wire {adapter.wire_format}): {', '.join(sorted(adapter.capabilities))}")
     print("\nChecks:", file=out)
     for family, ids in CHECK_IDS.items():
-        print(f"  {family}: {', '.join(ids)}", file=out)
+        entry(f"{family}: {', '.join(ids)}")
     for problem in problems:
         print(problem, file=sys.stderr)
     return 1 if problems else 0

@@ -86,3 +86,18 @@ def test_a_misspelt_name_or_a_missing_folder_is_a_usage_error_with_a_hint(
     out, err = capsys.readouterr()
     assert (code, out) == (2, "")
     assert expected in err
+
+
+def test_the_listing_fits_the_terminal_and_keeps_every_word(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every line within COLUMNS (80 here); a scenario's whole behaviour is there, wrapped under its id."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["list", "--scenarios", "arguments/*"]) == 0
+    out = capsys.readouterr().out
+    assert out and max(len(line) for line in out.splitlines()) <= 80
+    words = " ".join(out.split())
+    assert (
+        "arguments/escaped_strings: String arguments holding double quotes and backslashes (a regex with escaped"
+        " parentheses and a Windows path) survive the JSON-in-JSON encoding of the wire unchanged." in words
+    )
