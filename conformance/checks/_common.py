@@ -70,15 +70,21 @@ class CaseContext:
     the suite's own."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     _read_backs: dict[int, Request] = field(default_factory=dict, compare=False, repr=False)
+    _decoded: dict[int, Request] = field(default_factory=dict, compare=False, repr=False)
 
     def read_back(self, turn: int) -> Request:
         """``request_from_wire`` of the body turn ``turn`` sent, decoded once per case (several
-        checks read it)."""
+        checks read it), a client's own names for the caller's tools read as the caller's."""
         if turn not in self._read_backs:
-            wire = self.outcome.turns[turn].wire
-            back = self.adapter.request_from_wire(wire.body, path=wire.path, tools=self.scenario.tools)
-            self._read_backs[turn] = self.client_names(back)
+            self._read_backs[turn] = self.client_names(self._decode(turn))
         return self._read_backs[turn]
+
+    def _decode(self, turn: int) -> Request:
+        """``request_from_wire`` of the body turn ``turn`` sent, as it reads (decoded once)."""
+        if turn not in self._decoded:
+            wire = self.outcome.turns[turn].wire
+            self._decoded[turn] = self.adapter.request_from_wire(wire.body, path=wire.path, tools=self.scenario.tools)
+        return self._decoded[turn]
 
     def client_names(self, request: Request) -> Request:
         """A black-box client's request with the tool names it chose read as the caller's: a client
@@ -90,10 +96,7 @@ class CaseContext:
         if self.client is None or not self.outcome.turns:
             return request
         rule = NAME_RULES.get(self.adapter.wire_format)
-        first = self.outcome.turns[0].wire
-        sent = [
-            t.name for t in self.adapter.request_from_wire(first.body, path=first.path, tools=self.scenario.tools).tools
-        ]
+        sent = [t.name for t in self._decode(0).tools]
         given = [t.name for t in self.scenario.tools]
         if rule is None or len(sent) != len(given) or len(set(sent)) != len(sent):
             return request

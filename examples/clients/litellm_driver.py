@@ -233,7 +233,7 @@ async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
 # across all providers to their OpenAI counterparts"), most specific first: the kind is what the class
 # means. A stream that breaks raises ``MidStreamFallbackError``, a ``ServiceUnavailableError``
 # (exceptions.py:1267): a user catching the documented classes meets a 503-kind error whatever broke,
-# so that is what the driver reports (it never reads the ``original_exception`` inside it), and no
+# so that is what the driver reports (never the exception LiteLLM wrapped inside it), and no
 # ``status_code`` is read to change a class's kind.
 ERRORS: tuple[tuple[type[BaseException], ErrorKind], ...] = (
     (litellm.ContextWindowExceededError, "context_length"),

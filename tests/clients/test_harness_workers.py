@@ -27,6 +27,7 @@ from conformance.run.workers import MEMORY_ENV, can_fork
 from conformance.scenarios.loader import load_scenarios
 from conformance.scenarios.values import Scenario
 from conformance.verdicts import RunResult
+from tests._processes import alive
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="worker processes are forked")
 
@@ -253,15 +254,7 @@ def test_with_python_and_jobs_2_each_worker_drives_a_child_of_its_own(
     assert len(drivers) == len(workers) == 2  # one child per worker, started in that worker
     assert parent_child not in drivers and os.getpid() not in workers
     for pid in drivers | workers:  # every worker and its child are gone when the run ends
-        assert not _alive(pid)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+        assert not alive(pid)
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
@@ -289,7 +282,7 @@ def test_ctrl_c_with_jobs_2_and_python_writes_partial_reports_and_leaves_no_proc
         os.killpg(run.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
         _, err = run.communicate(timeout=60)
         for _ in range(100):
-            left = {pid: cmd for pid, cmd in _processes_naming(str(marker)).items() if _alive(pid)}
+            left = {pid: cmd for pid, cmd in _processes_naming(str(marker)).items() if alive(pid)}
             if not left:
                 break
             time.sleep(0.1)

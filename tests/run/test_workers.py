@@ -28,6 +28,7 @@ from conformance.run.workers import can_fork
 from conformance.scenarios.loader import load_scenarios
 from conformance.scenarios.values import Scenario
 from conformance.verdicts import CaseResult
+from tests._processes import alive
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="worker processes are forked")
 
@@ -236,14 +237,6 @@ def _descendants(pid: int) -> dict[int, str]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
 def test_ctrl_c_leaves_no_worker_or_mcp_server_behind(tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "conformance", "run", "--jobs", "2", "--report-dir", str(tmp_path)]
@@ -264,7 +257,7 @@ def test_ctrl_c_leaves_no_worker_or_mcp_server_behind(tmp_path: Path) -> None:
         os.killpg(run.pid, signal.SIGINT)  # what a terminal's Ctrl-C does (the MCP server has its own group)
         _, err = run.communicate(timeout=60)
         for _ in range(100):
-            left = {pid: command for pid, command in seen.items() if _alive(pid)}
+            left = {pid: command for pid, command in seen.items() if alive(pid)}
             if not left:
                 break
             time.sleep(0.1)
