@@ -69,7 +69,11 @@ def write_tests(pytester: pytest.Pytester, body: str, name: str = "test_cases") 
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:cacheprovider", *args, plugins=[] if INSTALLED else [pytest_plugin])
+    """An inner session in this interpreter. ``conformance`` is imported already, so an inner session that
+    loads the plugin by its entry point (bare ``pytest``) cannot rewrite its asserts and says so: that
+    warning is about this process, not about the plugin."""
+    quiet = ("-W", "ignore::pytest.PytestAssertRewriteWarning")
+    return pytester.runpytest("-p", "no:cacheprovider", *quiet, *args, plugins=[] if INSTALLED else [pytest_plugin])
 
 
 def run_subprocess(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, *args: str) -> pytest.RunResult:
