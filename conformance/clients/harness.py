@@ -402,7 +402,7 @@ class Harness:
             return [case_result(adapter, scenario, m, "error", message=message) for m in modes]
         stale = stale_message(cassette, scenario, path, command)
         if stale is not None:
-            return [case_result(adapter, scenario, m, "error", message=stale, cassette=str(path)) for m in modes]
+            return [case_result(adapter, scenario, m, "stale", message=stale, cassette=str(path)) for m in modes]
         executor: McpExecutor | None = None
         if scenario.mcp is not None:
             try:

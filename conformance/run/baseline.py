@@ -150,6 +150,12 @@ def _check_of(text: str) -> str:
     return text.partition(" at ")[0]
 
 
+def _not_run(case: CaseResult) -> bool:
+    """Did the case not run, so that nothing can be said of its ERROR entry: it is unsupported, or its
+    cassette is stale (a STALE case without checks: re-recorded, it may still error)."""
+    return case.status == "unsupported" or (case.status == "stale" and not case.checks)
+
+
 # -- parse and validate ----------------------------------------------------------------------------------
 
 
@@ -407,7 +413,7 @@ class _Judged:
                 stale_by_check.setdefault(_check_of(sig), []).append(line)
         stale = [line for lines in stale_by_check.values() for line in lines]
         error_accepted = case.status == "error" and whole is not None
-        error_stale = whole is not None and case.status not in ("error", "unsupported")
+        error_stale = whole is not None and case.status != "error" and not _not_run(case)
         if whole is not None and error_stale:
             stale.insert(0, f"{key}: baselined as an ERROR in {source} ({whole.reason}) but no longer errors")
         checks: list[CheckVerdict] = []
@@ -481,7 +487,7 @@ def updated_entries(result: RunResult, previous: Baseline | None) -> list[Baseli
     with the reason the previous baseline gave it (a version-1 baseline: the reason of its entry for
     the signature's check), one entry per case and reason; plus what this run could not judge, as it
     was: the entries of cases it did not run, the signatures of checks that did not run (``--checks``)
-    or erred, the ERROR entry of a case that is unsupported now."""
+    or erred, the ERROR entry of a case that did not run now (unsupported, or its cassette stale)."""
     previous = previous or Baseline(source="")
     given = {(e.case, sig): e.reason for e in previous.entries for sig in e.signatures or (None,)}
     version1 = {(o.case, o.check): o.reason for o in previous.version1}
@@ -503,7 +509,7 @@ def updated_entries(result: RunResult, previous: Baseline | None) -> list[Baseli
         for (where, old), why in given.items():
             if where == key and old is not None and _check_of(old) not in judged:
                 accepted.setdefault((key, why), []).append(old)
-        if case.status == "unsupported" and ((key, None) in given or (key, None) in version1):
+        if _not_run(case) and ((key, None) in given or (key, None) in version1):
             errors[key] = reason_of(key, None)
     entries = [e for e in previous.entries if e.case not in ran]
     entries += [

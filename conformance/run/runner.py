@@ -20,7 +20,9 @@ one ERROR verdict with the traceback; one that hangs costs an ERROR after ``time
 thread is abandoned and its worker retires after the pair). Reading the cassette has the same
 timeout, so a slow or huge file costs only its pair. A missing or corrupt cassette is an ERROR
 naming the file and the ``conformance record`` line that makes it (``--live`` for a live cassette,
-which is judged against the decoding it recorded, not the scenario's script: ``conformance.run.live``).
+which is judged against the decoding it recorded, not the scenario's script: ``conformance.run.live``);
+a cassette recorded from another version of its scenario (``stale_message``) is STALE, with no check
+run, naming the file and the line that re-records it.
 A scenario requiring a capability the adapter does not declare is UNSUPPORTED. An adapter may declare known gaps
 (``Adapter.known_gaps``: check id, or ``check@scenario-glob``, -> reason): a failing check there is
 XFAIL, a passing one STALE. A scenario taking its tools from an MCP server (``tools: {mcp: ...}``)
@@ -433,8 +435,8 @@ def run_pair(
     if provenance is not None and cassette.provenance:
         provenance[str(path)] = cassette.provenance
     stale = stale_message(cassette, scenario, path, command)
-    if stale is not None:
-        return [case_result(adapter, scenario, mode, "error", message=stale, cassette=str(path)) for mode in modes]
+    if stale is not None:  # the adapter is not at fault: the recording is out of date (STALE, not ERROR)
+        return [case_result(adapter, scenario, mode, "stale", message=stale, cassette=str(path)) for mode in modes]
     if scenario.mcp is not None:  # the run's shared server, or one for the pair's cases
         try:
             if pool is not None:

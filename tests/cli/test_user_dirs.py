@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +93,8 @@ def test_a_scenario_edited_after_recording_is_a_stale_cassette_with_the_record_l
     scenarios, cassettes = copy_pair(tmp_path, edit=("昨天是2023年5月22日。", "昨天是2023年5月23日。"))
     code, report = run(tmp_path, "--scenarios-dir", str(scenarios), "--cassette-dir", str(cassettes))
     out = capsys.readouterr().out
-    assert code == 1
-    assert [c["status"] for c in report["cases"]] == ["error", "error"]
+    assert code == 1  # stale fails a run
+    assert [c["status"] for c in report["cases"]] == ["stale", "stale"]  # STALE, as the legend says; not ERROR
     command = record_line("--scenarios-dir", str(scenarios), "--cassette-dir", str(cassettes))
     for case in report["cases"]:
         assert case["message"].startswith(f"stale cassette {cassettes / 'anthropic' / SCENARIO}.yaml: ")
@@ -106,6 +107,39 @@ def test_a_scenario_edited_after_recording_is_a_stale_cassette_with_the_record_l
     code, report = run(tmp_path, "--scenarios-dir", str(scenarios), "--cassette-dir", str(cassettes))
     assert code == 0
     assert [c["status"] for c in report["cases"]] == ["pass", "pass"]
+
+
+def test_a_stale_cassette_is_stale_in_the_counts_the_matrix_every_report_and_the_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenarios, cassettes = copy_pair(tmp_path, edit=("昨天是2023年5月22日。", "昨天是2023年5月23日。"))
+    reports = tmp_path / "reports"
+    code = main(
+        [
+            *("run", "--adapters", "anthropic", "--scenarios", SCENARIO, "--jobs", "1"),
+            *("--scenarios-dir", str(scenarios), "--cassette-dir", str(cassettes), "--report-dir", str(reports)),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[-1].startswith("2 cases: 2 stale;")  # the terminal's counts: no "error", no "stale 0"
+    assert any(line.split() == ["anthropic", "SS"] for line in lines)  # progress: S, as the legend says
+    assert any(line.split() == [SCENARIO, "SS"] for line in lines)  # the matrix
+    assert "S stale" in " ".join(out.split())  # the legend, true of what it shows
+    summary = json.loads((reports / "report.json").read_text(encoding="utf-8"))["summary"]
+    assert summary["verdict"] == "stale"
+    assert {s: n for s, n in summary["statuses"].items() if n} == {"stale": 2}
+    markdown = (reports / "report.md").read_text(encoding="utf-8")
+    assert "**FAILED**: 2 stale" in markdown and "| stale | 2 |" in markdown and "| error | 0 |" in markdown
+    assert "**stale** / **stale**" in markdown
+    html = (reports / "report.html").read_text(encoding="utf-8")
+    assert '<span class="counts">2 stale</span>' in html
+    assert f'title="anthropic/{SCENARIO}/non_stream: stale"' in html
+    junit = ET.fromstring((reports / "junit.xml").read_text(encoding="utf-8"))
+    assert (junit.get("tests"), junit.get("failures"), junit.get("errors")) == ("2", "2", "0")
+    for failure in junit.iter("failure"):
+        assert "stale cassette" in (failure.get("message") or "")
 
 
 def test_a_cassette_without_a_fingerprint_is_not_judged_stale(tmp_path: Path) -> None:
@@ -134,7 +168,7 @@ def test_certify_reports_a_stale_cassette_too(tmp_path: Path, capsys: pytest.Cap
     )
     assert code == 1
     cases = json.loads((reports / "report.json").read_text(encoding="utf-8"))["cases"]
-    assert cases and {c["status"] for c in cases} == {"error"}
+    assert cases and {c["status"] for c in cases} == {"stale"}
     command = record_line("--scenarios-dir", str(scenarios))
     assert all(c["message"].endswith(f"re-record it with `{command}`") for c in cases)
     assert "stale cassette" in capsys.readouterr().out

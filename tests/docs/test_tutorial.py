@@ -104,7 +104,7 @@ def test_every_command_of_the_tutorial_works_as_written(tmp_path: Path) -> None:
             assert statuses(work / "reports" / "report.json") == {"pass": 2}
             assert (work / "reports" / "report.html").is_file()
         elif verb == "run":  # the scenario changed: its cassette is stale, and the run says how to record it
-            assert statuses(work / "reports" / "report.json") == {"error": 2}
+            assert statuses(work / "reports" / "report.json") == {"stale": 2}
             said = done.stdout + done.stderr
             assert "stale cassette" in said and "conformance record --emulator" in said
         elif verb == "certify":

@@ -183,6 +183,16 @@ def test_an_error_entry_of_a_case_that_no_longer_errors_is_stale() -> None:
     assert apply_baseline(unsupported, entries, strict=True).stale == ()
 
 
+def test_a_case_whose_cassette_is_stale_did_not_run_so_its_error_entry_is_neither_stale_nor_dropped() -> None:
+    # STALE without checks: the cassette was recorded from another version of the scenario (runner)
+    stale_cassette = run(case("non_stream", status="stale", message="stale cassette c.yaml: re-record it with ..."))
+    entries = baseline(entry(NON_STREAM, reason="ACME-3"))
+    applied = apply_baseline(stale_cassette, entries, strict=True)
+    assert applied.stale == () and applied.baselined == 0
+    assert applied.result.cases == stale_cassette.cases  # still STALE: re-record it, no entry accepts that
+    assert updated_entries(stale_cassette, entries) == list(entries.entries)
+
+
 def test_entries_for_cases_or_checks_not_run_or_not_judged_are_ignored() -> None:
     crashed = CheckVerdict(check="streaming.events", status="error", message="boom")
     result = run(case("stream", check("roundtrip.calls", NAME), crashed, status="error"))
