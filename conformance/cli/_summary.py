@@ -1,5 +1,6 @@
-"""What a run prints at its end, laid out for the terminal's width: the failing cases grouped by check
-id then scenario, the scenarios that do not all pass, and one line of counts per adapter.
+"""What a run prints at its end, laid out for the terminal's width: the defects (one block each, worst
+first: ``conformance.reporting._defects``), the scenarios that do not all pass, and one line of counts
+per adapter; with ``-v``, also every failing case grouped by check id then scenario.
 
 Every line fits ``width`` columns (colour codes take none). Only the cases the run held are shown, so
 ``-k`` and ``--scenarios`` narrow every table. Values are shown as compact JSON (``null``, never
@@ -13,24 +14,30 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.cli._output import Style, command_lines, cut, wrapped
+from conformance.cli._output import Style, command_lines, cut, visible_width, wrapped
+from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, severity_counts
+from conformance.reporting._format import defect_where
 from conformance.verdicts import STATUS_ORDER, CaseResult, CheckVerdict, Finding, RunResult, Status
 
 __all__ = [
+    "DEFECTS_SHOWN",
     "MODE_WORDS",
     "PROBLEMS",
     "SYMBOLS",
     "adapter_lines",
     "case_lines",
+    "defect_lines",
     "digest_lines",
     "finding_lines",
     "findings_lines",
     "matrix_lines",
     "message_lines",
+    "tally_line",
+    "unsupported_line",
     "value_text",
 ]
 
@@ -46,6 +53,8 @@ SYMBOLS: dict[str, str] = {
 PROBLEMS: tuple[Status, ...] = ("fail", "error", "stale")
 """The statuses that make a run fail (and get a rerun command)."""
 MODE_WORDS = {"non_stream": "non-streamed", "stream": "streamed"}
+DEFECTS_SHOWN = 10
+"""Defects shown in full on the terminal (the reports have them all; ``-v`` shows every case)."""
 FINDINGS_SHOWN = 3
 """Findings shown per check of a case (the reports have them all)."""
 _CASE_LEVEL = "(whole case)"
@@ -254,6 +263,118 @@ def digest_lines(result: RunResult, width: int, *, style: Style | None = None) -
     return lines
 
 
+# -- the defects --------------------------------------------------------------------------------------------
+
+_SEVERITY_STYLE = {"loses_data": "fail", "changes_meaning": "fail", "rejected": "fail", "left": "left", "note": "dim"}
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _rerun_key(defect: DefectData) -> str:
+    evidence = defect["evidence"]
+    return f"{evidence['adapter']}::{evidence['scenario']}::{evidence['mode']}"
+
+
+def defect_lines(
+    defects: Sequence[DefectData],
+    width: int,
+    *,
+    style: Style | None = None,
+    reruns: Mapping[str, str] | None = None,
+    shown: int = DEFECTS_SHOWN,
+) -> list[str]:
+    """The defects, worst first, one block each: severity, check and where; the sentence; what to do;
+    the scenarios; the evidence (path, the fragment, the cassette, the command that reruns the case); the
+    checks that restate it. ``reruns``: ``adapter::scenario::mode`` -> the rerun command. Only the
+    first ``shown`` get a block; the rest one line each."""
+    style = style or Style()
+    reruns = reruns or {}
+    if not defects:
+        return []
+    failing = [d for d in defects if d["kind"] == "defect"]
+    head = (
+        f"{_count(len(defects), 'defect')}"
+        if len(failing) == len(defects)
+        else (f"{_count(len(failing), 'defect')}, {len(defects) - len(failing)} left to the caller or noted")
+    )
+    lines = [style.paint(cut(f"{head} (worst first; every case: -v or the reports)", width), "bold")]
+    first = True
+    for n, defect in enumerate(defects, 1):
+        severity = SEVERITY_WORDS[defect["severity"]]
+        if n > shown:
+            lines.append(cut(f"{n}. [{severity}] {defect['sentence']}", width))
+            continue
+        lines += [] if first else [""]
+        first = False
+        title = wrapped(f"{n}. [{severity}] {defect['sentence']}", width, next_indent="   ")
+        lines += [style.paint(title[0], _SEVERITY_STYLE[defect["severity"]]), *title[1:]]
+        lines += wrapped(defect_where(defect), width, indent="   ", next_indent="   ")
+        if defect["remedy"]:
+            lines += wrapped(f"to do: {defect['remedy']}", width, indent="   ", next_indent="     ")
+        restated = list(
+            dict.fromkeys(
+                r["check"] + ("" if r["cases"] == len(defect["cases"]) else f" ({_count(r['cases'], 'case')})")
+                for r in defect["restated"]
+            )
+        )
+        checks = defect["check"] + (f"; restated by {', '.join(restated)}" if restated else "")
+        lines += wrapped(f"check: {checks}", width, indent="   ", next_indent="     ")
+        evidence = defect["evidence"]
+        place = " ".join(
+            p for p in (f"turn {evidence['turn']}" if evidence["turn"] is not None else "", evidence["path"]) if p
+        )
+        case = f"{evidence['scenario']} [{evidence['mode']}]"
+        lines += wrapped(f"e.g. {case}" + (f", {place}" if place else ""), width, indent="   ", next_indent="     ")
+        together = "     " + ", ".join(evidence["shown"])
+        if len(evidence["shown"]) == 2 and visible_width(together) <= width:
+            lines.append(together)
+        else:
+            lines += [cut(f"     {line}", width) for line in evidence["shown"]]
+        if evidence["cassette"]:
+            lines.append(cut(f"     cassette: {evidence['cassette']}", width))
+        rerun = reruns.get(_rerun_key(defect))
+        if rerun:
+            lines += command_lines(rerun, width, indent="     rerun: ", next_indent="       ")
+    return lines
+
+
+def tally_line(defects: Sequence[DefectData]) -> str:
+    """``3 defects: 1 loses caller data, 2 changes meaning`` (empty when there is none)."""
+    if not defects:
+        return ""
+    counts = severity_counts(defects)
+    parts = [f"{counts[s]} {SEVERITY_WORDS[s]}" for s in SEVERITIES if counts[s]]
+    return f"{_count(len(defects), 'defect')}: {', '.join(parts)}"
+
+
+_REQUIRES = re.compile(r"^requires (.+), which .+ does not declare$")
+_UNDECLARED = re.compile(r" does not declare (\w+)$")
+
+
+def unsupported_line(result: RunResult, width: int) -> list[str]:
+    """One line: how many cases are unsupported and why (``22 cases unsupported: written for another
+    wire 14, images_in_tool_results not declared 6, ...``); none when no case is."""
+    cases = [c for c in result.cases if c.status == "unsupported"]
+    if not cases:
+        return []
+    why: Counter[str] = Counter()
+    for case in cases:
+        message = case.message.strip()
+        match = _REQUIRES.match(message)
+        if match:
+            why.update(f"{capability} not declared" for capability in match.group(1).split(", "))
+        elif message.startswith("the scenario runs only on the "):
+            why["written for another wire"] += 1
+        elif undeclared := _UNDECLARED.search(message):
+            why[f"{undeclared.group(1)} not declared"] += 1
+        else:
+            why["the wire cannot carry it" if message else "no reason given"] += 1
+    reasons = ", ".join(f"{reason} {n}" for reason, n in why.most_common())
+    return wrapped(f"{_count(len(cases), 'case')} unsupported: {reasons}", width, next_indent="  ")
+
+
 # -- the tables ---------------------------------------------------------------------------------------------
 
 
@@ -297,7 +418,7 @@ def adapter_lines(result: RunResult, width: int, *, style: Style | None = None) 
 
 
 def matrix_lines(result: RunResult, width: int, *, style: Style | None = None) -> list[str]:
-    """Scenario x adapter of the scenarios whose cases do not all pass (none: no line). Each cell is
+    """Scenario x adapter of the scenarios whose cases do not all pass, unsupported aside (none: no line). Each cell is
     the non-streamed then the streamed symbol (``-``: not run); the adapters are numbered above the
     cells and named below, in as many blocks as the width needs."""
     style = style or Style()
@@ -305,7 +426,11 @@ def matrix_lines(result: RunResult, width: int, *, style: Style | None = None) -
     cells: dict[tuple[str, str], dict[str, str]] = {}
     for case in result.cases:
         cells.setdefault((case.scenario, case.adapter), {})[case.mode] = case.status
-    rows = [s for s in scenarios if any(v != "pass" for a in adapters for v in cells.get((s, a), {}).values())]
+    rows = [  # a scenario only unsupported by declaration has no row (unsupported_line counts them)
+        s
+        for s in scenarios
+        if any(v not in ("pass", "unsupported") for a in adapters for v in cells.get((s, a), {}).values())
+    ]
     if not rows:
         return []
     label = max(len(str(len(adapters))), 2)

@@ -18,15 +18,16 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast
+from typing import Any, NotRequired, TypedDict, cast
 
+from conformance.reporting._defects import DefectData, defects_of
+from conformance.reporting._shapes import MODES, CaseData, CheckData, FindingData
 from conformance.traffic.scrub import Scrubber
 from conformance.verdicts import (
     STATUS_ORDER,
     CaseResult,
     CheckVerdict,
     Finding,
-    FindingKind,
     RunResult,
     Status,
     signature,
@@ -58,54 +59,20 @@ __all__ = [
     "cap_depth",
     "check_family",
     "matrix_of",
+    "report_defects",
+    "run_defects",
     "summary_of",
 ]
 
 REPORT_FORMAT = 1
 """The version of the report's shape (``report_format`` in the JSON; bumped on incompatible change)."""
 
-Mode: TypeAlias = Literal["non_stream", "stream"]
-MODES: tuple[Mode, ...] = ("non_stream", "stream")
 
 MAX_DEPTH = 100
 """Lists and mappings nested deeper than this in a reported value are cut (``cap_depth``)."""
 
 _HEADER_KEYS = frozenset({"headers", "request_headers", "response_headers"})
 _URL_KEYS = frozenset({"url", "uri"})
-
-
-class FindingData(TypedDict):
-    check: str
-    message: str
-    path: str
-    expected: Any
-    actual: Any
-    turn: int | None
-    kind: FindingKind
-    remedy: str
-    signature: str
-
-
-class CheckData(TypedDict):
-    check: str
-    family: str
-    status: Status
-    message: str
-    findings: list[FindingData]
-
-
-class CaseData(TypedDict):
-    id: str
-    adapter: str
-    scenario: str
-    mode: Mode
-    status: Status
-    message: str
-    traceback: str | None
-    duration: float
-    cassette: str | None
-    checks: list[CheckData]
-    exchanges: list[dict[str, Any]]
 
 
 class AdapterData(TypedDict):
@@ -217,11 +184,22 @@ class Report(TypedDict):
     adapters: list[AdapterData]
     scenarios: list[ScenarioData]
     matrix: MatrixData
+    defects: NotRequired[list[DefectData]]
+    """The findings grouped into defects (``conformance.reporting._defects``; absent from older reports:
+    ``report_defects`` computes them)."""
     cases: list[CaseData]
     provenance: list[ProvenanceEntry]
     problems: list[str]
     commands: NotRequired[list[CommandData]]
     """The MCP server commands the run started (absent from reports written before it was kept)."""
+
+
+def report_defects(report: Report) -> list[DefectData]:
+    """The report's defects: as kept, or (a report written before they were kept) computed from its cases."""
+    kept = report.get("defects")
+    if kept is not None:
+        return kept
+    return defects_of(report["cases"], {a["name"]: a["wire_format"] for a in report["adapters"]})
 
 
 def check_family(check: str) -> str:
@@ -232,11 +210,7 @@ def check_family(check: str) -> str:
 def build_report(run: RunResult, *, secrets: Iterable[str] = (), incomplete: str | None = None) -> Report:
     """The whole report of ``run`` as JSON-ready data, scrubbed of key-shaped strings and ``secrets``;
     ``incomplete``: why the run stopped before its end (its report lists only the cases that finished)."""
-    adapters = _ordered([a.name for a in run.adapters], (c.adapter for c in run.cases))
-    scenarios = _ordered([s.id for s in run.scenarios], (c.scenario for c in run.cases))
-    rank_a = {name: i for i, name in enumerate(adapters)}
-    rank_s = {name: i for i, name in enumerate(scenarios)}
-    ordered = sorted(run.cases, key=lambda c: (rank_s[c.scenario], rank_a[c.adapter], MODES.index(c.mode)))
+    adapters, scenarios, ordered = _in_order(run)
     ids = _case_ids(ordered)
     cases = [_case(case, ids[i]) for i, case in enumerate(ordered)]
     report: Report = {
@@ -249,12 +223,23 @@ def build_report(run: RunResult, *, secrets: Iterable[str] = (), incomplete: str
         "adapters": [_adapter(run, name) for name in adapters],
         "scenarios": [_scenario(run, name) for name in scenarios],
         "matrix": matrix_of(cases, adapters, scenarios),
+        "defects": defects_of(cases, {a.name: a.wire_format for a in run.adapters}),
         "cases": cases,
         "provenance": _provenance(run, cases),
         "problems": [str(p) for p in run.problems],
         "commands": [cast(CommandData, _jsonable(dict(c))) for c in run.commands],
     }
     return cast(Report, _scrub(report, _CachedScrubber(secrets)))
+
+
+def run_defects(run: RunResult, *, secrets: Iterable[str] = ()) -> list[DefectData]:
+    """The defects of ``run``, as ``build_report`` lists them (the same case ids), scrubbed like a report;
+    without building the whole report (the terminal shows them before the reports are written)."""
+    _, _, ordered = _in_order(run)
+    ids = _case_ids(ordered)
+    cases = [_case(dataclasses.replace(case, exchanges=()), ids[i]) for i, case in enumerate(ordered)]
+    defects = defects_of(cases, {a.name: a.wire_format for a in run.adapters})
+    return cast(list[DefectData], _scrub(defects, _CachedScrubber(secrets)))
 
 
 def as_report(value: RunResult | Report | Mapping[str, Any]) -> Report:
@@ -265,6 +250,16 @@ def as_report(value: RunResult | Report | Mapping[str, Any]) -> Report:
 
 
 # -- pieces ----------------------------------------------------------------------------------------------
+
+
+def _in_order(run: RunResult) -> tuple[list[str], list[str], list[CaseResult]]:
+    """The run's adapters, scenarios and cases in report order (scenario rows, adapter columns, modes)."""
+    adapters = _ordered([a.name for a in run.adapters], (c.adapter for c in run.cases))
+    scenarios = _ordered([s.id for s in run.scenarios], (c.scenario for c in run.cases))
+    rank_a = {name: i for i, name in enumerate(adapters)}
+    rank_s = {name: i for i, name in enumerate(scenarios)}
+    ordered = sorted(run.cases, key=lambda c: (rank_s[c.scenario], rank_a[c.adapter], MODES.index(c.mode)))
+    return adapters, scenarios, ordered
 
 
 def _ordered(declared: list[str], seen: Iterable[str]) -> list[str]:
@@ -295,6 +290,7 @@ def _finding(finding: Finding) -> FindingData:
         "kind": finding.kind,
         "remedy": finding.remedy,
         "signature": signature(finding),
+        "wrong_mode": finding.wrong_mode,
     }
 
 

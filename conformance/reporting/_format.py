@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.reporting._data import CaseData, FindingData, Tally, cap_depth
+from conformance.reporting._defects import DefectData
 from conformance.verdicts import STATUS_ORDER
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "Outcome",
     "case_findings_text",
     "compact_json",
+    "defect_where",
     "failing_checks",
     "parse_json_text",
     "pretty_body",
@@ -142,3 +144,28 @@ def case_findings_text(case: CaseData) -> str:
         lines.append(f"{check['check']} {check['status']}{reason}")
         lines.extend(_finding_line(finding) for finding in check["findings"])
     return printable("\n".join(lines))
+
+
+_MODE_WORDS = {"non_stream": "non-streamed", "stream": "streamed"}
+
+
+def defect_where(defect: DefectData) -> str:
+    """Where a defect appears, in words: ``in 110 cases (55 non-streamed, 55 streamed), 55 scenarios, on
+    onebug; the non-streamed decoding is the wrong one``."""
+    cases = len(defect["cases"])
+    modes: dict[str, int] = {}
+    for case_id in defect["cases"]:
+        mode = case_id.partition("#")[0].rsplit("/", 1)[-1]
+        modes[mode] = modes.get(mode, 0) + 1
+    if len(modes) == 1:
+        [(mode, _)] = modes.items()
+        split = f"all {_MODE_WORDS.get(mode, mode)}" if cases > 1 else _MODE_WORDS.get(mode, mode)
+    elif len(set(modes.values())) == 1:
+        split = f"{next(iter(modes.values()))} per mode"
+    else:
+        split = ", ".join(f"{modes[m]} {word}" for m, word in _MODE_WORDS.items() if modes.get(m))
+    adapters = defect["adapters"]
+    on = f"on {adapters[0]}" if len(adapters) == 1 else f"on {len(adapters)} adapters"
+    text = f"in {quantity(cases, 'case')} ({split}), {quantity(len(defect['scenarios']), 'scenario')}, {on}"
+    blamed = defect["wrong_mode"]
+    return text + (f"; the {_MODE_WORDS.get(blamed, blamed)} decoding is the wrong one" if blamed else "")

@@ -33,6 +33,9 @@ from conformance.reporting._data import (
     matrix_of,
     summary_of,
 )
+from conformance.reporting._defects import (
+    defects_of,
+)
 
 __all__ = ["MergedReport", "merge_reports"]
 
@@ -105,6 +108,7 @@ def merge_reports(
         "adapters": adapters_data,
         "scenarios": scenarios_data,
         "matrix": matrix_of(cases, adapters, scenarios),
+        "defects": defects_of(cases, {a["name"]: a["wire_format"] for a in adapters_data}),
         "cases": cases,
         "provenance": _provenance([e for _, d in reports for e in d["provenance"]], cases),
         "problems": problems,

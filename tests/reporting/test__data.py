@@ -55,6 +55,7 @@ def test_top_level_keys_come_in_a_fixed_order(mixed_run: RunResult) -> None:
         "adapters",
         "scenarios",
         "matrix",
+        "defects",
         "cases",
         "provenance",
         "problems",
@@ -153,6 +154,7 @@ def test_a_case_keeps_its_checks_and_findings(mixed_run: RunResult) -> None:
         "kind": "defect",
         "remedy": "",
         "signature": "translation.arguments at $.tool_calls[*].arguments.city: string -> object",
+        "wrong_mode": None,
     }
     assert case["cassette"] == CASSETTE_PARALLEL
     assert case["duration"] == 0.5
