@@ -1,4 +1,6 @@
-"""The Markdown report (pure): summary, the scenario x adapter matrix, then every case that did not pass.
+"""The Markdown report (pure): the outcome, the defects (each once, worst first:
+``conformance.reporting._defects``), the summary counts, the scenario x adapter matrix, then every
+case that did not pass.
 
 Ids and values go in code spans (their text is literal, so ``<script>`` in a value stays text);
 prose is escaped. Table cells never hold a raw ``|`` or a line break. GitHub-flavoured tables.
@@ -8,11 +10,12 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from conformance.reporting._data import CaseData, ModeCell, Report, as_report
-from conformance.reporting._format import MODE_LABELS, compact_json, printable, quantity, run_outcome
+from conformance.reporting._data import CaseData, ModeCell, Report, as_report, report_defects
+from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, severity_counts
+from conformance.reporting._format import MODE_LABELS, compact_json, defect_where, printable, quantity, run_outcome
 from conformance.verdicts import STATUS_ORDER, RunResult
 
 __all__ = ["render_markdown"]
@@ -21,11 +24,20 @@ _SPECIAL = re.compile(r"([\\`*\[\]<>|#!~&])")  # no _: tool_use stays readable (
 _NOT_RUN = "—"
 
 
-def render_markdown(report: RunResult | Report | Mapping[str, Any], *, reruns: Mapping[str, str] | None = None) -> str:
+def render_markdown(
+    report: RunResult | Report | Mapping[str, Any],
+    *,
+    reruns: Mapping[str, str] | None = None,
+    explain: Callable[[DefectData], str | None] | None = None,
+) -> str:
     """The report as GitHub-flavoured Markdown (``report.md``); ``reruns``: ``adapter::scenario::mode`` ->
-    the shell command that reruns that case alone, shown under a failing, erroring or stale case."""
+    the shell command that reruns that case alone, shown under a failing, erroring or stale case and
+    under the defect it is the evidence of; ``explain``: why a defect is one, with the library's source
+    line or doc (Markdown, shown as it is), where the caller knows it."""
     data = as_report(report)
     out: list[str] = []
+    _headline(data, out)
+    _defects(data, out, reruns or {}, explain)
     _summary(data, out)
     _matrix(data, out)
     if data["problems"]:
@@ -70,7 +82,7 @@ def _status(status: str) -> str:
 # -- sections ----------------------------------------------------------------------------------------------
 
 
-def _summary(data: Report, out: list[str]) -> None:
+def _headline(data: Report, out: list[str]) -> None:
     summary = data["summary"]
     out += ["# Conformance report", ""]
     if data.get("incomplete"):
@@ -88,6 +100,76 @@ def _summary(data: Report, out: list[str]) -> None:
         f"{quantity(len(data['scenarios']), 'scenario')}",
         "",
         *_suite_lines(data),
+    ]
+
+
+def _fenced(lines: list[str], info: str = "text") -> list[str]:
+    body = "\n".join(printable(line) for line in lines)
+    fence = "`" * max(3, max((len(run) + 1 for run in re.findall("`+", body)), default=0))
+    return [fence + info, body, fence]
+
+
+def _defects(
+    data: Report, out: list[str], reruns: Mapping[str, str], explain: Callable[[DefectData], str | None] | None
+) -> None:
+    defects = report_defects(data)
+    out += ["## Defects", ""]
+    if not defects:
+        out += ["None: no check found a defect.", ""]
+        return
+    counts = severity_counts(defects)
+    tally = ", ".join(f"{counts[s]} {SEVERITY_WORDS[s]}" for s in SEVERITIES if counts[s])
+    out += [
+        f"{quantity(len(defects), 'defect')} ({tally}), worst first. Each is listed once, however many cases "
+        "it fails; the findings of other checks that restate it are named under it. Every case follows, "
+        "below the matrix.",
+        "",
+    ]
+    for n, defect in enumerate(defects, 1):
+        evidence = defect["evidence"]
+        out += [f"### {n}. {_text(defect['sentence'])}", ""]
+        out += [
+            f"**{SEVERITY_WORDS[defect['severity']]}** · {_code(defect['check'])} · {_text(defect_where(defect))}",
+            "",
+        ]
+        if defect["remedy"]:
+            out += [f"**To do:** {_text(defect['remedy'])}", ""]
+        reason = explain(defect) if explain is not None else None
+        if reason:
+            out += [f"**Why this is a defect of the library:** {reason}", ""]
+        place = " ".join(
+            p for p in (f"turn {evidence['turn']}" if evidence["turn"] is not None else "", evidence["path"]) if p
+        )
+        out += [
+            f"Evidence: {_code(evidence['case'])}"
+            + (f", {_code(place)}" if place else "")
+            + (f", cassette {_code(evidence['cassette'])}" if evidence["cassette"] else ""),
+            "",
+        ]
+        if evidence["shown"]:
+            out += [*_fenced(evidence["shown"]), ""]
+        rerun = reruns.get(f"{evidence['adapter']}::{evidence['scenario']}::{evidence['mode']}")
+        if rerun:
+            out += ["Rerun it:", "", *_fenced([rerun], "sh"), ""]
+        if defect["restated"]:
+            restated = ", ".join(
+                f"{_code(r['check'])} ({quantity(r['cases'], 'case')}: {_text(r['message'])})"
+                for r in defect["restated"]
+            )
+            out += [f"Restated by: {restated}", ""]
+        out += [
+            f"<details><summary>{quantity(len(defect['scenarios']), 'scenario')}</summary>",
+            "",
+            ", ".join(_code(s) for s in defect["scenarios"]),
+            "",
+            "</details>",
+            "",
+        ]
+
+
+def _summary(data: Report, out: list[str]) -> None:
+    summary = data["summary"]
+    out += [
         "## Summary",
         "",
         _row(["status", "cases"]),

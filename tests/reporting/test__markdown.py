@@ -170,12 +170,15 @@ def test_a_rerun_command_goes_under_each_failing_case_only(mixed_run: RunResult)
         f"{c.adapter}::{c.scenario}::{c.mode}": f"conformance run -k {c.adapter}-{c.mode}" for c in mixed_run.cases
     }
     markdown = render_markdown(mixed_run, reruns=reruns)
-    shown = re.findall(r"```sh\n(.*)\n```", markdown)
+    shown = re.findall(r"```sh\n(.*)\n```", section(markdown, "## Cases that did not pass"))
     failing = [c for c in mixed_run.cases if c.status in ("fail", "error", "stale")]
     assert failing and len(shown) == len(failing)
     assert set(shown) == {reruns[f"{c.adapter}::{c.scenario}::{c.mode}"] for c in failing}
     assert render_markdown(mixed_run) == render_markdown(mixed_run, reruns={})
     assert "```sh" not in render_markdown(mixed_run)
+    # each defect's evidence case is rerun under the defect too
+    defects = section(markdown, "## Defects")
+    assert set(re.findall(r"```sh\n(.*)\n```", defects)) <= set(shown)
 
 
 def test_the_suite_fingerprint_the_shard_and_the_models_are_shown_briefly() -> None:
