@@ -1,18 +1,30 @@
 """Reports of a run: the report as pure data, rendered as JSON, Markdown, HTML and JUnit XML.
 
 ``build_report(run)`` turns a ``RunResult`` into one JSON-ready mapping (summary counts per
-status, adapter, mode and check family; the scenario x adapter matrix; every case with its checks
-and findings; cassette provenance), scrubbed of secrets. The renderers are pure functions of that
-mapping (or of a ``RunResult``); ``merge_reports`` joins the JSON reports of a run's shards into one
-such mapping; ``write_reports`` / ``write_each_report`` (each format on its own)
-and ``check_report_dir`` (before a run) are the only functions that touch the disk.
+status, adapter, mode and check family; the scenario x adapter matrix; the defects, each once
+(``defects_of``); every case with its checks and findings; cassette provenance), scrubbed of
+secrets. The renderers are pure functions of that mapping (or of a ``RunResult``); ``merge_reports``
+joins the JSON reports of a run's shards into one such mapping; ``write_reports`` /
+``write_each_report`` (each format on its own) and ``check_report_dir`` (before a run) are the only
+functions that touch the disk.
 
 The JSON form is a public contract: ``conformance/schemas/report.schema.json`` (draft 2020-12).
 """
 
 from __future__ import annotations
 
-from conformance.reporting._data import MAX_DEPTH, REPORT_FORMAT, Report, build_report, cap_depth, check_family
+from conformance.reporting._data import (
+    MAX_DEPTH,
+    REPORT_FORMAT,
+    Report,
+    build_report,
+    cap_depth,
+    case_defects,
+    check_family,
+    report_defects,
+    run_defects,
+)
+from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, defects_of
 from conformance.reporting._html import STATUS_COLOURS, render_html
 from conformance.reporting._json import SCHEMA_RESOURCE, render_json, report_schema
 from conformance.reporting._junit import render_junit
@@ -33,21 +45,28 @@ __all__ = [
     "MAX_DEPTH",
     "REPORT_FORMAT",
     "SCHEMA_RESOURCE",
+    "SEVERITIES",
+    "SEVERITY_WORDS",
     "STATUS_COLOURS",
+    "DefectData",
     "MergedReport",
     "Report",
     "ReportFailure",
     "WrittenReports",
     "build_report",
     "cap_depth",
+    "case_defects",
     "check_family",
     "check_report_dir",
+    "defects_of",
     "merge_reports",
     "render_html",
     "render_json",
     "render_junit",
     "render_markdown",
+    "report_defects",
     "report_schema",
+    "run_defects",
     "write_each_report",
     "write_report_data",
     "write_reports",

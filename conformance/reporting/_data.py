@@ -57,6 +57,7 @@ __all__ = [
     "as_report",
     "build_report",
     "cap_depth",
+    "case_defects",
     "check_family",
     "matrix_of",
     "report_defects",
@@ -240,6 +241,13 @@ def run_defects(run: RunResult, *, secrets: Iterable[str] = ()) -> list[DefectDa
     cases = [_case(dataclasses.replace(case, exchanges=()), ids[i]) for i, case in enumerate(ordered)]
     defects = defects_of(cases, {a.name: a.wire_format for a in run.adapters})
     return cast(list[DefectData], _scrub(defects, _CachedScrubber(secrets)))
+
+
+def case_defects(case: CaseResult, wire: str = "") -> list[DefectData]:
+    """The defects of one case on its own (a pytest item's failure), scrubbed like a report; ``wire``: its
+    wire format (some plain words depend on it)."""
+    data = _case(dataclasses.replace(case, exchanges=()), f"{case.adapter}/{case.scenario}/{case.mode}")
+    return cast(list[DefectData], _scrub(defects_of([data], {case.adapter: wire}), _CachedScrubber()))
 
 
 def as_report(value: RunResult | Report | Mapping[str, Any]) -> Report:

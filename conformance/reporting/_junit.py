@@ -2,12 +2,14 @@
 
 ``<testsuites>`` holds one ``<testsuite name="<adapter>">`` per adapter and one
 ``<testcase classname="<adapter>.<mode>" name="<scenario>">`` per case. A case that fails gets a
-``<failure message=... type="<check id>">`` whose text lists every check that did not pass with its
-findings; a stale known gap is a failure too (the declaration must go, like pytest's strict xpass);
-an error gets ``<error>`` with the traceback; unsupported and xfail get ``<skipped message=...>``.
-The ``tests``/``failures``/``errors``/``skipped`` counts follow. ``<testsuites>`` carries no
-``skipped`` attribute, which that XSD does not allow there. An incomplete report (an interrupted
-run) gives every ``<testsuite>`` a ``<property name="incomplete" value="<why>"/>``.
+``<failure message=... type="<check id>">`` whose message is the case's worst defect in plain words
+(``conformance.reporting._defects``) and whose text gives each defect of the case (what to do, the
+evidence), then every check that did not pass with its findings; a stale known gap is a failure too
+(the declaration must go, like pytest's strict xpass); an error gets ``<error>`` with the traceback;
+unsupported and xfail get ``<skipped message=...>``. The ``tests``/``failures``/``errors``/``skipped``
+counts follow. ``<testsuites>`` carries no ``skipped`` attribute, which that XSD does not allow there.
+An incomplete report (an interrupted run) gives every ``<testsuite>`` a
+``<property name="incomplete" value="<why>"/>``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.reporting._data import CaseData, Report, as_report
+from conformance.reporting._data import CaseData, Report, as_report, report_defects
+from conformance.reporting._defects import SEVERITY_WORDS, DefectData
 from conformance.reporting._format import case_findings_text, failing_checks, printable
 from conformance.verdicts import RunResult
 
@@ -37,6 +40,11 @@ def render_junit(report: RunResult | Report | Mapping[str, Any]) -> str:
     root = ET.Element("testsuites", {"name": _a(f"conformance {data['suite_version']}")})
     totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
     time = 0.0
+    defects = report_defects(data)
+    of_case: dict[str, list[DefectData]] = {}
+    for defect in defects:
+        for case_id in defect["cases"]:
+            of_case.setdefault(case_id, []).append(defect)
     for adapter, cases in by_adapter.items():
         suite = ET.SubElement(root, "testsuite", {"name": _a(adapter)})
         named = _properties(data, models.get(adapter))
@@ -47,7 +55,7 @@ def render_junit(report: RunResult | Report | Mapping[str, Any]) -> str:
         counts = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
         suite_time = 0.0
         for case in cases:
-            _testcase(suite, case)
+            _testcase(suite, case, of_case.get(case["id"], []))
             counts["tests"] += 1
             counts["failures"] += case["status"] in _FAILED
             counts["errors"] += case["status"] == "error"
@@ -81,7 +89,7 @@ def _properties(data: Report, model: str | None) -> list[tuple[str, str]]:
     return found
 
 
-def _testcase(suite: ET.Element, case: CaseData) -> None:
+def _testcase(suite: ET.Element, case: CaseData, defects: list[DefectData]) -> None:
     element = ET.SubElement(
         suite,
         "testcase",
@@ -96,9 +104,16 @@ def _testcase(suite: ET.Element, case: CaseData) -> None:
         return
     if status in _FAILED:
         checks = failing_checks(case)
-        message = _message(case) if status == "fail" else f"stale known gap: {_message(case)}"
+        failing = [d for d in defects if d["kind"] == "defect"]
+        if status == "fail" and failing:
+            message = _line(f"[{SEVERITY_WORDS[failing[0]['severity']]}] {failing[0]['sentence']}")
+            more = len(failing) - 1
+            message += f" (and {more} more defect{'s' if more > 1 else ''})" if more else ""
+        else:
+            message = _message(case) if status == "fail" else f"stale known gap: {_message(case)}"
         child = ET.SubElement(element, "failure", {"message": _a(message), "type": _a(checks[0] if checks else status)})
-        child.text = case_findings_text(case)
+        said = [_defect_text(d) for d in failing]
+        child.text = "\n\n".join([*said, case_findings_text(case)]) if said else case_findings_text(case)
     elif status == "error":
         child = ET.SubElement(element, "error", {"message": _a(_message(case)), "type": "error"})
         text = case_findings_text(case)
@@ -109,6 +124,21 @@ def _testcase(suite: ET.Element, case: CaseData) -> None:
         ET.SubElement(element, "skipped", {"message": _a(f"{status}: {_message(case)}")})
     else:  # pragma: no cover - STATUS_ORDER is closed; a new status must be placed above
         raise AssertionError(f"unhandled status {status!r}")
+
+
+def _defect_text(defect: DefectData) -> str:
+    """A defect in a failure's text: severity and sentence, what to do, the evidence."""
+    lines = [f"[{SEVERITY_WORDS[defect['severity']]}] {defect['sentence']}"]
+    lines += [f"to do: {defect['remedy']}"] if defect["remedy"] else []
+    evidence = defect["evidence"]
+    lines.append(f"e.g. {evidence['case']} {evidence['path']}".rstrip())
+    lines += [f"  {line}" for line in evidence["shown"]]
+    return "\n".join(printable(line) for line in lines)
+
+
+def _line(text: str) -> str:
+    line = printable(" ".join(text.split()))
+    return line if len(line) <= _MESSAGE_LIMIT else line[: _MESSAGE_LIMIT - 1] + "…"
 
 
 def _message(case: CaseData) -> str:

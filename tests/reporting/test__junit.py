@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import xml.etree.ElementTree as ET
 
-from conformance.reporting import render_junit
+from conformance.reporting import SEVERITY_WORDS, render_junit
 from conformance.verdicts import CaseResult, CheckVerdict, Finding, RunResult
 from tests.reporting._runs import HOSTILE
 
@@ -125,9 +125,15 @@ def test_a_failure_carries_the_check_id_and_every_finding(mixed_run: RunResult) 
     failure = find_case(root, "openai_chat.non_stream", "basic/parallel-calls").find("failure")
     assert failure is not None
     assert failure.get("type") == "translation.arguments"
-    assert failure.get("message") == f"arguments differ {HOSTILE}"  # escaped in the file, intact when parsed
+    # the message: the case's worst defect in plain words, and how many more; the text: each defect, then
+    # every check that did not pass (values escaped in the file, intact when parsed)
+    message = failure.get("message", "")
+    worst = message.partition("] ")[0].removeprefix("[")
+    assert worst in SEVERITY_WORDS.values() and message.endswith("(and 1 more defect)"), message
     text = failure.text or ""
-    assert text.splitlines()[0] == "translation.arguments fail"
+    said, _, listed = text.partition("\n\ntranslation.arguments fail\n")
+    assert said.startswith(message.removesuffix(" (and 1 more defect)")) and said.count("\n[") == 1
+    assert f"arguments differ {HOSTILE}" in said and listed
     assert f"[translation.arguments] at $.tool_calls[1].arguments.city (turn 0): arguments differ {HOSTILE}" in text
     assert '  actual:   {"city": "\\"Paris\\"", "n": 1}' in text
     assert "[translation.arguments] at $.tool_calls[2]: second call missing" in text
@@ -169,7 +175,7 @@ def test_control_characters_and_long_messages_stay_valid_xml() -> None:
     assert failure is not None
     assert root.find("testsuite") is not None and root.find("testsuite").get("name") == "a\\x01"  # type: ignore[union-attr]
     message = failure.get("message", "")
-    assert message.startswith("bell\\x07 xxx") and len(message) == 500 and message.endswith("…")
+    assert "bell\\x07 xxx" in message and len(message) == 500 and message.endswith("…")
     assert '  expected: "\\u0000"' in (failure.text or "")  # JSON escapes it before XML sees it
 
 
