@@ -247,7 +247,7 @@ class ConformanceCase:
         if case.status == "xfail":
             reasons = [v.message for v in case.checks if v.status == "xfail"]
             pytest.xfail("; ".join(dict.fromkeys(reasons)) or "known gap")
-        pytest.fail(failure_message(case), pytrace=False)
+        pytest.fail(failure_message(case, wire=self.wire), pytrace=False)
 
 
 @pytest.fixture
@@ -538,11 +538,20 @@ class _Plugin:
 # ---- messages and reports ----------------------------------------------------------------------
 
 
-def failure_message(case: CaseResult) -> str:
-    """A failing, stale or erroring case: each finding (check id, JSON path, expected, actual) and the cassette."""
+def failure_message(case: CaseResult, *, wire: str = "") -> str:
+    """A failing, stale or erroring case: its defects first, in plain words (severity, sentence, what to
+    do: ``conformance.reporting.case_defects``), then each finding (check id, JSON path, expected,
+    actual) and the cassette; ``wire``: the case's wire format (some plain words depend on it)."""
+    from conformance.reporting import SEVERITY_WORDS, case_defects
+
     lines = [f"conformance {case.status.upper()}: {case.adapter} {case.scenario} {case.mode}"]
     if case.message:
         lines.append(case.message)
+    for defect in (d for d in case_defects(case, wire) if d["kind"] == "defect"):
+        lines.append(f"[{SEVERITY_WORDS[defect['severity']]}] {defect['sentence']}")
+        lines += [f"  to do: {defect['remedy']}"] if defect["remedy"] else []
+        lines += [f"  {line}" for line in defect["evidence"]["shown"]]
+    lines += ["findings:"] if any(v.findings for v in case.checks) else []
     for verdict in case.checks:
         if verdict.status == "stale":
             lines.append(f"{verdict.check}: STALE ({verdict.message}): remove the known gap")

@@ -61,6 +61,25 @@ class Retrying:
 
     def error_info(self, exc: BaseException):
         return self.inner.error_info(exc)
+
+
+def _results_reversed(request):
+    """OpenAI Chat's request with each run of tool results sent in reverse order."""
+    wire = for_format("openai_chat").request_to_wire(request)
+    messages, run = [], []
+    for message in [*wire.body["messages"], None]:
+        if message is not None and message.get("role") == "tool":
+            run.append(message)
+            continue
+        messages += run[::-1]
+        run = []
+        messages += [message] if message is not None else []
+    return dataclasses.replace(wire, body={**wire.body, "messages": messages})
+
+
+REVERSED = TranslatorClient(
+    dataclasses.replace(for_format("openai_chat"), request_to_wire=_results_reversed), name="reversed"
+)
 '''
 
 
@@ -175,11 +194,36 @@ def test_a_failing_case_prints_each_finding_and_the_cassette(pytester: pytest.Py
     result.stdout.fnmatch_lines(
         [
             "*conformance FAIL: retrying/anthropic basic/get_time non_stream*",
+            "[[]changes meaning[]] Sends 2 requests for one turn: a retry the caller did not ask for.",
+            "  to do: retry only when the caller asks for it",
             "*client.one_request: FAIL*",
             "  client.one_request at $ (turn 0): the client sent 2 requests for one turn*",
             "*expected: 1",
             "*actual:   2",
             "*cassette: *cassettes/anthropic/basic/get_time.yaml",
+        ]
+    )
+
+
+def test_a_client_sending_results_in_reverse_order_fails_with_the_order_defect(pytester: pytest.Pytester) -> None:
+    write_tests(
+        pytester,
+        """
+        @pytest.mark.conformance(client=REVERSED, scenarios=["multi_turn/parallel_results"], modes=["non_stream"])
+        def test_client(conformance_case):
+            conformance_case.check()
+        """,
+    )
+    result = run(pytester)
+    assert outcomes(result) == {"failed": 1}
+    result.stdout.fnmatch_lines(
+        [
+            "*conformance FAIL: reversed/openai_chat multi_turn/parallel_results non_stream*",
+            "[[]changes meaning[]] Sends tool results in a different order than the calls they answer.",
+            "  to do: send results in the order of the calls they answer",
+            "  the calls:*call_MVUwsZoyWEOLPwd2D*, call_midcYFQgrV0AfFuLK*",
+            "  the results sent:*call_midcYFQgrV0AfFuLK*, call_MVUwsZoyWEOLPwd2D*",
+            "findings:",
         ]
     )
 

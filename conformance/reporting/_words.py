@@ -121,6 +121,12 @@ def _text(value: Any, limit: int = _SHOWN) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _bare(value: Any, limit: int) -> str:
+    """A string as it is (an id), cut to ``limit`` characters."""
+    text = str(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _sides(finding: FindingData) -> tuple[str, ...]:
     return tuple(
         f"{name} {_text(value)}"
@@ -197,14 +203,12 @@ def _order(finding: FindingData, related: Sequence[FindingData], wire: str, mode
                 actual.append(f["actual"])
         for expected, actual in lists.values():
             if len(expected) >= 2 and expected != actual and sorted(expected) == sorted(actual):
+                show = _bare if what == "ids" else _text
                 shown = (
-                    f"the calls:        {', '.join(_text(v, 24) for v in expected)}",
-                    f"the results sent: {', '.join(_text(v, 24) for v in actual)}",
+                    f"the calls:        {', '.join(show(v, 24) for v in expected)}",
+                    f"the results sent: {', '.join(show(v, 24) for v in actual)}",
                 )
-                sentence = (
-                    "Sends tool results in a different order than the calls they answer"
-                    f" (the results' {what} come back permuted)."
-                )
+                sentence = "Sends tool results in a different order than the calls they answer."
                 return Words(
                     sentence,
                     "changes_meaning",
