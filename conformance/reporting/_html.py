@@ -3,9 +3,13 @@
 Inline CSS only, no script, no external asset; a Content-Security-Policy ``default-src 'none'``
 makes the browser refuse any fetch. The page opens with the run's outcome in words (``passed``
 when no case failed, errored or is stale: unsupported and xfail cases do not fail a run, as the
-exit code says) and one summary row per adapter; then the filters, the scenario x adapter matrix
-(one coloured cell per mode, each linking to its case) in a box whose header row and scenario
-column stay in view while it scrolls, and the cases. Filtering by verdict and by adapter is pure
+exit code says) in a compact header, then the defects (``conformance.reporting._defects``: each
+once, worst first, with its severity, where it appears, what to do, why, and its evidence linking
+to its case), so that both fit the first screen (1280 x 900) above the matrix; past
+``_MANY_DEFECTS`` only the worst ``_DEFECT_BLOCKS`` are blocks, the rest one linked line each.
+Then one summary row per adapter, the filters, the scenario x adapter matrix (one coloured cell
+per mode, each linking to its case) in a box whose header row and scenario column stay in view
+while it scrolls, and the cases. Filtering by verdict and by adapter is pure
 CSS (radio buttons and checkboxes read by ``:has()`` rules), so the policy stays ``default-src
 'none'`` with no script at all; a browser without ``:has()`` shows everything. Every case that did
 not pass has a ``<details>`` whose closed summary line already shows its first finding; open, it
@@ -13,8 +17,9 @@ shows each finding with the expected value (what the scenario or recording says)
 one (what the adapter produced) side by side, then its checks, the traceback and the wire exchanges.
 Passing cases are one list in one ``<details>``. The anchor sits inside the ``<details>`` so that
 following a link opens it (browsers expand a closed ``<details>`` that holds the fragment's
-target). Every text from the run goes through ``html.escape``; the header carries the suite
-version and no date.
+target). Every text from the run goes through ``html.escape``; of an ``explain`` text (Markdown
+from the caller's own table) only code spans and http(s) links become markup (a link is followed,
+never fetched). The header carries the suite version and no date.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from __future__ import annotations
 import html
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from conformance.reporting._data import (
@@ -34,11 +39,14 @@ from conformance.reporting._data import (
     Report,
     ScenarioData,
     as_report,
+    report_defects,
 )
+from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, severity_counts
 from conformance.reporting._format import (
     FAILING_STATUSES,
     MODE_LABELS,
     compact_json,
+    defect_where,
     parse_json_text,
     pretty_body,
     pretty_json,
@@ -48,7 +56,7 @@ from conformance.reporting._format import (
 )
 from conformance.verdicts import STATUS_ORDER, RunResult
 
-__all__ = ["OUTCOME_COLOURS", "STATUS_COLOURS", "render_html"]
+__all__ = ["OUTCOME_COLOURS", "SEVERITY_COLOURS", "STATUS_COLOURS", "render_html"]
 
 STATUS_COLOURS: dict[str, tuple[str, str]] = {
     "pass": ("#aceebb", "#0f4d24"),
@@ -68,12 +76,23 @@ OUTCOME_COLOURS: dict[str, tuple[str, str]] = {
 }
 """Outcome of a run or an adapter (``run_outcome``) -> (background, text) of its headline."""
 
+SEVERITY_COLOURS: dict[str, tuple[str, str]] = {
+    "loses_data": ("#82071e", "#ffffff"),
+    "changes_meaning": ("#cf222e", "#ffffff"),
+    "rejected": ("#953800", "#ffffff"),
+    "left": ("#0969da", "#ffffff"),
+    "note": ("#6e7781", "#ffffff"),
+}
+"""Defect severity (``SEVERITIES``) -> (background, text) of its badge; the background also edges its block."""
+
 SHORT_LABELS = {"unsupported": "unsup."}
 """A matrix cell's text when the status is too long for the cell (its title has the whole word)."""
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _LONG_VALUE = 60  # a value longer than this as one line of JSON is shown indented
 _WHY_CHARS = 240  # a closed case's reason line is cut here (the case body has the whole text)
+_MANY_DEFECTS = 30  # from this many defects on, only the first _DEFECT_BLOCKS are shown as blocks
+_DEFECT_BLOCKS = 10
 
 _CSS = """
 :root { color-scheme: light; --line: #d0d7de; --muted: #57606a; --soft: #f6f8fa; }
@@ -96,14 +115,14 @@ thead th { background: var(--soft); font-weight: 600; }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 .zero { color: #afb8c1; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-weight: 600; font-size: 12px; }
-.headline { display: flex; align-items: baseline; gap: 12px; flex-wrap: wrap; margin: 4px 0 6px; }
+.headline { display: flex; align-items: center; gap: 6px 12px; flex-wrap: wrap; margin: 4px 0 6px; }
 .headline .outcome { font-size: 20px; font-weight: 700; padding: 2px 14px; border-radius: 6px;
                      text-transform: uppercase; letter-spacing: .04em; }
 .headline .counts { font-size: 15px; }
-.chips { display: flex; flex-wrap: wrap; gap: 8px; margin: 10px 0 4px; }
-.chip { display: inline-flex; align-items: center; gap: 8px; border: 1px solid var(--line); border-radius: 6px;
-        padding: 4px 10px 4px 4px; }
-.chip b { font-size: 16px; font-variant-numeric: tabular-nums; }
+.chips { display: flex; flex-wrap: wrap; gap: 6px; margin: 0 0 0 auto; }
+.chip { display: inline-flex; align-items: center; gap: 6px; border: 1px solid var(--line); border-radius: 6px;
+        padding: 2px 8px 2px 2px; }
+.chip b { font-size: 14px; font-variant-numeric: tabular-nums; }
 table.adapters td.outcome { text-align: center; }
 table.adapters .bar { display: flex; width: 220px; height: 12px; border-radius: 3px; overflow: hidden;
                       background: var(--soft); margin-top: 4px; }
@@ -169,12 +188,37 @@ dl.prov dd { margin: 0; }
 p.incomplete { border: 2px solid #82071e; background: #ffebe9; color: #82071e; padding: 8px 12px;
                border-radius: 6px; }
 footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
+#defects > h2 { margin-top: 14px; }
+#defects .tally { margin: 0 0 8px; }
+#defects .tally .badge { margin-right: 4px; }
+ol.defects { list-style: none; margin: 0; padding: 0; }
+li.defect { border: 1px solid var(--line); border-left: 4px solid var(--severity, #cf222e); border-radius: 6px;
+            padding: 6px 12px 8px; margin: 0 0 8px; scroll-margin-top: 96px; }
+li.defect h3 { font-size: 15px; margin: 0 0 2px; }
+li.defect h3 .n { color: var(--muted); font-weight: normal; margin-right: 4px; }
+li.defect h3 .badge { margin-right: 6px; vertical-align: 1px; }
+li.defect p { margin: 2px 0; }
+li.defect pre { max-height: 160px; }
+li.defect .evidence { margin: 4px 0; }
+li.defect details > summary { cursor: pointer; color: var(--muted); }
+li.defect details p { margin: 2px 0 0 16px; }
+ol.more-defects { margin: 4px 0; padding-left: 32px; }
+ol.more-defects li { margin: 1px 0; }
+ol.more-defects .badge { margin: 0 6px; }
 """
 
 
-def render_html(report: RunResult | Report | Mapping[str, Any], *, reruns: Mapping[str, str] | None = None) -> str:
+def render_html(
+    report: RunResult | Report | Mapping[str, Any],
+    *,
+    reruns: Mapping[str, str] | None = None,
+    explain: Callable[[DefectData], str | None] | None = None,
+) -> str:
     """The report as one self-contained HTML page (``report.html``); ``reruns``: ``adapter::scenario::mode``
-    -> the shell command that reruns that case alone, shown in a case that failed, errored or is stale."""
+    -> the shell command that reruns that case alone, shown in a case that failed, errored or is stale
+    and under the defect it is the evidence of; ``explain``: why a defect is one, with the library's
+    source line or doc, where the caller knows it (Markdown: its code spans and links are kept, the
+    rest is shown as text)."""
     data = as_report(report)
     anchors = _anchors([case["id"] for case in data["cases"]])
     scenarios = {s["id"]: s for s in data["scenarios"]}
@@ -192,6 +236,7 @@ def render_html(report: RunResult | Report | Mapping[str, Any], *, reruns: Mappi
         "</head>",
         "<body>",
         _header(data),
+        _defects(data, anchors, reruns or {}, explain),
         _adapters(data),
         _problems(data),
         _filters(data, adapters),
@@ -219,6 +264,10 @@ def _e(value: object) -> str:
 def _status_css() -> str:
     rules = [f".st-{status} {{ background: {bg}; color: {fg}; }}" for status, (bg, fg) in STATUS_COLOURS.items()]
     rules += [f".oc-{word} {{ background: {bg}; color: {fg}; }}" for word, (bg, fg) in OUTCOME_COLOURS.items()]
+    rules += [
+        f".sv-{severity} {{ background: {bg}; color: {fg}; }} .defect.is-{severity} {{ --severity: {bg}; }}"
+        for severity, (bg, fg) in SEVERITY_COLOURS.items()
+    ]
     return "\n".join(rules) + "\n"
 
 
@@ -285,6 +334,34 @@ def _breakable(name: str) -> str:
     return re.sub(r"([_~/.])", r"\1<wbr>", _e(name))
 
 
+_INLINE = re.compile(
+    r"(?P<fence>`+)(?P<code>.+?)(?P=fence)"
+    r"|\[(?P<label>[^\]\n]+)\]\((?P<target>https?://[^\s()<>]+)\)"
+    r"|(?P<url>https?://[^\s<>`\"']*[^\s<>`\"'.,;:!?)\]])"
+)
+"""Of Markdown, what an ``explain`` text uses: code spans, ``[text](url)`` links and bare URLs (http and https only)."""
+
+
+def _inline_markdown(text: str) -> str:
+    """``text`` (Markdown from our own table) as HTML: code spans as ``<code>``, links as ``<a>``, every
+    other character escaped (so ``<script>`` stays text)."""
+    out: list[str] = []
+    at = 0
+    for match in _INLINE.finditer(text):
+        out.append(_e(text[at : match.start()]))
+        at = match.end()
+        if match["code"] is not None:
+            code = match["code"]
+            code = code[1:-1] if code.startswith(" ") and code.endswith(" ") and code.strip() else code
+            out.append(f"<code>{_e(code)}</code>")
+        elif match["target"] is not None:
+            out.append(f'<a href="{_e(match["target"])}">{_e(match["label"])}</a>')
+        else:
+            out.append(f'<a href="{_e(match["url"])}">{_e(match["url"])}</a>')
+    out.append(_e(text[at:]))
+    return "".join(out)
+
+
 def _cut(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -319,16 +396,115 @@ def _header(data: Report) -> str:
         "<h1>Conformance report</h1>"
         f"{banner}"
         f'<div class="headline" id="outcome"><span class="outcome oc-{outcome.word}">{outcome.word}</span>'
-        f'<span class="counts">{_e(outcome.counts)}</span></div>'
+        f'<span class="counts">{_e(outcome.counts)}</span><div class="chips" id="summary">{chips}</div></div>'
         f"{note}"
         f'<p class="meta">suite <b class="mono">{_e(data["suite_version"])}</b>'
         f" · {_counted(summary['cases'], 'case')} · {_counted(len(data['adapters']), 'adapter')}"
         f" · {_counted(len(data['scenarios']), 'scenario')} · worst case status {_badge(summary['verdict'])}"
         f" · {summary['duration']:.2f} s of case time</p>"
         f"{_suite_meta(data)}"
-        f'<div class="chips" id="summary">{chips}</div>'
         "</header>"
     )
+
+
+def _severity(severity: str, text: str | None = None) -> str:
+    """A severity badge, saying ``text`` (else the severity's words)."""
+    words = SEVERITY_WORDS.get(severity, severity) if text is None else text
+    return f'<span class="badge sv-{_e(severity)}">{_e(words)}</span>'
+
+
+def _case_link(case_id: str, anchors: Mapping[str, str]) -> str:
+    if case_id in anchors:
+        return f'<a class="mono" href="#{_e(anchors[case_id])}">{_e(case_id)}</a>'
+    return f'<span class="mono">{_e(case_id)}</span>'
+
+
+def _defects(
+    data: Report,
+    anchors: Mapping[str, str],
+    reruns: Mapping[str, str],
+    explain: Callable[[DefectData], str | None] | None,
+) -> str:
+    """Each defect once, worst first: a block per defect (the first ``_DEFECT_BLOCKS`` when there are
+    ``_MANY_DEFECTS`` or more, the rest one line each, linked to its evidence)."""
+    defects = report_defects(data)
+    if not defects:
+        return '<section id="defects"><h2>Defects</h2><p class="tally">None: no check found a defect.</p></section>'
+    counts = severity_counts(defects)
+    tally = " ".join(_severity(s, f"{counts[s]:,} {SEVERITY_WORDS[s]}") for s in SEVERITIES if counts[s])
+    blocks = defects[:_DEFECT_BLOCKS] if len(defects) >= _MANY_DEFECTS else defects
+    rest = defects[len(blocks) :]
+    parts = [
+        '<section id="defects"><h2>Defects</h2>',
+        f'<p class="tally">{_counted(len(defects), "defect")}: {tally}, worst first; each is listed once, '
+        "however many cases it fails (every case is below the matrix).</p>",
+        '<ol class="defects">',
+        *(_defect(n, d, anchors, reruns, explain) for n, d in enumerate(blocks, 1)),
+        "</ol>",
+    ]
+    if rest:
+        items = "".join(
+            f'<li id="defect-{n}"><a href="#{_e(anchors.get(d["evidence"]["case"], f"defect-{n}"))}">'
+            f"{_e(d['sentence'])}</a>{_severity(d['severity'])}"
+            f'<span class="meta">{_e(quantity(len(d["cases"]), "case"))}</span></li>'
+            for n, d in enumerate(rest, len(blocks) + 1)
+        )
+        parts.append(
+            f"<h3>{quantity(len(rest), 'more defect')}, each linked to its evidence</h3>"
+            f'<ol class="more-defects" start="{len(blocks) + 1}">{items}</ol>'
+        )
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def _defect(
+    n: int,
+    defect: DefectData,
+    anchors: Mapping[str, str],
+    reruns: Mapping[str, str],
+    explain: Callable[[DefectData], str | None] | None,
+) -> str:
+    evidence = defect["evidence"]
+    body = [
+        f'<li class="defect is-{_e(defect["severity"])}" id="defect-{n}">'
+        f'<h3><span class="n">{n}.</span>{_severity(defect["severity"])}'
+        f'<span class="sentence">{_e(defect["sentence"])}</span></h3>',
+        f'<p class="meta"><code>{_e(defect["check"])}</code> · {_e(defect_where(defect))}</p>',
+    ]
+    if defect["remedy"]:
+        body.append(f'<p class="todo"><b>To do:</b> {_e(defect["remedy"])}</p>')
+    reason = explain(defect) if explain is not None else None
+    if reason:
+        body.append(f'<p class="why"><b>Why this is a defect of the library:</b> {_inline_markdown(reason)}</p>')
+    place = []
+    if evidence["turn"] is not None:
+        place.append(f"turn {_e(evidence['turn'])}")
+    if evidence["path"]:
+        place.append(f"<code>{_e(evidence['path'])}</code>")
+    if evidence["cassette"]:
+        place.append(f'cassette <span class="mono">{_e(evidence["cassette"])}</span>')
+    body.append(
+        f'<div class="evidence"><p>Evidence: {_case_link(evidence["case"], anchors)}'
+        f"{''.join(f' · {p}' for p in place)}</p>"
+    )
+    if evidence["shown"]:
+        body.append(f"<pre>{_e(chr(10).join(evidence['shown']))}</pre>")
+    rerun = reruns.get(f"{evidence['adapter']}::{evidence['scenario']}::{evidence['mode']}")
+    if rerun:
+        body.append(f'<p class="rerun">Rerun it: <code>{_e(rerun)}</code></p>')
+    body.append("</div>")
+    if defect["restated"]:
+        restated = "; ".join(
+            f"<code>{_e(r['check'])}</code> ({_e(quantity(r['cases'], 'case'))}: {_e(r['message'])})"
+            for r in defect["restated"]
+        )
+        body.append(f'<p class="restated">Restated by {restated}</p>')
+    scenarios = ", ".join(f'<span class="mono">{_e(s)}</span>' for s in defect["scenarios"])
+    body.append(
+        f'<details class="scenarios"><summary>{_e(quantity(len(defect["scenarios"]), "scenario"))}</summary>'
+        f"<p>{scenarios}</p></details></li>"
+    )
+    return "".join(body)
 
 
 def _counted(count: int, noun: str) -> str:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib.util
 import json
 import re
 import shutil
+import sys
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,8 +17,17 @@ from typing import Any
 
 import pytest
 
-from conformance.reporting import STATUS_COLOURS, build_report, render_html, write_each_report
-from conformance.reporting._html import OUTCOME_COLOURS
+from conformance.cli import main
+from conformance.reporting import (
+    SEVERITIES,
+    SEVERITY_WORDS,
+    STATUS_COLOURS,
+    build_report,
+    render_html,
+    write_each_report,
+)
+from conformance.reporting._format import defect_where
+from conformance.reporting._html import OUTCOME_COLOURS, SEVERITY_COLOURS
 from conformance.verdicts import AdapterInfo, CaseResult, CheckVerdict, Finding, RunResult
 from tests.reporting import _runs
 from tests.reporting._runs import HOSTILE, KEY, SECRET
@@ -215,6 +226,10 @@ def test_verdict_colours_follow_the_legend_and_stay_readable(page: str) -> None:
         assert (light + 0.05) / (dark + 0.05) >= 4.5, word
     assert rgb(OUTCOME_COLOURS["passed"][0])[1] > 2 * rgb(OUTCOME_COLOURS["passed"][0])[0]
     assert rgb(OUTCOME_COLOURS["failed"][0])[0] > 2 * rgb(OUTCOME_COLOURS["failed"][0])[1]
+    assert list(SEVERITY_COLOURS) == list(SEVERITIES)
+    for severity, (bg, fg) in SEVERITY_COLOURS.items():  # the defects' badges
+        light, dark = sorted((luminance(bg), luminance(fg)), reverse=True)
+        assert (light + 0.05) / (dark + 0.05) >= 4.5, severity
 
 
 # -- the cases --------------------------------------------------------------------------------------------
@@ -383,11 +398,11 @@ def test_provenance_lists_cassettes_with_their_blocks(page: str) -> None:
     ]
 
 
-def test_the_adapter_summary_comes_first_with_counts_and_outcome(page: str) -> None:
+def test_the_adapter_summary_follows_the_defects_with_counts_and_outcome(page: str) -> None:
     doc, _ = parse(page)
     body = doc.find("body")
     sections = [n.attrs.get("id") for n in body.children if isinstance(n, Node) and n.tag in ("section", "nav")]
-    assert sections[:3] == ["adapters", "filters", "matrix"]
+    assert sections[:4] == ["defects", "adapters", "filters", "matrix"]
     table = doc.find("table", "adapters")
     rows = [[c.text() for c in tr.children if isinstance(c, Node)] for tr in table.find("tbody").find_all("tr")]
     # adapter, wire format, outcome, cases, pass, xfail, unsupported, left, stale, fail, error, share bar
@@ -465,7 +480,9 @@ def test_mode_counts_tables(page: str) -> None:
 
 def test_an_empty_run_says_so(empty_run: RunResult) -> None:
     doc, _ = parse(render_html(empty_run))
-    assert "No cases were run." in doc.find("section").text()
+    sections = {s.attrs["id"]: s.text() for s in doc.find_all("section")}
+    assert "No cases were run." in sections["matrix"]
+    assert sections["defects"] == "DefectsNone: no check found a defect."
 
 
 def test_the_runners_exchange_shape_is_shown_with_its_body_indented() -> None:
@@ -489,6 +506,190 @@ def test_the_runners_exchange_shape_is_shown_with_its_body_indented() -> None:
     assert request == '{\n  "model": "claude",\n  "tools": [\n    {\n      "name": "getTime"\n    }\n  ]\n}'
     assert json.loads(response)["error"]["message"] == "<bad>"
     assert response.startswith('{\n  "type": "error",')
+
+
+# -- the defects ------------------------------------------------------------------------------------------
+
+BUGS = '''
+"""openai_chat with one bug: its non-streamed decoder drops the tool calls."""
+import dataclasses
+from conformance.adapters import get_adapter
+from conformance.model import ToolCall
+
+REFERENCE = get_adapter("openai_chat")
+
+
+def _no_calls(body, *, tools=()):
+    response = REFERENCE.response_from_wire(body, tools=tools)
+    return dataclasses.replace(response, parts=tuple(p for p in response.parts if not isinstance(p, ToolCall)))
+
+
+NON_STREAM_BUG = dataclasses.replace(REFERENCE, name="chat_whole_bug", response_from_wire=_no_calls)
+'''
+
+
+@dataclasses.dataclass(frozen=True)
+class RealRun:
+    """A real run of ``arguments/*`` on the buggy adapter and the reference one, as the CLI wrote it."""
+
+    report: dict[str, Any]
+    page: str
+    """The CLI's own report.html (with its rerun commands)."""
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealRun]:
+    folder = tmp_path_factory.mktemp("real_run")
+    (folder / "html_bugs.py").write_text(BUGS, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(folder))
+        patch.chdir(folder)
+        argv = ["run", "--adapter", "html_bugs:NON_STREAM_BUG", "--adapter", "openai_chat"]
+        argv += ["--scenarios", "arguments/*", "--report-dir", "reports", "--format", "json,html", "-j", "1"]
+        assert main(argv) == 1
+        yield RealRun(
+            json.loads((folder / "reports" / "report.json").read_text(encoding="utf-8")),
+            (folder / "reports" / "report.html").read_text(encoding="utf-8"),
+        )
+    sys.modules.pop("html_bugs", None)
+
+
+def section(doc: Node, name: str) -> Node:
+    return next(s for s in doc.find_all("section") if s.attrs.get("id") == name)
+
+
+def defect_blocks(doc: Node) -> list[Node]:
+    return section(doc, "defects").find_all("li", "defect")
+
+
+def test_the_defects_come_first_each_with_its_sentence_severity_evidence_and_rerun(real_run: RealRun) -> None:
+    defects = real_run.report["defects"]
+    assert defects and defects[0]["check"] == "roundtrip.calls"  # the bug, found by the real run
+    doc, _ = parse(real_run.page)
+    body = [n.attrs.get("id") or n.tag for n in doc.find("body").children if isinstance(n, Node)]
+    assert body.index("defects") == body.index("header") + 1 and body.index("defects") < body.index("matrix")
+
+    tally = section(doc, "defects").find("p", "tally")
+    assert tally.text().startswith(f"{len(defects)} defects: {len(defects)} {SEVERITY_WORDS['loses_data']}")
+    blocks = defect_blocks(doc)
+    assert len(blocks) == len(defects)
+    cases = section(doc, "cases")
+    for n, (block, defect) in enumerate(zip(blocks, defects, strict=True), 1):
+        evidence = defect["evidence"]
+        assert block.attrs["id"] == f"defect-{n}" and f"is-{defect['severity']}" in block.attrs["class"].split()
+        heading = block.find("h3")
+        assert heading.find("span", "sentence").text() == defect["sentence"]
+        assert heading.find("span", "badge").text() == SEVERITY_WORDS[defect["severity"]]
+        assert block.find("p", "meta").text() == f"{defect['check']} · {defect_where(defect)}"
+        # the evidence: the case, linked to its details in the cases section; the place; the fragment
+        shown = block.find("div", "evidence")
+        link = shown.find("a")
+        assert link.text() == evidence["case"]
+        target = next(d for d in cases.find_all("details", "case") if link.attrs["href"][1:] in _ids(d))
+        assert target.find("summary").find("span", "mono").text() == evidence["case"]
+        assert f"turn {evidence['turn']}" in shown.text() and evidence["path"] in shown.text()
+        assert evidence["cassette"] and evidence["cassette"] in shown.text()
+        if evidence["shown"]:
+            assert shown.find("pre").text() == "\n".join(evidence["shown"])
+        # the rerun command of the evidence case, the same as in that case's own details
+        rerun = shown.find("p", "rerun").find("code").text()
+        assert f"-k {evidence['adapter']}::{evidence['scenario']}::{evidence['mode']}" in rerun
+        assert rerun == target.find("p", "rerun").find("code").text()
+        restated = block.find_all("p", "restated")
+        assert [r["check"] for r in defect["restated"]] == [c.text() for r in restated for c in r.find_all("code")]
+        scenarios = block.find("details", "scenarios")
+        assert scenarios.find("summary").text() == f"{len(defect['scenarios'])} scenarios"
+        assert [s.text() for s in scenarios.find_all("span", "mono")] == defect["scenarios"]
+    assert blocks[0].find_all("p", "restated")  # streaming.fold says it again, from the other mode
+
+
+def _ids(node: Node) -> set[str]:
+    return {n.attrs["id"] for n in node.walk() if "id" in n.attrs}
+
+
+def test_a_defect_says_what_to_do_and_why_when_known(real_run: RealRun) -> None:
+    report = copy.deepcopy(real_run.report)
+    report["defects"][0]["remedy"] = "Read every entry of message.tool_calls."
+    reasons = {
+        report["defects"][0]["signature"]: "The decoder reads `choices[0].message.content` only, see "
+        "[the source](https://github.com/example/lib/blob/v1/chat.py#L42) or https://example.com/doc."
+    }
+    doc, _ = parse(render_html(report, explain=lambda d: reasons.get(d["signature"])))
+    first, second = defect_blocks(doc)[:2]
+    assert first.find("p", "todo").text() == "To do: Read every entry of message.tool_calls."
+    why = first.find("p", "why")
+    assert why.text() == (
+        "Why this is a defect of the library: The decoder reads choices[0].message.content only, see "
+        "the source or https://example.com/doc."
+    )
+    assert why.find("code").text() == "choices[0].message.content"
+    assert [(a.attrs["href"], a.text()) for a in why.find_all("a")] == [
+        ("https://github.com/example/lib/blob/v1/chat.py#L42", "the source"),
+        ("https://example.com/doc", "https://example.com/doc"),  # the full stop ends the sentence, not the URL
+    ]
+    assert not second.find_all("p", "why") and not second.find_all("p", "todo")  # nothing known, nothing said
+    assert render_html(report) == render_html(report, explain=lambda d: None)
+
+
+def test_hostile_text_in_a_defect_is_escaped(real_run: RealRun) -> None:
+    report = copy.deepcopy(real_run.report)
+    defect = report["defects"][0]
+    defect["sentence"] = f"{HOSTILE}\x1b[0m\x00"
+    defect["remedy"] = HOSTILE
+    defect["evidence"]["shown"] = [f"expected {HOSTILE}", "actual \x07</pre><script>"]
+    defect["evidence"]["path"] = '$["<img src=x>"]'
+    defect["scenarios"] = ['"><script>alert(1)</script>', *defect["scenarios"][1:]]
+    defect["restated"] = [{"signature": "s", "check": "<i>c</i>", "message": HOSTILE, "cases": 1}]
+    reason = f'{HOSTILE} `<b>code</b>` [x"y](javascript:alert(1)) https://e.example/?a="b<script>'
+    page = render_html(
+        report, explain=lambda d: reason, reruns={"chat_whole_bug::arguments/empty_string::non_stream": HOSTILE}
+    )
+    assert "<script" not in page.lower() and "<img" not in page and "<i>" not in page and "<b>code" not in page
+    assert "\x1b" not in page and "\x00" not in page and "\x07" not in page
+    doc, _ = parse(page)
+    block = defect_blocks(doc)[0]
+    assert block.find("span", "sentence").text() == f"{HOSTILE}\\x1b[0m\\x00"  # control characters shown as escapes
+    assert block.find("pre").text() == f"expected {HOSTILE}\nactual \\x07</pre><script>"
+    assert block.find("details", "scenarios").find("span", "mono").text() == '"><script>alert(1)</script>'
+    assert block.find("p", "rerun").find("code").text() == HOSTILE
+    assert block.find("p", "todo").text() == f"To do: {HOSTILE}"
+    why = block.find("p", "why")
+    assert why.find("code").text() == "<b>code</b>"
+    assert [a.attrs["href"] for a in why.find_all("a")] == ["https://e.example/?a="]  # no javascript: link
+    assert '[x"y](javascript:alert(1))' in why.text()
+
+
+def test_no_defect_is_said_in_one_line(mixed_run: RunResult) -> None:
+    kept = tuple(c for c in mixed_run.cases if c.status in ("pass", "unsupported"))
+    doc, _ = parse(render_html(dataclasses.replace(mixed_run, cases=kept)))
+    defects = section(doc, "defects")
+    assert [n.tag for n in defects.children if isinstance(n, Node)] == ["h2", "p"]
+    assert defects.find("p").text() == "None: no check found a defect."
+
+
+def test_many_defects_show_ten_blocks_then_one_linked_line_each(real_run: RealRun) -> None:
+    report = copy.deepcopy(real_run.report)
+    first = report["defects"][0]
+    report["defects"] = [
+        {**first, "signature": f"sig {n}", "sentence": f"Defect number {n}.", "cases": first["cases"][: n % 5 + 1]}
+        for n in range(1, 36)
+    ]
+    page = render_html(report)
+    doc, _ = parse(page)
+    assert [b.find("span", "sentence").text() for b in defect_blocks(doc)] == [
+        f"Defect number {n}." for n in range(1, 11)
+    ]
+    more = section(doc, "defects").find("ol", "more-defects")
+    assert more.attrs["start"] == "11"
+    items = more.find_all("li")
+    assert len(items) == 25
+    ids = _ids(doc)
+    for n, item in zip(range(11, 36), items, strict=True):
+        assert item.attrs["id"] == f"defect-{n}"
+        assert item.find("a").text() == f"Defect number {n}." and item.find("a").attrs["href"][1:] in ids
+        assert item.find("span", "badge").text() == SEVERITY_WORDS["loses_data"]
+        assert item.find("span", "meta").text() == f"{n % 5 + 1} case" + ("s" if n % 5 else "")
+    test_every_link_points_at_an_element_of_the_page(page)
 
 
 # -- in a real browser --------------------------------------------------------------------------------------
@@ -535,7 +736,7 @@ def test_in_chromium_the_headline_the_summary_and_the_filters(page: str, browser
     browser.open(path.as_uri())
     assert browser.evaluate("document.querySelector('#outcome .outcome').innerText") == "FAILED"
     sections = browser.evaluate("[...document.body.children].map((e) => e.id || e.tagName)")
-    assert sections[:4] == ["HEADER", "adapters", "filters", "matrix"]
+    assert sections[:5] == ["HEADER", "defects", "adapters", "filters", "matrix"]
     assert shown(browser, "table.adapters tbody th", "e.innerText") == ["openai_chat", "anthropic", "gemini"]
     every_case = shown(browser, "details.case > summary > .mono, li.case > .mono", "e.innerText")
     assert len(every_case) == 6 + 1 + 6  # six cases that did not pass, the pass group's title, six passing ones
@@ -607,6 +808,29 @@ def test_a_2000_case_run_loads_and_keeps_its_header_and_scenario_column_in_view(
     assert shown(browser, "details.case .why", "e.innerText")[0] == (
         "family3.check_3 at $.tool_calls: the call is missing (+1 more)"
     )
+
+
+@needs_chromium
+def test_in_chromium_at_1280x900_the_first_defect_is_on_the_first_screen_above_the_matrix(
+    real_run: RealRun, tmp_path: Path
+) -> None:
+    path = tmp_path / "report.html"
+    path.write_text(real_run.page, encoding="utf-8")
+    assert CHROMIUM is not None
+    with screenshot_script().Browser(CHROMIUM, size=(1280, 900)) as small:
+        small.open(path.as_uri())
+        box = small.evaluate(
+            """(() => {
+            const top = (s) => document.querySelector(s).getBoundingClientRect();
+            const sentence = top('#defects li.defect .sentence');
+            return {innerHeight, outcome: top('#outcome').bottom, sentence: sentence.top, bottom: sentence.bottom,
+                    text: document.querySelector('#defects li.defect .sentence').innerText, matrix: top('#matrix').top};
+        })()"""
+        )
+    assert box["innerHeight"] == 900
+    assert box["text"] == real_run.report["defects"][0]["sentence"]
+    assert 0 <= box["outcome"] < box["sentence"] and box["bottom"] < 900  # the headline, then the defect, in view
+    assert box["sentence"] < box["matrix"]
 
 
 def test_the_suite_fingerprint_the_shard_and_the_models_are_in_the_header() -> None:
