@@ -69,6 +69,9 @@ NO_ERROR_FLAG: frozenset[str] = frozenset({"openai_chat", "openai_responses", "o
 """Wires whose tool result has no error flag (wire-formats.md §1d, §2c, §5a): the result text carries
 the failure."""
 
+_ERROR_PREFIX = "Error: "
+"""How a failed tool's result text starts on a wire without an error flag (the recorded requests of the
+reference adapters: conformance/adapters/_openai_chat_messages.py)."""
 _ID_FIELDS = ("call_id", "tool_call_id", "id")
 _TEXT_FIELDS = ("result", "content", "text", "output")
 _CALL_NO = re.compile(r"\(call #(\d+)\)")
@@ -307,6 +310,18 @@ def _stream_cut(finding: FindingData, related: Sequence[FindingData], wire: str,
     return Words(sentence, "changes_meaning", remedy=remedy, shown=_sides(finding))
 
 
+def _spurious_error(
+    finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]
+) -> Words | None:
+    if finding["check"] != "recovery.provider_error" or finding["expected"] is not None:
+        return None
+    if not isinstance(finding["actual"], str) or _field(finding["path"]) != "error":
+        return None
+    detail = finding["message"].removeprefix("unexpected error: ")
+    sentence = f"Reports an error of kind {_text(finding['actual'])} where the provider sent a whole answer: {detail}."
+    return Words(sentence, "changes_meaning", remedy=finding["remedy"], shown=_sides(finding))
+
+
 def _retry(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
     if finding["check"] != "client.one_request":
         return None
@@ -340,7 +355,18 @@ def _untyped(finding: FindingData, related: Sequence[FindingData], wire: str, mo
 
 
 def _is_error(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
-    if _field(finding["path"]) != "is_error" or finding["expected"] is not True or finding["actual"] is True:
+    flag = _field(finding["path"]) == "is_error" and finding["expected"] is True and finding["actual"] is not True
+    expected, actual = finding["expected"], finding["actual"]
+    marker = (  # the failure's marker left out of the result text (OpenAI Chat: "Error: ", the reference's)
+        wire in NO_ERROR_FLAG
+        and _field(finding["path"]) in _TEXT_FIELDS
+        and isinstance(expected, str)
+        and isinstance(actual, str)
+        and expected.startswith(_ERROR_PREFIX)
+        and not actual.startswith(_ERROR_PREFIX)
+        and expected.endswith(actual)
+    )
+    if not flag and not marker:
         return None
     if wire in NO_ERROR_FLAG:
         sentence = f"Loses that a tool failed: the result reaches {_wire_name(wire)} as a success."
@@ -393,6 +419,7 @@ _RECOGNISERS: tuple[_Recogniser, ...] = (
     _calls,
     _finish,
     _stream_cut,
+    _spurious_error,
     _retry,
     _untyped,
     _is_error,
