@@ -515,8 +515,8 @@ def _add_ci_arguments(parser: argparse.ArgumentParser) -> None:
         "--update-baseline",
         action="store_true",
         help="write this run's defect signatures to the --baseline file (default: conformance-baseline.yaml), "
-        "keeping the reasons already given (a version-1 file: per check) and empty ones to fill in; entries "
-        "of cases not run are kept",
+        "keeping the reasons already given (a version-1 file: per check) and empty ones to fill in (until then "
+        "the run exits 1 and lists them); entries of cases not run are kept",
     )
     ci.add_argument(
         "--strict-baseline",

@@ -19,9 +19,11 @@ A failing check whose defect findings all have listed signatures becomes XFAIL w
 names the new signature(s): a known defect stays known, and a new one in the same case and check
 fails CI (version 1 accepted a whole failing check, which masked them). Only ``defect`` findings
 count: ``unasked``, ``note`` and ``left`` findings never fail a check. An entry without signatures
-accepts the case being an ERROR. A listed signature that no longer appears in a check that ran is
-*stale*: a warning line, or a STALE verdict that fails the run under ``--strict-baseline``, so the
-baseline only shrinks.
+accepts the case being an ERROR. An entry without a reason accepts nothing: reading a file that has
+one is refused (``missing_reasons`` says what to do and lists them), and ``--update-baseline``, which
+writes them for new failures, leaves those failing and fails the run until they are filled in. A
+listed signature that no longer appears in a check that ran is *stale*: a warning line, or a STALE
+verdict that fails the run under ``--strict-baseline``, so the baseline only shrinks.
 
 Pure functions (parse, validate, apply, update, render) and one function with the file I/O
 (``baseline_file``; ``read_baseline`` / ``write_baseline`` are its two directions).
@@ -62,6 +64,7 @@ __all__ = [
     "baseline_file",
     "case_key",
     "current_failures",
+    "missing_reasons",
     "new_defects_lines",
     "parse_baseline",
     "read_baseline",
@@ -88,6 +91,8 @@ _SIGNATURE = re.compile(r"(?P<check>\S+) at (?P<path>.+): (?P<expected>\S+) -> (
 """``conformance.verdicts.signature``'s form; the path is greedy, so a ``: `` inside it stays in it."""
 _SHOWN = 3
 """Cases named per new signature in the run's note (the reports name them all)."""
+_LISTED = 20
+"""Entries without a reason listed one a line (``missing_reasons``); the rest are counted."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,7 +226,6 @@ def parse_baseline(
         return Baseline(source=source, version1=tuple(_version1_entries(raw, bad, check_ids)))
     entries: list[BaselineEntry] = []
     seen: dict[tuple[str, str | None], int] = {}
-    unexplained: list[str] = []
     for index, item in enumerate(raw):
         where = f"entry {index + 1}"
         if not isinstance(item, dict):
@@ -240,22 +244,45 @@ def parse_baseline(
         case = _case(item.get("case"), where, bad)
         reason = _reason(item.get("reason", PLACEHOLDER), where, bad)
         signatures = _signatures(item, where, bad, check_ids)
-        if require_reasons and not reason:
-            unexplained.append(where)
         for sig in signatures or (None,):
             if (case, sig) in seen:
                 what = "the ERROR of this case is" if sig is None else f"signature {sig!r} is"
                 raise bad(where, f"{what} listed twice (also in entry {seen[case, sig]}): delete one of them")
             seen[case, sig] = index + 1
         entries.append(BaselineEntry(case=case, signatures=signatures, reason=reason))
-    if unexplained:
-        more = f" (and {len(unexplained) - 1} more: {'; '.join(unexplained[1:])})" if len(unexplained) > 1 else ""
-        raise bad(
-            unexplained[0],
-            f"no reason given{more}: write why this failure is accepted (an issue link, the known bug) in its "
-            "'reason', or fix the failure and delete the entry",
-        )
+    missing = missing_reasons(source, entries)
+    if require_reasons and missing:
+        raise UsageError("\n".join(missing))
     return Baseline(source=source, entries=tuple(entries))
+
+
+def missing_reasons(source: str, entries: Sequence[BaselineEntry]) -> list[str]:
+    """What to do about the entries of the baseline ``source`` (``entries``, in the file's order) that
+    have no reason, in lines: the instruction first, then one line per entry (its number, case and
+    first signature; the first ``_LISTED``, then how many more). None: every entry has a reason."""
+    missing = [(number, entry) for number, entry in enumerate(entries, start=1) if not entry.reason]
+    if not missing:
+        return []
+    lines = [
+        f"baseline {source}: give each entry a reason (an issue link, the known bug), or fix the failure and "
+        "delete the entry",
+        f"{_entries(len(missing))} of {len(entries)} {'has' if len(missing) == 1 else 'have'} none (and "
+        f"accept{'s' * (len(missing) == 1)} nothing until then):",
+    ]
+    for number, entry in missing[:_LISTED]:
+        if not entry.signatures:
+            what = "its ERROR (no signatures)"
+        else:
+            more = len(entry.signatures) - 1
+            what = entry.signatures[0] + (f" (and {more} more signature{'s' * (more > 1)})" if more else "")
+        lines.append(f"  entry {number} ({entry.case}): {what}")
+    if len(missing) > _LISTED:
+        lines.append(f"  and {len(missing) - _LISTED} more")
+    return lines
+
+
+def _entries(count: int) -> str:
+    return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
 def _case(case: Any, where: str, bad: Any) -> str:
@@ -332,7 +359,8 @@ def _version1_entries(raw: list[Any], bad: Any, check_ids: Collection[str]) -> l
 def apply_baseline(result: RunResult, baseline: Baseline, *, strict: bool = False) -> AppliedBaseline:
     """``result`` with ``baseline`` applied: a failing check whose defects are all listed for its case
     (or an erroring case with an entry without signatures) becomes XFAIL with the entries' reasons; a
-    failing check with an unlisted defect stays FAIL, its message naming the new signatures. A listed
+    failing check with an unlisted defect stays FAIL, its message naming the new signatures; so does one
+    with a defect listed without a reason (``PLACEHOLDER``: an entry without one accepts nothing). A listed
     signature whose check ran and no longer has it (or an ERROR entry of a case that ran and no longer
     errors) is stale: STALE under ``strict``, else only reported in ``stale``. Entries for cases or
     checks this run did not run are ignored."""
@@ -403,6 +431,7 @@ class _Judged:
         key = case_key(case)
         listed = {sig: entry.reason for entry in entries for sig in entry.signatures}
         whole = next((entry for entry in entries if not entry.signatures), None)
+        accepts_error = whole is not None and bool(whole.reason)  # without a reason, an entry accepts nothing
         judged = [v for v in case.checks if v.status in _JUDGED]
         found = {sig for v in judged for sig in _defects(v)}
         ran = {v.check for v in judged}
@@ -412,7 +441,7 @@ class _Judged:
                 line = f"{key}: {sig}: baselined in {source} ({reason}) but no longer found: delete it"
                 stale_by_check.setdefault(_check_of(sig), []).append(line)
         stale = [line for lines in stale_by_check.values() for line in lines]
-        error_accepted = case.status == "error" and whole is not None
+        error_accepted = case.status == "error" and accepts_error
         error_stale = whole is not None and case.status != "error" and not _not_run(case)
         if whole is not None and error_stale:
             stale.insert(0, f"{key}: baselined as an ERROR in {source} ({whole.reason}) but no longer errors")
@@ -420,18 +449,19 @@ class _Judged:
         accepted = int(error_accepted)
         new: list[str] = []
         for verdict in case.checks:
-            if verdict.status == "error" and whole is not None:
+            if verdict.status == "error" and whole is not None and accepts_error:
                 verdict = replace(verdict, status="xfail", message=_baselined(source, [whole.reason], verdict.message))
             elif verdict.status == "fail":
                 defects = _defects(verdict)
                 unlisted = [sig for sig in defects if sig not in listed]
-                if defects and not unlisted:
+                unexplained = [sig for sig in defects if listed.get(sig) == PLACEHOLDER]
+                if defects and not unlisted and not unexplained:
                     reasons = [listed[sig] for sig in defects]
                     verdict = replace(verdict, status="xfail", message=_baselined(source, reasons, verdict.message))
                     accepted += 1
                 else:
                     new += unlisted
-                    verdict = replace(verdict, message=_new(source, unlisted, verdict.message))
+                    verdict = replace(verdict, message=_new(source, unlisted, unexplained, verdict.message))
             lines = stale_by_check.get(verdict.check, [])
             if strict and lines and verdict.status in _JUDGED:
                 said = [verdict.message] if verdict.status == "fail" else []
@@ -458,11 +488,16 @@ def _baselined(source: str, reasons: Iterable[str], was: str) -> str:
     return f"baselined ({source}): {'; '.join(dict.fromkeys(reasons))}" + (f" [{was}]" if was else "")
 
 
-def _new(source: str, unlisted: Sequence[str], was: str) -> str:
-    if not unlisted:  # a FAIL without a defect finding: nothing a signature could accept
+def _new(source: str, unlisted: Sequence[str], unexplained: Sequence[str], was: str) -> str:
+    said = []
+    if unlisted:  # none: a FAIL without a defect finding, nothing a signature could accept
+        what = "new defect" if len(unlisted) == 1 else "new defects"
+        said.append(f"{what} (not in baseline {source}): {'; '.join(unlisted)}")
+    if unexplained:  # only while --update-baseline waits for the reasons
+        said.append(f"listed without a reason in baseline {source}: {'; '.join(unexplained)}")
+    if not said:
         return was
-    what = "new defect" if len(unlisted) == 1 else "new defects"
-    return f"{what} (not in baseline {source}): {'; '.join(unlisted)}" + (f" [{was}]" if was else "")
+    return "; ".join(said) + (f" [{was}]" if was else "")
 
 
 # -- update ----------------------------------------------------------------------------------------------

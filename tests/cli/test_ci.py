@@ -136,8 +136,13 @@ def test_update_then_fill_in_the_reasons_then_only_new_failures_fail(
     workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     baseline = workdir / "conformance-baseline.yaml"
-    assert main(conformance_run("--update-baseline")) == 0
-    assert f"wrote 2 entries to {baseline.name}; fill in the 2 empty reasons" in capsys.readouterr().out
+    assert main(conformance_run("--update-baseline")) == 1  # written, but its entries have no reason yet
+    out = capsys.readouterr().out
+    assert f"baseline: wrote 2 entries to {baseline.name}\n" in out
+    assert f"baseline {baseline.name}: give each entry a reason (an issue link, the known bug)" in out
+    assert "\n2 entries of 2 have none (and accept nothing until then):\n" in out
+    assert f"\n  entry 1 ({TEXT_BEFORE_CALL}non_stream): {TEXT_SIG}\n  entry 2 ({TEXT_BEFORE_CALL}stream): " in out
+    assert set(statuses(workdir / "reports").values()) == {"pass", "fail"}  # the report agrees: nothing accepted
     assert load_yaml(baseline.read_text(encoding="utf-8")) == {
         "version": 2,
         "entries": [
@@ -149,8 +154,13 @@ def test_update_then_fill_in_the_reasons_then_only_new_failures_fail(
     # the placeholders must be filled before the baseline is used
     assert main(conformance_run("--baseline", str(baseline))) == 2
     err = capsys.readouterr().err
-    assert f"baseline {baseline}: entry 1 ({TEXT_BEFORE_CALL}non_stream): no reason given" in err
-    assert f"(and 1 more: entry 2 ({TEXT_BEFORE_CALL}stream))" in err
+    assert err.splitlines()[:4] == [
+        f"conformance run: error: baseline {baseline}: give each entry a reason (an issue link, the known bug), "
+        "or fix the failure and delete the entry",
+        "2 entries of 2 have none (and accept nothing until then):",
+        f"  entry 1 ({TEXT_BEFORE_CALL}non_stream): {TEXT_SIG}",
+        f"  entry 2 ({TEXT_BEFORE_CALL}stream): {TEXT_SIG}",
+    ]
 
     # filled in: the baselined failures pass the run, reported xfail with the reason in every format
     write(baseline, [known("non_stream"), known("stream")])
@@ -187,6 +197,24 @@ def test_a_stale_entry_warns_and_fails_under_strict_baseline(workdir: Path, caps
     assert f"stale baseline entry: {line}" in out and "warning:" not in out
     assert statuses(workdir / "reports")["buggy_acme/basic/get_time/stream"] == "stale"
     assert checks(workdir / "reports", "buggy_acme/basic/get_time/stream") == {"roundtrip.calls": ("stale", line)}
+
+
+def test_update_baseline_fails_while_an_entry_it_writes_has_no_reason(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Even when every case that ran passes: an entry kept for a case not run, still without a reason."""
+    baseline = workdir / "bl.yaml"
+    elsewhere = {"case": "buggy_acme::basic/single_call::stream", "signatures": [NAME_SIG]}
+    write(baseline, [elsewhere])
+    command = conformance_run("--baseline", str(baseline), "--update-baseline", keyword="get_time")
+    assert main(command) == 1
+    out = capsys.readouterr().out
+    assert f"  entry 1 (buggy_acme::basic/single_call::stream): {NAME_SIG}\n" in out
+    assert set(statuses(workdir / "reports").values()) == {"pass"}
+    assert load_yaml(baseline.read_text(encoding="utf-8"))["entries"] == [{**elsewhere, "reason": ""}]  # kept
+    write(baseline, [{**elsewhere, "reason": "ACME-8"}])
+    assert main(command) == 0
+    assert "no reason" not in capsys.readouterr().out
 
 
 def test_a_baseline_that_cannot_be_written_fails_the_run_and_the_reports_are_written(
@@ -239,7 +267,7 @@ def test_a_new_defect_in_a_check_that_already_fails_fails_the_run(
     bl = workdir / "bl.yaml"
     v1_1 = conformance_run("--baseline", str(bl), adapter="acme_versions:V1_1", keyword="text_before_call")
     v1_2 = conformance_run("--baseline", str(bl), adapter="acme_versions:V1_2", keyword="text_before_call")
-    assert main([*v1_1, "--update-baseline"]) == 0
+    assert main([*v1_1, "--update-baseline"]) == 1  # the new entries have no reason yet
     non_stream, stream = load_yaml(bl.read_text(encoding="utf-8"))["entries"]
     assert non_stream == {"case": TEXT_BEFORE_CALL + "non_stream", "reason": "", "signatures": [NAME_SIG, TEXT_SIG]}
     assert stream["case"] == TEXT_BEFORE_CALL + "stream" and TEXT_SIG in stream["signatures"]
@@ -474,7 +502,8 @@ def test_certify_takes_a_baseline_and_prints_a_rerun_command_that_works(
         "conformance certify --client twice_driver.py:TWICE --wires anthropic --scenarios basic/get_time "
         f"--cassette-dir {CASSETTES} -k twice/anthropic::basic/get_time::non_stream"
     ]
-    assert main([*command, "--update-baseline"]) == 0
+    assert main([*command, "--update-baseline"]) == 1  # written without reasons: they are to be given
+    assert "  entry 1 (twice/anthropic::basic/get_time::non_stream): client.one_request" in capsys.readouterr().out
     baseline = load_yaml((tmp_path / "conformance-baseline.yaml").read_text(encoding="utf-8"))
     # client.one_request counts the requests of a turn at "$", expected 1 (conformance/checks/client.py)
     assert [(e["case"], e["signatures"]) for e in baseline["entries"]] == [

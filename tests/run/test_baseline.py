@@ -24,6 +24,7 @@ from conformance.run.baseline import (
     apply_baseline,
     baseline_case,
     current_failures,
+    missing_reasons,
     new_defects_lines,
     parse_baseline,
     read_baseline,
@@ -339,9 +340,12 @@ def test_an_entry_without_a_reason_is_refused_with_what_to_do(reason: str | None
         item["reason"] = reason
     with pytest.raises(UsageError) as caught:
         baseline(item)
-    message = str(caught.value)
-    assert message.startswith(f"baseline bl.yaml: entry 1 ({STREAM}): no reason")
-    assert "fix the failure and delete the entry" in message
+    assert str(caught.value).splitlines() == [
+        "baseline bl.yaml: give each entry a reason (an issue link, the known bug), or fix the failure and delete "
+        "the entry",
+        "1 entry of 1 has none (and accepts nothing until then):",
+        f"  entry 1 ({STREAM}): {NAME_SIG}",
+    ]
     lenient = parse_baseline({"version": 2, "entries": [item]}, "bl.yaml", check_ids=CHECKS, require_reasons=False)
     assert lenient.entries == (BaselineEntry(case=STREAM, signatures=(NAME_SIG,)),)
 
@@ -350,9 +354,51 @@ def test_every_entry_without_a_reason_is_named_at_once() -> None:
     entries = [{"case": key, "signatures": [NAME_SIG]} for key in (NON_STREAM, STREAM)]
     with pytest.raises(UsageError) as caught:
         parse_baseline({"version": 2, "entries": entries}, "bl.yaml", check_ids=CHECKS)
-    assert str(caught.value).startswith(
-        f"baseline bl.yaml: entry 1 ({NON_STREAM}): no reason given (and 1 more: entry 2 ({STREAM})): "
+    assert str(caught.value).splitlines()[1:] == [
+        "2 entries of 2 have none (and accept nothing until then):",
+        f"  entry 1 ({NON_STREAM}): {NAME_SIG}",
+        f"  entry 2 ({STREAM}): {NAME_SIG}",
+    ]
+
+
+def test_many_entries_without_a_reason_are_a_short_list_not_one_long_line() -> None:
+    """The refusal says what to do first, then one line per entry (case and signature), the first 20."""
+    keys = [f"acme::basic/scenario_{n:02}::stream" for n in range(45)]
+    entries: list[dict[str, Any]] = [{"case": key, "signatures": [NAME_SIG, TEXT_SIG]} for key in keys]
+    entries.insert(3, {"case": NON_STREAM, "reason": "ACME-1", "signatures": [TEXT_SIG]})  # has one: not listed
+    entries.append({"case": STREAM})  # an ERROR entry
+    with pytest.raises(UsageError) as caught:
+        parse_baseline({"version": 2, "entries": entries}, "bl.yaml", check_ids=CHECKS)
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith("baseline bl.yaml: give each entry a reason (an issue link, the known bug)")
+    assert lines[1] == "46 entries of 47 have none (and accept nothing until then):"
+    assert lines[2] == f"  entry 1 ({keys[0]}): {NAME_SIG} (and 1 more signature)"
+    assert lines[5] == f"  entry 5 ({keys[3]}): {NAME_SIG} (and 1 more signature)"  # entry 4 has its reason
+    assert len(lines) == 2 + 20 + 1 and lines[-1] == "  and 26 more"
+    assert max(map(len, lines)) < 130  # one line of ~2,000 characters before
+    assert missing_reasons("bl.yaml", [BaselineEntry(case=STREAM)]) == [
+        lines[0],
+        "1 entry of 1 has none (and accepts nothing until then):",
+        f"  entry 1 ({STREAM}): its ERROR (no signatures)",
+    ]
+    assert missing_reasons("bl.yaml", [BaselineEntry(case=STREAM, reason="ACME-1")]) == []
+
+
+def test_an_entry_without_a_reason_accepts_nothing() -> None:
+    """Only --update-baseline holds one (it is refused when read): its failures still fail the run."""
+    result = run(
+        case("stream", check("roundtrip.calls", NAME)),
+        case("non_stream", status="error", message="boom"),
     )
+    unexplained = Baseline(
+        source="bl.yaml", entries=(BaselineEntry(case=STREAM, signatures=(NAME_SIG,)), BaselineEntry(case=NON_STREAM))
+    )
+    applied = apply_baseline(result, unexplained)
+    assert applied.baselined == 0 and applied.new == {} and applied.stale == ()
+    stream, non_stream = applied.result.cases
+    assert (stream.status, stream.checks[0].status) == ("fail", "fail")
+    assert stream.checks[0].message == f"listed without a reason in baseline bl.yaml: {NAME_SIG}"
+    assert (non_stream.status, non_stream.message) == ("error", "boom")
 
 
 VERSION_1 = {
@@ -417,7 +463,7 @@ def test_update_writes_signatures_keeps_reasons_and_loads_back(tmp_path: Path) -
             {"case": "other::basic/get_time::stream", "reason": "not run this time", "signatures": [NAME_SIG]},
         ],
     }
-    with pytest.raises(UsageError, match=f"entry 1 \\({NON_STREAM}\\): no reason"):
+    with pytest.raises(UsageError, match=f"\n  entry 1 \\({NON_STREAM}\\): its ERROR"):
         read_baseline(path, check_ids=CHECKS)
     assert read_baseline(path, check_ids=CHECKS, require_reasons=False).entries == tuple(entries)
     # filled in, the update is a fixed point: the same file again
