@@ -20,7 +20,7 @@ from typing import Any
 
 from conformance.cli._output import Style, command_lines, cut, visible_width, wrapped
 from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, severity_counts
-from conformance.reporting._format import defect_where
+from conformance.reporting._format import defect_where, evidence_place
 from conformance.verdicts import STATUS_ORDER, CaseResult, CheckVerdict, Finding, RunResult, Status
 
 __all__ = [
@@ -322,9 +322,7 @@ def defect_lines(
         checks = defect["check"] + (f"; restated by {', '.join(restated)}" if restated else "")
         lines += wrapped(f"check: {checks}", width, indent="   ", next_indent="     ")
         evidence = defect["evidence"]
-        place = " ".join(
-            p for p in (f"turn {evidence['turn']}" if evidence["turn"] is not None else "", evidence["path"]) if p
-        )
+        place = evidence_place(evidence)
         case = f"{evidence['scenario']} [{evidence['mode']}]"
         lines += wrapped(f"e.g. {case}" + (f", {place}" if place else ""), width, indent="   ", next_indent="     ")
         together = "     " + ", ".join(evidence["shown"])

@@ -5,7 +5,8 @@ report's cases into ``DefectData``, each said once:
 
 - **one signature, one defect.** Findings with one signature (``conformance.verdicts.signature``:
   check, JSON path with indices generalised, expected and actual kinds) are one defect, on however
-  many cases, scenarios, modes and adapters it appears;
+  many cases, scenarios, modes and adapters it appears; for a finish reason or an error kind, whose
+  values come from a closed vocabulary, each pair of values is a defect of its own (one mapping);
 - **a fact restated by other checks is listed under its defect.** Two signatures of different checks
   *restate* one fact when the one seen on fewer turns of conversations (adapter, scenario and turn,
   either mode) is seen only where the other is, on at least half as many. Restatements are joined
@@ -31,12 +32,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, TypeAlias, TypedDict
 
-from conformance.reporting._words import SEVERITIES, SEVERITY_WORDS, Severity, Words, describe, severity_of
+from conformance.reporting._words import (
+    SEVERITIES,
+    SEVERITY_WORDS,
+    Severity,
+    Words,
+    describe,
+    field_of,
+    severity_of,
+)
 
 if TYPE_CHECKING:
     from conformance.reporting._shapes import CaseData, FindingData
 
 __all__ = [
+    "CLOSED_FIELDS",
     "PRIMARY_ORDER",
     "SEVERITIES",
     "SEVERITY_WORDS",
@@ -78,6 +88,9 @@ PRIMARY_ORDER: tuple[str, ...] = (
     "translation.no_mutation",
 )
 """Which check names a joined defect: the most specific first (a check not listed comes last)."""
+
+CLOSED_FIELDS: tuple[str, ...] = ("finish_reason", "kind")
+"""Fields whose values come from a closed vocabulary: one defect per pair of values (``_key``)."""
 
 _Class: TypeAlias = Literal["defect", "left", "note"]
 _Key: TypeAlias = tuple[str, str, "int | None"]
@@ -164,15 +177,26 @@ def defects_of(cases: Sequence[CaseData], wires: Mapping[str, str] | None = None
                 kind = _class_of(finding, check["status"])
                 if kind is None:
                     continue
-                member = members.get(finding["signature"])
+                key = _key(finding)
+                member = members.get(key)
                 if member is None:
-                    member = members[finding["signature"]] = _Member(finding["signature"], finding["check"], kind)
+                    member = members[key] = _Member(finding["signature"], finding["check"], kind)
                 member.found.append((case, finding))
                 member.keys.add((case["adapter"], case["scenario"], finding["turn"]))
                 member.cases[case["id"]] = None
     groups = _joined(list(members.values()))
     defects = [_defect(group, by_case, wires or {}) for group in groups]
     return sorted(defects, key=lambda d: (SEVERITIES.index(d["severity"]), -len(d["cases"]), d["signature"]))
+
+
+def _key(finding: FindingData) -> str:
+    """What makes one defect: the signature, and for a field of a closed vocabulary (a finish reason, an
+    error kind) the two values too: ``tool_calls`` read as ``stop`` and ``length`` read as ``stop`` are
+    two mappings, two defects."""
+    values = (finding["expected"], finding["actual"])
+    if field_of(finding["path"]) in CLOSED_FIELDS and all(v is None or isinstance(v, str) for v in values):
+        return f"{finding['signature']} ({values[0]} -> {values[1]})"
+    return finding["signature"]
 
 
 def _joined(members: list[_Member]) -> list[list[_Member]]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.reporting._data import CaseData, FindingData, Tally, cap_depth
-from conformance.reporting._defects import DefectData
+from conformance.reporting._defects import DefectData, EvidenceData
 from conformance.verdicts import STATUS_ORDER
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "case_findings_text",
     "compact_json",
     "defect_where",
+    "evidence_place",
     "failing_checks",
     "parse_json_text",
     "pretty_body",
@@ -169,3 +170,11 @@ def defect_where(defect: DefectData) -> str:
     text = f"in {quantity(cases, 'case')} ({split}), {quantity(len(defect['scenarios']), 'scenario')}, {on}"
     blamed = defect["wrong_mode"]
     return text + (f"; the {_MODE_WORDS.get(blamed, blamed)} decoding is the wrong one" if blamed else "")
+
+
+def evidence_place(evidence: EvidenceData) -> str:
+    """Where the evidence is: ``turn 1 $.messages[2].content`` (a path that names its turn already as is)."""
+    path = evidence["path"]
+    if evidence["turn"] is None or path.startswith("turn "):
+        return path
+    return f"turn {evidence['turn']} {path}".rstrip()

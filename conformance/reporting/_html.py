@@ -477,7 +477,7 @@ def _defect(
     if reason:
         body.append(f'<p class="why"><b>Why this is a defect of the library:</b> {_inline_markdown(reason)}</p>')
     place = []
-    if evidence["turn"] is not None:
+    if evidence["turn"] is not None and not evidence["path"].startswith("turn "):
         place.append(f"turn {_e(evidence['turn'])}")
     if evidence["path"]:
         place.append(f"<code>{_e(evidence['path'])}</code>")

@@ -15,7 +15,15 @@ from typing import Any
 
 from conformance.reporting._data import CaseData, ModeCell, Report, as_report, report_defects
 from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, severity_counts
-from conformance.reporting._format import MODE_LABELS, compact_json, defect_where, printable, quantity, run_outcome
+from conformance.reporting._format import (
+    MODE_LABELS,
+    compact_json,
+    defect_where,
+    evidence_place,
+    printable,
+    quantity,
+    run_outcome,
+)
 from conformance.verdicts import STATUS_ORDER, RunResult
 
 __all__ = ["render_markdown"]
@@ -137,9 +145,7 @@ def _defects(
         reason = explain(defect) if explain is not None else None
         if reason:
             out += [f"**Why this is a defect of the library:** {reason}", ""]
-        place = " ".join(
-            p for p in (f"turn {evidence['turn']}" if evidence["turn"] is not None else "", evidence["path"]) if p
-        )
+        place = evidence_place(evidence)
         out += [
             f"Evidence: {_code(evidence['case'])}"
             + (f", {_code(place)}" if place else "")

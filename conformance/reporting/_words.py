@@ -40,6 +40,7 @@ __all__ = [
     "Severity",
     "Words",
     "describe",
+    "field_of",
     "severity_of",
 ]
 
@@ -138,7 +139,7 @@ def _sides(finding: FindingData) -> tuple[str, ...]:
     )
 
 
-def _field(path: str) -> str:
+def field_of(path: str) -> str:
     """The last named field of a path (``$.messages[2].tool_call_id (call #0)`` -> ``tool_call_id``)."""
     bare = _CALL_NO.sub("", path).strip()
     bare = re.sub(r"\[(\d+|\*)\]$", "", bare)
@@ -187,7 +188,7 @@ def _note(finding: FindingData, related: Sequence[FindingData], wire: str, modes
         return None
     if finding["kind"] == "unasked":
         sentence = (
-            f"Sends {_field(finding['path'])} = {_text(finding['actual'], 60)}, which the caller did not ask for."
+            f"Sends {field_of(finding['path'])} = {_text(finding['actual'], 60)}, which the caller did not ask for."
         )
     else:
         sentence = f"{finding['message'][:1].upper()}{finding['message'][1:]}."
@@ -200,8 +201,8 @@ def _order(finding: FindingData, related: Sequence[FindingData], wire: str, mode
         for f in related:
             same_turn = f["kind"] == "defect" and f["turn"] == finding["turn"]
             strings = isinstance(f["expected"], str) and isinstance(f["actual"], str)
-            if same_turn and strings and _field(f["path"]) in fields:
-                expected, actual = lists.setdefault((f["check"], _field(f["path"])), ([], []))
+            if same_turn and strings and field_of(f["path"]) in fields:
+                expected, actual = lists.setdefault((f["check"], field_of(f["path"])), ([], []))
                 expected.append(f["expected"])
                 actual.append(f["actual"])
         for expected, actual in lists.values():
@@ -258,7 +259,7 @@ def _call_id(finding: FindingData, related: Sequence[FindingData], wire: str, mo
 
 
 def _calls(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
-    if finding["check"] != "roundtrip.calls" or _field(finding["path"]) != "tool_calls":
+    if finding["check"] != "roundtrip.calls" or field_of(finding["path"]) != "tool_calls":
         return None
     expected, actual = finding["expected"], finding["actual"]
     if not isinstance(expected, list) or not isinstance(actual, list):
@@ -277,7 +278,7 @@ def _calls(finding: FindingData, related: Sequence[FindingData], wire: str, mode
 
 
 def _finish(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
-    if _field(finding["path"]) != "finish_reason" or not isinstance(finding["expected"], str):
+    if field_of(finding["path"]) != "finish_reason" or not isinstance(finding["expected"], str):
         return None
     expected, actual = finding["expected"], finding["actual"]
     meaning = FINISH_MEANINGS.get(expected, "")
@@ -315,7 +316,7 @@ def _spurious_error(
 ) -> Words | None:
     if finding["check"] != "recovery.provider_error" or finding["expected"] is not None:
         return None
-    if not isinstance(finding["actual"], str) or _field(finding["path"]) != "error":
+    if not isinstance(finding["actual"], str) or field_of(finding["path"]) != "error":
         return None
     detail = finding["message"].removeprefix("unexpected error: ")
     sentence = f"Reports an error of kind {_text(finding['actual'])} where the provider sent a whole answer: {detail}."
@@ -355,11 +356,11 @@ def _untyped(finding: FindingData, related: Sequence[FindingData], wire: str, mo
 
 
 def _is_error(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
-    flag = _field(finding["path"]) == "is_error" and finding["expected"] is True and finding["actual"] is not True
+    flag = field_of(finding["path"]) == "is_error" and finding["expected"] is True and finding["actual"] is not True
     expected, actual = finding["expected"], finding["actual"]
     marker = (  # the failure's marker left out of the result text (OpenAI Chat: "Error: ", the reference's)
         wire in NO_ERROR_FLAG
-        and _field(finding["path"]) in _TEXT_FIELDS
+        and field_of(finding["path"]) in _TEXT_FIELDS
         and isinstance(expected, str)
         and isinstance(actual, str)
         and expected.startswith(_ERROR_PREFIX)
@@ -388,7 +389,7 @@ def _rejected(finding: FindingData, related: Sequence[FindingData], wire: str, m
 def _lost(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
     if finding["actual"] is not None or finding["expected"] is None:
         return None
-    field = _field(finding["path"])
+    field = field_of(finding["path"])
     request = finding["check"].startswith(("translation.", "client.")) or finding["check"] == "roundtrip.request"
     where = "the request to the provider" if request else "the answer the caller gets"
     sentence = f"Drops {field} ({_text(finding['expected'], 60)}) from {where}."
@@ -396,7 +397,7 @@ def _lost(finding: FindingData, related: Sequence[FindingData], wire: str, modes
 
 
 def _differs(finding: FindingData) -> Words:
-    field = _field(finding["path"])
+    field = field_of(finding["path"])
     if finding["expected"] is None and finding["actual"] is None:
         message = finding["message"]
         severity: Severity = "loses_data" if "missing" in message else severity_of(finding)

@@ -109,3 +109,19 @@ def test_defects_of_report_data_equal_the_reports() -> None:
     found = [case("s", "non_stream", finding("roundtrip.calls", "$.tool_calls", ["a"], []))]
     report = build_report(RunResult(suite_version="0", adapters=(), scenarios=(), cases=tuple(found)))
     assert defects_of(report["cases"]) == report["defects"]
+
+
+def test_each_mapping_of_a_closed_vocabulary_is_a_defect_of_its_own() -> None:
+    """``tool_calls`` read as ``stop`` and ``malformed_tool_call`` read as ``error`` share a signature
+    (a string for a string at ``$.finish_reason``) but are two mappings to fix."""
+    found = [
+        case("a", "non_stream", finding("roundtrip.finish_reason", "$.finish_reason", "tool_calls", "stop", turn=0)),
+        case("b", "non_stream", finding("roundtrip.finish_reason", "$.finish_reason", "tool_calls", "stop", turn=0)),
+        case("c", "non_stream", finding("roundtrip.finish_reason", "$.finish_reason", "malformed_tool_call", "error")),
+    ]
+    got = defects(*found)
+    assert [(len(d["cases"]), d["signature"]) for d in got] == [
+        (2, "roundtrip.finish_reason at $.finish_reason: string -> string"),
+        (1, "roundtrip.finish_reason at $.finish_reason: string -> string"),
+    ]
+    assert '"tool_calls"' in got[0]["sentence"] and '"malformed_tool_call"' in got[1]["sentence"]
