@@ -27,6 +27,7 @@ import argparse
 import dataclasses
 import fnmatch
 import importlib
+import math
 import os
 import re
 import signal
@@ -40,7 +41,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from conformance.adapters import BUILTIN, get_adapter, native_adapters, prompt_adapters
-from conformance.cli._output import QuietOnBrokenPipe, Style, is_terminal, output_width, wrapped
+from conformance.cli._output import (
+    QuietOnBrokenPipe,
+    Style,
+    cut,
+    is_terminal,
+    output_width,
+    shown,
+    visible_width,
+    wrapped,
+)
 from conformance.cli._summary import (
     SYMBOLS,
     adapter_lines,
@@ -66,11 +76,16 @@ __all__ = [
     "EXHAUSTIVE_TIMEOUT",
     "FAMILIES",
     "INTERRUPTED",
+    "LEGEND_WORDS",
+    "PROGRESS_HEADING",
     "REPORT_FORMATS",
+    "SETTLED_CASES",
+    "SETTLED_SECONDS",
     "TIMEOUT",
     "CiOptions",
     "Finished",
     "Progress",
+    "bar_colour",
     "case_text",
     "check_gap_keys",
     "check_scenarios_dirs",
@@ -82,6 +97,7 @@ __all__ = [
     "finish",
     "jobs_option",
     "last_failed",
+    "legend_lines",
     "load_adapter",
     "matrix_text",
     "nothing_selected",
@@ -92,6 +108,8 @@ __all__ = [
     "selection_of",
     "shard_option",
     "split_list",
+    "time_left",
+    "time_left_text",
     "write_run_reports",
 ]
 
@@ -414,9 +432,8 @@ def finish(
 ) -> int:
     """End a run on the terminal: the matrix, every failing case, the reports, the summary line;
     the exit code (1 when a case fails, errors or is stale, a scenario file had problems, a report
-    could not be written, ``--update-baseline`` wrote entries without a reason, or no case ran,
-    unless the run was a shard that holds none). ``interrupted`` (Ctrl-C): the reports of the cases
-    that finished, marked incomplete, and one line on stderr;
+    could not be written, or no case ran, unless the run was a shard that holds none). ``interrupted``
+    (Ctrl-C): the reports of the cases that finished, marked incomplete, and one line on stderr;
     exit 130. ``error``: the run stopped on an internal error; the same, exit 1. ``selection``: what
     the command line selected, recorded in the reports."""
     if selection is not None:
@@ -424,9 +441,8 @@ def finish(
     if interrupted or error is not None:
         return _finish_early(result, progress, report_dir, formats, ci=ci, rerun=rerun, command=command, error=error)
     notes: list[str] = []
-    unexplained = False
     if ci is not None:
-        result, notes, unexplained = ci.settle(result)
+        result, notes = ci.settle(result)
     width = output_width()
     style = Style.for_stream(out)
     if progress is not None:
@@ -451,7 +467,7 @@ def finish(
     print(_last_line(f"{label}{len(result.cases)} cases: {summary or 'none'}", written, width), file=out)
     failures = counts["fail"] + counts["error"] + counts["stale"]
     nothing = not result.cases and (selection is None or selection.shard is None)  # an empty shard is no failure
-    return 1 if failures or result.problems or nothing or failed or unexplained else 0
+    return 1 if failures or result.problems or nothing or failed else 0
 
 
 def _last_line(counts: str, written: Sequence[Path], width: int) -> str:
@@ -495,7 +511,7 @@ def _finish_early(
         return INTERRUPTED
     with _ignoring_interrupts():  # a second Ctrl-C does not cost the partial reports
         if ci is not None and not ci.update:  # judged by the baseline; never a baseline from half a run
-            result, _, _ = ci.settle(result)
+            result, _ = ci.settle(result)
         reason = f"{how} after {cases}; the cases that did not finish are not listed"
         reruns = _reruns(result, rerun)
         written, failed = write_run_reports(result, report_dir, formats, reruns=reruns, incomplete=reason)
@@ -626,10 +642,39 @@ def write_run_reports(
     return list(done.written), list(done.failed)
 
 
+PROGRESS_HEADING = "Progress: a symbol per case as it finishes, a line per adapter"
+LEGEND_WORDS = {
+    "pass": "pass",
+    "fail": "fail",
+    "error": "error",
+    "unsupported": "unsupported",
+    "xfail": "xfail",
+    "left": "left to the caller",
+    "stale": "stale",
+}
+"""What each progress symbol (``SYMBOLS``) stands for, in the order of the legend."""
+
+
+def legend_lines(width: int, style: Style | None = None) -> list[str]:
+    """The progress symbols' legend (``. pass  F fail ...``) in lines of at most ``width`` cells, never
+    breaking an entry."""
+    style = style or Style()
+    lines: list[str] = []
+    line, used = "  ", 2
+    for status, words in LEGEND_WORDS.items():
+        entry, size = f"{style.paint(_SYMBOL[status], status)} {words}", len(words) + 2
+        if used > 2 and used + 2 + size > width:
+            lines.append(line)
+            line, used = "  ", 2
+        line, used = (f"{line}  {entry}", used + 2 + size) if used > 2 else (line + entry, used + size)
+    return [*lines, line]
+
+
 class Progress:
     """The run's progress. On a terminal: a live bar with the cases done, the counts by status and the
-    time left (rich, imported only then), gone when the run ends. Elsewhere: one line per adapter, one
-    symbol per case (``.`` pass, ``F`` fail, ``E`` error, ...), wrapped at the width."""
+    time left (rich, imported only then), gone when the run ends. Elsewhere: a heading and the legend
+    of the symbols (once per run), then one line per adapter, one symbol per case (``.`` pass, ``F``
+    fail, ``E`` error, ...), wrapped at the width. Names are shown as ``shown`` escapes them."""
 
     def __init__(
         self,
@@ -647,6 +692,7 @@ class Progress:
         self.style = Style.for_stream(out)
         self.column = 0
         self.indent = 0
+        self.headed = False
         self.counts: dict[str, int] = {}
         wanted = (
             live if live is not None else is_terminal(out) and os.environ.get("TERM", "") not in ("dumb", "unknown")
@@ -660,14 +706,24 @@ class Progress:
         if self.bar is not None:
             self.bar.advance(case.adapter, self.counts)
             return
+        if not self.headed:
+            self.headed = True
+            heading = [self.style.paint(line, "bold") for line in wrapped(PROGRESS_HEADING, self.width)]
+            self.out.write("\n".join([*heading, *legend_lines(self.width, self.style)]) + "\n")
         if case.adapter != self.adapter:
             if self.adapter is not None:
                 self.out.write("\n")
             self.adapter = case.adapter
-            prefix = f"{case.adapter:<18} "
-            self.indent = len(prefix) if len(prefix) <= self.width // 2 else 2
-            self.out.write(prefix if len(prefix) < self.width else prefix[: self.width - 1] + "\n" + " " * self.indent)
-            self.column = len(prefix) if len(prefix) < self.width else self.indent
+            name = shown(case.adapter)
+            prefix = name + " " * max(1, 19 - visible_width(name))
+            size = visible_width(prefix)
+            self.indent = size if size <= self.width // 2 else 2
+            if size < self.width:
+                self.out.write(prefix)
+                self.column = size
+            else:
+                self.out.write(cut(name, self.width) + "\n" + " " * self.indent)
+                self.column = self.indent
         if self.column >= self.width:
             self.out.write("\n" + " " * self.indent)
             self.column = self.indent
@@ -684,22 +740,68 @@ class Progress:
             self.adapter = None
 
 
+SETTLED_CASES = 3
+SETTLED_SECONDS = 1.0
+"""The live bar shows no time left before this many cases and seconds: the first cases say little
+of the rate of the run (they start its workers)."""
+
+
+def time_left(done: int, total: int | None, elapsed: float) -> float | None:
+    """The seconds a run has left after ``done`` of ``total`` cases in ``elapsed`` seconds, at the rate
+    of the whole run so far (not of the last cases, which finish in bursts when the cases run in
+    parallel: rich's own estimate then jumps from seconds to minutes and back); None before
+    ``SETTLED_CASES`` cases and ``SETTLED_SECONDS``, or without a total."""
+    if total is None or done < SETTLED_CASES or elapsed < SETTLED_SECONDS:
+        return None
+    return max(0, total - done) * elapsed / done
+
+
+def time_left_text(seconds: float | None) -> str:
+    """``time_left`` as the bar shows it: ``12 s left``, ``3 min left``, ``1 h 5 min left`` (nothing: none yet)."""
+    if seconds is None:
+        return ""
+    whole = math.ceil(seconds)
+    if whole < 60:
+        return f"{whole} s left"
+    minutes = math.ceil(whole / 60)
+    return f"{minutes} min left" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min left"
+
+
+_BAR_COLOURS = {"pass": "green", "fail": "bold red", "error": "bold magenta", "stale": "yellow", "xfail": "yellow"}
+
+
+def bar_colour(counts: Mapping[str, int]) -> str:
+    """The live bar's colour: the colour of the first of fail, error and stale the run has so far; green
+    without one (rich's own bar is red-pink whatever the cases did)."""
+    return next((_BAR_COLOURS[s] for s in ("fail", "error", "stale") if counts.get(s)), "green")
+
+
 class _LiveBar:
-    """rich's progress bar on ``out``: the adapter running, a bar, cases done of the total, the counts by
-    status, the time left."""
+    """rich's progress bar on ``out``: the adapter running, a bar (its colour: ``bar_colour``), cases done
+    of the total, the counts by status, the time left (``time_left``)."""
 
     def __init__(self, out: TextIO, total: int | None) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, ProgressColumn, Task, TextColumn
         from rich.progress import Progress as RichProgress
+        from rich.text import Text
+
+        class TimeLeft(ProgressColumn):
+            def render(self, task: Task) -> Text:
+                left = time_left(
+                    int(task.completed), None if task.total is None else int(task.total), task.elapsed or 0
+                )
+                return Text(time_left_text(left), style="progress.remaining")
 
         console = Console(file=out, force_terminal=True, width=output_width())
+        colour = bar_colour({})
+        self.bar = BarColumn(bar_width=None, complete_style=colour, finished_style=colour, pulse_style=colour)
         self.progress = RichProgress(
             TextColumn("{task.description}"),
-            BarColumn(bar_width=None),
+            self.bar,
             MofNCompleteColumn(),
             TextColumn("{task.fields[counts]}"),
-            TimeRemainingColumn(),
+            TimeLeft(),
             console=console,
             transient=True,
             expand=True,
@@ -708,9 +810,12 @@ class _LiveBar:
         self.progress.start()
 
     def advance(self, adapter: str, counts: Mapping[str, int]) -> None:
-        colours = {"pass": "green", "fail": "bold red", "error": "bold magenta", "stale": "yellow", "xfail": "yellow"}
-        text = " ".join(f"[{colours.get(s, 'dim')}]{counts[s]} {s}[/]" for s in STATUS_ORDER if counts.get(s))
-        self.progress.update(self.task, advance=1, description=adapter[:18], counts=text)
+        from rich.markup import escape
+
+        text = " ".join(f"[{_BAR_COLOURS.get(s, 'dim')}]{counts[s]} {s}[/]" for s in STATUS_ORDER if counts.get(s))
+        colour = bar_colour(counts)
+        self.bar.complete_style = self.bar.finished_style = self.bar.pulse_style = colour
+        self.progress.update(self.task, advance=1, description=escape(cut(shown(adapter), 18)), counts=text)
 
     def stop(self) -> None:
         self.progress.stop()
@@ -768,14 +873,12 @@ class CiOptions:
             return case
         return baseline_case(case, self.baseline, strict=self.strict)
 
-    def settle(self, result: RunResult) -> tuple[RunResult, list[str], bool]:
-        """The run judged against the baseline (written first under ``--update-baseline``), the lines
-        to print, and whether the baseline written has entries without a reason (they accept nothing,
-        and the run fails: exit 1, the entries listed)."""
+    def settle(self, result: RunResult) -> tuple[RunResult, list[str]]:
+        """The run judged against the baseline (written first under ``--update-baseline``), and the
+        lines to print."""
         from conformance.run.baseline import (
             Baseline,
             apply_baseline,
-            missing_reasons,
             new_defects_lines,
             unmigrated,
             updated_entries,
@@ -783,17 +886,16 @@ class CiOptions:
         )
 
         if self.baseline_path is None:
-            return result, [], False
+            return result, []
         notes: list[str] = []
         baseline = self.baseline
-        missing: list[str] = []
         if self.update:
             entries = updated_entries(result, baseline)
             try:
                 write_baseline(self.baseline_path, entries)
             except UsageError as exc:  # the run's reports are still written; the run fails
                 notes.append(f"error: {exc}")
-                return dataclasses.replace(result, problems=(*result.problems, str(exc))), notes, False
+                return dataclasses.replace(result, problems=(*result.problems, str(exc))), notes
             if baseline is not None and baseline.version1:
                 lost = unmigrated(result, baseline)
                 notes.append(
@@ -807,17 +909,20 @@ class CiOptions:
                     )
                 )
             baseline = Baseline(source=str(self.baseline_path), entries=tuple(entries))
-            notes.append(f"baseline: wrote {_entries(len(entries))} to {self.baseline_path}")
-            missing = missing_reasons(str(self.baseline_path), entries)  # accepting nothing yet: the run fails
+            missing = sum(not e.reason for e in entries)
+            notes.append(
+                f"baseline: wrote {_entries(len(entries))} to {self.baseline_path}"
+                + (f"; fill in the {missing} empty reasons before using it" if missing else "")
+            )
         if baseline is None:
-            return result, notes, False
+            return result, notes
         applied = apply_baseline(result, baseline, strict=self.strict)
         if applied.baselined:
             notes.append(f"baseline: {applied.baselined} known failures accepted as xfail ({baseline.source})")
         notes += new_defects_lines(applied, baseline.source)
         prefix = "stale baseline entry" if self.strict else "warning: stale baseline entry"
         notes += [f"{prefix}: {line}" for line in applied.stale]
-        return applied.result, notes + missing, bool(missing)
+        return applied.result, notes
 
 
 def _entries(count: int) -> str:

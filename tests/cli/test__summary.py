@@ -26,8 +26,8 @@ import pytest
 from conformance.adapters import BUILTIN, get_adapter
 from conformance.cli import main
 from conformance.cli._output import visible_width
-from conformance.cli._summary import adapter_lines, findings_lines, matrix_lines
-from conformance.cli.run import Progress, finish
+from conformance.cli._summary import SYMBOLS, adapter_lines, findings_lines, matrix_lines
+from conformance.cli.run import LEGEND_WORDS, PROGRESS_HEADING, Progress, finish
 from conformance.run.runner import case_result, run_result
 from conformance.scenarios.loader import load_scenarios
 from conformance.verdicts import CaseResult, CheckVerdict, Finding
@@ -99,7 +99,11 @@ def test_the_full_runs_summary_fits_80_columns(columns_80: None, tmp_path: Path)
     assert "\x1b[" not in text  # not a terminal: no colour
     # every case is one progress symbol; the adapters each have a line of counts
     progress_lines = text.split("\n\n")[0].splitlines()
-    assert sum(sum(ch in ".u" for ch in line[19:]) for line in progress_lines) == len(cases)
+    assert progress_lines[:2] == [
+        PROGRESS_HEADING,
+        "  " + "  ".join(f"{SYMBOLS[s]} {w}" for s, w in LEGEND_WORDS.items()),
+    ]
+    assert sum(sum(ch in ".u" for ch in line[19:]) for line in progress_lines[2:]) == len(cases)
     unsupported = sum(c.status == "unsupported" for c in cases)
     assert (
         text.splitlines()[-1]

@@ -166,7 +166,7 @@ def interrupt_after(argv: list[str], *, cases: int, cwd: Path) -> tuple[int, str
     )
     assert process.stdout is not None
     seen = b""
-    while sum(chr(b) in SYMBOLS for b in seen.rpartition(b"  ")[2]) < cases:
+    while sum(chr(b) in SYMBOLS for b in seen.partition(b"S stale\n")[2].rpartition(b"  ")[2]) < cases:
         chunk = os.read(process.stdout.fileno(), 1)
         assert chunk, f"the run ended before {cases} cases: {seen!r}"
         seen += chunk
@@ -176,8 +176,9 @@ def interrupt_after(argv: list[str], *, cases: int, cwd: Path) -> tuple[int, str
 
 
 def progress_symbols(out: str) -> int:
-    """How many cases the progress lines show (``adapter   ..F.u``: the symbols after the name)."""
-    lines = out.split("\n\n", 1)[0].splitlines()
+    """How many cases the progress lines show (``adapter   ..F.u``: the symbols after the name, below the
+    heading and the legend that ends in ``S stale``)."""
+    lines = out.split("\n\n", 1)[0].partition("S stale\n")[2].splitlines()
     return sum(sum(c in SYMBOLS for c in line.split(maxsplit=1)[1]) for line in lines if " " in line.strip())
 
 

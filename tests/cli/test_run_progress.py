@@ -1,0 +1,187 @@
+"""What ``conformance run`` and ``conformance certify`` show while the cases run (issue 25): the symbol
+block under a heading and its legend (once per run), the live bar's colour and time left, names from
+outside shown escaped, and a rerun command that pastes back exactly."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.cli._output import command_lines, visible_width
+from conformance.cli.run import (
+    LEGEND_WORDS,
+    PROGRESS_HEADING,
+    Progress,
+    bar_colour,
+    case_text,
+    legend_lines,
+    rerun_command,
+    time_left,
+    time_left_text,
+)
+from conformance.verdicts import CaseResult
+
+REPO = Path(__file__).resolve().parents[2]
+LEGEND = ". pass  F fail  E error  u unsupported  x xfail  c left to the caller  S stale"
+CONTROLS = {chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)]} - {"\n"}
+HOSTILE = "evil\x1b[2J\nPASS 'q' $(touch pwned) x"
+
+
+def case(adapter: str, status: str = "pass", scenario: str = "basic/s", mode: str = "stream") -> CaseResult:
+    return CaseResult(adapter=adapter, scenario=scenario, mode=mode, status=status)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def columns(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+
+
+# -- the symbol block: a heading and the legend, once per run ---------------------------------------------
+
+
+def test_the_symbol_block_has_a_heading_and_the_legend_once_per_run(columns: None) -> None:
+    out = io.StringIO()
+    progress = Progress(out, live=False)
+    for adapter, status in [("onebug", "fail"), ("onebug", "pass"), ("openai_chat", "unsupported")]:
+        progress(case(adapter, status))
+    progress.done()
+    assert out.getvalue().splitlines() == [
+        PROGRESS_HEADING,
+        f"  {LEGEND}",
+        "onebug             F.",
+        "openai_chat        u",
+    ]
+
+
+@pytest.mark.parametrize("width", [80, 60, 40, 20])
+def test_the_legend_fits_the_width_and_never_breaks_an_entry(width: int) -> None:
+    lines = legend_lines(width)
+    assert all(visible_width(line) <= max(width, len("  c left to the caller")) for line in lines)
+    entries = [entry for line in lines for entry in line.strip().split("  ")]
+    assert entries == [f"{symbol} {words}" for symbol, words in zip(".FEuxcS", LEGEND_WORDS.values(), strict=True)]
+
+
+def test_run_and_certify_show_the_heading_and_the_legend_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    selection = ["--scenarios", "basic/*", "--report-dir"]
+    code = main(["run", "--adapters", "openai_chat,anthropic", "-j", "1", *selection, str(tmp_path / "run")])
+    out = capsys.readouterr().out
+    assert code == 0 and out.count(PROGRESS_HEADING) == 1 and out.count(LEGEND) == 1
+    assert re.search(r"^openai_chat +\.+$", out, re.M) and re.search(r"^anthropic +\.+$", out, re.M)
+    driver = tmp_path / "acme_driver.py"
+    driver.write_text(
+        "from conformance.adapters import for_format\n"
+        "from conformance.clients.translator import TranslatorClient\n"
+        'CLIENT = TranslatorClient(for_format("anthropic"), name="acme")\n'
+    )
+    client = ["--cassette-dir", str(REPO / "cassettes"), "--client", f"{driver}:CLIENT"]
+    code = main(["certify", *client, *selection, str(tmp_path / "certify")])
+    out = capsys.readouterr().out
+    assert code == 0 and out.count(PROGRESS_HEADING) == 1 and out.count(LEGEND) == 1
+
+
+# -- the live bar: its colour and the time left -----------------------------------------------------------
+
+
+def test_the_bar_is_green_until_a_case_fails() -> None:
+    assert bar_colour({}) == bar_colour({"pass": 9, "unsupported": 3, "xfail": 1, "left": 2}) == "green"
+    assert "red" in bar_colour({"pass": 9, "fail": 1}) and "red" in bar_colour({"error": 1, "fail": 1})
+    assert bar_colour({"error": 1}) == "bold magenta" and bar_colour({"stale": 1}) == "yellow"
+
+
+def test_the_live_bar_of_a_run_without_failure_is_not_red(columns: None) -> None:
+    out = io.StringIO()
+    progress = Progress(out, total=4, live=True)
+    for status in ("pass", "unsupported", "pass"):
+        progress(case("openai_chat", status))
+    bar = progress.bar.bar
+    assert bar.complete_style == bar.finished_style == "green"  # rich's own is rgb(249,38,114), a red
+    progress(case("openai_chat", "fail"))
+    assert bar.complete_style == "bold red"
+    progress.done()
+
+
+def run_of(seconds: float, total: int, *, jobs: int, start: float) -> list[tuple[int, float]]:
+    """(done, elapsed) after each case of a run whose ``jobs`` workers start after ``start`` seconds and
+    then finish their cases together, in bursts."""
+    per_burst = (seconds - start) / (total / jobs)
+    return [(n, start + per_burst * ((n - 1) // jobs + 1)) for n in range(1, total + 1)]
+
+
+def test_the_time_left_follows_the_whole_runs_rate() -> None:
+    assert time_left(0, 100, 5.0) is None and time_left(2, 100, 5.0) is None  # too few cases yet
+    assert time_left(10, 100, 0.5) is None  # too soon
+    assert time_left(5, None, 5.0) is None  # no total
+    assert time_left(10, 100, 2.0) == pytest.approx(18.0)
+    assert time_left(100, 100, 12.0) == 0
+
+
+@pytest.mark.parametrize(
+    ("seconds", "total", "jobs", "start"), [(12, 120, 4, 1.0), (12, 30, 8, 2.0), (12, 400, 1, 0.2)]
+)
+def test_the_time_left_of_a_12_second_run_stays_in_seconds_and_counts_down(
+    seconds: float, total: int, jobs: int, start: float
+) -> None:
+    shown = [
+        (elapsed, time_left(done, total, elapsed)) for done, elapsed in run_of(seconds, total, jobs=jobs, start=start)
+    ]
+    estimates = [(elapsed, left) for elapsed, left in shown if left is not None]
+    assert estimates and all(left < 60 for _, left in estimates)
+    assert all("min" not in time_left_text(left) for _, left in estimates)
+    foreseen = [elapsed + left for elapsed, left in estimates]  # when the run ends, as the bar tells
+    assert abs(foreseen[-1] - seconds) < 0.25 * seconds and max(foreseen) < 5 * seconds
+
+
+def test_the_time_left_reads_in_seconds_then_minutes() -> None:
+    assert time_left_text(None) == ""
+    assert time_left_text(0.2) == "1 s left" and time_left_text(59.0) == "59 s left"
+    assert time_left_text(61.0) == "2 min left" and time_left_text(3700.0) == "1 h 2 min left"
+
+
+# -- names from outside, shown escaped ---------------------------------------------------------------------
+
+
+def test_a_hostile_adapter_name_is_shown_escaped_in_the_progress_lines(columns: None) -> None:
+    out = io.StringIO()
+    progress = Progress(out, live=False)
+    progress(case(HOSTILE))
+    progress.done()
+    assert not set(out.getvalue()) & CONTROLS
+    assert out.getvalue().splitlines()[2].startswith("evil\\x1b[2J\\nPASS 'q' $(touch pwned) x ")
+
+
+def test_a_hostile_adapter_name_is_shown_escaped_on_the_live_bar(columns: None) -> None:
+    out = io.StringIO()
+    progress = Progress(out, total=2, live=True)
+    progress(case("a\x1b[2Jb[bold]"))
+    progress.done()
+    assert "\x1b[2J" not in out.getvalue() and "a\\x1b[2Jb[bold]" in out.getvalue()
+
+
+def test_a_hostile_case_is_shown_escaped_and_its_rerun_pastes_back_exactly(columns: None) -> None:
+    failing = case("openai_chat", "fail", scenario=HOSTILE, mode="non_stream")
+    args = argparse.Namespace(scenarios=None, checks=None, exhaustive=False, cassette_dir=None, scenarios_dir=None)
+    rerun = rerun_command(args, failing, ["run", "--adapter", "openai_chat"])
+    for width in (80, 40):
+        text = case_text(failing, rerun=rerun, width=width)
+        assert not set(text) - {"\n"} & CONTROLS and "\x1b" not in text
+        lines = text.splitlines()
+        assert lines[0].startswith("FAIL openai_chat evil\\x1b[2J")
+        command = [
+            line.removeprefix("  rerun: ") for line in lines[lines.index(next(x for x in lines if "rerun:" in x)) :]
+        ]
+        assert all(visible_width(line) <= width for line in lines)
+        script = "\n".join(command).replace("conformance", "printf '%s\\0'", 1)
+        words = subprocess.run(["bash", "-c", script], capture_output=True, check=True).stdout.decode().split("\0")
+        assert words[:-1] == shlex.split(rerun)[1:]
+        assert words[-2] == f"openai_chat::{HOSTILE}::non_stream" and HOSTILE in words
+    assert command_lines(rerun, 80)  # the plain form stays readable by shlex (the Markdown report's)
