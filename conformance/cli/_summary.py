@@ -320,7 +320,7 @@ def defect_lines(
             )
         )
         checks = defect["check"] + (f"; restated by {', '.join(restated)}" if restated else "")
-        lines += wrapped(f"check: {checks}", width, indent="   ", next_indent="     ")
+        lines.append(cut(f"   check: {checks}", width))  # the reports name every restating check
         evidence = defect["evidence"]
         place = evidence_place(evidence)
         case = f"{evidence['scenario']} [{evidence['mode']}]"

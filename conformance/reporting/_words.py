@@ -246,13 +246,13 @@ def _call_id(finding: FindingData, related: Sequence[FindingData], wire: str, mo
     sent = [a for a in named["actual"] if isinstance(a, str)] if isinstance(named["actual"], list) else []
     dropped = not any(sent)
     answer = "assistant's" not in named["message"]
-    thing = f"the result of {which}" if answer else f"{which} of the assistant's turn"
+    thing = f"the result of {which}" if answer else f"{which} of the assistant's turn sent back"
     if dropped:
         given = _text(named["expected"], 60)
-        sentence = f"Drops the call id from {thing} sent back: the provider gave {given}, the request carries none."
+        sentence = f"Drops the call id from {thing}: the provider gave {given}, the request carries none."
     else:
         sentence = (
-            f"Replaces the call id of {thing} sent back: the provider gave {_text(named['expected'], 60)},"
+            f"Replaces the call id of {thing}: the provider gave {_text(named['expected'], 60)},"
             f" the request carries {', '.join(_text(s, 40) for s in sent if s)}."
         )
     return Words(sentence + tail, "loses_data" if dropped else "changes_meaning", remedy=remedy, shown=_sides(named))

@@ -122,7 +122,7 @@ def test_a_dropped_call_id_names_the_call_and_what_was_sent_instead() -> None:
     defect = only(client_defects(rewriting("openai_chat", drop, "dropped-id"), "basic/get_time"))
     [given] = recorded_call_ids("openai_chat", "basic/get_time")
     assert defect["check"] == "client.call_ids" and defect["severity"] == "loses_data"
-    assert defect["sentence"].startswith("Drops the call id from the result of the first call sent back")
+    assert defect["sentence"].startswith("Drops the call id from the result of the first call")
     assert f'the provider gave "{given}", the request carries none' in defect["sentence"]
     assert "OpenAI Chat would reject the request ('tool_call_id' is a required property)" in defect["sentence"]
     assert defect["remedy"] == "send back each call's id exactly as the provider sent it"
@@ -140,7 +140,7 @@ def test_a_replaced_call_id_shows_the_id_sent_instead() -> None:
 
     defect = only(client_defects(rewriting("openai_chat", replace_id, "made-up-id"), "basic/get_time"))
     [given] = recorded_call_ids("openai_chat", "basic/get_time")
-    assert defect["sentence"].startswith("Replaces the call id of the result of the first call sent back")
+    assert defect["sentence"].startswith("Replaces the call id of the result of the first call")
     assert f'the provider gave "{given}", the request carries "call_made_up"' in defect["sentence"]
     assert defect["severity"] == "changes_meaning"
 
