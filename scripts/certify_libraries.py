@@ -9,31 +9,46 @@ default model, and on the other model named in its variant, into ``docs/certifie
 The suite itself is not installed in the venvs: the harness puts its source on the child's
 ``PYTHONPATH``.
 
-Finally ``docs/certified/README.md``: per library and wire, the model asked for and the counts, then
-each defect once (a FAIL's signature: check, generalised path, expected and actual kinds) with the
-cases it appears in and the library source line or doc that shows it (``DEFECTS``), then what is left
-to the caller and what the library sends unasked. A FAIL whose signature ``DEFECTS`` does not explain
-is listed as **unexplained**, and ``tests/scripts/test_certify_libraries.py`` fails on it.
+Each certification's pages are then rendered from its ``report.json`` (``render_pages``; the same with
+``--render-only``, which runs nothing): the report gets its defects (``defects_of``, the "defects" key
+``build_report`` writes), and ``report.md`` lists each defect once, worst first, with its evidence and
+why it is a defect of the library (the ``DEFECTS`` reason of its ``wire | signature``, or of a signature
+restating it: the library's source line or doc), then every case. A FAIL whose signature ``DEFECTS``
+does not explain is printed as **unexplained**, and ``tests/scripts/test_certify_libraries.py`` fails on it.
+
+Finally the libraries at a glance, from the reports alone: ``docs/certified/README.md`` (one screen: a
+library x wire matrix of defect counts by severity, each cell linking to that wire's worst defect on
+the library's page, then each library's worst defect) and the same as ``docs/certified/index.html``.
 
 Each library gets its own venv because their provider-SDK pins clash (litellm, pydantic-ai and the
 LangChain integrations each want their own openai/anthropic/google-genai).
 
-    python scripts/certify_libraries.py [--only NAME ...] [--rebuild] [--no-certify] [--readme-only]
+    python scripts/certify_libraries.py [--only NAME ...] [--rebuild] [--no-certify] [--render-only]
 """
 
 from __future__ import annotations
 
 import argparse
+import html
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import time
+import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
+
+from conformance.cli import build_parser
+from conformance.cli.run import rerun_command
+from conformance.reporting import render_json, render_markdown
+from conformance.reporting._data import Report, report_defects
+from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, defects_of
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -169,57 +184,66 @@ def build_venv(lib: Library, *, rebuild: bool) -> tuple[Path, float | None]:
     return _python(venv), seconds
 
 
-def installed_version(python: Path, dist: str) -> str:
-    code = f"from importlib.metadata import version; print(version({dist!r}))"
-    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True)
-    return done.stdout.strip() or "?"
+def pinned_version(lib: Library) -> str:
+    """The version ``lib`` is pinned at (its pins are exact: ``litellm==1.110.2`` -> ``1.110.2``)."""
+    pin = next((p for p in lib.pins if p.startswith(lib.dist)), lib.pins[0])
+    return pin.rpartition("==")[2] or "?"
+
+
+def runs(lib: Library) -> list[tuple[str, Path, tuple[str, ...]]]:
+    """(label, folder, what ``certify`` is given besides the client) of every certification of ``lib``:
+    the default run, then its variants."""
+    return [
+        ("", CERTIFIED / lib.name, ("--note", lib.note) if lib.note else ()),
+        *((v.label, CERTIFIED / lib.name / v.label, (*v.args, "--note", v.why)) for v in lib.variants),
+    ]
 
 
 def report_dirs(lib: Library) -> list[tuple[str, Path]]:
     """(label, folder) of every report of ``lib``: the default run, then its variants."""
-    return [("", CERTIFIED / lib.name), *((v.label, CERTIFIED / lib.name / v.label) for v in lib.variants)]
+    return [(label, folder) for label, folder, _ in runs(lib)]
 
 
-def certify(lib: Library, python: Path) -> int:
-    """Certify ``lib`` (and its variants); the worst exit code (0 pass, 1 findings, 2+ broken)."""
+def certify_arguments(lib: Library, folder: Path, added: tuple[str, ...]) -> list[str]:
+    """The ``conformance`` arguments that certify ``lib`` into ``folder`` (its pages' rerun commands are
+    read from them too)."""
+    return [
+        "certify",
+        "--client",
+        f"examples/clients/{lib.driver}:CLIENT",
+        "--python",
+        _python(VENVS / lib.name).relative_to(ROOT).as_posix(),
+        "--report-dir",
+        Path(os.path.relpath(folder, ROOT)).as_posix(),
+        "--format",
+        "json,md",
+        *added,
+    ]
+
+
+def certify(lib: Library) -> int:
+    """Certify ``lib`` (and its variants) and render their pages; the worst exit code (0 pass, 1 findings,
+    2+ broken)."""
     driver = ROOT / "examples" / "clients" / lib.driver
     if not driver.exists():
         print(f"[{lib.name}] no driver {driver.relative_to(ROOT)}: skipped", flush=True)
         return -1
     worst = 0
-    runs = [
-        ((("--note", lib.note) if lib.note else ()), CERTIFIED / lib.name),
-        *(((*v.args, "--note", v.why), CERTIFIED / lib.name / v.label) for v in lib.variants),
-    ]
-    for args, folder in runs:
-        command = [
-            sys.executable,
-            "-m",
-            "conformance",
-            "certify",
-            "--client",
-            f"{driver.relative_to(ROOT)}:CLIENT",
-            "--python",
-            str(python.relative_to(ROOT)),
-            "--report-dir",
-            str(folder.relative_to(ROOT)),
-            "--format",
-            "json,md",
-            *args,
-        ]
+    for _label, folder, added in runs(lib):
+        command = [sys.executable, "-m", "conformance", *certify_arguments(lib, folder, added)]
         print(f"[{lib.name}] {' '.join(command[1:])}", flush=True)
         start = time.monotonic()
         code = subprocess.run(command, cwd=ROOT).returncode
         print(f"[{lib.name}] certify exited {code} after {time.monotonic() - start:.1f}s", flush=True)
         worst = max(worst, code)
+    for path in render_pages(lib):  # certify's own report.md knows no reasons: rendered again with them
+        print(f"[{lib.name}] wrote {os.path.relpath(path, ROOT)}", flush=True)
     return worst
 
 
 # --------------------------------------------------------------------------------------------
-# docs/certified/README.md
+# which FAIL is explained (DEFECTS)
 # --------------------------------------------------------------------------------------------
-
-COUNTED = ("pass", "fail", "left", "unsupported", "xfail", "stale", "error")
 
 
 def load_report(folder: Path) -> dict[str, Any] | None:
@@ -233,55 +257,21 @@ def load_report(folder: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) and isinstance(data.get("cases"), list) else None
 
 
-def _wire_of(case: dict[str, Any]) -> str:
-    return str(case.get("adapter", "?")).rpartition("/")[2]
-
-
-@dataclass
-class Seen:
-    """One signature on one wire: where it appears."""
-
-    wire: str
-    signature: str
-    kind: str
-    remedy: str
-    message: str
-    cases: set[str] = field(default_factory=set)
-    scenarios: set[str] = field(default_factory=set)
-
-
-def signatures(report: dict[str, Any]) -> Iterator[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]:
-    """(case, check verdict, finding) for every finding of every check in ``report``."""
+def fail_signatures(report: dict[str, Any]) -> dict[tuple[str, str], None]:
+    """(wire, signature) of every FAIL of ``report``, in report order: each finding of a failed check that
+    is a defect (a baselined or known gap is not a FAIL), and ``ERROR`` for a wire where a case erred."""
+    out: dict[tuple[str, str], None] = {}
     for case in report["cases"]:
-        for check in case.get("checks", []):
-            for finding in check.get("findings", []):
-                yield case, check, finding
-
-
-def collect(report: dict[str, Any]) -> dict[tuple[str, str, str], Seen]:
-    """(wire, kind, signature) -> where it appears; a defect counts only where its check failed, and
-    an ERROR case is a defect of its own (its message)."""
-    seen: dict[tuple[str, str, str], Seen] = {}
-    for case in report["cases"]:
-        wire = _wire_of(case)
+        wire = str(case.get("adapter", "?")).rpartition("/")[2]
         if case.get("status") == "error":
-            entry = seen.setdefault(
-                (wire, "error", "ERROR"), Seen(wire, "ERROR", "error", "", str(case.get("message", ""))[:200])
-            )
-            entry.cases.add(f"{case['scenario']}::{case['mode']}")
-            entry.scenarios.add(str(case["scenario"]))
-    for case, check, finding in signatures(report):
-        kind = str(finding.get("kind", "defect"))
-        if kind == "defect" and check.get("status") != "fail":
-            continue  # a baselined or known gap: not a FAIL
-        wire = _wire_of(case)
-        key = (wire, kind, str(finding.get("signature")))
-        entry = seen.setdefault(
-            key, Seen(wire, key[2], kind, str(finding.get("remedy", "")), str(finding.get("message", "")))
-        )
-        entry.cases.add(f"{case['scenario']}::{case['mode']}")
-        entry.scenarios.add(str(case["scenario"]))
-    return seen
+            out[(wire, "ERROR")] = None
+        for check in case.get("checks", []):
+            if check.get("status") != "fail":
+                continue
+            for finding in check.get("findings", []):
+                if finding.get("kind", "defect") == "defect":
+                    out[(wire, str(finding.get("signature")))] = None
+    return out
 
 
 def matches(subject: str, pattern: str) -> bool:
@@ -312,9 +302,8 @@ def _fails(lib: Library) -> Iterator[str]:
     for _label, folder in report_dirs(lib):
         report = load_report(folder)
         if report is not None:
-            for (wire, kind, sig), _seen in collect(report).items():
-                if kind in ("defect", "error"):
-                    yield f"{wire} | {sig}"
+            for wire, sig in fail_signatures(report):
+                yield f"{wire} | {sig}"
 
 
 def used_patterns(lib: Library) -> set[str]:
@@ -333,114 +322,439 @@ def unexplained(lib: Library) -> list[str]:
     return missing
 
 
-def _scenarios(seen: Seen, most: int = 4) -> str:
-    names = sorted(seen.scenarios)
-    shown = ", ".join(f"`{n}`" for n in names[:most])
-    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+# --------------------------------------------------------------------------------------------
+# the pages of a library: docs/certified/<name>[/<label>]/report.json and report.md
+# --------------------------------------------------------------------------------------------
 
 
-def _tally(report: dict[str, Any]) -> dict[str, dict[str, int]]:
-    tallies: dict[str, dict[str, int]] = {}
-    for case in report["cases"]:
-        tally = tallies.setdefault(_wire_of(case), dict.fromkeys(COUNTED, 0))
-        status = str(case.get("status"))
-        tally[status] = tally.get(status, 0) + 1
-    return tallies
+def wires_of(report: dict[str, Any]) -> dict[str, str]:
+    """adapter name -> its wire format."""
+    return {str(a["name"]): str(a["wire_format"]) for a in report.get("adapters", [])}
 
 
-def _models(report: dict[str, Any]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for adapter in report.get("adapters", []):
-        model = adapter.get("model")
-        if model:
-            out[str(adapter.get("name", "")).rpartition("/")[2]] = str(model)
+def _defect_wires(defect: DefectData, wires: dict[str, str]) -> list[str]:
+    return list(dict.fromkeys(wires.get(a, a.rpartition("/")[2]) for a in defect["adapters"]))
+
+
+def with_defects(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` with its defects (``build_report``'s "defects" key, before the cases), computed from its
+    cases; the verdicts as they are."""
+    defects = defects_of(report["cases"], wires_of(report))
+    out: dict[str, Any] = {}
+    for key, value in report.items():
+        if key == "cases":
+            out["defects"] = defects
+        if key != "defects":
+            out[key] = value
+    out.setdefault("defects", defects)
     return out
 
 
-def library_section(lib: Library, version: str) -> tuple[list[str], list[str]]:
-    """The table rows and the section of ``lib`` in the README."""
-    rows: list[str] = []
-    lines: list[str] = [f"### {lib.name} {version}", ""]
-    any_report = False
-    for label, folder in report_dirs(lib):
+def reasons(lib: Library, defect: DefectData, report: dict[str, Any]) -> dict[str, str | None]:
+    """wire -> why ``defect`` (a FAIL) is a defect of ``lib`` on that wire: the ``DEFECTS`` reason of its
+    signature there, or of a signature restating it (None: unexplained). Empty for a duty left to the
+    caller or a note: ``DEFECTS`` explains FAILs."""
+    if defect["kind"] != "defect":
+        return {}
+    fails = fail_signatures(report)
+    members = [defect["signature"], *(r["signature"] for r in defect["restated"])]
+    out: dict[str, str | None] = {}
+    for wire in _defect_wires(defect, wires_of(report)):
+        seen = [sig for sig in members if (wire, sig) in fails] or members
+        out[wire] = next((r for sig in seen if (r := explain(lib, wire, sig)) is not None), None)
+    return out
+
+
+def defect_reason(lib: Library, defect: DefectData, report: dict[str, Any]) -> str | None:
+    """Why ``defect`` is a defect of ``lib`` (Markdown: the reason, or one per group of wires when they
+    differ; a wire nothing explains says so), None when nothing explains it."""
+    by_wire = reasons(lib, defect, report)
+    if not any(by_wire.values()):
+        return None
+    grouped: dict[str | None, list[str]] = {}
+    for wire, reason in by_wire.items():
+        grouped.setdefault(reason, []).append(wire)
+    if len(grouped) == 1:
+        return str(next(iter(grouped)))
+    missing = "**unexplained**: no source line or doc in scripts/certified_defects.py shows it yet."
+    return " ".join(f"On {', '.join(f'`{w}`' for w in ws)}: {reason or missing}" for reason, ws in grouped.items())
+
+
+def reruns_of(arguments: list[str], report: dict[str, Any]) -> dict[str, str]:
+    """``adapter::scenario::mode`` -> the command that reruns that case alone, for each case that did not
+    pass, as ``conformance certify`` given ``arguments`` writes it under the case."""
+    args = build_parser().parse_args(arguments)
+    out: dict[str, str] = {}
+    for case in report["cases"]:
+        if case["status"] not in ("fail", "error", "stale"):
+            continue
+        # how certify names the client in a rerun (conformance/cli/certify.py, _rerun_words)
+        words = ["certify", "--client", args.client, "--python", args.python]
+        words += [*(["--intercept"] if args.intercept else []), "--wires", str(case["adapter"]).rpartition("/")[2]]
+        where = SimpleNamespace(adapter=case["adapter"], scenario=case["scenario"], mode=case["mode"])  # all it reads
+        out[f"{case['adapter']}::{case['scenario']}::{case['mode']}"] = rerun_command(args, where, words)
+    return out
+
+
+def page(lib: Library, folder: Path, added: tuple[str, ...], report: dict[str, Any]) -> str:
+    """The library's page (``report.md``) of ``report``: its defects with why each is one, then the cases."""
+    return render_markdown(
+        report,
+        reruns=reruns_of(certify_arguments(lib, folder, added), report),
+        explain=lambda defect: defect_reason(lib, defect, report),
+    )
+
+
+def render_pages(lib: Library) -> list[Path]:
+    """Write the defects into each committed ``report.json`` of ``lib`` and its ``report.md`` from it;
+    the paths written."""
+    written: list[Path] = []
+    for _label, folder, added in runs(lib):
         report = load_report(folder)
         if report is None:
             continue
-        any_report = True
-        models = _models(report)
-        for wire, t in sorted(_tally(report).items()):
-            counts = " | ".join(str(t.get(s, 0)) for s in ("pass", "fail", "left", "unsupported", "xfail"))
-            extra = ", ".join(f"{s} {t[s]}" for s in ("stale", "error") if t.get(s))
-            model = f"`{models.get(wire, '?')}`"
-            link = f"[{lib.name}{'/' + label if label else ''}]({folder.relative_to(CERTIFIED).as_posix()}/report.md)"
-            rows.append(f"| {link} | {version} | {wire} | {model} | {counts} | {extra} |")
-        seen = collect(report)
-        title = f"On `{label}`" if label else "Defects"
-        if label:
-            why = next(v.why for v in lib.variants if v.label == label)
-            lines += [f"#### {title} ({', '.join(sorted(models.values()))})", "", why, ""]
-        else:
-            lines += ["#### Defects (FAIL)", ""]
-        defects = sorted(
-            (s for s in seen.values() if s.kind in ("defect", "error")), key=lambda s: (-len(s.cases), s.wire)
-        )
-        for s in defects:
-            reason = explain(lib, s.wire, s.signature)
-            because = reason or "**unexplained**: no source line or doc shows this defect yet"
-            lines.append(
-                f"- **{s.wire}** `{s.signature}` in {len(s.cases)} case(s) ({_scenarios(s)}): {s.message}."
-                f" Why it is a defect: {because}"
-            )
-        if not defects:
-            lines.append("None.")
-        lines.append("")
-        left = [s for s in seen.values() if s.kind == "left"]
-        if left and not label:
-            lines += ["#### Left to the caller", ""]
-            for s in sorted(left, key=lambda s: (s.wire, s.signature)):
-                lines.append(f"- **{s.wire}** `{s.signature}` in {len(s.cases)} case(s): {s.remedy}")
-            lines.append("")
-        unasked = [s for s in seen.values() if s.kind in ("unasked", "note")]
-        if unasked and not label:
-            lines += ["#### Sent unasked", ""]
-            for s in sorted(unasked, key=lambda s: (s.wire, s.signature)):
-                what = "note: " if s.kind == "note" else ""
-                lines.append(f"- **{s.wire}** `{s.signature}` in {len(s.cases)} case(s): {what}{s.remedy}")
-            lines.append("")
-    if not any_report:
-        why = "no report" if (ROOT / "examples" / "clients" / lib.driver).exists() else f"no driver `{lib.driver}`"
-        rows.append(f"| {lib.name} | {version} | ({why}) | | | | | | | |")
-    return rows, lines
+        report = with_defects(report)
+        for name, text in (("report.json", render_json(report)), ("report.md", page(lib, folder, added, report))):
+            (folder / name).write_text(text, encoding="utf-8")
+            written.append(folder / name)
+    return written
 
 
-def write_readme(libs: Iterable[Library], versions: dict[str, str], seconds: dict[str, str]) -> Path:
-    libs = list(libs)
-    lines = [
-        "# Certified client libraries",
-        "",
-        "Written by `python scripts/certify_libraries.py`: each library at a pinned version in its own virtualenv",
-        "(`.venvs/<name>`), driven by `examples/clients/<driver>.py` through `conformance certify --python`",
-        "against every scenario over the loopback emulator. One folder per library holds its JSON and",
-        "Markdown report. The official SDKs transport only; the libraries declare the duties their documentation",
-        'promises (docs/clients.md, "Duties"). A FAIL is a defect of the library at that version, listed once',
-        "below with the source line or doc that shows it; *left* counts the cases where a duty the library does",
-        "not take on is left to the caller.",
-        "",
-        "| library | version | wire | model | pass | fail | left | unsupported | xfail | other |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    sections: list[str] = []
+# --------------------------------------------------------------------------------------------
+# at a glance: docs/certified/README.md and index.html
+# --------------------------------------------------------------------------------------------
+
+WIRES = ("openai_chat", "openai_responses", "anthropic", "gemini", "ollama")
+"""The matrix's columns (a wire of a report not named here follows them)."""
+
+MARKS: dict[str, str] = {
+    "loses_data": "D",
+    "changes_meaning": "M",
+    "rejected": "R",
+    "left": "C",
+    "note": "N",
+    "erred": "E",
+}
+"""A severity's letter in a cell (``SEVERITIES`` order, then the cases that erred or went stale)."""
+
+MARK_WORDS: dict[str, str] = {**SEVERITY_WORDS, "erred": "cases that erred or went stale"}
+
+WIDTH = 100
+"""The columns a README line of a worst defect takes at most (its text as GitHub shows it)."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the matrix: one certification of a library (its default run, or a variant)."""
+
+    lib: Library
+    label: str
+    page: str
+    """Its page, relative to docs/certified/."""
+    counts: dict[str, dict[str, int]]
+    """wire -> ``MARKS`` key -> count, for each wire it was certified on."""
+    anchors: dict[str, str]
+    """wire -> the anchor of that wire's worst defect on the page."""
+    models: dict[str, str]
+    """wire -> the model asked for."""
+    worst: DefectData | None
+    worst_anchor: str
+
+    @property
+    def name(self) -> str:
+        """The row's name: a variant's drops the provider from its model (litellm on 2.5-flash), so that the
+        table fits 100 columns; the models line below it names the model whole."""
+        return f"{self.lib.name} on {self.label.removeprefix('gemini-')}" if self.label else self.lib.name
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a Markdown heading's text (github-slugger: lower case, punctuation and
+    symbols dropped, each space a hyphen), after its escapes and code spans are read."""
+    text = re.sub(r"\\(.)", r"\1", heading).replace("`", "").lower()
+    return "".join(
+        "-" if c == " " else c for c in text if c in " -_" or c.isalnum() or unicodedata.category(c).startswith("M")
+    )
+
+
+def heading_anchors(markdown: str) -> list[tuple[str, str]]:
+    """(heading line, anchor) of every heading of a page, in order (a repeated anchor gets ``-1``, ``-2``...)."""
+    out: list[tuple[str, str]] = []
+    used: dict[str, int] = {}
+    fence = ""  # the backticks that opened the code block we are in
+    for line in markdown.splitlines():
+        ticks = line[: len(line) - len(line.lstrip("`"))]
+        if len(ticks) >= 3 and (not fence or (ticks.startswith(fence) and line == ticks)):
+            fence = "" if fence else ticks
+            continue
+        match = None if fence else re.match(r"#{1,6} (.*)", line)
+        if match is None:
+            continue
+        base = slug(match.group(1).strip())
+        n = used.get(base, 0)
+        used[base] = n + 1
+        out.append((line, base if n == 0 else f"{base}-{n}"))
+    return out
+
+
+def defect_anchors(markdown: str, count: int) -> list[str]:
+    """The anchors of a page's ``count`` numbered defect headings (``### 1. ...``), in order."""
+    anchors = {
+        line.split(".", 1)[0]: anchor for line, anchor in heading_anchors(markdown) if re.match(r"### \d+\. ", line)
+    }
+    return [anchors.get(f"### {n}", "") for n in range(1, count + 1)]
+
+
+def rows(libs: Iterable[Library]) -> list[Row]:
+    """The matrix's rows: every committed certification of ``libs``, recomputed from its report.json."""
+    out: list[Row] = []
     for lib in libs:
-        rows, section = library_section(lib, versions.get(lib.name, "?"))
-        lines.extend(rows)
-        sections.extend(section)
-    lines += ["", "## Virtualenv build times", ""]
-    lines += [f"- {lib.name} (`{' '.join(lib.pins)}`): {seconds.get(lib.name, '?')}" for lib in libs]
-    lines += ["", "## Defects by library", "", *sections]
-    path = CERTIFIED / "README.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
-    return path
+        for label, folder, added in runs(lib):
+            report = load_report(folder)
+            if report is None:
+                continue
+            wires = wires_of(report)
+            defects = report_defects(cast(Report, report))
+            anchors = defect_anchors(page(lib, folder, added, report), len(defects))
+            counts = {w: dict.fromkeys(MARKS, 0) for w in wires.values()}
+            first: dict[str, str] = {}
+            for defect, anchor in zip(defects, anchors, strict=True):
+                for wire in _defect_wires(defect, wires):
+                    counts.setdefault(wire, dict.fromkeys(MARKS, 0))[defect["severity"]] += 1
+                    first.setdefault(wire, anchor)
+            for case in report["cases"]:
+                if case["status"] in ("error", "stale"):
+                    wire = wires.get(case["adapter"], str(case["adapter"]).rpartition("/")[2])
+                    counts.setdefault(wire, dict.fromkeys(MARKS, 0))["erred"] += 1
+            models = {wire: str(a.get("model") or "?") for a in report["adapters"] for wire in [str(a["wire_format"])]}
+            out.append(
+                Row(
+                    lib=lib,
+                    label=label,
+                    page=(folder / "report.md").relative_to(CERTIFIED).as_posix(),
+                    counts=counts,
+                    anchors=first,
+                    models=models,
+                    worst=defects[0] if defects else None,  # worst first (defects_of)
+                    worst_anchor=anchors[0] if anchors else "",
+                )
+            )
+    return out
+
+
+def columns(table: list[Row]) -> list[str]:
+    seen = {wire for row in table for wire in row.counts}
+    return [*(w for w in WIRES if w in seen), *sorted(seen - set(WIRES))]
+
+
+def cell(counts: dict[str, int]) -> list[tuple[str, int]]:
+    """(``MARKS`` key, count) of a cell, the non-zero ones in order (empty: none)."""
+    return [(key, counts[key]) for key in MARKS if counts.get(key)]
+
+
+def cell_text(counts: dict[str, int]) -> str:
+    """A cell as both the README and the page show it: ``2D 1M 3C``, or ``none``."""
+    return " ".join(f"{n}{MARKS[key]}" for key, n in cell(counts)) or "none"
+
+
+def _shorten(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    cut = text[: max(width - 1, 1)].rsplit(" ", 1)[0].rstrip(" ,;:.")
+    return cut + "…"
+
+
+def worst_line(lib: Library, table: list[Row]) -> tuple[str, str, str, str] | None:
+    """(lead: the library at its pin, its severity in words, its sentence, the link to it) of ``lib``'s
+    worst defect over its certifications (the default run's on a tie), or None when it has none."""
+    ranked = [
+        (SEVERITIES.index(row.worst["severity"]), -len(row.worst["cases"]), n, row)
+        for n, row in enumerate(r for r in table if r.lib is lib)
+        if row.worst is not None
+    ]
+    if not ranked:
+        return None
+    *_, row = min(ranked, key=lambda t: t[:3])
+    assert row.worst is not None
+    lead = f"{lib.name} {pinned_version(lib)}" + (f" on {row.label}" if row.label else "")
+    link = row.page + (f"#{row.worst_anchor}" if row.worst_anchor else "")
+    return lead, SEVERITY_WORDS[row.worst["severity"]], row.worst["sentence"], link
+
+
+def _md(text: str) -> str:
+    """Prose in Markdown: its special characters escaped."""
+    return re.sub(r"([\\`*_\[\]<>|#!~&])", r"\\\1", text)
+
+
+INTRO = (
+    "The defects `conformance certify` finds in the client libraries people use, each at its pin in its"
+    " own virtualenv, against every scenario over the loopback emulator (`python scripts/certify_libraries.py`;"
+    " `--render-only` renders these pages again from the committed reports)."
+)
+
+
+def legend() -> str:
+    return (
+        "Each cell counts the library's defects on that wire by severity: "
+        + ", ".join(f"**{mark}** {MARK_WORDS[key]}" for key, mark in MARKS.items())
+        + "; — not certified on that wire. A defect seen on several wires counts on each."
+        " A cell links to that wire's worst defect on the library's page."
+    )
+
+
+def models_line(table: list[Row]) -> str:
+    """The model asked for on each wire (a row that asked another names it)."""
+    parts: list[str] = []
+    for wire in columns(table):
+        asked = [(row, row.models[wire]) for row in table if wire in row.models]
+        usual = max(dict.fromkeys(m for _, m in asked), key=lambda m: sum(1 for _, x in asked if x == m))
+        others = ", ".join(f"{row.name} `{m}`" for row, m in asked if m != usual)
+        parts.append(f"{wire} `{usual}`" + (f" ({others})" if others else ""))
+    return "Models asked for: " + ", ".join(parts) + "."
+
+
+def readme(libs: Iterable[Library]) -> str:
+    """docs/certified/README.md: the libraries at a glance, from their committed reports."""
+    libs = list(libs)
+    table = rows(libs)
+    wires = columns(table)
+    lines = ["# Certified client libraries", "", INTRO, "", legend(), ""]
+    lines += ["| library | " + " | ".join(wires) + " |", "|---" * (len(wires) + 1) + "|"]
+    for row in table:
+        cells = [f"[{row.name}]({row.page})"]
+        for wire in wires:
+            if wire not in row.counts:
+                cells.append("—")
+            else:
+                anchor = row.anchors.get(wire)
+                cells.append(f"[{cell_text(row.counts[wire])}]({row.page}{f'#{anchor}' if anchor else ''})")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", models_line(table), "", "## The worst defect of each library", ""]
+    for lib in libs:
+        worst = worst_line(lib, table)
+        if worst is None:
+            found = "no defect" if any(r.lib is lib for r in table) else "no report"
+            lines.append(f"- **{lib.name} {pinned_version(lib)}**: {found}")
+        else:
+            lead, words, sentence, link = worst
+            shown = _shorten(sentence, WIDTH - len(f"- {lead}, {words}: "))
+            lines.append(f"- **{_md(lead)}**, {words}: [{_md(shown)}]({link})")
+    lines += [
+        "",
+        "Each page lists the library's defects once, worst first, with evidence and the library's source line or"
+        " doc (scripts/certified_defects.py), then every case that did not pass."
+        " The same matrix as a page: [index.html](index.html).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+SEVERITY_COLOURS: dict[str, tuple[str, str]] = {
+    "loses_data": ("#cf222e", "#ffffff"),
+    "changes_meaning": ("#bc4c00", "#ffffff"),
+    "rejected": ("#8250df", "#ffffff"),
+    "left": ("#ddf4ff", "#0a3069"),
+    "note": ("#eaeef2", "#24292f"),
+    "erred": ("#24292f", "#ffffff"),
+}
+"""A mark's (background, text) colours in index.html."""
+
+_CSP = "default-src 'none'; style-src 'unsafe-inline'"
+
+
+def index_html(libs: Iterable[Library]) -> str:
+    """docs/certified/index.html: README.md's matrix and worst defects as one self-contained page (inline
+    CSS, no script, no external resource; every text escaped)."""
+    libs = list(libs)
+    table = rows(libs)
+    wires = columns(table)
+    e = html.escape
+    css = [
+        "body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#24292f;margin:24px;max-width:1200px}",
+        "table{border-collapse:collapse}",
+        "th,td{border:1px solid #d0d7de;padding:6px 10px;text-align:left;white-space:nowrap}",
+        "thead th{background:#f6f8fa;font-family:ui-monospace,monospace;font-size:13px}",
+        "td a{text-decoration:none;color:inherit}",
+        ".mark{display:inline-block;border-radius:4px;padding:0 5px;margin-right:3px;font-weight:600}",
+        ".none{color:#57606a}.absent{color:#8c959f;text-align:center}",
+        "code{font-family:ui-monospace,monospace;font-size:13px;background:#f6f8fa;padding:0 3px}",
+        *(f".m-{key}{{background:{bg};color:{fg}}}" for key, (bg, fg) in SEVERITY_COLOURS.items()),
+    ]
+    legend_marks = ", ".join(
+        f'<span class="mark m-{key}">{e(mark)}</span> {e(MARK_WORDS[key])}' for key, mark in MARKS.items()
+    )
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',  # a constant: nothing to escape
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        "<title>Certified client libraries</title>",
+        "<style>" + "".join(css) + "</style>",
+        "</head>",
+        "<body>",
+        "<h1>Certified client libraries</h1>",
+        f"<p>{_inline_code(INTRO)}</p>",
+        f"<p>Each cell counts the library's defects on that wire by severity: {legend_marks}; — not certified on"
+        " that wire. A defect seen on several wires counts on each. A cell links to that wire's worst defect on"
+        " the library's page.</p>",
+        '<table class="matrix">',
+        "<thead><tr><th>library</th>" + "".join(f"<th>{e(w)}</th>" for w in wires) + "</tr></thead>",
+        "<tbody>",
+    ]
+    for row in table:
+        tds = [f'<th scope="row"><a href="{e(row.page)}">{e(row.name)}</a></th>']
+        for wire in wires:
+            if wire not in row.counts:
+                tds.append('<td class="absent">—</td>')
+                continue
+            anchor = row.anchors.get(wire)
+            href = row.page + (f"#{anchor}" if anchor else "")
+            marks = cell(row.counts[wire])
+            shown = (
+                " ".join(
+                    f'<span class="mark m-{key}" title="{e(MARK_WORDS[key])}">{n}{e(MARKS[key])}</span>'
+                    for key, n in marks
+                )
+                if marks
+                else '<span class="none">none</span>'
+            )
+            tds.append(f'<td data-wire="{e(wire)}"><a href="{e(href)}">{shown}</a></td>')
+        out.append("<tr>" + "".join(tds) + "</tr>")
+    out += ["</tbody>", "</table>", f"<p>{_inline_code(models_line(table))}</p>"]
+    out += ["<h2>The worst defect of each library</h2>", "<ul>"]
+    for lib in libs:
+        worst = worst_line(lib, table)
+        if worst is None:
+            out.append(f"<li><b>{e(lib.name)} {e(pinned_version(lib))}</b>: no defect</li>")
+        else:
+            lead, words, sentence, link = worst
+            out.append(f'<li><b>{e(lead)}</b>, {e(words)}: <a href="{e(link)}">{e(sentence)}</a></li>')
+    out += [
+        "</ul>",
+        "<p>Each page lists the library's defects once, worst first, with evidence and the library's source"
+        " line or doc (scripts/certified_defects.py), then every case that did not pass."
+        ' The same as Markdown: <a href="README.md">README.md</a>.</p>',
+        "</body>",
+        "</html>",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _inline_code(text: str) -> str:
+    """Escaped text whose Markdown code spans become ``<code>``."""
+    parts = html.escape(text).split("`")
+    return "".join(f"<code>{p}</code>" if n % 2 else p for n, p in enumerate(parts))
+
+
+def write_index(libs: Iterable[Library]) -> list[Path]:
+    """Write docs/certified/README.md and index.html from the committed reports."""
+    libs = list(libs)
+    CERTIFIED.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in (("README.md", readme(libs)), ("index.html", index_html(libs))):
+        (CERTIFIED / name).write_text(text, encoding="utf-8")
+        written.append(CERTIFIED / name)
+    return written
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -448,39 +762,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", metavar="NAME", help="only this library (repeatable)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the venvs even when cached")
     parser.add_argument("--no-certify", action="store_true", help="build the venvs only")
-    parser.add_argument("--readme-only", action="store_true", help="only rewrite the README from the reports there")
+    parser.add_argument(
+        "--render-only",
+        action="store_true",
+        help="run nothing: render each library's pages, the README and index.html again from the reports there",
+    )
+    parser.add_argument("--readme-only", action="store_true", help="only rewrite the README and index.html")
     args = parser.parse_args(argv)
     names = {lib.name for lib in LIBRARIES}
     if args.only and (unknown := sorted(set(args.only) - names)):
         parser.error(f"unknown library {', '.join(unknown)} (known: {', '.join(sorted(names))})")
     libs = [lib for lib in LIBRARIES if not args.only or lib.name in args.only]
-    versions: dict[str, str] = {}
-    seconds: dict[str, str] = {}
     failed = False
-    for lib in [] if args.readme_only else libs:
+    if args.render_only:
+        for lib in libs:
+            for path in render_pages(lib):
+                print(f"wrote {path.relative_to(ROOT)}", flush=True)
+    for lib in [] if args.render_only or args.readme_only else libs:
         try:
-            python, took = build_venv(lib, rebuild=args.rebuild)
+            build_venv(lib, rebuild=args.rebuild)
         except subprocess.CalledProcessError as exc:
             print(f"[{lib.name}] venv build failed: {exc}", flush=True)
             failed = True
             continue
-        timing = VENVS / lib.name / TIMINGS_FILE
-        seconds[lib.name] = (
-            f"{took:.1f}s"
-            if took is not None
-            else (f"{timing.read_text().strip()}s (cached)" if timing.exists() else "cached")
-        )
-        versions[lib.name] = installed_version(python, lib.dist)
         if not args.no_certify:
-            failed |= certify(lib, python) not in (0, 1)  # 1: the run had FAILs, which is a result
-    if not args.no_certify:
-        for lib in LIBRARIES:  # the README covers every library: the ones not run now as they were last built
-            python = _python(VENVS / lib.name)
-            if lib.name not in versions and python.exists():
-                versions[lib.name] = installed_version(python, lib.dist)
-                timing = VENVS / lib.name / TIMINGS_FILE
-                seconds[lib.name] = f"{timing.read_text().strip()}s (cached)" if timing.exists() else "cached"
-        print(f"wrote {write_readme(LIBRARIES, versions, seconds).relative_to(ROOT)}")
+            failed |= certify(lib) not in (0, 1)  # 1: the run had FAILs, which is a result
+    if not args.no_certify:  # the README covers every library, the ones not run now as last certified
+        for path in write_index(LIBRARIES):
+            print(f"wrote {path.relative_to(ROOT)}", flush=True)
         for line in (m for lib in LIBRARIES for m in unexplained(lib)):
             print(f"unexplained FAIL: {line} (add its reason, with the source line, to DEFECTS)", flush=True)
     return 1 if failed else 0
