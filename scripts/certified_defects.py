@@ -1,7 +1,7 @@
 """Why each FAIL of the committed certifications (docs/certified/) is a defect of the library: per library, a
 pattern over ``wire | signature`` (``*`` is any text) and the reason, with the library's source line (a path
-under its venv's site-packages) or doc. ``scripts/certify_libraries.py`` lists each FAIL with its reason in
-docs/certified/README.md; a FAIL no pattern explains is listed as unexplained, and
+under its venv's site-packages) or doc. ``scripts/certify_libraries.py`` shows the reason under each defect
+of the library's page (docs/certified/<library>/report.md); a FAIL no pattern explains is unexplained, and
 ``tests/scripts/test_certify_libraries.py`` fails on it, as it does on a pattern that explains no FAIL."""
 
 from __future__ import annotations
