@@ -432,8 +432,9 @@ def finish(
 ) -> int:
     """End a run on the terminal: the matrix, every failing case, the reports, the summary line;
     the exit code (1 when a case fails, errors or is stale, a scenario file had problems, a report
-    could not be written, or no case ran, unless the run was a shard that holds none). ``interrupted``
-    (Ctrl-C): the reports of the cases that finished, marked incomplete, and one line on stderr;
+    could not be written, ``--update-baseline`` wrote entries without a reason, or no case ran,
+    unless the run was a shard that holds none). ``interrupted`` (Ctrl-C): the reports of the cases
+    that finished, marked incomplete, and one line on stderr;
     exit 130. ``error``: the run stopped on an internal error; the same, exit 1. ``selection``: what
     the command line selected, recorded in the reports."""
     if selection is not None:
@@ -441,8 +442,9 @@ def finish(
     if interrupted or error is not None:
         return _finish_early(result, progress, report_dir, formats, ci=ci, rerun=rerun, command=command, error=error)
     notes: list[str] = []
+    unexplained = False
     if ci is not None:
-        result, notes = ci.settle(result)
+        result, notes, unexplained = ci.settle(result)
     width = output_width()
     style = Style.for_stream(out)
     if progress is not None:
@@ -467,7 +469,7 @@ def finish(
     print(_last_line(f"{label}{len(result.cases)} cases: {summary or 'none'}", written, width), file=out)
     failures = counts["fail"] + counts["error"] + counts["stale"]
     nothing = not result.cases and (selection is None or selection.shard is None)  # an empty shard is no failure
-    return 1 if failures or result.problems or nothing or failed else 0
+    return 1 if failures or result.problems or nothing or failed or unexplained else 0
 
 
 def _last_line(counts: str, written: Sequence[Path], width: int) -> str:
@@ -511,7 +513,7 @@ def _finish_early(
         return INTERRUPTED
     with _ignoring_interrupts():  # a second Ctrl-C does not cost the partial reports
         if ci is not None and not ci.update:  # judged by the baseline; never a baseline from half a run
-            result, _ = ci.settle(result)
+            result, _, _ = ci.settle(result)
         reason = f"{how} after {cases}; the cases that did not finish are not listed"
         reruns = _reruns(result, rerun)
         written, failed = write_run_reports(result, report_dir, formats, reruns=reruns, incomplete=reason)
@@ -873,12 +875,14 @@ class CiOptions:
             return case
         return baseline_case(case, self.baseline, strict=self.strict)
 
-    def settle(self, result: RunResult) -> tuple[RunResult, list[str]]:
-        """The run judged against the baseline (written first under ``--update-baseline``), and the
-        lines to print."""
+    def settle(self, result: RunResult) -> tuple[RunResult, list[str], bool]:
+        """The run judged against the baseline (written first under ``--update-baseline``), the lines
+        to print, and whether the baseline written has entries without a reason (they accept nothing,
+        and the run fails: exit 1, the entries listed)."""
         from conformance.run.baseline import (
             Baseline,
             apply_baseline,
+            missing_reasons,
             new_defects_lines,
             unmigrated,
             updated_entries,
@@ -886,16 +890,17 @@ class CiOptions:
         )
 
         if self.baseline_path is None:
-            return result, []
+            return result, [], False
         notes: list[str] = []
         baseline = self.baseline
+        missing: list[str] = []
         if self.update:
             entries = updated_entries(result, baseline)
             try:
                 write_baseline(self.baseline_path, entries)
             except UsageError as exc:  # the run's reports are still written; the run fails
                 notes.append(f"error: {exc}")
-                return dataclasses.replace(result, problems=(*result.problems, str(exc))), notes
+                return dataclasses.replace(result, problems=(*result.problems, str(exc))), notes, False
             if baseline is not None and baseline.version1:
                 lost = unmigrated(result, baseline)
                 notes.append(
@@ -909,20 +914,17 @@ class CiOptions:
                     )
                 )
             baseline = Baseline(source=str(self.baseline_path), entries=tuple(entries))
-            missing = sum(not e.reason for e in entries)
-            notes.append(
-                f"baseline: wrote {_entries(len(entries))} to {self.baseline_path}"
-                + (f"; fill in the {missing} empty reasons before using it" if missing else "")
-            )
+            notes.append(f"baseline: wrote {_entries(len(entries))} to {self.baseline_path}")
+            missing = missing_reasons(str(self.baseline_path), entries)  # accepting nothing yet: the run fails
         if baseline is None:
-            return result, notes
+            return result, notes, False
         applied = apply_baseline(result, baseline, strict=self.strict)
         if applied.baselined:
             notes.append(f"baseline: {applied.baselined} known failures accepted as xfail ({baseline.source})")
         notes += new_defects_lines(applied, baseline.source)
         prefix = "stale baseline entry" if self.strict else "warning: stale baseline entry"
         notes += [f"{prefix}: {line}" for line in applied.stale]
-        return applied.result, notes
+        return applied.result, notes + missing, bool(missing)
 
 
 def _entries(count: int) -> str:
