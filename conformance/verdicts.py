@@ -165,7 +165,7 @@ class Selection:
     keyword: str | None = None
     """``-k``."""
     checks: tuple[str, ...] = ()
-    """The check families run."""
+    """``--checks`` as asked: check families and check ids (default: every family)."""
     wires: tuple[str, ...] | None = None
     """``certify --wires`` (None: every wire the client declares, or not a certification)."""
     model: str | None = None

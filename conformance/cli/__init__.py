@@ -393,7 +393,10 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--adapters", action="append", metavar="A,B", help="comma-separated adapter names (repeatable)")
     parser.add_argument("--scenarios", action="append", metavar="PATH|GLOB", help="scenario files/folders or id glob")
     parser.add_argument(
-        "--checks", metavar="FAMILIES", help="comma-separated, from translation,roundtrip,streaming,recovery"
+        "--checks",
+        metavar="CHECKS",
+        help="comma-separated check families (translation,roundtrip,streaming,recovery) and check ids (e.g. "
+        "roundtrip.calls: only its verdicts), as `conformance list` shows them (default: every family)",
     )
     _add_user_dirs(parser)
     parser.add_argument("--report-dir", default="reports", metavar="DIR", help="default: %(default)s")
@@ -470,7 +473,10 @@ def _add_certify_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wires", metavar="W1,W2", help="wires to certify (default: every wire the client declares)")
     parser.add_argument("--scenarios", action="append", metavar="PATH|GLOB", help="scenario files/folders or id glob")
     parser.add_argument(
-        "--checks", metavar="FAMILIES", help="comma-separated, from translation,roundtrip,streaming,recovery,client"
+        "--checks",
+        metavar="CHECKS",
+        help="comma-separated check families (translation,roundtrip,streaming,recovery,client) and check ids "
+        "(e.g. client.one_request: only its verdicts), as `conformance list` shows them (default: every family)",
     )
     parser.add_argument("-k", dest="keyword", metavar="EXPR", help="select cases by client/wire::scenario::mode")
     _add_user_dirs(parser)

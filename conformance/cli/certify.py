@@ -59,6 +59,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         Finished,
         Progress,
         check_gap_keys,
+        chosen_checks,
         ci_options,
         compile_keyword,
         empty_shard,
@@ -80,7 +81,8 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = QuietOnBrokenPipe.around(out)
     client: Any = None
     try:
-        families, formats = families_and_formats(args)
+        checks, formats = families_and_formats(args)
+        families, kept = chosen_checks(checks)
         if args.timeout <= 0:
             raise UsageError("--timeout must be positive")
         select = compile_keyword(args.keyword) if args.keyword else None
@@ -114,6 +116,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         record_args=record_args(args),
         wires=wires,
         families=families,
+        checks=kept,
         timeout=args.timeout,
         select=select,
         fail_fast=args.fail_fast,
@@ -162,7 +165,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         interrupted=finished.interrupted,
         error=finished.error,
         command="certify",
-        selection=selection_of(args, "certify", families, shard),
+        selection=selection_of(args, "certify", checks, shard),
     )
 
 

@@ -4,7 +4,8 @@ the summary matrix, and write the reports.
 Selection: ``--adapter NAME|pkg.module:object`` (repeatable; a user's adapter object implements
 the contract of ``conformance.adapters.base.Adapter``), ``--adapters a,b``, ``--scenarios PATH|GLOB``
 (a file or folder loads those files; otherwise a glob over scenario ids), ``--checks
-translation,roundtrip,streaming,recovery``, ``-k EXPR`` (pytest-style: words matched as substrings of
+translation,roundtrip,streaming,recovery`` (families, or check ids such as ``roundtrip.calls``:
+``chosen_checks``), ``-k EXPR`` (pytest-style: words matched as substrings of
 ``adapter::scenario::mode``, combined with ``and``/``or``/``not`` and parentheses).
 
 The terminal shows a live progress bar (counts and time left; rich) or, when the output is not a
@@ -89,6 +90,7 @@ __all__ = [
     "case_text",
     "check_gap_keys",
     "check_scenarios_dirs",
+    "chosen_checks",
     "ci_options",
     "compile_keyword",
     "default_jobs",
@@ -179,16 +181,36 @@ def check_gap_keys(gaps: Mapping[str, str], where: str) -> None:
 
 
 def families_and_formats(args: argparse.Namespace) -> tuple[tuple[str, ...], list[str]]:
-    """``--checks`` and ``--format`` read and checked (``UsageError`` lists the known ones)."""
-    families = tuple(split_list([args.checks])) if args.checks else tuple(FAMILIES)
-    unknown = [f for f in families if f not in FAMILIES]
-    if unknown:
-        raise UsageError(f"unknown check family {', '.join(unknown)} (known: {', '.join(FAMILIES)})")
+    """``--checks`` (check families and check ids, as asked; default: every family) and ``--format``
+    read and checked: ``UsageError`` names an unknown one with the nearest valid name, and where the
+    valid ones are."""
+    checks = tuple(dict.fromkeys(split_list([args.checks]))) if args.checks else tuple(FAMILIES)
+    ids = [check for family in CHECK_IDS.values() for check in family]
+    for name in checks:
+        if name not in FAMILIES and name not in ids:
+            hint = closest(name, [*FAMILIES, *ids])
+            raise UsageError(
+                f"unknown check {name!r}{': ' + hint if hint else ''} (--checks takes the families "
+                f"{', '.join(FAMILIES)} and their check ids, which `conformance list` shows)"
+            )
     formats = split_list([args.format])
     bad = [f for f in formats if f not in REPORT_FORMATS]
     if bad:
         raise UsageError(f"unknown report format {', '.join(bad)} (known: {', '.join(REPORT_FORMATS)})")
-    return families, formats
+    return checks, formats
+
+
+def chosen_checks(checks: Sequence[str]) -> tuple[tuple[str, ...], frozenset[str] | None]:
+    """What ``--checks`` (families and check ids, checked by ``families_and_formats``) runs: the families,
+    in the order asked, and the check ids whose verdicts are kept (None: every verdict of those
+    families). A family named runs whole; a check id runs its family and keeps that check's verdicts
+    alone, so a case is judged by the chosen checks only."""
+    family_of = {check: family for family, ids in CHECK_IDS.items() for check in ids}
+    families = tuple(dict.fromkeys(name if name in FAMILIES else family_of[name] for name in checks))
+    if all(name in FAMILIES for name in checks):
+        return families, None
+    kept = {check for name in checks for check in (CHECK_IDS[name] if name in FAMILIES else (name,))}
+    return families, frozenset(kept)
 
 
 _TOKEN = re.compile(r"\s*(\(|\)|and\b|or\b|not\b|[^\s()]+)")
@@ -288,7 +310,8 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
             *prompt_adapters(),
         ]
         adapters = [load_adapter(n) for n in names]
-        families, formats = families_and_formats(args)
+        checks, formats = families_and_formats(args)
+        families, kept = chosen_checks(checks)
         select = compile_keyword(args.keyword) if args.keyword else None
         timeout = args.timeout if args.timeout is not None else (EXHAUSTIVE_TIMEOUT if args.exhaustive else TIMEOUT)
         if timeout <= 0:
@@ -311,6 +334,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         user_cassette_dirs=tuple(Path(d) for d in args.cassette_dir or ()),
         record_args=record_args(args),
         families=families,
+        checks=kept,
         timeout=timeout,
         fail_fast=args.fail_fast,
         exhaustive=args.exhaustive,
@@ -347,7 +371,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         rerun=lambda case: rerun_command(args, case, ["run", "--adapter", specs.get(case.adapter, case.adapter)]),
         interrupted=finished.interrupted,
         error=finished.error,
-        selection=selection_of(args, "run", families, shard),
+        selection=selection_of(args, "run", checks, shard),
     )
 
 
@@ -375,14 +399,15 @@ def empty_shard(shard: Shard) -> str:
     )
 
 
-def selection_of(args: argparse.Namespace, command: str, families: Sequence[str], shard: Shard | None) -> Selection:
-    """What the command line selected, for the report (``selection``)."""
+def selection_of(args: argparse.Namespace, command: str, checks: Sequence[str], shard: Shard | None) -> Selection:
+    """What the command line selected, for the report (``selection``; ``checks``: the families and check
+    ids of ``--checks``, as asked)."""
     wires = getattr(args, "wires", None)
     return Selection(
         command=command,
         scenarios=tuple(getattr(args, "scenarios", None) or ()),
         keyword=getattr(args, "keyword", None),
-        checks=tuple(families),
+        checks=tuple(checks),
         wires=tuple(split_list([wires])) if wires is not None else None,
         model=getattr(args, "model", None),
         shard=None if shard is None else str(shard),

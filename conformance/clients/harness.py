@@ -109,6 +109,10 @@ class CertifyOptions:
     wires: tuple[str, ...] | None = None
     """The wires to certify (None: every wire the client declares)."""
     families: tuple[str, ...] = tuple(FAMILIES)
+    """The check families run on every case (``--checks``)."""
+    checks: frozenset[str] | None = None
+    """``--checks`` naming check ids: of the families' verdicts, only these are kept, and a case is
+    judged by them alone; None: every verdict."""
     modes: tuple[Mode, ...] = MODES
     timeout: float = 30.0
     """Seconds per turn."""
@@ -468,7 +472,8 @@ class Harness:
             equivalences=self.options.equivalences,
         )
         duties = client_duties(self.client, adapter.wire_format)
-        verdicts = apply_gaps(left_to_caller(run_checks(ctx, self.options.families), ctx, duties), adapter, scenario)
+        verdicts = run_checks(ctx, self.options.families, only=self.options.checks)
+        verdicts = apply_gaps(left_to_caller(verdicts, ctx, duties), adapter, scenario)
         status = worst([v.status for v in verdicts])
         message = f"conversation stopped early: {outcome.stopped}" if outcome.stopped and status == "pass" else ""
         if self.options.intercept and mode == "stream":

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.adapters.base import Adapter
-from conformance.checks import FAMILIES, CaseContext, run_checks
+from conformance.checks import FAMILIES, CaseContext, chosen, run_checks
 from conformance.checks.equivalences import EquivalenceTable
 from conformance.checks.mutation import watched
 from conformance.errors import CassetteError, ConformanceError, McpCommandRefusedError, McpServerError, ScenarioError
@@ -112,6 +112,10 @@ class RunOptions:
     record_args: tuple[str, ...] = ()
     """Appended to every ``conformance record`` line the run prints (``--scenarios-dir``/``--cassette-dir``)."""
     families: tuple[str, ...] = tuple(FAMILIES)
+    """The check families run on every case (``--checks``)."""
+    checks: frozenset[str] | None = None
+    """``--checks`` naming check ids: of the families' verdicts, only these are kept (a family's
+    internal error too), and a case is judged by them alone; None: every verdict."""
     modes: tuple[Mode, ...] = MODES
     timeout: float = 30.0
     """Seconds per case (conversation and checks)."""
@@ -517,8 +521,10 @@ def _run_case(
             provenance=cassette.provenance,
             recorded_decoding=recorded_decodings(cassette.provenance, mode),
         )
-        verdicts = run_checks(ctx, options.families)
-        box["verdicts"] = verdicts if watch is None else (*verdicts, watch.verdict())  # every call watched
+        verdicts = run_checks(ctx, options.families, only=options.checks)
+        if watch is not None:  # every call watched
+            verdicts = (*verdicts, *chosen([watch.verdict()], options.checks))
+        box["verdicts"] = verdicts
 
     started = time.perf_counter()
     error, trace, timed_out = _with_timeout(work, options.timeout)

@@ -22,6 +22,22 @@ CLIENT = TranslatorClient(for_format("anthropic"), name="acme")
 """
 
 
+TWICE_DRIVER = """
+class Twice:
+    name = "twice"
+    wires = CLIENT.wires
+    known_gaps = {}
+    def complete(self, call):
+        CLIENT.complete(call)
+        return CLIENT.complete(call)
+    def error_info(self, exc):
+        return CLIENT.error_info(exc)
+
+TWICE = Twice()
+"""
+"""A client that sends every request twice (it fails client.one_request)."""
+
+
 def write_driver(tmp_path: Path, text: str = DRIVER, name: str = "acme_driver.py") -> Path:
     path = tmp_path / name
     path.write_text(text)
@@ -50,29 +66,41 @@ def test_a_driver_file_is_certified_and_every_report_is_written_without_the_key(
 
 
 def test_a_failing_client_exits_1_and_prints_its_findings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    driver = write_driver(
-        tmp_path,
-        DRIVER
-        + """
-class Twice:
-    name = "twice"
-    wires = CLIENT.wires
-    known_gaps = {}
-    def complete(self, call):
-        CLIENT.complete(call)
-        return CLIENT.complete(call)
-    def error_info(self, exc):
-        return CLIENT.error_info(exc)
-
-TWICE = Twice()
-""",
-    )
+    driver = write_driver(tmp_path, DRIVER + TWICE_DRIVER)
     code = certify("--client", f"{driver}:TWICE", "--scenarios", "basic/get_time", "-k", "non_stream", "--format", "")
     out = capsys.readouterr().out
     assert code == 1
     assert "FAIL twice/anthropic basic/get_time [non_stream]" in out
     assert "client.one_request: fail" in out
     assert "the client sent 2 requests for one turn" in out
+
+
+def test_checks_takes_check_ids_and_judges_the_case_by_them_alone(tmp_path: Path) -> None:
+    """The client that sends every request twice fails client.one_request only: chosen without it, the case
+    passes; chosen with it, its verdict is the only client.* one."""
+    driver = write_driver(tmp_path, DRIVER + TWICE_DRIVER)
+    reports = tmp_path / "reports"
+    common = ("--client", f"{driver}:TWICE", "--scenarios", "basic/get_time", "-k", "non_stream")
+    common += ("--report-dir", str(reports), "--format", "json")
+
+    def checks_run() -> tuple[str, set[str], list[str]]:
+        report = json.loads((reports / "report.json").read_text())
+        (case,) = report["cases"]
+        return case["status"], {v["check"] for v in case["checks"]}, report["selection"]["checks"]
+
+    assert certify(*common, "--checks", "roundtrip.calls,client.call_ids") == 0
+    assert checks_run() == ("pass", {"roundtrip.calls", "client.call_ids"}, ["roundtrip.calls", "client.call_ids"])
+    assert certify(*common, "--checks", "client.one_request,roundtrip") == 1
+    status, ran, asked = checks_run()
+    assert status == "fail" and asked == ["client.one_request", "roundtrip"]
+    assert {c for c in ran if c.startswith("client.")} == {"client.one_request"}
+    assert {"roundtrip.calls", "roundtrip.text"} <= ran  # the family named runs whole
+
+
+def test_a_misspelt_check_is_a_usage_error_with_the_nearest_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert certify("--client", "x:CLIENT", "--checks", "client.one_reqest") == 2
+    err = capsys.readouterr().err
+    assert "unknown check 'client.one_reqest': did you mean 'client.one_request'?" in err
 
 
 @pytest.mark.parametrize(

@@ -57,6 +57,40 @@ def test_check_families_match_the_registry() -> None:
     assert tuple(REGISTRY) == FAMILIES == tuple(CHECK_IDS)
 
 
+def test_checks_takes_check_ids_and_keeps_only_their_verdicts(tmp_path: Path) -> None:
+    """``--checks roundtrip.calls,streaming``: the roundtrip family runs, but only roundtrip.calls is kept,
+    beside the whole streaming family; the report records what was asked."""
+    argv = ["run", "--adapters", "anthropic", "--scenarios", "basic/get_time", "-j", "1", "--format", "json"]
+    assert main([*argv, "--report-dir", str(tmp_path), "--checks", "roundtrip.calls,streaming"]) == 0
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    ran = {case["mode"]: {v["check"] for v in case["checks"]} for case in report["cases"]}
+    assert ran["non_stream"] == {"roundtrip.calls"}
+    assert ran["stream"] - {"roundtrip.calls"} and all(
+        check.startswith("streaming.") for check in ran["stream"] - {"roundtrip.calls"}
+    )
+    assert "roundtrip.calls" in ran["stream"]
+    assert report["selection"]["checks"] == ["roundtrip.calls", "streaming"]
+
+
+@pytest.mark.parametrize(
+    ("checks", "message"),
+    [
+        ("roundtrip.cals", "unknown check 'roundtrip.cals': did you mean 'roundtrip.calls'?"),
+        ("roundtrip,streamng", "unknown check 'streamng': did you mean 'streaming'?"),
+        ("speed", "unknown check 'speed' ("),
+    ],
+)
+def test_an_unknown_check_is_a_usage_error_with_the_nearest_name_and_where_the_names_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], checks: str, message: str
+) -> None:
+    assert main(["run", "--checks", checks, "--report-dir", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert "--checks takes the families translation, roundtrip, streaming, recovery, client" in err
+    assert "`conformance list` shows" in err
+    assert not (tmp_path / "r").exists()
+
+
 def test_a_misspelt_wire_format_is_a_usage_error_at_load_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

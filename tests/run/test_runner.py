@@ -175,7 +175,7 @@ def test_a_malformed_scenario_is_reported_and_the_others_still_run(
     ("argv", "needle"),
     [
         (["run", "--adapters", "nope"], "unknown adapter 'nope'"),
-        (["run", "--checks", "speed"], "unknown check family speed"),
+        (["run", "--checks", "speed"], "unknown check 'speed'"),
         (["run", "--format", "pdf"], "unknown report format pdf"),
         (["run", "--scenarios", "no/such/*"], "no scenario id matches"),
         (["run", "-k", "a and ("], "not a valid expression"),
@@ -215,6 +215,37 @@ def test_checks_selects_the_families_run() -> None:
     result = run_suite(_scenarios("errors/rate_limit"), [get_adapter("gemini")], options)
     assert {v.check.split(".")[0] for c in result.cases for v in c.checks} == {"recovery"}
     assert {c.status for c in result.cases} == {"pass"}
+
+
+def test_check_ids_keep_only_their_verdicts_and_judge_the_case_by_them_alone() -> None:
+    """An adapter that drops the text of a reply fails roundtrip.text; chosen alone, roundtrip.calls
+    passes the case (the family still runs: its other verdicts are left out)."""
+    from conformance.model import Text
+
+    base = get_adapter("anthropic")
+
+    def textless(body: Any, **kwargs: Any) -> Any:
+        response = base.response_from_wire(body, **kwargs)
+        return dataclasses.replace(response, parts=tuple(p for p in response.parts if not isinstance(p, Text)))
+
+    adapter = dataclasses.replace(base, response_from_wire=textless)
+    scenarios = _scenarios("basic/text_before_call")
+    whole = run_suite(
+        scenarios, [adapter], RunOptions(cassette_dir=CASSETTES, families=("roundtrip",), modes=("non_stream",))
+    )
+    (case,) = whole.cases
+    assert case.status == "fail" and "roundtrip.text" in {v.check for v in case.checks if v.status == "fail"}
+    only = RunOptions(
+        cassette_dir=CASSETTES, families=("roundtrip",), checks=frozenset({"roundtrip.calls"}), modes=("non_stream",)
+    )
+    (case,) = run_suite(scenarios, [adapter], only).cases
+    assert [(v.check, v.status) for v in case.checks] == [("roundtrip.calls", "pass")]
+    assert case.status == "pass"
+    # the translation family's mutation watch (translation.no_mutation) is a verdict like the others
+    names = RunOptions(cassette_dir=CASSETTES, families=("translation",), checks=frozenset({"translation.tool_names"}))
+    assert {v.check for c in run_suite(scenarios, [adapter], names).cases for v in c.checks} == {
+        "translation.tool_names"
+    }
 
 
 def test_mcp_pairs_wait_beside_the_others_except_when_exhaustive_makes_them_cpu_bound() -> None:
