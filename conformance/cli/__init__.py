@@ -408,6 +408,9 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--exhaustive", action="store_true", help="streaming: also every 2-way cut of each stream")
     parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="after the defects, every failing case with its findings"
+    )
     _add_jobs_and_shard(parser)
 
 
@@ -499,6 +502,9 @@ def _add_certify_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failing or erroring case")
     parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="after the defects, every failing case with its findings"
+    )
     _add_jobs_and_shard(parser)
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.cli._output import Style, command_lines, cut, visible_width, wrapped
+from conformance.cli._output import Style, command_lines, cut, shown, visible_width, wrapped
 from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, severity_counts
 from conformance.reporting._format import defect_where, evidence_place
 from conformance.verdicts import STATUS_ORDER, CaseResult, CheckVerdict, Finding, RunResult, Status
@@ -36,6 +36,7 @@ __all__ = [
     "findings_lines",
     "matrix_lines",
     "message_lines",
+    "problem_lines",
     "tally_line",
     "unsupported_line",
     "value_text",
@@ -338,6 +339,39 @@ def defect_lines(
     return lines
 
 
+PROBLEMS_SHOWN = 5
+"""Erroring or stale cases shown with their message and rerun command (the reports have them all)."""
+
+
+def problem_lines(
+    result: RunResult,
+    width: int,
+    *,
+    style: Style | None = None,
+    rerun: Callable[[CaseResult], str] | None = None,
+    shown: int = PROBLEMS_SHOWN,
+) -> list[str]:
+    """The cases that erred or went stale (the suite could not judge them, or a declared gap passes
+    now): how many, then the first ``shown`` with their message and the command that reruns them."""
+    style = style or Style()
+    cases = [c for c in result.cases if c.status in ("error", "stale")]
+    if not cases:
+        return []
+    counts = Counter(c.status for c in cases)
+    words = {"error": "errored", "stale": "went stale"}
+    head = " and ".join(f"{_count(counts[s], 'case')} {words[s]}" for s in ("error", "stale") if counts[s])
+    lines = [style.paint(cut(f"{head} (every one: -v or the reports)", width), "bold")]
+    for case in cases[:shown]:
+        lines.append(cut(f"  {_case_title(case, style)}", width))
+        said = message_lines(case.message or case.status, width, indent="    ")
+        lines += said[:4] + ([cut("    …", width)] if len(said) > 4 else [])
+        if rerun is not None:
+            lines += command_lines(rerun(case), width, indent="    rerun: ", next_indent="      ")
+    if len(cases) > shown:
+        lines.append(cut(f"  and {len(cases) - shown} more", width))
+    return lines
+
+
 def tally_line(defects: Sequence[DefectData]) -> str:
     """``3 defects: 1 loses caller data, 2 changes meaning`` (empty when there is none)."""
     if not defects:
@@ -448,7 +482,8 @@ def matrix_lines(result: RunResult, width: int, *, style: Style | None = None) -
         lines.append(" " * name_width + " " + "".join(f"{n + 1:>{cell}}" for n, _ in block))
         for scenario in rows:
             row = [_cell(cells.get((scenario, a), {}), style, cell) for _, a in block]
-            lines.append(f"{_cut_middle(scenario, name_width):<{name_width}} " + "".join(row))
+            name = _cut_middle(scenario, name_width)
+            lines.append(name + " " * (name_width - visible_width(name) + 1) + "".join(row))
         lines += _items_lines([f"{n + 1} {a}" for n, a in block], width, indent="  ")
     return lines
 
@@ -461,8 +496,11 @@ def _cell(modes: dict[str, str], style: Style, cell: int) -> str:
 def _cut_middle(text: str, width: int) -> str:
     """``text`` in ``width`` columns, its middle left out (``…``) when it is longer: the ends of a scenario id
     (its folder and its name) say the most."""
-    if len(text) <= width:
+    text = shown(text)  # an id from a user's file: its control characters escaped
+    if visible_width(text) <= width:
         return text
+    if not text.isascii():  # cells and characters differ: keep the start, cut in cells
+        return cut(text, width)
     head = (width - 1) // 3
     return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 

@@ -157,6 +157,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         out,
         progress=progress,
         quiet=args.quiet,
+        verbose=args.verbose,
         report_dir=report_dir,
         formats=formats,
         label=f"{client.name}: ",

@@ -48,9 +48,9 @@ def read_report(spec: str) -> tuple[str, Any]:
 def merge_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     from conformance.cli._output import QuietOnBrokenPipe, Style, output_width
-    from conformance.cli._summary import adapter_lines
+    from conformance.cli._summary import adapter_lines, defect_lines
     from conformance.cli.run import families_and_formats
-    from conformance.reporting import check_report_dir, merge_reports, report_schema, write_report_data
+    from conformance.reporting import check_report_dir, merge_reports, report_defects, report_schema, write_report_data
     from conformance.verdicts import STATUS_ORDER
 
     out = QuietOnBrokenPipe.around(out)
@@ -72,7 +72,12 @@ def merge_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     summary = report["summary"]
     style = Style.for_stream(out)
     if not args.quiet:
-        for line in adapter_lines(_counts_only(report), output_width(), style=style):
+        shown = defect_lines(report_defects(report), output_width(), style=style)
+        for line in [
+            *shown,
+            *([""] if shown else []),
+            *adapter_lines(_counts_only(report), output_width(), style=style),
+        ]:
             print(line, file=out)
     counts = ", ".join(style.paint(f"{summary['statuses'][s]} {s}", s) for s in STATUS_ORDER if summary["statuses"][s])
     written = ", ".join(map(str, done.written)) or "none"

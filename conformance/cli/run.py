@@ -56,11 +56,15 @@ from conformance.cli._summary import (
     SYMBOLS,
     adapter_lines,
     case_lines,
-    digest_lines,
+    defect_lines,
     findings_lines,
     matrix_lines,
+    problem_lines,
+    tally_line,
+    unsupported_line,
 )
 from conformance.errors import ConformanceError, UsageError
+from conformance.reporting._data import run_defects
 from conformance.run.fingerprint import CHECK_IDS
 from conformance.scenarios.problems import closest
 from conformance.verdicts import STATUS_ORDER, CaseResult, RunResult, Selection
@@ -98,6 +102,7 @@ __all__ = [
     "families_and_formats",
     "finish",
     "jobs_option",
+    "keyword_literal",
     "last_failed",
     "legend_lines",
     "load_adapter",
@@ -213,11 +218,24 @@ def chosen_checks(checks: Sequence[str]) -> tuple[tuple[str, ...], frozenset[str
     return families, frozenset(kept)
 
 
-_TOKEN = re.compile(r"\s*(\(|\)|and\b|or\b|not\b|[^\s()]+)")
+_TOKEN = re.compile(r'\s*("(?:[^"\\]|\\.)*"|\(|\)|and\b|or\b|not\b|[^\s()]+)')
+"""``-k``'s words: a double-quoted literal (``\\"`` and ``\\\\`` inside), a parenthesis, an operator, or a run
+of other characters."""
+_LITERAL_NEEDED = re.compile(r'[\s()"\\]|^(and|or|not)$')
+
+
+def keyword_literal(text: str) -> str:
+    """``text`` as one ``-k`` word that matches it as a substring: as it is, or double-quoted when it holds
+    a space, a parenthesis, a quote or a backslash, or is an operator (a scenario id from a user's file
+    may)."""
+    if not _LITERAL_NEEDED.search(text):
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def compile_keyword(expression: str) -> Callable[[str, str, str], bool]:
-    """``-k``: a pytest-style expression over ``adapter::scenario::mode``."""
+    """``-k``: a pytest-style expression over ``adapter::scenario::mode`` (a word in double quotes is
+    matched as it is: ``keyword_literal``)."""
     tokens = _TOKEN.findall(expression)
     if not tokens:
         raise UsageError("-k needs an expression")
@@ -227,7 +245,8 @@ def compile_keyword(expression: str) -> Callable[[str, str, str], bool]:
         if token in ("(", ")", "and", "or", "not"):
             parts.append(token)
         else:
-            words.append(token)
+            quoted = len(token) >= 2 and token[0] == token[-1] == '"'
+            words.append(re.sub(r"\\(.)", r"\1", token[1:-1]) if quoted else token)
             parts.append(f"(w[{len(words) - 1}] in name)")
     code = " ".join(parts)
     try:
@@ -365,6 +384,7 @@ def run_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         out,
         progress=progress,
         quiet=args.quiet,
+        verbose=args.verbose,
         report_dir=report_dir,
         formats=formats,
         ci=ci,
@@ -454,6 +474,7 @@ def finish(
     error: str | None = None,
     command: str = "run",
     selection: Selection | None = None,
+    verbose: bool = False,
 ) -> int:
     """End a run on the terminal: the matrix, every failing case, the reports, the summary line;
     the exit code (1 when a case fails, errors or is stale, a scenario file had problems, a report
@@ -461,7 +482,8 @@ def finish(
     unless the run was a shard that holds none). ``interrupted`` (Ctrl-C): the reports of the cases
     that finished, marked incomplete, and one line on stderr;
     exit 130. ``error``: the run stopped on an internal error; the same, exit 1. ``selection``: what
-    the command line selected, recorded in the reports."""
+    the command line selected, recorded in the reports. The terminal leads with the defects; ``verbose``
+    (``-v``): every failing case after them."""
     if selection is not None:
         result = dataclasses.replace(result, selection=selection)
     if interrupted or error is not None:
@@ -475,18 +497,25 @@ def finish(
     if progress is not None:
         progress.done()
     lines: list[str] = []
+    defects = run_defects(result)
+    reruns = _reruns(result, rerun)
     if not quiet:
-        lines += findings_lines(result, width, style=style, rerun=rerun)
+        shown = defect_lines(defects, width, style=style, reruns=reruns)
+        lines += ["", *shown] if shown else []
+        problems = [] if verbose else problem_lines(result, width, style=style, rerun=rerun)
+        lines += ["", *problems] if problems else []
+        lines += findings_lines(result, width, style=style, rerun=rerun) if verbose else []
     if progress is not None:
         for table in (matrix_lines(result, width, style=style), adapter_lines(result, width, style=style)):
             lines += ["", *table] if table else []
-        digest = digest_lines(result, width, style=style)
-        lines += ["", *digest] if digest else []
+        lines += unsupported_line(result, width)
+        tally = tally_line(defects)
+        lines += [style.paint(cut(tally, width), "bold")] if tally else []
     for line in lines:
         print(line, file=out)
     for note in notes:
         print("\n".join(wrapped(note, width, next_indent="  ")), file=out)
-    written, failed = write_run_reports(result, report_dir, formats, reruns=_reruns(result, rerun))
+    written, failed = write_run_reports(result, report_dir, formats, reruns=reruns)
     for failure in failed:
         print(f"conformance {command}: error: report {failure}", file=sys.stderr)
     counts = result.counts()
@@ -1028,5 +1057,5 @@ def rerun_command(args: argparse.Namespace, case: CaseResult, command: list[str]
         value = getattr(args, option, None) or ()
         for folder in [value] if isinstance(value, str) else value:  # repeatable: each one again
             words += [f"--{option.replace('_', '-')}", str(folder)]
-    words += ["-k", f"{case.adapter}::{case.scenario}::{case.mode}"]
+    words += ["-k", keyword_literal(f"{case.adapter}::{case.scenario}::{case.mode}")]
     return shlex.join(words)

@@ -4,8 +4,9 @@
 ``<testcase classname="<adapter>.<mode>" name="<scenario>">`` per case. A case that fails gets a
 ``<failure message=... type="<check id>">`` whose message is the case's worst defect in plain words
 (``conformance.reporting._defects``) and whose text gives each defect of the case (what to do, the
-evidence), then every check that did not pass with its findings; a stale known gap is a failure too
-(the declaration must go, like pytest's strict xpass); an error gets ``<error>`` with the traceback;
+evidence), then every check that did not pass with its findings; a stale case is a failure too (a
+known gap that passes now must go, like pytest's strict xpass; a cassette recorded from another version
+of its scenario must be recorded again); an error gets ``<error>`` with the traceback;
 unsupported and xfail get ``<skipped message=...>``. The ``tests``/``failures``/``errors``/``skipped``
 counts follow. ``<testsuites>`` carries no ``skipped`` attribute, which that XSD does not allow there.
 An incomplete report (an interrupted run) gives every ``<testsuite>`` a
@@ -110,7 +111,7 @@ def _testcase(suite: ET.Element, case: CaseData, defects: list[DefectData]) -> N
             more = len(failing) - 1
             message += f" (and {more} more defect{'s' if more > 1 else ''})" if more else ""
         else:
-            message = _message(case) if status == "fail" else f"stale known gap: {_message(case)}"
+            message = _message(case) if status == "fail" else f"stale: {_message(case)}"
         child = ET.SubElement(element, "failure", {"message": _a(message), "type": _a(checks[0] if checks else status)})
         said = [_defect_text(d) for d in failing]
         child.text = "\n\n".join([*said, case_findings_text(case)]) if said else case_findings_text(case)

@@ -70,6 +70,13 @@ def test_a_failing_client_exits_1_and_prints_its_findings(tmp_path: Path, capsys
     code = certify("--client", f"{driver}:TWICE", "--scenarios", "basic/get_time", "-k", "non_stream", "--format", "")
     out = capsys.readouterr().out
     assert code == 1
+    assert "1. [changes meaning] Sends 2 requests for one turn: a retry the caller did not ask for." in out
+    assert "   check: client.one_request" in out and "e.g. basic/get_time [non_stream], turn 0 $" in out
+    assert "FAIL twice/anthropic basic/get_time [non_stream]" not in out  # every case: with -v
+    code = certify(
+        "--client", f"{driver}:TWICE", "--scenarios", "basic/get_time", "-k", "non_stream", "--format", "", "-v"
+    )
+    out = capsys.readouterr().out
     assert "FAIL twice/anthropic basic/get_time [non_stream]" in out
     assert "client.one_request: fail" in out
     assert "the client sent 2 requests for one turn" in out

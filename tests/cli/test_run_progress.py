@@ -21,6 +21,8 @@ from conformance.cli.run import (
     Progress,
     bar_colour,
     case_text,
+    compile_keyword,
+    keyword_literal,
     legend_lines,
     rerun_command,
     time_left,
@@ -183,5 +185,19 @@ def test_a_hostile_case_is_shown_escaped_and_its_rerun_pastes_back_exactly(colum
         script = "\n".join(command).replace("conformance", "printf '%s\\0'", 1)
         words = subprocess.run(["bash", "-c", script], capture_output=True, check=True).stdout.decode().split("\0")
         assert words[:-1] == shlex.split(rerun)[1:]
-        assert words[-2] == f"openai_chat::{HOSTILE}::non_stream" and HOSTILE in words
+        assert HOSTILE in words
+        selects = compile_keyword(words[-2])  # -k, quoted: the case and no other
+        assert selects("openai_chat", HOSTILE, "non_stream") and not selects("openai_chat", HOSTILE, "stream")
     assert command_lines(rerun, 80)  # the plain form stays readable by shlex (the Markdown report's)
+
+
+@pytest.mark.parametrize("scenario", ["my scenarios/get (the) time", 'a "quoted" id', "back\\slash", "and", "odd/(x"])
+def test_a_rerun_command_reruns_a_case_whose_id_has_spaces_parentheses_or_quotes(scenario: str) -> None:
+    key = f"openai_chat::{scenario}::stream"
+    selects = compile_keyword(keyword_literal(key))
+    assert selects("openai_chat", scenario, "stream")
+    assert not selects("openai_chat", scenario, "non_stream") and not selects("openai_chat", "other", "stream")
+    failing = case("openai_chat", "fail", scenario=scenario)
+    args = argparse.Namespace(scenarios=None, checks=None, exhaustive=False, cassette_dir=None, scenarios_dir=None)
+    words = shlex.split(rerun_command(args, failing, ["run", "--adapter", "openai_chat"]))
+    assert words[words.index("-k") + 1] == keyword_literal(key)

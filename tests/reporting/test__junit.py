@@ -146,7 +146,7 @@ def test_stale_is_a_failure_error_has_the_traceback_and_skips_have_their_reason(
     stale = find_case(root, "anthropic.stream", "basic/parallel-calls").find("failure")
     assert stale is not None
     assert stale.get("type") == "streaming.lifecycle"
-    assert stale.get("message") == "stale known gap: declared gap now passes"
+    assert stale.get("message") == "stale: declared gap now passes"
     error = find_case(root, "anthropic.stream", "basic/get-time").find("error")
     assert error is not None
     assert error.get("message") == "adapter raised KeyError: 'index'"
