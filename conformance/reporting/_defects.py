@@ -15,8 +15,9 @@ report's cases into ``DefectData``, each said once:
   note are never joined;
 - **a severity** (``SEVERITIES``, worst first): ``loses_data`` (the library lost what the caller gave
   or the provider sent), ``changes_meaning``, ``rejected`` (the provider would reject the request),
-  ``left`` (a duty the client does not take on) and ``note``. A defect's severity is the worst of its
-  members';
+  ``left`` (a duty the client does not take on) and ``note``. A defect's severity is the one its plain
+  words give when they know the pattern (a stream cut taken as an end changes meaning, whatever the
+  checks restating it say), else the worst of its members';
 - **plain words and evidence** (``conformance.reporting._words``): one sentence of what the library
   does wrong, what to do where the suite knows it, and the smallest fragment that shows it, taken from
   the first case (in report order) the defect appears in.
@@ -254,7 +255,7 @@ def _defect(group: list[_Member], by_case: Mapping[str, CaseData], wires: Mappin
     seen = {c for m in group for c in m.cases}
     named = [c for c in by_case if c in seen]  # report order
     chosen = [by_case[c] for c in named]
-    severities = [words.severity] + [severity_of(m.found[0][1]) for m in group[1:]]
+    severities = [words.severity] + ([] if words.known else [severity_of(m.found[0][1]) for m in group[1:]])
     blamed = [f.get("wrong_mode") for m in group for _, f in m.found if f.get("wrong_mode")]
     return {
         "signature": primary.signature,

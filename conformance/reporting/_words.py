@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:
@@ -92,6 +92,9 @@ class Words:
     remedy: str = ""
     shown: tuple[str, ...] = ()
     """The evidence, one line each."""
+    known: bool = True
+    """A recogniser knew the pattern (its severity is the defect's); False: the generic words, whose
+    severity gives way to the worst of the findings restating it."""
 
 
 def severity_of(finding: FindingData) -> Severity:
@@ -115,7 +118,7 @@ def describe(finding: FindingData, related: Sequence[FindingData], *, wire: str,
         words = recognise(finding, related, wire, modes)
         if words is not None:
             return words
-    return _differs(finding)
+    return replace(_differs(finding), known=False)
 
 
 # -- values -------------------------------------------------------------------------------------------------

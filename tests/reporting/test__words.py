@@ -201,6 +201,7 @@ def test_a_stream_cut_taken_as_a_normal_end() -> None:
         "Takes a stream that was cut off as a normal end: the caller gets a partial answer and no error."
     )
     assert "stream_incomplete" in defect["remedy"] and defect["modes"] == ["stream"]
+    assert defect["severity"] == "changes_meaning"  # a cut answer looks whole, whatever the restating checks say
 
 
 def test_an_error_where_the_provider_sent_a_whole_answer() -> None:
