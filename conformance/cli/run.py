@@ -528,7 +528,7 @@ def finish(
 
 def _last_line(counts: str, written: Sequence[Path], width: int) -> str:
     """The run's last line, ``N cases: ...; reports: ...``; when the reports do not fit on it, they are
-    listed on the lines before it."""
+    listed on the lines before it (and counts too long for a line are wrapped)."""
     from conformance.cli._output import visible_width
 
     reports = ", ".join(map(str, written)) or "none"
@@ -536,7 +536,10 @@ def _last_line(counts: str, written: Sequence[Path], width: int) -> str:
     if visible_width(line) <= width:
         return line
     listed = wrapped(f"reports: {reports}", width, next_indent="  ")
-    return "\n".join([*listed, f"{counts}; reports: listed above"])
+    last = f"{counts}; reports: listed above"
+    if visible_width(last) > width:  # a long client name: the counts wrap too, never past the width
+        return "\n".join([*listed, *wrapped(counts, width, next_indent="  "), "reports: listed above"])
+    return "\n".join([*listed, last])
 
 
 def _finish_early(

@@ -466,3 +466,21 @@ def test_a_hostile_or_wide_scenario_id_in_the_matrix_is_escaped_and_fits() -> No
         assert not any(ch in line for line in lines for ch in "\x1b\n"), lines
         assert [line for line in lines if visible_width(line) > width] == []
         assert any(line.startswith("evil/\\x1b[2J\\nforged") for line in lines), lines
+
+
+def test_the_last_lines_fit_even_with_a_long_label(columns_80: None, tmp_path: Path) -> None:
+    """certify's last line starts with the client's name: a long one wraps the counts, never past 80."""
+    _, result = full_run_cases()
+    out = io.StringIO()
+    reports = tmp_path / "a-long-folder-name-for-the-reports-of-this-run"
+    code = finish(
+        result,
+        out,
+        progress=None,
+        quiet=True,
+        report_dir=reports,
+        formats=["json"],
+        label="reversed-results-with-a-long-name: ",
+    )  # type: ignore[arg-type]
+    assert code == 0 and too_wide(out.getvalue()) == []
+    assert out.getvalue().splitlines()[-1] == "reports: listed above"
