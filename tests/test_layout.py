@@ -18,9 +18,10 @@ CORE = {"__init__", "__main__", "model", "errors", "limits", "assembly", "verdic
 """The values, errors, input limits and fold everything else stands on, and the entry (stream framing is the
 core package ``framing``: its decoders, and the fast reader of runs it owns)."""
 
-ENTRY_POINTS = {"pytest_plugin"}
+ENTRY_POINTS = {"pytest_plugin", "respx"}
 """Entry modules beside ``__main__``: the pytest plugin (``pytest11``), which pytest imports by this
-name and which imports the packages only inside its hooks."""
+name and which imports the packages only inside its hooks, and ``conformance.respx``, the respx
+router a user's own test suite imports (docs/pytest.md)."""
 
 PACKAGES = {
     "adapters",
