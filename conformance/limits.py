@@ -8,7 +8,7 @@ limit and how to raise it (``InputLimitError`` for cassettes, a ``ScenarioProble
 ``UnsupportedContentError`` for a schema an adapter cannot expand).
 
 The defaults are far above anything a real file holds (the bundled cassettes and scenarios and
-the real-world cassettes of ``shared/realworld`` peak at about 1,700 YAML nodes, 18 levels of
+the real-world cassettes of ``tests/realworld`` peak at about 1,700 YAML nodes, 18 levels of
 nesting and 77 KB per file, with no aliases) and low enough that a hostile file is refused in
 well under a second with flat memory. They are overridden by the environment variable
 ``CONFORMANCE_LIMITS`` (``name=value`` pairs, comma-separated), which worker subprocesses inherit,

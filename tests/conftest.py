@@ -1,10 +1,10 @@
 """Shared fixtures: the public real-world cassettes and their MANIFEST.
 
-The cassettes live outside the repository, in ``../shared/realworld`` next to the repo root, and
-are never copied in. Tests that need them skip with a clear reason when the directory is absent.
+The cassettes are kept in the repository, byte for byte as committed upstream, in
+``tests/realworld`` (its README says where each comes from and under which license; its MANIFEST.md
+gives each file's source, sha256 and size, checked by tests/test_realworld_files.py).
 
-- ``realworld_dir``: the directory (session fixture; skips when absent); a test using it is
-  marked ``realworld``;
+- ``realworld_dir``: the directory (session fixture); a test using it is marked ``realworld``;
 - ``realworld_cassette``: parametrizes a test over the cassette files, as paths relative to
   ``realworld_dir / "cassettes"`` (e.g. ``anthropic/x.yaml``), each marked ``realworld``;
 - ``realworld_manifest``: ``MANIFEST.md`` parsed: relative path -> ``ManifestFile``;
@@ -21,10 +21,8 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-REALWORLD_DIR = REPO_ROOT.parent / "shared" / "realworld"
+REALWORLD_DIR = Path(__file__).resolve().parent / "realworld"
 CASSETTES_DIR = REALWORLD_DIR / "cassettes"
-MISSING_REASON = f"the real-world cassettes are not here: {REALWORLD_DIR} does not exist"
 
 
 @pytest.fixture(autouse=True)
@@ -33,16 +31,12 @@ def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def realworld_files() -> list[str]:
-    """The real-world cassettes, relative to ``CASSETTES_DIR``, sorted (empty when absent)."""
-    if not CASSETTES_DIR.is_dir():
-        return []
+    """The real-world cassettes, relative to ``CASSETTES_DIR``, sorted."""
     return sorted(p.relative_to(CASSETTES_DIR).as_posix() for p in CASSETTES_DIR.rglob("*.yaml"))
 
 
 @pytest.fixture(scope="session")
 def realworld_dir() -> Path:
-    if not REALWORLD_DIR.is_dir():
-        pytest.skip(MISSING_REASON)
     return REALWORLD_DIR
 
 
@@ -58,13 +52,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "realworld_cassette" not in metafunc.fixturenames:
         return
     files = realworld_files()
-    if files:
-        params = [pytest.param(f, id=f, marks=pytest.mark.realworld) for f in files]
-    else:
-        params = [
-            pytest.param(None, id="absent", marks=[pytest.mark.realworld, pytest.mark.skip(reason=MISSING_REASON)])
-        ]
-    metafunc.parametrize("realworld_cassette", params)
+    assert files, f"no real-world cassettes under {CASSETTES_DIR} (they are part of the repository)"
+    metafunc.parametrize("realworld_cassette", [pytest.param(f, id=f, marks=pytest.mark.realworld) for f in files])
 
 
 # --------------------------------------------------------------------------------------------
@@ -105,12 +94,27 @@ class ManifestFile:
     shows: str = ""
     expected_reading: str | None = None
     interactions: list[ManifestInteraction] = field(default_factory=list)
+    source: str = ""
+    """``- Source:``: the repository the file comes from (``owner/name``)."""
+    commit: str = ""
+    """The commit of ``source`` the file was taken at."""
+    license: str = ""
+    """``source``'s license (an SPDX expression)."""
+    source_path: str = ""
+    """``- Path in source:``: the file's path in ``source``."""
+    sha256: str = ""
+    """``- sha256:``: the digest of the file's bytes."""
+    size: int = -1
+    """The file's size in bytes (the same line; -1 when the section has none)."""
 
 
 _SECTION = re.compile(r"^### `([^`]+)`\s*$", re.MULTILINE)
 _HEADER = re.compile(
     r"Provider: (\S+) · Streaming: (yes|no) · Interactions: (\d+) · HTTP status: ([\d, ]+)",
 )
+_SOURCE = re.compile(r"^- Source: `([^`]+)` @ `([0-9a-f]{40})` \(([^)]+)\)$", re.MULTILINE)
+_SOURCE_PATH = re.compile(r"^- Path in source: `([^`]+)`$", re.MULTILINE)
+_SHA256 = re.compile(r"^- sha256: `([0-9a-f]{64})` \((\d+) bytes\)$", re.MULTILINE)
 _LINE = re.compile(r"^  - (\S+) → (\d{3}) \| ?(.*)$")
 _CALLS_HEAD = re.compile(r"(?:^|; )(\d+) tool call\(s\): ")
 _CALL = re.compile(r"([A-Za-z_][\w.\-]*)\((.*?)\)(?=, [A-Za-z_][\w.\-]*\(|; |$)")
@@ -128,6 +132,12 @@ def parse_manifest(text: str) -> dict[str, ManifestFile]:
             entry.streaming = m.group(2) == "yes"
             entry.interaction_count = int(m.group(3))
             entry.statuses = [int(s) for s in m.group(4).split(",")]
+        if m := _SOURCE.search(body):
+            entry.source, entry.commit, entry.license = m.groups()
+        if m := _SOURCE_PATH.search(body):
+            entry.source_path = m.group(1)
+        if m := _SHA256.search(body):
+            entry.sha256, entry.size = m.group(1), int(m.group(2))
         lines = body.splitlines()
         for n, line in enumerate(lines):
             if line.startswith("- Body storage:"):

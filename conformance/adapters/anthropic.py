@@ -3,7 +3,7 @@
 Sources: wire-formats.md §3 (anthropic-sdk-python ``types/*_param.py``, ``types/stop_reason.py``,
 ``types/raw_message_delta_event.py``, ``_streaming.py``, ``lib/streaming/_messages.py``,
 ``_client.py``; the API errors page), §8, §9 rule 4 and edge cases E9, E10, E13, E17, E19, E22, E23;
-the real recordings in ``shared/realworld/cassettes/anthropic``. The ``messages`` list, tools and
+the real recordings in ``tests/realworld/cassettes/anthropic``. The ``messages`` list, tools and
 tool choice are translated by the private helper ``_anthropic_messages`` (the message history, its
 own concern); stop reasons, usage, tool_use ids and error kinds are read here (tables and wire
 values); long runs of streamed argument fragments are read by the framing layer's

@@ -3,7 +3,7 @@
 
 Sources: wire-formats.md §4, §8, §9 rule 5, E10, E14-E19, E23, E31, E32 (google-genai ``types.py``,
 ``_transformers.py``, ``_api_client.py``, ``_extra_utils.py``); the real recordings in
-``shared/realworld/cassettes/gemini``; Vertex ``Candidate.FinishReason`` numbers from the generated
+``tests/realworld/cassettes/gemini``; Vertex ``Candidate.FinishReason`` numbers from the generated
 ``aiplatform_v1/types/content.py``. Request pieces live in ``_gemini_request``, the schema
 conversion in ``_gemini_schema``.
 

@@ -4,7 +4,7 @@ Sources: wire-formats.md §5, §8, §9 rule 6 and edge cases E3, E6, E8, E15 (OL
 ``Message``/``ToolCall``/``ToolFunctionParameters``/``ToolProperty``, ``server/routes.go``
 ``ChatHandler``/``toolCallId``/``streamResponse``, ``llm/server.go`` ``DoneReason``, ``docs/api.md``,
 ``docs/api/errors.mdx``, ``docs/api/streaming.mdx``, ``docs/capabilities/tool-calling.mdx``); the real
-recordings in ``shared/realworld/cassettes/ollama``. The ``messages`` list is translated by the
+recordings in ``tests/realworld/cassettes/ollama``. The ``messages`` list is translated by the
 private helper ``_ollama_messages`` (the message history, its own concern).
 
 Quirks handled here:

@@ -2,7 +2,7 @@
 
 Sources: wire-formats.md §1 (openai-python ``types/chat``, ``_streaming.py``,
 ``lib/streaming/_deltas.py``; openai-openapi), §9 rule 2 and edge cases E3-E8, E24, E25, E27, E35;
-the real recordings in ``shared/realworld`` (OpenAI, Azure, Mistral, Gemini's OpenAI endpoint).
+the real recordings in ``tests/realworld`` (OpenAI, Azure, Mistral, Gemini's OpenAI endpoint).
 The ``messages`` list is translated by the private helper ``_openai_chat_messages``; long runs of
 streamed argument fragments are read by the framing layer's ``framing.runs.RunReader``.
 

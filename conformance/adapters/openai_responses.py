@@ -2,7 +2,7 @@
 
 Sources: wire-formats.md §2, §8, §9 rule 3 and edge cases E2, E3, E11, E12, E23, E29 (openai-python
 ``types/responses`` and ``_streaming.py``, openai-openapi, OpenAI docs 2026-03-31); the real recordings
-in ``shared/realworld`` (OpenAI and Bedrock "mantle" at ``/openai/v1/responses``).
+in ``tests/realworld`` (OpenAI and Bedrock "mantle" at ``/openai/v1/responses``).
 
 Quirks handled here:
 - tools are flat; ``strict`` is *on* when omitted (OAI-DOCS 2026-03-31; SDK ``FunctionToolParam``:

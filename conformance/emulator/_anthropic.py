@@ -1,7 +1,7 @@
 """Anthropic Messages as the emulator sends it (``POST /v1/messages``).
 
 Sources: wire-formats.md §3 (anthropic-sdk-python ``types``, ``lib/streaming/_messages.py``; the
-API errors page), the recorded bodies and streams in ``shared/realworld/cassettes/anthropic``
+API errors page), the recorded bodies and streams in ``tests/realworld/cassettes/anthropic``
 (crewai 2026, openllmetry 2025, pydantic-ai): field order, ``caller`` on tool_use blocks, usage
 fields, the space-padded event JSON.
 

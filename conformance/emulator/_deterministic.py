@@ -2,7 +2,7 @@
 
 Nothing here reads a clock or a random source: every id is cut from the SHA-256 of its keys
 (scenario id, turn, what it names, index), so the same script played twice gives byte-identical
-responses. The id *shapes* follow real traffic (``shared/realworld`` cassettes):
+responses. The id *shapes* follow real traffic (``tests/realworld`` cassettes):
 
 - OpenAI: ``chatcmpl-`` + 29 base62, ``call_`` + 24 base62, ``fp_`` + 10 hex (Chat);
   ``resp_``/``fc_``/``msg_``/``rs_`` + 50 hex (Responses), ``req_`` + 32 hex request ids;

@@ -6,7 +6,7 @@ without ``alt=sse`` the stream is one JSON array of pretty-printed responses (``
 as llm-gemini records it).
 
 Sources: wire-formats.md §4 (google-genai ``types.py``, ``_api_client.py``, ``errors.py``), the
-recorded bodies and streams in ``shared/realworld/cassettes/gemini`` (crewai, openinference,
+recorded bodies and streams in ``tests/realworld/cassettes/gemini`` (crewai, openinference,
 logfire, pydantic-ai, llm-gemini): ``candidates[].content.parts[]``, ``role: "model"``,
 ``finishReason``, ``usageMetadata`` on every chunk, ``modelVersion``, ``responseId``; SSE JSON with
 ``": "`` after keys.

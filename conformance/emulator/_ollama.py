@@ -1,7 +1,7 @@
 """Ollama's native chat API as the emulator sends it (``POST /api/chat``).
 
 Sources: wire-formats.md §5 (ollama ``api/types.go``, ``server/routes.go``, ``docs/api.md``,
-``docs/api/errors.mdx``), the recorded bodies and stream in ``shared/realworld/cassettes/ollama``
+``docs/api/errors.mdx``), the recorded bodies and stream in ``tests/realworld/cassettes/ollama``
 (openinference 2026, openllmetry): key order, ``created_at`` with microseconds, the counters.
 
 The request streams unless ``"stream": false``. Body: ``message`` (``content``, ``thinking``,

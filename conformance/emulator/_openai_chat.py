@@ -1,7 +1,7 @@
 """OpenAI Chat Completions as the emulator sends it (``POST /v1/chat/completions``).
 
 Sources: wire-formats.md §1 (openai-python ``types/chat``, ``_streaming.py``), and the recorded
-OpenAI streams and bodies in ``shared/realworld/cassettes/openai_chat`` (crewai, pydantic-ai,
+OpenAI streams and bodies in ``tests/realworld/cassettes/openai_chat`` (crewai, pydantic-ai,
 otel): field order and types of ``chat.completion`` and ``chat.completion.chunk``.
 
 Stream: the first chunk carries ``role: "assistant"`` (with the first tool-call header when the

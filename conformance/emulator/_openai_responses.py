@@ -1,7 +1,7 @@
 """The OpenAI Responses API as the emulator sends it (``POST /v1/responses``).
 
 Sources: wire-formats.md §2 (openai-python ``types/responses``; OAI-SPEC), the recorded streams
-and bodies in ``shared/realworld/cassettes/openai_responses`` (pydantic-ai, logfire, crewai) and
+and bodies in ``tests/realworld/cassettes/openai_responses`` (pydantic-ai, logfire, crewai) and
 vercel/ai ``packages/openai/src/responses/__fixtures__/openai-error.1.chunks.txt`` (the mid-stream
 ``error`` event, nested, then ``response.failed``).
 

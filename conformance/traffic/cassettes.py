@@ -1,7 +1,7 @@
 """Read recorded HTTP traffic (vcrpy-style YAML cassettes) into plain, frozen values.
 
 This is the only module that reads cassette files. It reads every serialization dialect listed in
-``shared/realworld/MANIFEST.md`` ("Cassette serialization dialects seen"):
+``tests/realworld/MANIFEST.md`` ("Cassette serialization dialects seen"):
 
 1. plain vcrpy: ``body: {string: ...}``, ``status: {code, message}``, headers as name -> list;
 2. gzip ``!!binary`` bodies, gunzipped when they start with the gzip magic ``1f 8b`` (decided per

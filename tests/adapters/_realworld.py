@@ -4,8 +4,8 @@ tests of ``test_realworld.py``.
 
 Each ``test_<adapter>_realworld.py`` builds one ``RealWorld`` from its MANIFEST tables (tool names,
 argument previews, stop reasons, event counts, error payloads) and keeps only the tests that are
-genuinely its own. The cassettes are read in place from ``../shared/realworld`` next to the
-repository; every test that needs them skips with ``MISSING`` when they are absent.
+genuinely its own. The cassettes are the repository's copy of the upstream files in
+``tests/realworld`` (tests/realworld/README.md).
 
 The naive readers below parse a whole recorded body with nothing but ``str.split`` and ``json``, so
 they are independent of the adapters' incremental stream code (the reference the streams fold to).
@@ -29,9 +29,7 @@ from conformance.adapters.base import WireRequest
 from conformance.model import Response, StreamEvent, ToolCall
 from conformance.traffic.cassettes import Interaction, is_streaming, load_cassette
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CASSETTES = REPO_ROOT.parent / "shared" / "realworld" / "cassettes"
-MISSING = f"real cassettes not found at {CASSETTES} (clone shared/realworld next to the repo)"
+CASSETTES = Path(__file__).resolve().parents[1] / "realworld" / "cassettes"
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,7 +171,7 @@ class RealWorld:
     extra_streams: Mapping[str, bytes] = field(default_factory=dict)
     """Hand-made stream bodies for chunk invariance, by id (where the recordings lack a case)."""
     utf8_stream: Callable[[], bytes] | None = None
-    """A stream body holding multi-byte code points (the test skips when the cassettes are absent)."""
+    """A stream body holding multi-byte code points."""
     utf8_min: int = 1
     """How many continuation bytes that body has at least."""
     check_utf8_fold: Callable[[Response], None] = _nothing
@@ -188,8 +186,6 @@ class RealWorld:
 
     def paths(self) -> list[Path]:
         """The files holding at least one interaction routed here: ``<name>/`` then ``other/``."""
-        if not CASSETTES.is_dir():
-            return []
         candidates = sorted((CASSETTES / self.name).glob("*.yaml")) + sorted((CASSETTES / "other").glob("*.yaml"))
         return [p for p in candidates if any(self.owns(i) for i in _load(p))]
 
@@ -197,10 +193,8 @@ class RealWorld:
         return [(p, i) for p in self.paths() for i in _load(p) if self.owns(i)]
 
     def cassette(self, name: str) -> list[Interaction]:
-        """Every interaction of ``<name>/<file>`` (or ``other/<file>`` given as such); skips when absent."""
+        """Every interaction of ``<name>/<file>`` (or ``other/<file>`` given as such)."""
         path = CASSETTES / (name if "/" in name else f"{self.name}/{name}")
-        if not path.is_file():
-            pytest.skip(MISSING)
         return list(load_cassette(path).interactions)
 
     def events(self, body: bytes, chunks: list[bytes] | None = None) -> list[StreamEvent]:
@@ -226,11 +220,10 @@ def interaction_id(spec: RealWorld, path: Path, interaction: Interaction) -> str
 
 def interaction_params(specs: list[RealWorld], streams_only: bool = False) -> list[Any]:
     """``(spec, interaction)`` for every interaction routed to each adapter (only the streamed ones
-    with ``streams_only``), or one skipped param when the cassettes are absent."""
-    params = [
+    with ``streams_only``)."""
+    return [
         pytest.param(spec, i, id=interaction_id(spec, p, i))
         for spec in specs
         for p, i in spec.interactions()
         if not streams_only or (i.response is not None and is_streaming(i))
     ]
-    return params or [pytest.param(None, None, marks=pytest.mark.skip(reason=MISSING))]

@@ -1,12 +1,12 @@
 """``conformance.adapters.anthropic`` against real recorded traffic: its MANIFEST tables (``SPEC``,
 run by the generic tests of ``test_realworld.py``) and the tests that are its own.
 
-Expected values come from ``shared/realworld/MANIFEST.md`` (anthropic section: tool names, argument
+Expected values come from ``tests/realworld/MANIFEST.md`` (anthropic section: tool names, argument
 previews, stop reasons, SSE event and delta counts, error payloads), from the recorded bytes read
 with a naive parser independent of the adapter, and from the clients' own next requests (which
 replay the calls they received); never from our output. The cassettes are read from
-``../shared/realworld`` next to the repository and skipped when absent. No ``other/`` file routes to
-this adapter today (``SPEC.files``); the discovery picks one up if it ever does.
+``tests/realworld``. No ``other/`` file routes to this adapter today (``SPEC.files``); the discovery
+picks one up if it ever does.
 """
 
 from __future__ import annotations

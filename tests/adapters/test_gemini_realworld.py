@@ -1,14 +1,13 @@
 """``conformance.adapters.gemini`` against real recorded traffic: its MANIFEST tables (``SPEC``, run
 by the generic tests of ``test_realworld.py``) and the tests that are its own.
 
-Expected values come from ``shared/realworld/MANIFEST.md`` (gemini section: tool names, argument
+Expected values come from ``tests/realworld/MANIFEST.md`` (gemini section: tool names, argument
 previews, SSE event and JSON-array chunk counts, stop reasons, error payloads), from wire-formats.md
 (E31: the 3.5-flash ids ``dv8szvqe``/``j80tal12``; §4d: usage revised 55 -> 257), from the recorded
 bytes read with a naive parser independent of the adapter, and from the clients' own next requests
 (which replay the calls and signatures they received); never from our output. The cassettes are
-read from ``../shared/realworld`` next to the repository and skipped when absent. No ``other/`` file
-routes to this adapter (Gemini's OpenAI-compatible endpoint is ``openai_chat``; ``SPEC.files``); the
-discovery picks one up if that ever changes.
+read from ``tests/realworld``. No ``other/`` file routes to this adapter (Gemini's OpenAI-compatible
+endpoint is ``openai_chat``; ``SPEC.files``); the discovery picks one up if that ever changes.
 """
 
 from __future__ import annotations

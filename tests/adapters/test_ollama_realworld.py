@@ -1,11 +1,10 @@
 """``conformance.adapters.ollama`` against real recorded traffic: its MANIFEST tables (``SPEC``, run
 by the generic tests of ``test_realworld.py``) and the tests that are its own.
 
-Expected values come from ``shared/realworld/MANIFEST.md`` (ollama section) and the recorded bytes
+Expected values come from ``tests/realworld/MANIFEST.md`` (ollama section) and the recorded bytes
 themselves, read with a naive line parser independent of the adapter; never from our output. The
-cassettes are read from ``../shared/realworld`` next to the repository and skipped when absent.
-Chunk invariance runs over the recorded stream and ``HAND_MADE`` below (thinking, text and calls
-with multi-byte code points, which no recording holds).
+cassettes are read from ``tests/realworld``. Chunk invariance runs over the recorded stream and
+``HAND_MADE`` below (thinking, text and calls with multi-byte code points, which no recording holds).
 """
 
 from __future__ import annotations

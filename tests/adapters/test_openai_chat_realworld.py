@@ -1,11 +1,11 @@
 """``conformance.adapters.openai_chat`` against real recorded traffic: its MANIFEST tables (``SPEC``,
 run by the generic tests of ``test_realworld.py``) and the tests that are its own.
 
-Expected values come from ``shared/realworld/MANIFEST.md`` (openai_chat section, and the ``other/``
+Expected values come from ``tests/realworld/MANIFEST.md`` (openai_chat section, and the ``other/``
 files whose URL ``detect_adapter`` routes to ``openai_chat``: Azure, Mistral, Gemini's OpenAI
 endpoint) and from the recorded bytes themselves, read with a naive whole-body parser that is
 independent of the adapter; never from the adapter's own output. The cassettes are read from
-``../shared/realworld`` next to the repository and skipped when absent.
+``tests/realworld``.
 
 Edge cases of wire-formats.md §10 seen in these recordings: E3/E6 (id only in the first fragment,
 ``arguments: ""`` first), E24 (Azure filter chunk), E25 (Mistral whole call without index), E27
@@ -29,7 +29,6 @@ from conformance.assembly import fold, lifecycle_problems
 from conformance.model import Response, TextDelta, ToolCall, ToolCallChunk, ToolResult, UsageEvent
 from conformance.traffic.cassettes import Interaction, is_streaming
 from tests.adapters._realworld import (
-    MISSING,
     Error,
     NaiveCall,
     NaiveReading,
@@ -230,12 +229,11 @@ SPEC = RealWorld(
 def _params(streams_only: bool = False) -> list[Any]:
     """``(path, interaction)`` for every interaction routed here (only the streamed ones with
     ``streams_only``)."""
-    found = [
+    return [
         pytest.param(p, i, id=interaction_id(SPEC, p, i))
         for p, i in SPEC.interactions()
         if not streams_only or (i.response is not None and is_streaming(i))
     ]
-    return found or [pytest.param(None, None, marks=pytest.mark.skip(reason=MISSING))]
 
 
 # --------------------------------------------------------------------------------------------
@@ -244,8 +242,6 @@ def _params(streams_only: bool = False) -> list[Any]:
 
 
 def test_six_streams_are_found() -> None:
-    if not SPEC.paths():
-        pytest.skip(MISSING)
     assert len([i for _, i in SPEC.interactions() if i.response is not None and is_streaming(i)]) == 6
 
 

@@ -1,10 +1,10 @@
 """``conformance.adapters.openai_responses`` against real recorded traffic: its MANIFEST tables
 (``SPEC``, run by the generic tests of ``test_realworld.py``) and the tests that are its own.
 
-Expected values come from ``shared/realworld/MANIFEST.md`` (openai_responses section and the Bedrock
+Expected values come from ``tests/realworld/MANIFEST.md`` (openai_responses section and the Bedrock
 "mantle" file in ``other/``) and from the recorded bytes themselves, read with a naive parser
 independent of the adapter; never from our own output. The cassettes are read from
-``../shared/realworld`` next to the repository and skipped when absent.
+``tests/realworld``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from conformance.adapters import openai_responses as adapter
 from conformance.assembly import fold, lifecycle_problems
 from conformance.model import Message, Reasoning, Request, Response, ToolCall, ToolCallChunk, ToolResult
 from conformance.traffic.cassettes import Interaction, is_streaming
-from tests.adapters._realworld import MISSING, Error, RealWorld, naive_sse
+from tests.adapters._realworld import Error, RealWorld, naive_sse
 
 pytestmark = pytest.mark.realworld
 
@@ -65,12 +65,11 @@ SPEC = RealWorld(
 def _params(streams_only: bool = False) -> list[Any]:
     """``(path, interaction)`` for every interaction routed here (only the 200 streams with
     ``streams_only``)."""
-    found = [
+    return [
         pytest.param(p, i, id=f"{p.parent.name}/{p.name}#{i.index}")
         for p, i in SPEC.interactions()
         if not streams_only or (is_streaming(i) and i.response is not None and i.response.status == 200)
     ]
-    return found or [pytest.param(None, None, marks=pytest.mark.skip(reason=MISSING))]
 
 
 # --------------------------------------------------------------------------------------------

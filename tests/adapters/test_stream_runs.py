@@ -1,10 +1,10 @@
 """Tests for ``conformance.framing.runs``: the fast reading of argument-fragment events.
 
 The fast path must give exactly the events of the general path on the same bytes, whatever the
-bytes: both are run here on the real recordings in ``../shared/realworld`` (skipped when absent),
-on the bundled cassettes, on long generated streams shaped as the wires document them
-(wire-formats.md §1d ``chat.completion.chunk`` SSE, §3d Anthropic ``content_block_delta`` /
-``input_json_delta``; Anthropic pads its data JSON with spaces, the real cassettes show it), and on
+bytes: both are run here on the real recordings in ``tests/realworld``, on the bundled cassettes,
+on long generated streams shaped as the wires document them (wire-formats.md §1d
+``chat.completion.chunk`` SSE, §3d Anthropic ``content_block_delta`` / ``input_json_delta``;
+Anthropic pads its data JSON with spaces, the real cassettes show it), and on
 hypothesis-generated streams with escapes, unicode, padding, interleaved indexes, reused indexes,
 invalid UTF-8, CRLF and malformed JSON, cut at random places. The general path is what the rest of
 the adapter tests hold to wire facts.
@@ -34,7 +34,7 @@ from conformance.model import StreamEvent, ToolCallChunk, ToolCallStart
 from conformance.traffic.cassettes import is_streaming, load_cassette
 
 REPO = Path(__file__).resolve().parents[2]
-REALWORLD = REPO.parent / "shared" / "realworld" / "cassettes"
+REALWORLD = REPO / "tests" / "realworld" / "cassettes"
 BUNDLED = REPO / "cassettes"
 StreamFn = Callable[..., Iterator[StreamEvent]]
 ADAPTERS: dict[str, StreamFn] = {"openai_chat": openai_chat.stream_from_wire, "anthropic": anthropic.stream_from_wire}
@@ -88,8 +88,6 @@ def recorded_streams(root: Path) -> list[tuple[str, str, bytes]]:
 
 @pytest.mark.realworld
 def test_fast_and_general_paths_agree_on_real_traffic() -> None:
-    if not REALWORLD.is_dir():
-        pytest.skip(f"the real cassettes ({REALWORLD}) are absent; they live in ../shared/realworld")
     streams = recorded_streams(REALWORLD)
     assert {name for name, _, _ in streams} == {"openai_chat", "anthropic"}
     for name, _, body in streams:

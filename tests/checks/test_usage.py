@@ -1,5 +1,5 @@
 """Usage read independently from recorded bodies (``conformance.checks.usage``), and the reference
-adapters' decoded usage agreeing with it on the real cassettes of ``../shared/realworld``."""
+adapters' decoded usage agreeing with it on the real cassettes of ``tests/realworld``."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from conformance.run.conversation import ConversationOutcome, TurnOutcome
 from conformance.traffic.cassettes import is_streaming, load_cassette
 from conformance.traffic.transport import Exchange
 
-REALWORLD = Path(__file__).resolve().parents[2].parent / "shared" / "realworld" / "cassettes"
+REALWORLD = Path(__file__).resolve().parents[1] / "realworld" / "cassettes"
 FIELDS = (
     "input_tokens",
     "output_tokens",
@@ -96,7 +96,6 @@ def test_ollama_usage_is_the_done_chunks_counts() -> None:
 
 
 @pytest.mark.realworld
-@pytest.mark.skipif(not REALWORLD.is_dir(), reason="../shared/realworld is absent (public cassettes not available)")
 def test_reference_adapters_decode_the_usage_real_bodies_report() -> None:
     compared = 0
     mismatches: list[str] = []

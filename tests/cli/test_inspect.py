@@ -4,7 +4,7 @@ Two parts:
 
 1. The plumbing, with a tiny fake adapter injected through ``monkeypatch`` (no reference adapter
    needed): JSON contract, problems instead of crashes, unsupported endpoints, exit codes, text.
-2. The real-world harness: every interaction of the 44 cassettes in ``../shared/realworld``
+2. The real-world harness: every interaction of the 44 cassettes in ``tests/realworld``
    decoded by the reference adapters and checked against ``MANIFEST.md`` (the issue's acceptance
    checks): no crashes, no problems except for endpoints no adapter serves, the adapter, the
    status, exactly the tool names in order with arguments matching the MANIFEST previews, streamed

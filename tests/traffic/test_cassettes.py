@@ -1,7 +1,7 @@
 """Tests for ``conformance.traffic.cassettes``: reading the nine cassette dialects of the real-world
 MANIFEST, and clear errors for broken files.
 
-Expected values come from the MANIFEST (``../shared/realworld/MANIFEST.md``: interaction counts,
+Expected values come from the MANIFEST (``tests/realworld/MANIFEST.md``: interaction counts,
 statuses, URIs, SSE event / NDJSON line / JSON-array chunk counts, body storage) and from the YAML
 and gzip specifications, never from this loader's own output.
 """

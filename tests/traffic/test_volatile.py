@@ -1,4 +1,4 @@
-"""Tests for ``conformance.traffic.volatile``: real provider traffic (../shared/realworld) keeps its
+"""Tests for ``conformance.traffic.volatile``: real provider traffic (tests/realworld) keeps its
 meaning after normalisation (a tool-call id the next request echoes still pairs with its call), two
 recordings that differ only in volatile values normalise to the same document, stream bytes and
 chunk boundaries survive apart from the replaced values, user data is never taken for an id, and

@@ -304,9 +304,9 @@ DEFAULT_ALLOW_LIST = _REPO / "docs" / "emulator-fidelity.md"
 
 
 def default_realworld_dir() -> Path:
-    """``$CONFORMANCE_REALWORLD``, else ``../shared/realworld`` next to the repository."""
+    """``$CONFORMANCE_REALWORLD``, else the checkout's ``tests/realworld``."""
     env = os.environ.get("CONFORMANCE_REALWORLD")
-    return Path(env) if env else _REPO.parent / "shared" / "realworld"
+    return Path(env) if env else _REPO / "tests" / "realworld"
 
 
 def real_profile(realworld: str | os.PathLike[str], adapters: Iterable[str]) -> Profile:
@@ -331,9 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Compare the shapes of the emulator's bodies and stream events with real recorded traffic.",
     )
     parser.add_argument("--adapter", action="append", choices=ADAPTERS, help="only this adapter (repeatable)")
-    parser.add_argument(
-        "--realworld", type=Path, default=None, help="the real cassettes (default: ../shared/realworld)"
-    )
+    parser.add_argument("--realworld", type=Path, default=None, help="the real cassettes (default: tests/realworld)")
     parser.add_argument("--allow", type=Path, default=DEFAULT_ALLOW_LIST, help="the allow-list Markdown file")
     parser.add_argument("--all", action="store_true", help="also print the explained differences and their reasons")
     args = parser.parse_args(argv)

@@ -3,7 +3,7 @@ allow-list in docs/emulator-fidelity.md, and the emulator fidelity test itself (
 
 Hand-made bodies follow ../shared/docs/wire-formats.md; the live test drives
 ``conformance.emulator.Emulator`` over loopback HTTP and compares its traffic with
-../shared/realworld, failing on every difference the allow-list does not explain and on every
+tests/realworld, failing on every difference the allow-list does not explain and on every
 allow-list entry that explains nothing.
 """
 
