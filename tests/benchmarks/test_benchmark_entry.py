@@ -1,9 +1,10 @@
 """The benchmark entry point ``benchmarks/stream_normalize.py:normalize`` gives the right calls.
 
 No timing here (benchmarks are not timed tests): only that what the peer bench would measure is
-correct. Streams come from the bench's own generator (``../shared/bench/peer_stream_bench.py``,
-skipped when absent), whose ``Case.expected`` holds the (id, name, arguments) it encoded, and from
-small hand-made wire samples following wire-formats.md §1d (OpenAI), §3d (Anthropic), §4d (Gemini).
+correct. Streams come from small hand-made wire samples following wire-formats.md §1d (OpenAI),
+§3d (Anthropic), §4d (Gemini), and, in the opt-in ``bench`` tier, from the peer bench's own generator
+(``../shared/bench/peer_stream_bench.py``, beside the repository, not in it), whose ``Case.expected``
+holds the (id, name, arguments) it encoded (tests/benchmarks/conftest.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import pytest
 from conformance.model import ToolCallEnd, ToolCallStart
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-BENCH = REPO_ROOT.parent / "shared" / "bench" / "peer_stream_bench.py"
 PROVIDERS = {"openai": "openai_chat", "anthropic": "anthropic", "gemini": "gemini"}
 
 
@@ -130,29 +130,23 @@ def test_normalize_unknown_provider() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The bench's own generator
+# The bench's own generator (the opt-in ``bench`` tier)
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    if not BENCH.is_file():
-        pytest.skip(f"the peer bench is absent: {BENCH} (it lives in ../shared beside the repo)")
-    return _load("peer_stream_bench", BENCH)
-
-
+@pytest.mark.bench
 @pytest.mark.parametrize(
     ("provider", "scenario", "k"),
     [(p, s, k) for p in ("openai", "anthropic") for s in ("single", "parallel4") for k in (1, 4)]
     + [("gemini", s, 0) for s in ("single", "parallel4")],
 )
-def test_normalize_bench_stream(bench: ModuleType, provider: str, scenario: str, k: int) -> None:
+def test_normalize_bench_stream(peer_bench: ModuleType, provider: str, scenario: str, k: int) -> None:
     _need_adapter(provider)
-    case = bench.build_case(provider, scenario, 1024, k)
+    case = peer_bench.build_case(provider, scenario, 1024, k)
     events = sn.normalize(case.data, provider)
     assert _calls(events) == case.expected  # Gemini: a functionCall.id that is sent is kept (§9 rule 5)
     # the bench's own check accepts our events
-    assert bench.verify(case, events, True) == "ok"
+    assert peer_bench.verify(case, events, True) == "ok"
 
 
 def test_missing_bench_exits_2(
