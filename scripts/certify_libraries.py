@@ -132,7 +132,7 @@ LIBRARIES: tuple[Library, ...] = (
                 " `_is_gemini_3_or_newer`, lines 837-850), saying older models reject the field with HTTP 400;"
                 " gemini-2.5-flash, which Google still serves (https://ai.google.dev/gemini-api/docs/models),"
                 " accepted echoed ids in recorded traffic"
-                " (shared/realworld/cassettes/gemini/llm-gemini__test_tools.yaml, status 200). On the default"
+                " (tests/realworld/cassettes/gemini/llm-gemini__test_tools.yaml, status 200). On the default"
                 " gemini-3.5-flash it sends them.",
             ),
         ),
