@@ -1,18 +1,22 @@
-"""The package's layout is its architecture (README, "Architecture"): the root holds only the core
+"""The package's layout is its architecture (docs/architecture.md): the root holds only the core
 modules everything stands on, every concern is a package, and no module imports itself back
 through a circle of imports. The imports are read with ``ast`` (nothing is executed), every
 import counts (module level, inside functions, under ``TYPE_CHECKING``), and importing
 ``a.b.c`` counts as importing the packages ``a`` and ``a.b`` too, as Python runs their
-``__init__`` first."""
+``__init__`` first. The page stays true: every module and package it names exists, and it names
+every package."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import conformance
 
 PACKAGE_DIR = Path(conformance.__file__).resolve().parent
+REPO = PACKAGE_DIR.parent
+ARCHITECTURE = REPO / "docs" / "architecture.md"
 
 CORE = {"__init__", "__main__", "model", "errors", "limits", "assembly", "verdicts"}
 """The values, errors, input limits and fold everything else stands on, and the entry (stream framing is the
@@ -124,3 +128,81 @@ def test_the_root_holds_only_the_core_and_the_packages() -> None:
     packages = {p.parent.name for p in PACKAGE_DIR.glob("*/__init__.py")}
     assert modules == CORE | ENTRY_POINTS
     assert packages == PACKAGES
+
+
+# --- docs/architecture.md names what exists -----------------------------------------------------
+
+NAMED = re.compile(r"`([A-Za-z_<][\w<>*.-]*(?:/[\w<>*.-]+)*(?:\.py|/))`")
+"""A module (``name.py``) or package or folder (``name/``) in a code span of the page's text."""
+DRAWN = re.compile(r"(?<![\w/<*.])([a-z_]+)/([a-z_]*)")
+"""A package (``checks/``) or module (``run/runner``) in the drawing."""
+
+
+def named_in_architecture(text: str) -> list[tuple[str, str]]:
+    """(the package of the table row it is in, or "", the name) for each module and package the page
+    names: code spans ending in ``.py`` or ``/`` outside code blocks, and ``a/`` or ``a/b`` in the
+    drawing (the page's first code block; the other code blocks are Python)."""
+    found: list[tuple[str, str]] = []
+    pieces = text.split("```")
+    for piece in pieces[0::2]:
+        for line in piece.splitlines():
+            cells = line.split(" | ")
+            row = re.match(r"\| `([\w]+)/`", line) if line.startswith("| ") and len(cells) > 1 else None
+            found += [(row.group(1) if row else "", name) for name in NAMED.findall(line)]
+    drawing = pieces[1] if len(pieces) > 1 else ""
+    found += [("", f"{a}/{b}" if b else f"{a}/") for a, b in DRAWN.findall(drawing)]
+    return found
+
+
+def resolve(package: str, name: str) -> Path | None:
+    """Where ``name`` is: in ``package`` (a package of ``conformance``, or ""), else in ``conformance``,
+    else in the repository. ``<...>`` is any text; a drawn ``a/b`` is a module ``b.py`` or package
+    ``b/`` of ``a``."""
+    bases = [PACKAGE_DIR / package] if package else []
+    pattern = re.sub(r"<[^>]*>", "*", name)
+    for base in [*bases, PACKAGE_DIR, REPO]:
+        if pattern.endswith("/"):
+            candidates = [p for p in base.glob(pattern.rstrip("/")) if p.is_dir()]
+        elif pattern.endswith(".py"):
+            candidates = [p for p in base.glob(pattern) if p.is_file()]
+        else:  # drawn a/b
+            candidates = [p for p in (base / f"{pattern}.py", base / pattern) if p.exists()]
+        if candidates:
+            return candidates[0]
+    return None
+
+
+def test_every_module_and_package_named_in_the_architecture_exists() -> None:
+    named = named_in_architecture(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert len(named) > 60, "the page's names were not found: has its table's layout changed?"
+    missing = sorted(
+        {f"{name} (row {package}/)" if package else name for package, name in named if not resolve(package, name)}
+    )
+    assert missing == [], f"docs/architecture.md names what does not exist: {missing}"
+
+
+def test_the_architecture_names_every_package() -> None:
+    named = {
+        resolve(package, name) for package, name in named_in_architecture(ARCHITECTURE.read_text(encoding="utf-8"))
+    }
+    packages = {p.parent for p in PACKAGE_DIR.rglob("__init__.py")} - {PACKAGE_DIR}
+    unnamed = sorted(str(p.relative_to(PACKAGE_DIR)) + "/" for p in packages - named)
+    assert unnamed == [], f"docs/architecture.md does not name these packages: {unnamed}"
+
+
+def test_a_name_that_does_not_exist_is_found_missing() -> None:
+    text = "| `run/` | `runner.py`, `nowhere.py`, `model.py` |\n| `checks/` | `schemas/requests/` |\n"
+    named = named_in_architecture(text)
+    assert named == [
+        ("run", "run/"),
+        ("run", "runner.py"),
+        ("run", "nowhere.py"),
+        ("run", "model.py"),
+        ("checks", "checks/"),
+        ("checks", "schemas/requests/"),
+    ]
+    assert [name for package, name in named if resolve(package, name) is None] == ["nowhere.py"]
+    assert resolve("", "run/runner") == PACKAGE_DIR / "run" / "runner.py"
+    assert resolve("", "adapters/") == PACKAGE_DIR / "adapters"
+    assert resolve("adapters", "_<wire>_*.py") is not None
+    assert resolve("", "run/nowhere") is None
