@@ -102,6 +102,8 @@ FAKE_API_KEY = "sk-conformance-0000000000000000"
 @dataclass(frozen=True, kw_only=True)
 class CertifyOptions:
     cassette_dir: Path = field(default_factory=bundled.cassettes_dir)
+    """The bundled cassettes by absolute path, the installed package's or the checkout's, so the API
+    works from any folder (a relative path given here is read from the current folder)."""
     user_cassette_dirs: tuple[Path, ...] = ()
     """``--cassette-dir``: searched first, in order; a cassette there wins over ``cassette_dir``'s."""
     record_args: tuple[str, ...] = ()

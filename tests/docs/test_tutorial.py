@@ -9,6 +9,7 @@ alone: only its exit code and the file), the reports and their counts, the line 
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -17,6 +18,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.clients.test_driver_rules import driver_problems
 
 REPO = Path(__file__).resolve().parents[2]
 TUTORIAL = REPO / "docs" / "tutorial.md"
@@ -51,7 +54,7 @@ def steps(markdown: str) -> list[Step]:
 def test_the_tutorial_parses_into_files_and_commands() -> None:
     found = steps(TUTORIAL.read_text(encoding="utf-8"))
     files = [s.text for s in found if s.kind == "file"]
-    assert files == ["my-scenarios/weather/current.yaml", "my_client.py"]
+    assert files == ["my-scenarios/weather/current.yaml", "tinychat.py", "my_driver.py"]
     commands = [s.text.split()[:2] for s in found if s.kind == "command"]
     # write a scenario, record it, certify an adapter and a client, change it, read the report
     assert [c for c in commands if c[0] == "conformance"] == [
@@ -64,6 +67,24 @@ def test_the_tutorial_parses_into_files_and_commands() -> None:
         ["conformance", "run"],
     ]
     assert [s.exit_code for s in found if s.kind == "command"].count(1) == 1
+
+
+def test_the_tutorials_driver_follows_the_driver_rules_of_docs_clients() -> None:
+    """The tutorial's driver is a driver a reader may copy: it does what docs/clients.md ("Drivers do
+    what a user does") asks of every driver in ``examples/clients/``, and converts by hand: it imports
+    the library it certifies and only ``conformance.clients`` and ``conformance.model`` of the suite
+    (``conformance.adapters`` would certify the suite's translation, not the library's)."""
+    [driver] = [s for s in steps(TUTORIAL.read_text(encoding="utf-8")) if s.text == "my_driver.py"]
+    assert driver_problems(driver.body, driver.text) == []
+    imported = set()
+    for node in ast.walk(ast.parse(driver.body)):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+    suite = {name for name in imported if name.split(".")[0] == "conformance"}
+    assert suite == {"conformance.clients", "conformance.model"}
+    assert "tinychat" in imported
 
 
 def statuses(report: Path) -> dict[str, int]:
@@ -108,7 +129,10 @@ def test_every_command_of_the_tutorial_works_as_written(tmp_path: Path) -> None:
             said = done.stdout + done.stderr
             assert "stale cassette" in said and "conformance record --emulator" in said
         elif verb == "certify":
+            report = json.loads((work / "client-reports" / "report.json").read_text(encoding="utf-8"))
             assert statuses(work / "client-reports" / "report.json") == {"pass": 1, "unsupported": 1}
+            shown = re.search(r"The client shows as `([^`]+)`", markdown)
+            assert shown is not None and {c["adapter"] for c in report["cases"]} == {shown.group(1)}
     assert seen.count("record") == 2 and seen.count("certify") == 1
     printed = re.search(r"The last line prints `([^`]+)`", markdown)
     assert printed is not None and output.strip() == printed.group(1)
