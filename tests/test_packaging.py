@@ -1,11 +1,16 @@
 """The package as a user gets it: a built wheel carries every package and the bundled scenarios and
 cassettes, and installed into a fresh virtualenv outside the checkout it runs from any directory.
 
-The virtualenv is made with ``--system-site-packages`` and the wheel installed with ``--no-deps``:
-the dependencies come from the environment running the tests (no index, no network), while the
-``conformance`` imported is the wheel's (``--ignore-installed``: an editable install of a checkout in
-the outer environment has the same version; the venv's site-packages come first on ``sys.path``,
-and the test asserts where ``conformance`` is imported from)."""
+Every test but the first is the ``packaging`` tier (``pytest -m packaging``, about 30 s; skipped in
+the default run, docs/testing.md): ``pip wheel`` gets the build requirements from the configured index.
+
+The virtualenv is made without ``--system-site-packages`` (from inside a virtualenv that would be the
+base interpreter's packages, not the running environment's) and the wheel installed with
+``--no-deps``: the dependencies come from the environment running the tests through a ``.pth`` file
+listing its site-packages after the venv's own (no index, no network), while the ``conformance``
+imported is the wheel's (``--ignore-installed``: an editable install of a checkout in the outer
+environment has the same version, and its ``.pth`` files are not read from there; the test asserts
+where ``conformance`` is imported from)."""
 
 from __future__ import annotations
 
@@ -117,6 +122,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     yield Installed(wheel=wheel, python=python, workdir=workdir)
 
 
+@pytest.mark.packaging
 def test_the_wheel_carries_every_bundled_scenario_and_cassette(installed: Installed) -> None:
     names = zipfile.ZipFile(installed.wheel).namelist()
     cassettes = sorted(n.removeprefix("conformance/_bundled/cassettes/") for n in names if "/_bundled/cassettes/" in n)
@@ -135,12 +141,14 @@ def test_the_wheel_carries_every_bundled_scenario_and_cassette(installed: Instal
     assert "conformance/py.typed" in names
 
 
+@pytest.mark.packaging
 def test_the_installed_package_is_the_wheels(installed: Installed) -> None:
     done = installed.run("-c", "import conformance; print(conformance.__file__)")
     assert done.returncode == 0, done.stderr
     assert Path(done.stdout.strip()).is_relative_to(installed.python.parent.parent), done.stdout
 
 
+@pytest.mark.packaging
 def test_list_from_another_directory(installed: Installed) -> None:
     script = installed.python.parent / "conformance"  # the console script pip made
     done = installed.run(str(script), "list")
@@ -149,6 +157,7 @@ def test_list_from_another_directory(installed: Installed) -> None:
     assert "  basic/get_time: " in done.stdout
 
 
+@pytest.mark.packaging
 def test_run_from_another_directory_passes_every_bundled_case(installed: Installed) -> None:
     done = installed.conformance("run", "--quiet", "--report-dir", "reports", timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -157,6 +166,7 @@ def test_run_from_another_directory_passes_every_bundled_case(installed: Install
     assert (installed.workdir / "reports" / "report.json").is_file()
 
 
+@pytest.mark.packaging
 def test_record_from_an_installed_package_needs_a_cassette_folder(installed: Installed) -> None:
     done = installed.conformance("record", "--emulator", "--adapter", "anthropic", "--scenario", "basic/get_time")
     assert done.returncode == 2
@@ -212,6 +222,7 @@ outside the checkout: name -> (source, what pytest's summary line must say). The
 pytest plugin (an adapter and a client) belong here."""
 
 
+@pytest.mark.packaging
 @pytest.mark.parametrize("name", sorted(USER_SUITES))
 def test_a_users_pytest_file_runs_against_the_installed_package(installed: Installed, name: str) -> None:
     source, summary = USER_SUITES[name]

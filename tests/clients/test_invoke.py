@@ -20,8 +20,11 @@ CALL = Call(wire="openai_chat", base_url="http://127.0.0.1:1", api_key="fake", m
 ANSWER = Response(parts=(Text(text="hello"),), finish_reason="stop")
 EVENTS: tuple[StreamEvent, ...] = (TextDelta(text="hel"), TextDelta(text="lo"), Finish(reason="stop"))
 LIMITED = ErrorInfo(kind="rate_limit", message="slow down", status=429, retry_after=2.0)
-SLACK = 1.0
-"""Seconds a timed-out turn may take beyond its timeout."""
+HANG = 3600.0
+"""Seconds a hanging turn waits (the ``release`` fixture ends it when the test does)."""
+SLACK = 20.0
+"""Seconds a timed-out turn may take beyond its timeout: room for a machine at a load of 10, and still
+far below ``HANG``, so a turn that ended in time ended by its timeout and not by the hang finishing."""
 
 
 class RateLimited(Exception):
@@ -255,7 +258,7 @@ def test_system_exit_is_not_swallowed(loop: EventLoop) -> None:
 
 def test_a_sync_hang_times_out_within_the_timeout(loop: EventLoop, release: threading.Event) -> None:
     def complete(call: Call) -> Response:
-        release.wait(30)
+        release.wait(HANG)
         return ANSWER
 
     started = time.perf_counter()
@@ -272,7 +275,7 @@ def test_an_async_hang_times_out_and_is_cancelled(loop: EventLoop) -> None:
 
     async def complete(call: Call) -> Response:
         try:
-            await asyncio.sleep(30)
+            await asyncio.sleep(HANG)
         except asyncio.CancelledError:
             cancelled.set()
             raise
@@ -282,14 +285,14 @@ def test_an_async_hang_times_out_and_is_cancelled(loop: EventLoop) -> None:
     result = _run(complete, loop, timeout=0.3)
     assert result.returned == "timeout"
     assert 0.3 <= time.perf_counter() - started < 0.3 + SLACK
-    assert cancelled.wait(2)  # the hung coroutine does not linger on the shared loop
+    assert cancelled.wait(SLACK)  # the hung coroutine does not linger on the shared loop
     assert _run(lambda call: ANSWER, loop).returned == "response"  # the loop still serves
 
 
 def test_events_before_a_hang_are_kept(loop: EventLoop, release: threading.Event) -> None:
     def complete(call: Call) -> Iterator[StreamEvent]:
         yield EVENTS[0]
-        release.wait(30)
+        release.wait(HANG)
 
     result = _run(complete, loop, timeout=0.3)
     assert (result.returned, result.events) == ("timeout", EVENTS[:1])
@@ -298,7 +301,7 @@ def test_events_before_a_hang_are_kept(loop: EventLoop, release: threading.Event
 def test_an_async_stream_that_hangs_keeps_its_events(loop: EventLoop) -> None:
     async def complete(call: Call) -> AsyncIterator[StreamEvent]:
         yield EVENTS[0]
-        await asyncio.sleep(30)
+        await asyncio.sleep(HANG)
 
     result = _run(complete, loop, timeout=0.3)
     assert (result.returned, result.events) == ("timeout", EVENTS[:1])

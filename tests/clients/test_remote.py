@@ -309,7 +309,7 @@ def test_a_turn_that_hangs_in_the_driver_times_out_and_the_next_works(canned: Re
     started = time.perf_counter()
     with pytest.raises(TimeoutError, match=r"did not finish within 0\.3 s"):
         canned.complete(_call("hang", timeout=0.3))
-    assert time.perf_counter() - started < 0.3 + 2
+    assert time.perf_counter() - started < 0.3 + 20  # ended by the timeout: the hang lasts 60 s
     assert canned.complete(_call("pid")) == pid  # the child timed the turn out itself: it is kept
     assert isinstance(canned.complete(_call()), Response)
 
@@ -321,7 +321,7 @@ def test_after_invoke_gives_up_on_a_turn_the_next_turn_gets_its_own_answer(canne
         for _ in range(5):
             hung = invoke(canned, _call("hang", timeout=0.3), loop, timeout=0.3)
             assert hung.returned == "timeout"
-            after = invoke(canned, _call(), loop, timeout=5)
+            after = invoke(canned, _call(), loop, timeout=30)
             assert after.returned == "response", after.exception
             assert after.response == Response(parts=(Text(text="turn 0 of 0 messages"),), finish_reason="stop")
 

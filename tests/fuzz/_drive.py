@@ -15,18 +15,25 @@ A **crash** is an exception outside the ``ConformanceError`` hierarchy escaping 
 command, a case or check ``error`` saying "internal error", a check family that raised
 (``<family>.internal``), an exception from the replay that is not a ``ConformanceError``, a
 traceback or "internal error" on a command's console, an exit code other than 0/1/2, or a report
-missing after ``run``. A **hang** is an input running past the per-input bound.
+missing after ``run``. A **hang** is an input that used more than the per-input bound of **CPU
+time** (``INPUT_TIMEOUT``, all its threads), or that slept past the wall cap (a wait that never ends).
 
 Inputs run in worker processes (``python -m tests.fuzz._drive``) with a memory cap
-(``RLIMIT_AS``) and a per-input alarm; the parent (``run_inputs``) also kills a worker that does not
-answer in time, records the hang, and starts a new worker for the next input, so a bomb costs its
-own input and never the machine. A worker that ends for any other reason (a segfault, ``MemoryError``)
-is restarted the same way, with its input recorded as a crash.
+(``RLIMIT_AS``) and a per-input CPU alarm (``ITIMER_PROF``), so a machine busy with other work
+slows an input down without making it a hang. The wall clock is only a last resort (``WALL_CAP``):
+an input still running then is a hang when it slept most of that time, and **busy** ("machine too
+busy", no finding against the package) when it was waiting for a CPU (the run-queue wait of its
+threads, ``/proc/<pid>/task/*/schedstat``). The parent (``run_inputs``) also kills a worker that
+does not answer within the same bounds (its CPU time read from ``/proc/<pid>/stat``), records the
+hang, and starts a new worker for the next input, so a bomb costs its own input and never the
+machine. A worker that ends for any other reason (a segfault, ``MemoryError``) is restarted the
+same way, with its input recorded as a crash.
 """
 
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import io
 import json
 import os
@@ -72,7 +79,8 @@ class Finding:
     """A crash or a hang, with what reproduces it."""
 
     what: str
-    """``crash`` or ``hang``."""
+    """``crash``, ``hang``, or ``busy``: the input did not finish within the wall cap while it waited
+    for a CPU most of that time (the machine was too busy to judge it; not a finding against the package)."""
     entry: str
     """The entry point: ``load_cassette``, ``inspect``, ``run_pair``, ``validate``, ``list``, ..."""
     key: str
@@ -104,6 +112,9 @@ class Outcome:
     ran: dict[str, int] = field(default_factory=dict)
     """Inputs run per entry point."""
     findings: list[Finding] = field(default_factory=list)
+    """The crashes and hangs (``busy`` inputs are in ``busy``)."""
+    busy: list[Finding] = field(default_factory=list)
+    """Inputs not judged: still running at the wall cap while waiting for a CPU (the machine was too busy)."""
     seconds: float = 0.0
 
 
@@ -131,11 +142,79 @@ def make_input(seed: str, key: str) -> FuzzInput:
 
 
 class Hang(BaseException):
-    """Raised by the per-input alarm (a ``BaseException``: no ``except Exception`` swallows it)."""
+    """Raised by the per-input alarm (a ``BaseException``: no ``except Exception`` swallows it):
+    ``what`` is ``hang``, or ``busy`` when the wall cap found the input waiting for a CPU."""
+
+    def __init__(self, what: str = "hang", detail: str = "") -> None:
+        super().__init__(what, detail)
+        self.what = what
+        self.detail = detail
+
+
+# --------------------------------------------------------------------------------------------
+# CPU time and run-queue waits (Linux /proc; elsewhere the wall clock stands in for CPU time)
+# --------------------------------------------------------------------------------------------
+
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The user + system CPU time process ``pid`` used so far, all its threads (None without /proc)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()  # after the command name, which may hold spaces
+    return (int(fields[11]) + int(fields[12])) / _TICK  # utime, stime (fields 14 and 15 of stat)
+
+
+Schedstat = dict[str, tuple[int, int]]
+"""Thread id -> (nanoseconds on a CPU, nanoseconds waiting on a run queue)."""
+
+
+def schedstat(pid: int | str = "self") -> Schedstat | None:
+    """Each thread's CPU time and run-queue wait (``/proc/<pid>/task/*/schedstat``; None without it)."""
+    found: Schedstat = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            ran, waited, _ = Path(f"/proc/{pid}/task/{tid}/schedstat").read_text(encoding="ascii").split()
+        except (OSError, ValueError):
+            continue
+        found[tid] = (int(ran), int(waited))
+    return found or None
+
+
+def stalled(before: Schedstat | None, after: Schedstat | None, wall: float) -> tuple[str, str]:
+    """Why an input still runs after ``wall`` seconds: (``hang`` or ``busy``, the figures).
+
+    Its threads' CPU time plus run-queue wait over that time is how long they wanted a CPU: at least
+    half the wall time means the input was working, slowed by a busy machine (``busy``: it did not
+    reach its CPU bound); less means it slept, waiting for something that does not come (``hang``).
+    Without schedstat the input cannot be judged: ``busy``."""
+    if before is None or after is None or wall <= 0:
+        return "busy", f"over {wall:.0f} s of wall time (no /proc schedstat here to tell a wait from a busy machine)"
+    ran = waited = 0
+    for tid, (cpu, queue) in after.items():
+        cpu0, queue0 = before.get(tid, (0, 0))
+        ran += max(cpu - cpu0, 0)
+        waited += max(queue - queue0, 0)
+    share = (ran + waited) / 1e9 / wall
+    figures = f"over {wall:.0f} s of wall time: {ran / 1e9:.1f} s on a CPU, {waited / 1e9:.1f} s waiting for one"
+    if share >= 0.5:
+        return "busy", f"machine too busy: {figures} (not judged; rerun it on a quieter machine)"
+    return "hang", f"{figures}, asleep the rest (a wait that never ends)"
 
 
 _NOW: dict[str, str] = {"entry": "input", "where": ""}
 """The entry point running, and where the alarm found the main thread (for a hang's report)."""
+_NOW_T: dict[str, float] = {"start": 0.0}
+"""When the input started (``time.monotonic``)."""
+_NOW_STAT: dict[str, Schedstat | None] = {}
+"""The worker's threads' schedstat when the input started."""
 
 
 _TRACEBACK = "Traceback (most recent call last)"
@@ -228,8 +307,9 @@ def _case_findings(checker: _Checker, cases: Sequence[Any]) -> None:
     for case in cases:
         message = case.message or ""
         if case.status == "error":
-            if "timed out after" in message:
-                checker.crash("run_pair", f"{case.mode}: {message}", what="hang")
+            if "timed out after" in message:  # the runner's own (wall) timeout: asleep, or a busy machine
+                what, figures = stalled(_NOW_STAT.get("start"), schedstat(), time.monotonic() - _NOW_T["start"])
+                checker.crash("run_pair", f"{case.mode}: {message}; {figures}", what=what)
             elif _INTERNAL.search(message):
                 checker.crash("run_pair", f"{case.mode}: {message[:600]}")
             elif message.startswith(("the adapter raised ", "replay raised ")):
@@ -357,27 +437,43 @@ def _encode_requests(checker: _Checker, scenario: Any) -> None:
 # The worker process
 # --------------------------------------------------------------------------------------------
 
-_CASE_TIMEOUT = float(os.environ.get("CONFORMANCE_FUZZ_CASE_TIMEOUT", "10"))
-"""Seconds per replayed case (the runner's own timeout; a case past it is a hang)."""
 INPUT_TIMEOUT = float(os.environ.get("CONFORMANCE_FUZZ_INPUT_TIMEOUT", "20"))
-"""Seconds per input, all its entry points together (the worker's alarm; the parent waits a little more)."""
+"""CPU seconds per input, all its entry points and threads together (the worker's ``ITIMER_PROF``
+alarm; the parent's watchdog allows a little more)."""
+WALL_CAP = float(os.environ.get("CONFORMANCE_FUZZ_WALL_CAP", "180"))
+"""Wall seconds per input, the last resort: an input still running then slept (a hang) or waited for
+a CPU (``busy``: the machine was too busy to judge it). At a load of 10 on 2 cores an input gets a
+fifth of a CPU: this leaves every input of the corpus (well under 5 s of CPU each) room to finish."""
+_CASE_TIMEOUT = float(os.environ.get("CONFORMANCE_FUZZ_CASE_TIMEOUT", str(WALL_CAP / 3)))
+"""Wall seconds per replayed case (the runner's own timeout): a case that waits forever; a case that
+spins is stopped by the CPU alarm first."""
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
     stack = traceback.extract_stack(frame)[-5:] if frame is not None else []
     _NOW["where"] = " <- ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(stack))
-    raise Hang
+    if signum == signal.SIGPROF:
+        raise Hang("hang", f"over {_NOW['cpu']} s of CPU time (the worker's alarm)")
+    what, figures = stalled(_NOW_STAT.get("start"), schedstat(), time.monotonic() - _NOW_T["start"])
+    raise Hang(what, f"{figures} (the worker's wall cap)")
 
 
 def _selftest(action: str) -> None:
     """Misbehave on purpose (``selftest:<action>`` keys), so a test sees the watchdog catch it."""
-    if action == "hang":
+    if action == "hang":  # spins: the CPU alarm
         while True:
             pass
-    if action == "stuck":  # deaf to the alarm: only the parent's watchdog ends it
-        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+    if action == "sleep":  # waits for nothing: the wall cap, which finds it asleep
         time.sleep(3600)
+    if action in ("stuck", "stuck-sleep"):  # deaf to the alarms: only the parent's watchdog ends it
+        signal.signal(signal.SIGALRM, signal.SIG_IGN)  # process-wide: any thread may take a signal
+        signal.signal(signal.SIGPROF, signal.SIG_IGN)
+        if action == "stuck-sleep":
+            time.sleep(3600)
+        while True:
+            pass
     if action == "segv":
+        faulthandler.disable()  # a deliberate crash: no "Fatal Python error" stack on the run's output
         os.kill(os.getpid(), signal.SIGSEGV)
     if action == "memory":
         bytearray(MEMORY_CAP * 2)
@@ -385,12 +481,19 @@ def _selftest(action: str) -> None:
         raise KeyError("selftest")
 
 
-def _worker(seed: str, input_timeout: float) -> None:
+def _worker(seed: str, input_timeout: float, wall_cap: float) -> None:
     """Read input keys on stdin, one a line; for each answer ``start`` and then ``done`` with the findings."""
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
     signal.signal(signal.SIGALRM, _on_alarm)
+    signal.signal(signal.SIGPROF, _on_alarm)
+    _NOW["cpu"] = f"{input_timeout:g}"
+    # the entry points' modules, imported before the first input: no input pays for them
+    import conformance.adapters
+    import conformance.cli
+    import conformance.run.runner
+    import conformance.traffic.cassettes  # noqa: F401
     from conformance.scenarios.loader import load_scenarios
 
     scenarios = {s.id: s for s in load_scenarios([ROOT / "scenarios"]).scenarios}
@@ -409,7 +512,10 @@ def _worker(seed: str, input_timeout: float) -> None:
             findings: list[Finding] = []
             inp: FuzzInput | None = None
             _NOW.update(entry="input", where="")
-            signal.setitimer(signal.ITIMER_REAL, input_timeout)
+            _NOW_T["start"] = time.monotonic()
+            _NOW_STAT["start"] = schedstat()
+            signal.setitimer(signal.ITIMER_PROF, input_timeout)
+            signal.setitimer(signal.ITIMER_REAL, wall_cap)
             try:
                 if key.startswith("selftest:"):
                     _NOW["entry"] = "selftest"
@@ -423,17 +529,18 @@ def _worker(seed: str, input_timeout: float) -> None:
                 else:
                     inp = make_input(seed, key)
                     ran, findings = check_input(inp, Path(tmp) / "in", scenarios, full_run="full" in flags)
-            except Hang:
-                detail = f"over {input_timeout:g} s (the worker's alarm)\n  at {_NOW['where']}"
-                findings = [_fail(seed, key, inp, "hang", detail, entry=_NOW["entry"])]
+            except Hang as stop:
+                detail = f"{stop.detail}\n  at {_NOW['where']}"
+                findings = [_fail(seed, key, inp, stop.what, detail, entry=_NOW["entry"])]
                 retire = True
             except MemoryError as exc:
                 detail = f"MemoryError under a {MEMORY_CAP >> 20} MiB cap: {exc}"
                 findings = [_fail(seed, key, inp, "crash", detail, entry=_NOW["entry"])]
                 retire = True
             finally:
+                signal.setitimer(signal.ITIMER_PROF, 0)
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            if any(f.what == "hang" for f in findings) or threading.active_count() > base_threads + 2:
+            if any(f.what in ("hang", "busy") for f in findings) or threading.active_count() > base_threads + 2:
                 retire = True  # a case left running past its timeout would slow every later input
             if resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > _RETIRE_KIB:
                 retire = True  # a big input left the heap grown: the next input starts under the cap afresh
@@ -464,7 +571,7 @@ def _fail(seed: str, key: str, inp: FuzzInput | None, what: str, detail: str, *,
 
 
 class _Process:
-    def __init__(self, seed: str, input_timeout: float) -> None:
+    def __init__(self, seed: str, input_timeout: float, wall_cap: float) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
         env["PYTHONHASHSEED"] = "0"
         self.proc = subprocess.Popen(
@@ -477,6 +584,8 @@ class _Process:
                 seed,
                 "--input-timeout",
                 str(input_timeout),
+                "--wall-cap",
+                str(wall_cap),
             ],
             cwd=ROOT,
             env=env,
@@ -487,6 +596,7 @@ class _Process:
             bufsize=1,
         )
         self.buffer = ""
+        self.since: tuple[float, Schedstat | None] = (time.monotonic(), None)
         self.eof = False
         """The worker closed its end (it died, or exited): not a hang."""
 
@@ -495,24 +605,37 @@ class _Process:
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
-    def read_line(self, deadline: float) -> str | None:
-        """The next line, or None when the worker died or ``deadline`` passed."""
+    def read_line(self, cpu: float, wall: float) -> tuple[str | None, str]:
+        """The next line, or None with why: the worker died (``eof``), used ``cpu`` seconds of CPU time
+        from now (``cpu``; the wall clock stands in where /proc is absent), or ``wall`` seconds passed
+        (``wall``)."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
+        started = time.monotonic()
+        used = cpu_seconds(self.proc.pid)
+        self.since = (started, schedstat(self.proc.pid))
         while "\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            ready, _, _ = select.select([fd], [], [], left)
+            now = time.monotonic()
+            if now - started >= wall:
+                return None, "wall"
+            spent = cpu_seconds(self.proc.pid)
+            if (spent - used if spent is not None and used is not None else now - started) >= cpu:
+                return None, "cpu"
+            ready, _, _ = select.select([fd], [], [], min(0.25, wall - (now - started)))
             if not ready:
-                return None
+                continue
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 self.eof = True
-                return None
+                return None, "eof"
             self.buffer += chunk.decode("utf-8", "replace")
         line, _, self.buffer = self.buffer.partition("\n")
-        return line
+        return line, ""
+
+    def stalled(self) -> tuple[str, str]:
+        """``stalled`` for the worker, since the last ``read_line`` began."""
+        started, before = self.since
+        return stalled(before, schedstat(self.proc.pid), time.monotonic() - started)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -525,40 +648,49 @@ class _Process:
 
 
 _STARTUP_SECONDS = 60.0
+"""CPU seconds a new worker may take to import the package and load the scenarios."""
 _WATCHDOG_SLACK = float(os.environ.get("CONFORMANCE_FUZZ_WATCHDOG_SLACK", "10"))
+"""Seconds (CPU, and wall past the wall cap) the parent waits past the worker's own alarms."""
 
 
-def _lane(seed: str, keys: Sequence[str], outcome: Outcome, lock: threading.Lock, input_timeout: float) -> None:
+def _lane(
+    seed: str,
+    keys: Sequence[str],
+    outcome: Outcome,
+    lock: threading.Lock,
+    input_timeout: float,
+    wall_cap: float,
+) -> None:
     """Run ``keys`` in order in one worker at a time, restarting it after a hang, a crash or a retirement."""
     proc: _Process | None = None
     try:
         for number, key in enumerate(keys):
+            fresh = proc is None
             if proc is None:
-                proc = _Process(seed, input_timeout)
-                startup = time.monotonic() + _STARTUP_SECONDS
-            else:
-                startup = time.monotonic()
+                proc = _Process(seed, input_timeout, wall_cap)
             flags = "full" if number % FULL_RUN_EVERY == FULL_RUN_EVERY - 1 or key.startswith("crafted:") else ""
             proc.send(f"{key} {flags}")
-            slack = input_timeout + _WATCHDOG_SLACK  # the worker's own alarm comes first
-            line = proc.read_line(max(startup, time.monotonic()) + slack)
+            cpu, wall = input_timeout + _WATCHDOG_SLACK, wall_cap + _WATCHDOG_SLACK  # the worker's alarms come first
+            line, why = proc.read_line(cpu + _STARTUP_SECONDS if fresh else cpu, wall + (wall if fresh else 0))
             if line is not None and line.startswith("start "):
-                line = proc.read_line(time.monotonic() + slack)
+                line, why = proc.read_line(cpu, wall)
             if line is None or not line.startswith("done "):
                 dead = proc.proc.poll()
                 if dead is None and proc.eof:  # closed its end: dying, not yet reaped
                     with contextlib.suppress(subprocess.TimeoutExpired):
                         dead = proc.proc.wait(10)
+                if dead is not None:
+                    what, detail = "crash", f"the worker process died (exit status {dead}) on this input"
+                elif why == "cpu":
+                    what, detail = "hang", f"no answer after {cpu:g} s of CPU time (killed by the watchdog)"
+                else:
+                    what, figures = proc.stalled()
+                    detail = f"no answer: {figures} (killed by the watchdog)"
                 proc.stop()
-                what, detail = (
-                    ("hang", f"no answer within {slack:g} s (killed by the watchdog)")
-                    if dead is None
-                    else ("crash", f"the worker process died (exit status {dead}) on this input")
-                )
                 proc = None
                 inp = _safe_input(seed, key)
                 with lock:
-                    outcome.findings.append(_fail(seed, key, inp, what, detail))
+                    (outcome.busy if what == "busy" else outcome.findings).append(_fail(seed, key, inp, what, detail))
                     outcome.ran["input"] = outcome.ran.get("input", 0) + 1
                 continue
             payload = json.loads(line[len("done ") :])
@@ -566,7 +698,8 @@ def _lane(seed: str, keys: Sequence[str], outcome: Outcome, lock: threading.Lock
                 for name in payload["ran"]:
                     outcome.ran[name] = outcome.ran.get(name, 0) + 1
                 outcome.ran["input"] = outcome.ran.get("input", 0) + 1
-                outcome.findings.extend(Finding(**f) for f in payload["findings"])
+                for found in payload["findings"]:
+                    (outcome.busy if found["what"] == "busy" else outcome.findings).append(Finding(**found))
             if payload["retire"]:
                 proc.stop()
                 proc = None
@@ -586,23 +719,30 @@ def _safe_input(seed: str, key: str) -> FuzzInput | None:
         return None
 
 
-def run_inputs(seed: str, keys: Sequence[str], *, workers: int = 2, input_timeout: float | None = None) -> Outcome:
-    """Run every input of ``keys`` in ``workers`` worker processes; every finding collected (none stops the run)."""
+def run_inputs(
+    seed: str,
+    keys: Sequence[str],
+    *,
+    workers: int = 2,
+    input_timeout: float | None = None,
+    wall_cap: float | None = None,
+) -> Outcome:
+    """Run every input of ``keys`` in ``workers`` worker processes; every finding collected (none stops
+    the run). ``input_timeout`` is CPU seconds per input (``INPUT_TIMEOUT``), ``wall_cap`` wall seconds
+    (``WALL_CAP``)."""
     outcome = Outcome()
     lock = threading.Lock()
     started = time.perf_counter()
     lanes = [keys[i::workers] for i in range(workers)]
-    threads = [
-        threading.Thread(target=_lane, args=(seed, lane, outcome, lock, input_timeout or INPUT_TIMEOUT))
-        for lane in lanes
-        if lane
-    ]
+    bounds = (input_timeout or INPUT_TIMEOUT, wall_cap or WALL_CAP)
+    threads = [threading.Thread(target=_lane, args=(seed, lane, outcome, lock, *bounds)) for lane in lanes if lane]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     outcome.seconds = time.perf_counter() - started
-    outcome.findings.sort(key=lambda f: (f.key.split(":")[0], _number(f.key), f.entry))
+    for found in (outcome.findings, outcome.busy):
+        found.sort(key=lambda f: (f.key.split(":")[0], _number(f.key), f.entry))
     return outcome
 
 
@@ -623,12 +763,13 @@ def _main(argv: Sequence[str]) -> int:
     parser.add_argument("--seed", default=os.environ.get("CONFORMANCE_FUZZ_SEED", "0"))
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--input-timeout", type=float, default=INPUT_TIMEOUT, help=argparse.SUPPRESS)
+    parser.add_argument("--wall-cap", type=float, default=WALL_CAP, help=argparse.SUPPRESS)
     parser.add_argument("--write", metavar="FILE", help="write the input's bytes to FILE instead of running it")
     parser.add_argument("kind", nargs="?", choices=("cassette", "scenario", "crafted"))
     parser.add_argument("index", nargs="?", help="the input's number (or a crafted input's name)")
     args = parser.parse_args(argv)
     if args.worker:
-        _worker(args.seed, args.input_timeout)
+        _worker(args.seed, args.input_timeout, args.wall_cap)
         return 0
     if not args.kind or args.index is None:
         parser.error("give KIND and INDEX (e.g. cassette 17)")
@@ -639,9 +780,9 @@ def _main(argv: Sequence[str]) -> int:
         Path(args.write).write_bytes(inp.data)
         return 0
     outcome = run_inputs(args.seed, [key], workers=1)
-    for finding in outcome.findings:
+    for finding in [*outcome.findings, *outcome.busy]:
         print(finding.describe())
-    print(f"{len(outcome.findings)} finding(s)")
+    print(f"{len(outcome.findings)} finding(s)" + (", machine too busy to judge it" if outcome.busy else ""))
     return 1 if outcome.findings else 0
 
 

@@ -247,8 +247,8 @@ def test_every_content_type_arrives(session: McpSession) -> None:
 def test_a_slow_tool_times_out_and_the_session_stays_usable(session: McpSession) -> None:
     started = time.monotonic()
     with pytest.raises(McpTimeoutError, match=r"tools/call slow_tool: no answer from the MCP server within 1 s"):
-        session.call_tool("slow_tool", {"seconds": 30}, timeout=1.0)
-    assert time.monotonic() - started < 10
+        session.call_tool("slow_tool", {"seconds": 120}, timeout=1.0)
+    assert time.monotonic() - started < 60  # ended by the timeout, not by the tool
     assert session.call_tool("getTime").content == (Text(text=str(NOW)),)
 
 

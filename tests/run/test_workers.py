@@ -285,16 +285,17 @@ def test_a_worker_whose_case_overran_its_timeout_retires_with_the_abandoned_thre
             out.write(f"{os.getpid()} {'hang' if hang else 'call'}\n")
         # The hung case is abandoned after the timeout: its worker must not run later cases beside it.
         # The other cases last long enough that there are cases left when the timeout comes.
-        time.sleep(60 if hang else 0.3)
+        time.sleep(3600 if hang else 0.3)
         return reference.response_from_wire(body, **kwargs)
 
     adapter = dataclasses.replace(reference, response_from_wire=response_from_wire)
     scenarios = _scenarios("basic/get_time", "basic/single_call", "basic/text_only_reply", "basic/parallel_calls")
-    options = RunOptions(cassette_dir=CASSETTES, jobs=2, timeout=2.0, modes=("non_stream",))
+    # 3 s: each passing case (0.3 s asleep) takes up to a second at a load of 10 on 2 cores
+    options = RunOptions(cassette_dir=CASSETTES, jobs=2, timeout=3.0, modes=("non_stream",))
     result = run_suite(scenarios, [adapter, adapter, adapter], options)
     statuses = [c.status for c in result.cases]
     assert statuses.count("error") == 1 and statuses.count("pass") == 11
-    assert "timed out after 2 s" in next(c.message for c in result.cases if c.status == "error")
+    assert "timed out after 3 s" in next(c.message for c in result.cases if c.status == "error")
     lines = log.read_text().split("\n")
     hung = next(i for i, line in enumerate(lines) if line.endswith("hang"))
     pid = lines[hung].split()[0]
