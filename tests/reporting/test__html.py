@@ -728,6 +728,7 @@ def click(browser: Any, selector: str) -> None:
     browser.evaluate(f"document.querySelector({json.dumps(selector)}).click()")
 
 
+@pytest.mark.browser
 @needs_chromium
 def test_in_chromium_the_headline_the_summary_and_the_filters(page: str, browser: Any, tmp_path: Path) -> None:
     path = tmp_path / "report.html"
@@ -759,6 +760,7 @@ def test_in_chromium_the_headline_the_summary_and_the_filters(page: str, browser
     assert not [m for m in browser.console if "Content Security Policy" in m], browser.console
 
 
+@pytest.mark.browser
 @needs_chromium
 def test_in_chromium_a_passing_run_with_unsupported_cases_reads_passed(
     mixed_run: RunResult, browser: Any, tmp_path: Path
@@ -776,6 +778,7 @@ LARGE_BYTES = 4_000_000
 LARGE_LOAD_SECONDS = 10.0
 
 
+@pytest.mark.browser
 @needs_chromium
 def test_a_2000_case_run_loads_and_keeps_its_header_and_scenario_column_in_view(browser: Any, tmp_path: Path) -> None:
     run = _runs.large_run()
@@ -810,6 +813,7 @@ def test_a_2000_case_run_loads_and_keeps_its_header_and_scenario_column_in_view(
     )
 
 
+@pytest.mark.browser
 @needs_chromium
 def test_in_chromium_at_1280x900_the_first_defect_is_on_the_first_screen_above_the_matrix(
     real_run: RealRun, tmp_path: Path

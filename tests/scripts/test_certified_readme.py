@@ -263,6 +263,7 @@ needs_chromium = pytest.mark.skipif(
 )
 
 
+@pytest.mark.browser
 @needs_chromium
 def test_in_chromium_index_html_fits_1280_px_links_to_files_and_counts_like_the_readme(script: ModuleType) -> None:
     import sys

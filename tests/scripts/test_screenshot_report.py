@@ -50,6 +50,7 @@ def test_a_missing_browser_is_reported_not_raised(tmp_path: Path, capsys: pytest
     assert not (tmp_path / "m.png").exists()
 
 
+@pytest.mark.browser
 @needs_chromium
 def test_the_script_writes_a_png_of_the_window(tmp_path: Path) -> None:
     out, page = tmp_path / "matrix.png", tmp_path / "report.html"
@@ -69,6 +70,7 @@ def test_the_script_writes_a_png_of_the_window(tmp_path: Path) -> None:
     assert 'class="matrix"' in page.read_text(encoding="utf-8")
 
 
+@pytest.mark.browser
 @needs_chromium
 def test_following_a_matrix_link_opens_the_case_in_the_browser(tmp_path: Path) -> None:
     module = load_script()
