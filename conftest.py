@@ -35,7 +35,7 @@ def _no_network_beyond_loopback() -> Iterator[None]:
 
 
 OPT_IN = {
-    "fuzz_corpus": "the whole fuzz corpus (3,000 inputs, about 1.5 min): run it with `pytest -m fuzz_corpus`",
+    "fuzz_corpus": "the whole fuzz corpus (3,000 inputs, about 1 min): run it with `pytest -m fuzz_corpus`",
     "packaging": "builds the wheel and installs it in a fresh venv (about 30 s): run it with `pytest -m packaging`",
     "libraries": (
         "re-certifies real libraries from .venvs/ (about 1 min): run it with "
