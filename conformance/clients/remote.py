@@ -1,8 +1,9 @@
 """``conformance certify --python OTHER``: a client whose driver runs in another interpreter.
 
 Provider SDK pins clash between libraries, so a library is certified from its own virtualenv:
-``RemoteClient`` starts ``OTHER -m conformance.clients.child SPEC`` with the suite's source on
-``PYTHONPATH`` and speaks JSON lines with it (``conformance.clients.codec``), while serving and
+``RemoteClient`` starts ``OTHER -m conformance.clients.child SPEC`` with the suite's package (and
+nothing else of this environment: its SDKs would shadow the library's pins) on ``PYTHONPATH`` and
+speaks JSON lines with it (``conformance.clients.codec``), while serving and
 checking stay in this process. It keeps the ``Client`` contract: ``complete`` returns the turn's
 ``Response`` or events, or raises ``RemoteRaised`` carrying the child's ``error_info`` of what the
 library raised. A child that dies or overruns a turn is restarted for the next one, and its
@@ -33,7 +34,10 @@ from conformance.errors import UsageError
 from conformance.model import ErrorInfo, Response, StreamEvent
 from conformance.run.workers import limit_child_memory, memory_limit_from_env
 
-__all__ = ["START_TIMEOUT", "RemoteClient", "RemoteRaised"]
+__all__ = ["PACKAGE_DIR", "START_TIMEOUT", "RemoteClient", "RemoteRaised"]
+
+PACKAGE_DIR = Path(conformance.__file__).resolve().parent
+"""This package's folder, the only part of this environment the child's interpreter is given."""
 
 START_TIMEOUT = 60.0
 """Seconds for the other interpreter to import the driver and its library."""
@@ -62,6 +66,7 @@ class RemoteClient:
         self.start_timeout = start_timeout
         self._process: subprocess.Popen[str] | None = None
         self._stderr: IO[str] | None = None
+        self._shim: tempfile.TemporaryDirectory[str] | None = None
         self._turn_lock = threading.Lock()
         """One turn at a time on the pipe: a turn ``invoke`` gave up on still reads its own answer."""
         hello = self._start()
@@ -106,6 +111,15 @@ class RemoteClient:
 
     # ---- the child process -----------------------------------------------------------------
 
+    def _package_path(self) -> str:
+        """A folder holding only ``conformance`` (a link to this package), for the child's ``PYTHONPATH``.
+        Not the folder the package sits in: installed from a wheel, that is this environment's
+        site-packages, whose SDKs would come before the library's own pins in the other interpreter."""
+        if self._shim is None:
+            self._shim = tempfile.TemporaryDirectory(prefix="conformance-child-")
+            os.symlink(PACKAGE_DIR, Path(self._shim.name) / "conformance", target_is_directory=True)
+        return self._shim.name
+
     def close(self, *, kill: bool = False) -> None:
         """Stop the child: let it finish (5 s at most), or ``kill`` it at once (it hung)."""
         process, self._process = self._process, None
@@ -125,6 +139,9 @@ class RemoteClient:
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+        if self._shim is not None and self._process is None:
+            self._shim.cleanup()
+            self._shim = None
 
     def __enter__(self) -> RemoteClient:
         return self
@@ -135,9 +152,10 @@ class RemoteClient:
     def _start(self) -> dict[str, Any]:
         if not Path(self.python).exists():
             raise UsageError(f"--python {self.python}: no such interpreter")
-        root = str(Path(conformance.__file__).resolve().parent.parent)
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.getcwd(), env.get("PYTHONPATH", "")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (self._package_path(), os.getcwd(), env.get("PYTHONPATH", "")) if p
+        )
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
         self._process = subprocess.Popen(
             [self.python, "-m", "conformance.clients.child", self.spec],

@@ -417,3 +417,38 @@ def test_a_bare_virtualenv_runs_a_stdlib_only_driver(tmp_path: Path) -> None:
     with Emulator(port=0) as emu, RemoteClient(_driver(tmp_path, URLLIB), str(python), start_timeout=60) as remote:
         assert remote.interpreter.startswith(str(venv))
         _two_turns(remote, emu, stream=True)
+
+
+SEES = """
+import importlib.util
+
+from conformance.clients.contract import SimpleClient
+from conformance.model import Response, Text
+
+SAW = "saw-the-suite-sdk" if importlib.util.find_spec("suite_only_sdk") else "clean"
+client = SimpleClient(
+    name=SAW,
+    wires={"openai_chat": frozenset()},
+    complete=lambda call: Response(parts=(Text("x"),)),
+    error_info=lambda exc: None,
+)
+"""
+
+
+def test_the_drivers_interpreter_is_given_the_suites_package_and_nothing_else_of_its_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Installed from a wheel, the package sits in this environment's site-packages beside its SDKs: the
+    child must not see them, or they would come before the library's own pins."""
+    import conformance
+    from conformance.clients import remote
+
+    site = tmp_path / "site-packages"  # a wheel install's layout: the package beside another SDK
+    site.mkdir()
+    (site / "conformance").symlink_to(Path(conformance.__file__).parent, target_is_directory=True)
+    (site / "suite_only_sdk.py").write_text("VERSION = 'the suite environment'\n", encoding="utf-8")
+    monkeypatch.setattr(remote, "PACKAGE_DIR", site / "conformance")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    with RemoteClient(_driver(tmp_path, SEES), str(venv / "bin" / "python"), start_timeout=60) as child:
+        assert child.name == "clean"
