@@ -34,6 +34,15 @@ def _no_network_beyond_loopback() -> Iterator[None]:
         yield
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """A pytest that a test starts (``python -m pytest ...`` from the checkout, as a doc says) runs in
+    its own process, not on workers of its own beside this run's (``-n auto`` in pyproject.toml): set
+    for the processes that run tests, an xdist worker or a run with ``-n 0``, never for the controller,
+    whose workers read the environment too. pytester's inner sessions drop PYTEST_ADDOPTS anyway."""
+    if hasattr(config, "workerinput") or config.getoption("dist", "no") == "no":
+        os.environ["PYTEST_ADDOPTS"] = " ".join(filter(None, [os.environ.get("PYTEST_ADDOPTS"), "-n 0"]))
+
+
 OPT_IN = {
     "fuzz_corpus": "the whole fuzz corpus (3,000 inputs, about 1 min): run it with `pytest -m fuzz_corpus`",
     "packaging": "builds the wheel and installs it in a fresh venv (about 30 s): run it with `pytest -m packaging`",
