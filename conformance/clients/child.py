@@ -5,8 +5,9 @@ other interpreter needs nothing the suite pins) loads the driver ``SPEC`` (``pkg
 ``path/to/driver.py:OBJECT``), says what it declares in one JSON line, then answers one JSON line
 per call: the turn run by ``conformance.clients.invoke`` (the result, the events, or what the
 library raised and ``error_info`` of it). Only the standard library and ``conformance.model`` are
-imported here. The protocol's lines are written to the real stdout; a driver's own prints go to
-stderr so they cannot break it.
+imported here. The protocol's lines are written to the stdout it was given, moved to a descriptor
+of its own; descriptor 1 then points at stderr, so that a driver's prints, a C library's writes and
+a subprocess's output cannot break it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -53,8 +55,7 @@ def load_object(spec: str) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    out: TextIO = sys.stdout
-    sys.stdout = sys.stderr  # a driver's prints must not break the protocol
+    out = _protocol_stream()
     if len(args) != 1:
         _send(out, {"fatal": "usage: python -m conformance.clients.child MODULE:OBJECT"})
         return 2
@@ -85,6 +86,18 @@ def main(argv: list[str] | None = None) -> int:
             result = invoke(client, call, loop, timeout=call.timeout)
             _send(out, {"result": to_json(result)})
     return 0
+
+
+def _protocol_stream() -> TextIO:
+    """The protocol's own stream: file descriptor 1 as it was given, moved to a descriptor of its own;
+    descriptor 1 (and ``sys.stdout``) then point at stderr, so that nothing else the process or its
+    children write (a driver's print, a C library's write, an ``echo`` from a subprocess) can land
+    between two protocol lines and corrupt every later verdict."""
+    sys.stdout.flush()
+    protocol = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(protocol, "w", encoding="utf-8", newline="\n")
 
 
 def _send(out: TextIO, message: dict[str, Any]) -> None:

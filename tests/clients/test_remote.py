@@ -429,7 +429,7 @@ SAW = "saw-the-suite-sdk" if importlib.util.find_spec("suite_only_sdk") else "cl
 client = SimpleClient(
     name=SAW,
     wires={"openai_chat": frozenset()},
-    complete=lambda call: Response(parts=(Text("x"),)),
+    complete=lambda call: Response(parts=(Text(text="x"),)),
     error_info=lambda exc: None,
 )
 """
@@ -452,3 +452,31 @@ def test_the_drivers_interpreter_is_given_the_suites_package_and_nothing_else_of
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     with RemoteClient(_driver(tmp_path, SEES), str(venv / "bin" / "python"), start_timeout=60) as child:
         assert child.name == "clean"
+
+
+STRAY = """
+import os
+import subprocess
+
+from conformance.clients.contract import SimpleClient
+from conformance.model import Response, Text
+
+
+def complete(call):
+    subprocess.run(["echo", '{"stray": "a subprocess wrote to descriptor 1"}'], check=True)  # its stdout is fd 1
+    os.write(1, b"raw bytes on descriptor 1\\n")  # what a C library's printf does
+    return Response(parts=(Text(text=f"answer to {call.scenario}"),))
+
+
+client = SimpleClient(name="stray", wires={"openai_chat": frozenset()}, complete=complete, error_info=lambda exc: None)
+"""
+
+
+def test_a_stray_line_on_descriptor_1_does_not_reach_the_protocol(tmp_path: Path) -> None:
+    """A subprocess's echo or a C library's write on fd 1 goes to stderr: each turn gets its own answer."""
+    with RemoteClient(_driver(tmp_path, STRAY), sys.executable, start_timeout=30) as remote:
+        for scenario in ("first", "second", "third"):
+            answer = remote.complete(_call(scenario))
+            assert isinstance(answer, Response) and answer.text == f"answer to {scenario}"
+        tail = remote._stderr_tail()
+        assert "a subprocess wrote to descriptor 1" in tail and "raw bytes on descriptor 1" in tail
