@@ -19,7 +19,6 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tomllib
 import zipfile
 from collections.abc import Iterator
@@ -28,6 +27,8 @@ from pathlib import Path
 
 import pytest
 import setuptools
+
+from tests._venvs import venv_with_suite_dependencies
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED_CASSETTES = sorted(p.relative_to(REPO / "cassettes").as_posix() for p in (REPO / "cassettes").rglob("*.yaml"))
@@ -96,21 +97,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
         timeout=300,
     )
     (wheel,) = wheels.glob("conformance-*.whl")
-    venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    # the suite's dependencies as the running environment has them (a virtualenv's own packages are not
-    # the system site's): a path line in a .pth file, after the venv's own site-packages, where the wheel
-    # goes; the running environment's own .pth files (an editable install) are not read from there
-    inner = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout.strip()
-    outer = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    (Path(inner) / "_suite_dependencies.pth").write_text("".join(f"{p}\n" for p in sorted(outer)), encoding="utf-8")
+    python = venv_with_suite_dependencies(root / "venv")
     subprocess.run(
         [str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed", "-q", str(wheel)],
         check=True,

@@ -27,7 +27,7 @@ PLUGIN_ARGS: tuple[str, ...] = () if INSTALLED else ("-p", "conformance.pytest_p
 """How a subprocess session loads it. An inline session is given the module object: ``-p`` would
 import it again by name, and warn that it cannot rewrite its asserts once another test imported it."""
 
-CLIENTS = '''
+CLIENTS = """
 import dataclasses
 from collections.abc import Iterator
 
@@ -38,49 +38,12 @@ from conformance.clients.contract import Call
 from conformance.clients.translator import TranslatorClient
 from conformance.model import Response, StreamEvent
 
+from tests._mutant_clients import REVERSED, Retrying
+
 ANTHROPIC = TranslatorClient(for_format("anthropic"))
 
 
-@dataclasses.dataclass(frozen=True)
-class Retrying:
-    """Sends every turn twice (a hidden retry) and keeps the second answer."""
-
-    inner: TranslatorClient
-    name: str = "retrying"
-    known_gaps: dict[str, str] = dataclasses.field(default_factory=dict)
-
-    @property
-    def wires(self) -> dict[str, frozenset[str]]:
-        return dict(self.inner.wires)
-
-    def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
-        first = self.inner.complete(call)
-        if not isinstance(first, Response):
-            list(first)
-        return self.inner.complete(call)
-
-    def error_info(self, exc: BaseException):
-        return self.inner.error_info(exc)
-
-
-def _results_reversed(request):
-    """OpenAI Chat's request with each run of tool results sent in reverse order."""
-    wire = for_format("openai_chat").request_to_wire(request)
-    messages, run = [], []
-    for message in [*wire.body["messages"], None]:
-        if message is not None and message.get("role") == "tool":
-            run.append(message)
-            continue
-        messages += run[::-1]
-        run = []
-        messages += [message] if message is not None else []
-    return dataclasses.replace(wire, body={**wire.body, "messages": messages})
-
-
-REVERSED = TranslatorClient(
-    dataclasses.replace(for_format("openai_chat"), request_to_wire=_results_reversed), name="reversed"
-)
-'''
+"""
 
 
 def write_tests(pytester: pytest.Pytester, body: str, name: str = "test_cases") -> None:
@@ -98,7 +61,8 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 def run_subprocess(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, *args: str) -> pytest.RunResult:
     """An inner session in its own interpreter, importing the ``conformance`` this session imports."""
     here = str(Path(conformance.__file__).resolve().parents[1])
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])]))
+    repo = str(Path(__file__).resolve().parents[1])  # CLIENTS imports tests._mutant_clients
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([here, repo, *filter(None, [os.environ.get("PYTHONPATH")])]))
     return pytester.runpytest_subprocess(*PLUGIN_ARGS, "-p", "no:cacheprovider", *args)
 
 

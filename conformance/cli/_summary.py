@@ -20,7 +20,7 @@ from typing import Any
 
 from conformance.cli._output import Style, command_lines, cut, shown, visible_width, wrapped
 from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, severity_counts
-from conformance.reporting._format import defect_where, evidence_place
+from conformance.reporting._format import MODE_WORDS, defect_where, evidence_place, quantity
 from conformance.verdicts import STATUS_ORDER, CaseResult, CheckVerdict, Finding, RunResult, Status
 
 __all__ = [
@@ -31,7 +31,6 @@ __all__ = [
     "adapter_lines",
     "case_lines",
     "defect_lines",
-    "digest_lines",
     "finding_lines",
     "findings_lines",
     "matrix_lines",
@@ -53,7 +52,6 @@ SYMBOLS: dict[str, str] = {
 }
 PROBLEMS: tuple[Status, ...] = ("fail", "error", "stale")
 """The statuses that make a run fail (and get a rerun command)."""
-MODE_WORDS = {"non_stream": "non-streamed", "stream": "streamed"}
 DEFECTS_SHOWN = 10
 """Defects shown in full on the terminal (the reports have them all; ``-v`` shows every case)."""
 FINDINGS_SHOWN = 3
@@ -246,31 +244,9 @@ def case_lines(case: CaseResult, width: int, *, rerun: str | None = None, style:
     return lines
 
 
-def digest_lines(result: RunResult, width: int, *, style: Style | None = None) -> list[str]:
-    """One line per check that failed: its count and modes (the findings above have the details)."""
-    style = style or Style()
-    groups = _groups(result.cases)
-    if not groups:
-        return []
-    cases = sum(c.status in PROBLEMS for c in result.cases)
-    lines = [style.paint(cut(f"What failed ({cases} case{'' if cases == 1 else 's'}, by check):", width), "bold")]
-    name_width = min(max(len(g) for g in groups), max(12, width // 3))
-    for group, entries in groups.items():
-        blame = _blame_words(entries)
-        text = f"  {cut(group, name_width):<{name_width}} {len(entries):>5}  {_modes_words(entries)}, " + (
-            f"{_adapters_words(entries)}" + (f" ({blame})" if blame else "")
-        )
-        lines += wrapped(text, width, next_indent=" " * (name_width + 10))
-    return lines
-
-
 # -- the defects --------------------------------------------------------------------------------------------
 
 _SEVERITY_STYLE = {"loses_data": "fail", "changes_meaning": "fail", "rejected": "fail", "left": "left", "note": "dim"}
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _rerun_key(defect: DefectData) -> str:
@@ -296,9 +272,9 @@ def defect_lines(
         return []
     failing = [d for d in defects if d["kind"] == "defect"]
     head = (
-        f"{_count(len(defects), 'defect')}"
+        f"{quantity(len(defects), 'defect')}"
         if len(failing) == len(defects)
-        else (f"{_count(len(failing), 'defect')}, {len(defects) - len(failing)} left to the caller or noted")
+        else (f"{quantity(len(failing), 'defect')}, {len(defects) - len(failing)} left to the caller or noted")
     )
     lines = [style.paint(cut(f"{head} (worst first; every case: -v or the reports)", width), "bold")]
     first = True
@@ -316,7 +292,7 @@ def defect_lines(
             lines += wrapped(f"to do: {defect['remedy']}", width, indent="   ", next_indent="     ")
         restated = list(
             dict.fromkeys(
-                r["check"] + ("" if r["cases"] == len(defect["cases"]) else f" ({_count(r['cases'], 'case')})")
+                r["check"] + ("" if r["cases"] == len(defect["cases"]) else f" ({quantity(r['cases'], 'case')})")
                 for r in defect["restated"]
             )
         )
@@ -359,7 +335,7 @@ def problem_lines(
         return []
     counts = Counter(c.status for c in cases)
     words = {"error": "errored", "stale": "went stale"}
-    head = " and ".join(f"{_count(counts[s], 'case')} {words[s]}" for s in ("error", "stale") if counts[s])
+    head = " and ".join(f"{quantity(counts[s], 'case')} {words[s]}" for s in ("error", "stale") if counts[s])
     lines = [style.paint(cut(f"{head} (every one: -v or the reports)", width), "bold")]
     for case in cases[:shown]:
         lines.append(cut(f"  {_case_title(case, style)}", width))
@@ -378,7 +354,7 @@ def tally_line(defects: Sequence[DefectData]) -> str:
         return ""
     counts = severity_counts(defects)
     parts = [f"{counts[s]} {SEVERITY_WORDS[s]}" for s in SEVERITIES if counts[s]]
-    return f"{_count(len(defects), 'defect')}: {', '.join(parts)}"
+    return f"{quantity(len(defects), 'defect')}: {', '.join(parts)}"
 
 
 _REQUIRES = re.compile(r"^requires (.+), which .+ does not declare$")
@@ -404,7 +380,7 @@ def unsupported_line(result: RunResult, width: int) -> list[str]:
         else:
             why["the wire cannot carry it" if message else "no reason given"] += 1
     reasons = ", ".join(f"{reason} {n}" for reason, n in why.most_common())
-    return wrapped(f"{_count(len(cases), 'case')} unsupported: {reasons}", width, next_indent="  ")
+    return wrapped(f"{quantity(len(cases), 'case')} unsupported: {reasons}", width, next_indent="  ")
 
 
 # -- the tables ---------------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from conformance.verdicts import STATUS_ORDER
 __all__ = [
     "FAILING_STATUSES",
     "MODE_LABELS",
+    "MODE_WORDS",
     "Outcome",
     "case_findings_text",
     "compact_json",
@@ -147,7 +148,8 @@ def case_findings_text(case: CaseData) -> str:
     return printable("\n".join(lines))
 
 
-_MODE_WORDS = {"non_stream": "non-streamed", "stream": "streamed"}
+MODE_WORDS = {"non_stream": "non-streamed", "stream": "streamed"}
+"""A mode in a sentence (``MODE_LABELS``: in a table cell)."""
 
 
 def defect_where(defect: DefectData) -> str:
@@ -160,16 +162,16 @@ def defect_where(defect: DefectData) -> str:
         modes[mode] = modes.get(mode, 0) + 1
     if len(modes) == 1:
         [(mode, _)] = modes.items()
-        split = f"all {_MODE_WORDS.get(mode, mode)}" if cases > 1 else _MODE_WORDS.get(mode, mode)
+        split = f"all {MODE_WORDS.get(mode, mode)}" if cases > 1 else MODE_WORDS.get(mode, mode)
     elif len(set(modes.values())) == 1:
         split = f"{next(iter(modes.values()))} per mode"
     else:
-        split = ", ".join(f"{modes[m]} {word}" for m, word in _MODE_WORDS.items() if modes.get(m))
+        split = ", ".join(f"{modes[m]} {word}" for m, word in MODE_WORDS.items() if modes.get(m))
     adapters = defect["adapters"]
     on = f"on {adapters[0]}" if len(adapters) == 1 else f"on {len(adapters)} adapters"
     text = f"in {quantity(cases, 'case')} ({split}), {quantity(len(defect['scenarios']), 'scenario')}, {on}"
     blamed = defect["wrong_mode"]
-    return text + (f"; the {_MODE_WORDS.get(blamed, blamed)} decoding is the wrong one" if blamed else "")
+    return text + (f"; the {MODE_WORDS.get(blamed, blamed)} decoding is the wrong one" if blamed else "")
 
 
 def evidence_place(evidence: EvidenceData) -> str:

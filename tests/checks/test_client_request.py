@@ -4,16 +4,13 @@ read-back, so that spelling is not a finding and a change of meaning is, with it
 from __future__ import annotations
 
 import base64
-import copy
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance.adapters import for_format
-from conformance.adapters.base import Adapter, WireRequest
 from conformance.checks.client_request import CHECK, meaning
 from conformance.clients.contract import SimpleClient, client_problems
 from conformance.clients.harness import CertifyOptions, certify
@@ -21,21 +18,10 @@ from conformance.clients.translator import TranslatorClient
 from conformance.model import Image, Message, Request, Text, ToolCall, ToolResult
 from conformance.scenarios.loader import load_scenarios
 from conformance.verdicts import CheckVerdict, RunResult
+from tests._mutant_clients import rewriting
 
 REPO = Path(__file__).resolve().parents[2]
 CASSETTES = REPO / "cassettes"
-
-
-def _rewriting(wire: str, rewrite: Callable[[dict[str, Any]], dict[str, Any]]) -> Adapter:
-    """The reference adapter of ``wire``, its bodies passed through ``rewrite`` before they go out."""
-    adapter = for_format(wire)
-    real = adapter.request_to_wire
-
-    def request_to_wire(request: Request) -> WireRequest:
-        wire_request = real(request)
-        return replace(wire_request, body=rewrite(copy.deepcopy(dict(wire_request.body))))
-
-    return replace(adapter, request_to_wire=request_to_wire)
 
 
 def _certify(client: Any, scenario: str, mode: str = "non_stream") -> RunResult:
@@ -76,7 +62,7 @@ def test_spelling_differences_between_libraries_are_not_findings() -> None:
         body["stream"] = False  # the default, said out loud
         return dict(reversed(list(body.items())))  # another key order
 
-    client = TranslatorClient(_rewriting("openai_chat", respell))
+    client = TranslatorClient(rewriting("openai_chat", respell))
     result = _verdict(_certify(client, "multi_turn/two_rounds"))
     assert result.status == "pass", result.findings
 
@@ -86,7 +72,7 @@ def test_a_dropped_tool_description_fails_with_its_path_and_values() -> None:
         del body["tools"][0]["function"]["description"]
         return body
 
-    result = _verdict(_certify(TranslatorClient(_rewriting("openai_chat", drop)), "basic/get_time"))
+    result = _verdict(_certify(TranslatorClient(rewriting("openai_chat", drop)), "basic/get_time"))
     assert result.status == "fail"
     [finding] = [f for f in result.findings if f.turn == 0]
     assert finding.path == "$.tools[0].description"
@@ -100,7 +86,7 @@ def test_a_temperature_sent_unasked_on_later_turns_is_shown_with_what_it_changes
             body["temperature"] = 0.9
         return body
 
-    result = _verdict(_certify(TranslatorClient(_rewriting("openai_chat", warmer)), "multi_turn/two_rounds"))
+    result = _verdict(_certify(TranslatorClient(rewriting("openai_chat", warmer)), "multi_turn/two_rounds"))
     assert result.status == "pass"
     assert {(f.path, f.expected, f.actual, f.kind) for f in result.findings} == {
         ("$.provider_details.extra.temperature", None, 0.9, "unasked")
@@ -115,13 +101,13 @@ def test_a_changed_parameter_the_caller_gave_fails_with_its_path_and_turn() -> N
             body["max_tokens"] = body.get("max_tokens", 0) + 1
         return body
 
-    left_open = _verdict(_certify(TranslatorClient(_rewriting("anthropic", shorter)), "multi_turn/two_rounds"))
+    left_open = _verdict(_certify(TranslatorClient(rewriting("anthropic", shorter)), "multi_turn/two_rounds"))
     assert left_open.status == "pass", left_open.findings  # left open by the call: the library chooses
 
     def longer(body: dict[str, Any]) -> dict[str, Any]:
         return {**body, "max_tokens": 4096}
 
-    asked = _verdict(_certify(TranslatorClient(_rewriting("anthropic", longer)), "basic/max_tokens_length"))
+    asked = _verdict(_certify(TranslatorClient(rewriting("anthropic", longer)), "basic/max_tokens_length"))
     assert asked.status == "fail"  # the scenario asks for max_tokens 32
     [finding] = asked.findings
     assert (finding.path, finding.expected, finding.actual, finding.kind) == ("$.max_tokens", 32, 4096, "defect")
@@ -140,11 +126,11 @@ def test_a_changed_tool_result_fails_and_whitespace_in_it_does_not() -> None:
         return rewrite
 
     spaced = _verdict(
-        _certify(TranslatorClient(_rewriting("gemini", result_text(lambda t: f" {t}\n"))), "basic/get_time")
+        _certify(TranslatorClient(rewriting("gemini", result_text(lambda t: f" {t}\n"))), "basic/get_time")
     )
     assert spaced.status == "pass", spaced.findings
     changed = _verdict(
-        _certify(TranslatorClient(_rewriting("gemini", result_text(lambda t: t + "0"))), "basic/get_time")
+        _certify(TranslatorClient(rewriting("gemini", result_text(lambda t: t + "0"))), "basic/get_time")
     )
     assert changed.status == "fail"
     assert [f.path for f in changed.findings] == ["$.messages[2].parts[0].text"]
@@ -164,7 +150,7 @@ def test_a_difference_the_client_declares_is_not_compared_on_its_wire_only() -> 
     def warmer(body: dict[str, Any]) -> dict[str, Any]:
         return {**body, "temperature": 0.9}
 
-    inner = TranslatorClient(_rewriting("openai_chat", warmer))
+    inner = TranslatorClient(rewriting("openai_chat", warmer))
     declared = _declaring(inner, {"openai_chat:$.provider_details.extra.temperature": "we always send 0.9"})
     assert client_problems(declared) == []
     assert _verdict(_certify(declared, "basic/get_time")).status == "pass"
@@ -235,7 +221,7 @@ def test_max_tokens_is_the_librarys_choice_only_where_the_wire_needs_one_and_the
     def own_default(body: dict[str, Any]) -> dict[str, Any]:
         return {**body, "max_tokens": 64000}  # litellm's default for Claude models
 
-    result = _verdict(_certify(TranslatorClient(_rewriting("anthropic", own_default)), scenario))
+    result = _verdict(_certify(TranslatorClient(rewriting("anthropic", own_default)), scenario))
     assert result.status == status, result.findings
     assert all(f.path == "$.max_tokens" and f.actual == 64000 for f in result.findings)
 
@@ -263,9 +249,9 @@ def test_tool_choice_auto_with_tools_offered_is_the_default_and_another_choice_i
 
         return rewrite
 
-    auto = _verdict(_certify(TranslatorClient(_rewriting("anthropic", said({"type": "auto"}))), "basic/get_time"))
+    auto = _verdict(_certify(TranslatorClient(rewriting("anthropic", said({"type": "auto"}))), "basic/get_time"))
     assert auto.status == "pass", auto.findings
-    forced = _verdict(_certify(TranslatorClient(_rewriting("anthropic", said({"type": "any"}))), "basic/get_time"))
+    forced = _verdict(_certify(TranslatorClient(rewriting("anthropic", said({"type": "any"}))), "basic/get_time"))
     assert forced.status == "fail"
     assert {(f.path, f.expected, f.actual) for f in forced.findings} == {("$.tool_choice", None, "required")}
 
@@ -294,7 +280,7 @@ def test_values_the_cassette_marks_volatile_are_compared_for_presence_only(tmp_p
         options = CertifyOptions(
             cassette_dir=CASSETTES, user_cassette_dirs=(where,), modes=("non_stream",), isolate=False
         )
-        return _verdict(certify(chosen, TranslatorClient(_rewriting("openai_chat", rewrite)), options))
+        return _verdict(certify(chosen, TranslatorClient(rewriting("openai_chat", rewrite)), options))
 
     assert run(reworded, tmp_path).status == "pass"
     assert run(reworded, tmp_path / "nowhere").status == "fail"  # the bundled cassette marks nothing
@@ -308,7 +294,7 @@ def test_a_declared_schema_rewrite_covers_the_schema_and_its_strict_flag() -> No
             tool["function"]["parameters"] = {**tool["function"]["parameters"], "additionalProperties": False}
         return body
 
-    inner = TranslatorClient(_rewriting("openai_chat", strict))
+    inner = TranslatorClient(rewriting("openai_chat", strict))
     declared = SimpleClient(
         name=inner.name,
         wires=inner.wires,

@@ -312,47 +312,8 @@ def test_the_live_bar_counts_the_cases_and_goes_away(columns_80: None) -> None:
 
 # -- defects first: the targets of issue 25, at 80 columns ------------------------------------------------------
 
-CLIENTS = '''
-"""Two clients with one bug each: OpenAI Chat's reference translation, then one change to the body."""
-import copy
-import dataclasses
-from conformance.adapters import for_format
-from conformance.clients.translator import TranslatorClient
-
-REFERENCE = for_format("openai_chat")
-
-
-def _rewriting(rewrite, name):
-    def request_to_wire(request):
-        wire = REFERENCE.request_to_wire(request)
-        return dataclasses.replace(wire, body=rewrite(copy.deepcopy(dict(wire.body))))
-
-    return TranslatorClient(dataclasses.replace(REFERENCE, request_to_wire=request_to_wire), name=name)
-
-
-def _reversed(body):
-    messages, run = [], []
-    for message in [*body["messages"], None]:
-        if message is not None and message.get("role") == "tool":
-            run.append(message)
-            continue
-        messages += run[::-1]
-        run = []
-        messages += [message] if message is not None else []
-    return {**body, "messages": messages}
-
-
-def _one_id_dropped(body):
-    for message in body["messages"]:
-        if message.get("role") == "tool":
-            message.pop("tool_call_id")
-            break
-    return body
-
-
-REVERSED = _rewriting(_reversed, "reversed")
-DROPPED = _rewriting(_one_id_dropped, "dropped-id")
-'''
+MUTANT_CLIENTS = ROOT / "tests" / "_mutant_clients.py"
+"""The clients with one bug each (``tests._mutant_clients``), given to ``certify`` by their file."""
 
 
 def before_matrix(out: str) -> list[str]:
@@ -389,15 +350,20 @@ def test_the_one_bug_adapter_on_the_whole_suite_prints_one_defect_before_the_mat
     assert f"-k chat_whole_bug::{evidence['scenario']}::non_stream" in text  # the command that reruns it
 
 
+def certified(capsys: pytest.CaptureFixture[str], client: str) -> str:
+    """What ``certify`` of a client of ``tests._mutant_clients`` prints on the multi-turn scenarios (it
+    fails: exit 1, within 80 columns)."""
+    argv = ["certify", "--client", f"{MUTANT_CLIENTS}:{client}", "--report-dir", "reports", "--format", "json"]
+    code = main([*argv, "--scenarios", "multi_turn/*"])
+    out = capsys.readouterr().out
+    assert code == 1 and too_wide(out) == []
+    return out
+
+
 def test_the_dropped_id_client_prints_its_defect_in_15_lines(
     bugs: Path, columns_80: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (bugs / "term_clients.py").write_text(CLIENTS, encoding="utf-8")
-    argv = ["certify", "--client", "term_clients:DROPPED", "--report-dir", "reports", "--format", "json"]
-    code = main([*argv, "--scenarios", "multi_turn/*"])
-    out = capsys.readouterr().out
-    sys.modules.pop("term_clients", None)
-    assert code == 1 and too_wide(out) == []
+    out = certified(capsys, "DROPPED")
     block = defect_block(out)
     assert len(block) <= 15, "\n".join(block)  # 118 before: five checks restating one fact, case by case
     text = " ".join(" ".join(block).split())
@@ -412,12 +378,7 @@ def test_the_dropped_id_client_prints_its_defect_in_15_lines(
 def test_the_reverse_order_client_is_told_order_with_both_orders(
     bugs: Path, columns_80: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (bugs / "term_clients.py").write_text(CLIENTS, encoding="utf-8")
-    argv = ["certify", "--client", "term_clients:REVERSED", "--report-dir", "reports", "--format", "json"]
-    code = main([*argv, "--scenarios", "multi_turn/*"])
-    out = capsys.readouterr().out
-    sys.modules.pop("term_clients", None)
-    assert code == 1 and too_wide(out) == []
+    out = certified(capsys, "REVERSED")
     block = defect_block(out)
     text = " ".join(" ".join(block).split())
     assert "1. [changes meaning] Sends tool results in a different order than the calls they answer." in text

@@ -23,10 +23,11 @@ import shutil
 import stat
 import subprocess
 import sys
-import sysconfig
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests._venvs import venv_with_suite_dependencies
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -417,18 +418,6 @@ def launchers(bin_dir: Path) -> dict[str, str]:
 
 
 def fresh_venv(folder: Path) -> Path:
-    """A new virtualenv in ``folder`` that reads the suite's dependencies from the running environment
-    (a path line in a .pth file after its own site-packages, as tests/test_packaging.py does: no index,
-    no network), but not the running environment's ``conformance``; its ``bin`` folder."""
-    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, timeout=300)
-    python = folder / "bin" / "python"
-    inner = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout.strip()
-    outer = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    (Path(inner) / "_suite_dependencies.pth").write_text("".join(f"{p}\n" for p in sorted(outer)), encoding="utf-8")
-    return folder / "bin"
+    """A new virtualenv in ``folder`` that reads the suite's dependencies from the running environment,
+    but not its ``conformance`` (``tests._venvs``); its ``bin`` folder."""
+    return venv_with_suite_dependencies(folder).parent

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from conformance.run.runner import RunOptions, run_suite
 from conformance.scenarios.loader import load_scenarios
 from conformance.selftest._mutants import MUTANTS
 from conformance.verdicts import RunResult
+from tests._mutant_clients import DROPPED, REVERSED, Retrying, rewriting
 
 REPO = Path(__file__).resolve().parents[2]
 CASSETTES = REPO / "cassettes"
@@ -57,17 +58,6 @@ def only(defects: list[DefectData]) -> DefectData:
     return failing[0]
 
 
-def rewriting(wire: str, rewrite: Callable[[dict[str, Any]], dict[str, Any]], name: str) -> TranslatorClient:
-    """The reference adapter of ``wire`` as a client whose bodies pass through ``rewrite``."""
-    adapter = for_format(wire)
-
-    def request_to_wire(request: Request) -> WireRequest:
-        sent = adapter.request_to_wire(request)
-        return replace(sent, body=rewrite(copy.deepcopy(dict(sent.body))))
-
-    return TranslatorClient(replace(adapter, request_to_wire=request_to_wire), name=name)
-
-
 def recorded_call_ids(wire: str, scenario: str) -> list[str]:
     """The tool call ids of the cassette's first non-streamed answer holding calls, in the provider's order."""
     cassette = json.loads((CASSETTES / wire / f"{scenario}.yaml").read_text(encoding="utf-8"))
@@ -81,21 +71,8 @@ def recorded_call_ids(wire: str, scenario: str) -> list[str]:
 # -- the order of results ------------------------------------------------------------------------------------
 
 
-def reverse_results(body: dict[str, Any]) -> dict[str, Any]:
-    messages: list[Any] = []
-    run: list[Any] = []
-    for message in [*body["messages"], None]:
-        if message is not None and message.get("role") == "tool":
-            run.append(message)
-            continue
-        messages += run[::-1]
-        run = []
-        messages += [message] if message is not None else []
-    return {**body, "messages": messages}
-
-
 def test_results_sent_in_another_order_say_order_and_show_both_orders() -> None:
-    client = rewriting("openai_chat", reverse_results, "reversed")
+    client = REVERSED
     defect = only(client_defects(client, "multi_turn/parallel_results"))
     assert "order" in defect["sentence"] and defect["severity"] == "changes_meaning"
     assert defect["remedy"] == "send results in the order of the calls they answer"
@@ -113,13 +90,7 @@ def test_results_sent_in_another_order_say_order_and_show_both_orders() -> None:
 
 
 def test_a_dropped_call_id_names_the_call_and_what_was_sent_instead() -> None:
-    def drop(body: dict[str, Any]) -> dict[str, Any]:
-        for message in body["messages"]:
-            if message.get("role") == "tool":
-                message.pop("tool_call_id")
-        return body
-
-    defect = only(client_defects(rewriting("openai_chat", drop, "dropped-id"), "basic/get_time"))
+    defect = only(client_defects(DROPPED, "basic/get_time"))
     [given] = recorded_call_ids("openai_chat", "basic/get_time")
     assert defect["check"] == "client.call_ids" and defect["severity"] == "loses_data"
     assert defect["sentence"].startswith("Drops the call id from the result of the first call")
@@ -138,7 +109,8 @@ def test_a_replaced_call_id_shows_the_id_sent_instead() -> None:
                 message["tool_call_id"] = "call_made_up"
         return body
 
-    defect = only(client_defects(rewriting("openai_chat", replace_id, "made-up-id"), "basic/get_time"))
+    made_up = TranslatorClient(rewriting("openai_chat", replace_id), name="made-up-id")
+    defect = only(client_defects(made_up, "basic/get_time"))
     [given] = recorded_call_ids("openai_chat", "basic/get_time")
     assert defect["sentence"].startswith("Replaces the call id of the result of the first call")
     assert f'the provider gave "{given}", the request carries "call_made_up"' in defect["sentence"]
@@ -231,28 +203,6 @@ def test_calls_dropped_from_non_streamed_answers() -> None:
 
 
 @dataclass(frozen=True)
-class Retrying:
-    """Sends every turn twice (a hidden retry) and keeps the second answer."""
-
-    inner: TranslatorClient
-    name: str = "retrying"
-    known_gaps: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def wires(self) -> dict[str, frozenset[str]]:
-        return dict(self.inner.wires)
-
-    def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
-        first = self.inner.complete(call)
-        if not isinstance(first, Response):
-            list(first)
-        return self.inner.complete(call)
-
-    def error_info(self, exc: BaseException) -> ErrorInfo | None:
-        return self.inner.error_info(exc)
-
-
-@dataclass(frozen=True)
 class Untyped:
     """Turns every provider error into a bare RuntimeError that its error_info cannot read."""
 
@@ -291,6 +241,6 @@ def test_an_untyped_error() -> None:
 
 @pytest.mark.parametrize("width", [80])
 def test_every_sentence_is_one_sentence_without_python_reprs(width: int) -> None:
-    client = rewriting("openai_chat", reverse_results, "reversed")
+    client = REVERSED
     for defect in client_defects(client, "multi_turn/parallel_results", "basic/get_time"):
         assert "None" not in defect["sentence"] and defect["sentence"].endswith(".")
