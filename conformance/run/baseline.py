@@ -39,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from conformance.errors import ConformanceError, UsageError
+from conformance.errors import ConformanceError, InputLimitError, UsageError
 from conformance.scenarios.problems import closest
 from conformance.verdicts import (
     VALUE_KINDS,
@@ -208,6 +208,10 @@ def parse_baseline(
     if unknown:
         raise bad("top level", f"unknown key {', '.join(map(repr, unknown))} (known: {', '.join(_TOP_KEYS)})")
     version = data.get("version")
+    if isinstance(version, bool) or (version is not None and not isinstance(version, int)):
+        shown = str(version).lower() if isinstance(version, bool) else repr(version)
+        kind = "a boolean" if isinstance(version, bool) else f"a {type(version).__name__}"
+        raise bad("version", f"expected {BASELINE_VERSION}, got {shown} ({kind}, not a whole number)")
     if version == 1 and not migrate:
         raise bad(
             "version",
@@ -589,16 +593,35 @@ def render_baseline(entries: Iterable[BaselineEntry]) -> str:
 
 def baseline_file(path: Path, text: str | None = None) -> str:
     """The file I/O of baselines: read ``path`` (``text`` None) or write ``text`` to it; ``UsageError``
-    when it cannot be read or written."""
+    (one line naming the file and what to do) when it cannot be read or written.
+
+    Written as cassettes and reports are (``conformance.traffic.atomic.write_atomic``: a temporary
+    file of its own, fsync, rename): a write that fails (a full disk, a read-only folder) leaves
+    the old file whole, and a symbolic link at ``path`` is followed only inside its folder. Read
+    bounded: a file larger than the ``yaml_expanded_bytes`` limit is refused before it is parsed."""
+    from conformance.limits import current
+    from conformance.traffic.atomic import write_atomic
+
     if text is not None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"baseline {path}: cannot write it ({exc})") from exc
+            write_atomic(path, text.encode("utf-8"))
+        except (OSError, UsageError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise UsageError(
+                f"baseline {path}: cannot write it ({why}); the file is as it was: free space or fix the path, "
+                "then run again with --update-baseline"
+            ) from exc
         return text
+    limit = current().yaml_expanded_bytes
     try:
-        return path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(limit + 1)
+        if len(raw) > limit:
+            raise UsageError(
+                f"baseline {path}: larger than {limit} bytes: past the limit yaml_expanded_bytes={limit} "
+                f"({InputLimitError.how_to_raise('yaml_expanded_bytes')})"
+            )
+        return raw.decode("utf-8")
     except FileNotFoundError as exc:
         raise UsageError(f"baseline {path}: no such file (write one with --update-baseline)") from exc
     except (OSError, UnicodeDecodeError) as exc:
@@ -609,13 +632,23 @@ def read_baseline(
     path: Path, *, check_ids: Collection[str], require_reasons: bool = True, migrate: bool = False
 ) -> Baseline:
     """The baseline at ``path``, validated (``UsageError`` on any problem; ``migrate``: see
-    ``parse_baseline``)."""
-    from conformance.traffic.safe_yaml import load_yaml
+    ``parse_baseline``). Read with the bounds of cassettes (``conformance.limits``: nodes, aliases,
+    nesting): past one, the error names the file, the line and the limit."""
+    from conformance.limits import current
+    from conformance.traffic.safe_yaml import load_yaml, nests_deeper
 
     text = baseline_file(path)
     try:
-        data = load_yaml(text)
-    except (yaml.YAMLError, ConformanceError, ValueError) as exc:
+        data = load_yaml(text, name=str(path))
+    except InputLimitError as exc:
+        raise UsageError(f"baseline {exc}") from exc
+    except (yaml.YAMLError, ConformanceError, ValueError, RecursionError) as exc:
+        depth = current().nesting_depth
+        if nests_deeper(text.encode("utf-8"), depth):  # libyaml's own limit (1000 levels) spoke first
+            raise UsageError(
+                f"baseline {path}: the YAML nests too deeply: past the limit nesting_depth={depth} "
+                f"({InputLimitError.how_to_raise('nesting_depth')})"
+            ) from exc
         raise UsageError(f"baseline {path}: not valid YAML ({' '.join(str(exc).split())})") from exc
     return parse_baseline(data, str(path), check_ids=check_ids, require_reasons=require_reasons, migrate=migrate)
 

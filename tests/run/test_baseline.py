@@ -7,7 +7,10 @@ The findings here carry the paths the checks give them (``conformance/checks/rou
 
 from __future__ import annotations
 
+import os
 import string
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -517,3 +520,94 @@ def test_an_empty_file_is_an_empty_baseline(tmp_path: Path) -> None:
     empty = tmp_path / "bl.yaml"
     empty.write_text("# nothing yet\n", encoding="utf-8")
     assert read_baseline(empty, check_ids=CHECKS) == Baseline(source=str(empty))
+
+
+# -- hostile files and machines (issue 27, point 5) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("migrate", [False, True])
+@pytest.mark.parametrize("version", [True, False, 2.0, "2"])
+def test_a_version_that_is_not_a_whole_number_is_refused(version: Any, migrate: bool) -> None:
+    """``version: true`` was taken as 1 (``True == 1``), and ``--update-baseline`` migrated it."""
+    with pytest.raises(UsageError, match=r"^baseline bl\.yaml: version: expected 2, got .*not a whole number"):
+        parse_baseline({"version": version, "entries": []}, "bl.yaml", check_ids=CHECKS, migrate=migrate)
+
+
+def test_version_true_in_a_file_is_refused_naming_it(tmp_path: Path) -> None:
+    path = tmp_path / "bl.yaml"
+    path.write_text("version: true\nentries: []\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=f"^baseline {path}: version: expected 2, got true \\(a boolean"):
+        read_baseline(path, check_ids=CHECKS, require_reasons=False, migrate=True)
+
+
+@pytest.mark.parametrize("depth", [150, 100_000])
+def test_a_deeply_nested_baseline_is_refused_naming_the_file_and_the_limit(tmp_path: Path, depth: int) -> None:
+    path = tmp_path / "bl.yaml"
+    path.write_text("version: 2\nentries: " + "[" * depth + "]" * depth + "\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=f"^baseline {path}: .*nesting_depth=100"):
+        read_baseline(path, check_ids=CHECKS)
+
+
+def test_a_baseline_larger_than_the_limit_is_refused_before_it_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "bl.yaml"
+    path.write_text("version: 2\nentries: []\n" + "# padding\n" * 200, encoding="utf-8")
+    monkeypatch.setenv("CONFORMANCE_LIMITS", "yaml_expanded_bytes=1K")
+    with pytest.raises(UsageError, match=f"^baseline {path}: larger than 1024 bytes: .*yaml_expanded_bytes"):
+        read_baseline(path, check_ids=CHECKS)
+
+
+FULL_DISK = """
+import resource, sys
+from pathlib import Path
+from conformance.errors import UsageError
+from conformance.run.baseline import BaselineEntry, write_baseline
+
+entries = [BaselineEntry(case=f"acme::basic/case_{n}::stream", reason=f"ACME-{n}") for n in range(2000)]
+resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))  # a full disk: EFBIG past 16 KiB (SIGXFSZ ignored)
+try:
+    write_baseline(Path(sys.argv[1]), entries)
+except UsageError as exc:
+    print(exc)
+"""
+
+
+def test_a_full_disk_leaves_the_old_baseline_whole(tmp_path: Path) -> None:
+    """The baseline was written in place: truncated mid-entry, and the next run accepted it."""
+    path = tmp_path / "bl.yaml"
+    old = render_baseline([BaselineEntry(case=f"acme::basic/old_{n}::stream", reason="ACME-1") for n in range(300)])
+    path.write_text(old, encoding="utf-8")
+    assert 8192 < len(old) < 16384
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == (
+        f"baseline {path}: cannot write it (File too large); the file is as it was: free space or fix the path, "
+        "then run again with --update-baseline"
+    )
+    assert path.read_text(encoding="utf-8") == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bl.yaml"]
+
+
+def test_a_link_at_the_baseline_path_is_followed_only_inside_its_folder(tmp_path: Path) -> None:
+    (tmp_path / "ci").mkdir()
+    planted = tmp_path / "planted.yaml"
+    link = tmp_path / "ci" / "bl.yaml"
+    link.symlink_to(planted)  # dangling, outside ci/
+    with pytest.raises(UsageError, match=f"^baseline {link}: cannot write it \\({link}: a symbolic link to {planted}"):
+        write_baseline(link, [BaselineEntry(case=STREAM, reason="ACME-1")])
+    assert not planted.exists()
+    link.unlink()
+    link.symlink_to("baselines/main.yaml")  # inside ci/: followed, and the link kept
+    write_baseline(link, [BaselineEntry(case=STREAM, reason="ACME-1")])
+    assert link.is_symlink()
+    assert read_baseline(tmp_path / "ci" / "baselines" / "main.yaml", check_ids=CHECKS).entries == (
+        BaselineEntry(case=STREAM, reason="ACME-1"),
+    )
