@@ -72,7 +72,7 @@ from conformance.verdicts import STATUS_ORDER, CaseResult, RunResult, Selection
 if TYPE_CHECKING:
     from conformance.adapters.base import Adapter
     from conformance.reporting import ReportFailure
-    from conformance.run.baseline import Baseline
+    from conformance.run.baseline import Baseline, BaselineEntry
     from conformance.run.shard import Shard
     from conformance.scenarios.values import Scenario
 
@@ -90,6 +90,7 @@ __all__ = [
     "CiOptions",
     "Finished",
     "Progress",
+    "Settled",
     "bar_colour",
     "case_text",
     "check_gap_keys",
@@ -478,7 +479,8 @@ def finish(
 ) -> int:
     """End a run on the terminal: the matrix, every failing case, the reports, the summary line;
     the exit code (1 when a case fails, errors or is stale, a scenario file had problems, a report
-    could not be written, ``--update-baseline`` wrote entries without a reason, or no case ran,
+    could not be written, ``--update-baseline`` wrote entries without a reason or could not write
+    the baseline (written after the reports, so that failing costs none), or no case ran,
     unless the run was a shard that holds none). ``interrupted`` (Ctrl-C): the reports of the cases
     that finished, marked incomplete, and one line on stderr;
     exit 130. ``error``: the run stopped on an internal error; the same, exit 1. ``selection``: what
@@ -488,10 +490,9 @@ def finish(
         result = dataclasses.replace(result, selection=selection)
     if interrupted or error is not None:
         return _finish_early(result, progress, report_dir, formats, ci=ci, rerun=rerun, command=command, error=error)
-    notes: list[str] = []
-    unexplained = False
-    if ci is not None:
-        result, notes, unexplained = ci.settle(result)
+    settled = ci.settle(result) if ci is not None else None
+    notes = list(settled.notes) if settled is not None else []
+    result = settled.result if settled is not None else result
     width = output_width()
     style = Style.for_stream(out)
     if progress is not None:
@@ -518,12 +519,20 @@ def finish(
     written, failed = write_run_reports(result, report_dir, formats, reruns=reruns)
     for failure in failed:
         print(f"conformance {command}: error: report {failure}", file=sys.stderr)
+    unexplained = not_written = False
+    if ci is not None and settled is not None and settled.update is not None:  # the reports first: they stay
+        updated, error, unexplained = ci.write_update(settled)
+        if error:
+            print(f"conformance {command}: error: {error}", file=sys.stderr)
+        for note in updated:
+            print("\n".join(wrapped(note, width, next_indent="  ")), file=out)
+        not_written = bool(error)
     counts = result.counts()
     summary = ", ".join(style.paint(f"{counts[s]} {s}", s) for s in STATUS_ORDER if counts[s])
     print(_last_line(f"{label}{len(result.cases)} cases: {summary or 'none'}", written, width), file=out)
     failures = counts["fail"] + counts["error"] + counts["stale"]
     nothing = not result.cases and (selection is None or selection.shard is None)  # an empty shard is no failure
-    return 1 if failures or result.problems or nothing or failed or unexplained else 0
+    return 1 if failures or result.problems or nothing or failed or unexplained or not_written else 0
 
 
 def _last_line(counts: str, written: Sequence[Path], width: int) -> str:
@@ -570,7 +579,7 @@ def _finish_early(
         return INTERRUPTED
     with _ignoring_interrupts():  # a second Ctrl-C does not cost the partial reports
         if ci is not None and not ci.update:  # judged by the baseline; never a baseline from half a run
-            result, _, _ = ci.settle(result)
+            result = ci.settle(result).result
         reason = f"{how} after {cases}; the cases that did not finish are not listed"
         reruns = _reruns(result, rerun)
         written, failed = write_run_reports(result, report_dir, formats, reruns=reruns, incomplete=reason)
@@ -932,56 +941,72 @@ class CiOptions:
             return case
         return baseline_case(case, self.baseline, strict=self.strict)
 
-    def settle(self, result: RunResult) -> tuple[RunResult, list[str], bool]:
-        """The run judged against the baseline (written first under ``--update-baseline``), the lines
-        to print, and whether the baseline written has entries without a reason (they accept nothing,
-        and the run fails: exit 1, the entries listed)."""
-        from conformance.run.baseline import (
-            Baseline,
-            apply_baseline,
-            missing_reasons,
-            new_defects_lines,
-            unmigrated,
-            updated_entries,
-            write_baseline,
-        )
+    def settle(self, result: RunResult) -> Settled:
+        """The run judged against the baseline (under ``--update-baseline``: against the baseline it is
+        about to write, which ``write_update`` writes once the reports are written) and the lines to
+        print before the reports."""
+        from conformance.run.baseline import Baseline, apply_baseline, new_defects_lines, updated_entries
 
         if self.baseline_path is None:
-            return result, [], False
-        notes: list[str] = []
+            return Settled(result=result)
         baseline = self.baseline
-        missing: list[str] = []
+        update = None
         if self.update:
-            entries = updated_entries(result, baseline)
-            try:
-                write_baseline(self.baseline_path, entries)
-            except UsageError as exc:  # the run's reports are still written; the run fails
-                notes.append(f"error: {exc}")
-                return dataclasses.replace(result, problems=(*result.problems, str(exc))), notes, False
-            if baseline is not None and baseline.version1:
-                lost = unmigrated(result, baseline)
-                notes.append(
-                    f"baseline: migrated {self.baseline_path} from version 1 to signatures: each entry's reason "
-                    "now stands beside the signatures of its check that this run found"
-                    + (
-                        f"; {_entries(len(lost))} of cases this run did not run could not be carried over "
-                        f"({', '.join(f'{o.case} {o.check}' for o in lost)}): run them too and update again"
-                        if lost
-                        else ""
-                    )
-                )
-            baseline = Baseline(source=str(self.baseline_path), entries=tuple(entries))
-            notes.append(f"baseline: wrote {_entries(len(entries))} to {self.baseline_path}")
-            missing = missing_reasons(str(self.baseline_path), entries)  # accepting nothing yet: the run fails
+            update = tuple(updated_entries(result, baseline))
+            baseline = Baseline(source=str(self.baseline_path), entries=update)
         if baseline is None:
-            return result, notes, False
+            return Settled(result=result)
         applied = apply_baseline(result, baseline, strict=self.strict)
+        notes: list[str] = []
         if applied.baselined:
             notes.append(f"baseline: {applied.baselined} known failures accepted as xfail ({baseline.source})")
         notes += new_defects_lines(applied, baseline.source)
         prefix = "stale baseline entry" if self.strict else "warning: stale baseline entry"
         notes += [f"{prefix}: {line}" for line in applied.stale]
-        return applied.result, notes + missing, bool(missing)
+        return Settled(result=applied.result, notes=tuple(notes), update=update)
+
+    def write_update(self, settled: Settled) -> tuple[list[str], str, bool]:
+        """Write the baseline ``settled`` holds (``--update-baseline``; the reports are written first):
+        the lines to print, the one error line when it could not be written (the old file is then whole,
+        and the run fails), and whether it has entries without a reason, which accept nothing: they are
+        listed (``missing_reasons``) and fail the run too."""
+        from conformance.run.baseline import missing_reasons, unmigrated, write_baseline
+
+        if self.baseline_path is None or settled.update is None:
+            return [], "", False
+        try:
+            write_baseline(self.baseline_path, settled.update)
+        except UsageError as exc:
+            return [], str(exc), False
+        notes: list[str] = []
+        baseline = self.baseline
+        if baseline is not None and baseline.version1:
+            lost = unmigrated(settled.result, baseline)
+            notes.append(
+                f"baseline: migrated {self.baseline_path} from version 1 to signatures: each entry's reason "
+                "now stands beside the signatures of its check that this run found"
+                + (
+                    f"; {_entries(len(lost))} of cases this run did not run could not be carried over "
+                    f"({', '.join(f'{o.case} {o.check}' for o in lost)}): run them too and update again"
+                    if lost
+                    else ""
+                )
+            )
+        notes.append(f"baseline: wrote {_entries(len(settled.update))} to {self.baseline_path}")
+        missing = missing_reasons(str(self.baseline_path), settled.update)
+        return notes + missing, "", bool(missing)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Settled:
+    """A run judged against its baseline (``CiOptions.settle``)."""
+
+    result: RunResult
+    """The run with the baseline applied."""
+    notes: tuple[str, ...] = ()
+    """The lines to print before the reports (cases accepted, new defects, stale entries)."""
+    update: tuple[BaselineEntry, ...] | None = None
+    """The baseline ``--update-baseline`` writes once the reports are written (``CiOptions.write_update``)."""
 
 
 def _entries(count: int) -> str:
@@ -1020,11 +1045,11 @@ def ci_options(args: argparse.Namespace) -> CiOptions:
 
 def last_failed(report: Path) -> frozenset[tuple[str, str, str]]:
     """The (adapter, scenario, mode) of every case the JSON report ``report`` holds as failed, errored
-    or stale."""
-    import json
+    or stale (read bounded, like cassettes: ``conformance.cli.merge.load_report``)."""
+    from conformance.cli.merge import load_report
 
     try:
-        data = json.loads(report.read_text(encoding="utf-8"))
+        data = load_report(report, f"--last-failed: {report}")
         cases = data["cases"]
         return frozenset(
             (str(c["adapter"]), str(c["scenario"]), str(c["mode"])) for c in cases if c["status"] in _RERUN
@@ -1034,7 +1059,7 @@ def last_failed(report: Path) -> frozenset[tuple[str, str, str]]:
             f"--last-failed: no report at {report} (run once without --last-failed, or give the --report-dir "
             "that run wrote to)"
         ) from exc
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (KeyError, TypeError) as exc:
         raise UsageError(f"--last-failed: {report} is not a conformance JSON report ({exc})") from exc
 
 

@@ -222,8 +222,9 @@ def test_a_baseline_that_cannot_be_written_fails_the_run_and_the_reports_are_wri
 ) -> None:
     (workdir / "not_a_folder").write_text("", encoding="utf-8")
     assert main(conformance_run("--baseline", "not_a_folder/bl.yaml", "--update-baseline")) == 1
-    out = capsys.readouterr().out
-    assert "error: baseline not_a_folder/bl.yaml: cannot write it (" in out
+    err = capsys.readouterr().err
+    assert err.startswith("conformance run: error: baseline not_a_folder/bl.yaml: cannot write it (")
+    assert err.count("\n") == 1
     assert statuses(workdir / "reports")["buggy_acme/basic/text_before_call/stream"] == "fail"
 
 
