@@ -196,7 +196,8 @@ def _read_cassette(name: str, document: Any, limits: Limits) -> Cassette:
     if not isinstance(raw_interactions, list):
         raise CassetteFormatError(name, f"`interactions` is a {_kind(raw_interactions)}, not a list", hint=_SHAPE_HINT)
     version = document.get("version")
-    problems = [] if version == 1 else [_line(name, f"`version` is {version!r}, expected 1", "read as version 1")]
+    known = type(version) is int and version == 1  # ``true`` and ``1.0`` are no version (yet ``== 1`` in Python)
+    problems = [] if known else [_line(name, f"`version` is {version!r}, expected 1", "read as version 1")]
     interactions = tuple(_read_interaction(name, i, raw, limits) for i, raw in enumerate(raw_interactions))
     provenance = document.get("provenance")
     return Cassette(

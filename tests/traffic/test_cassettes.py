@@ -820,3 +820,12 @@ def test_a_long_run_of_backslashes_is_searched_for_surrogates_in_linear_time(tmp
     assert time.perf_counter() - started < 2.0
     with pytest.raises(CassetteFormatError, match="lone surrogate escape"):
         _check_surrogates(body.replace(b"\\ude00", b""), "response", _Problems("c.yaml", 0, current()))
+
+
+@pytest.mark.parametrize("version", [True, 1.0, "1"])
+def test_a_version_that_is_not_the_integer_1_is_a_problem(tmp_path: Path, version: Any) -> None:
+    """``version: true`` was read as version 1 without a word (``True == 1`` in Python; issue 27, point 6)."""
+    path = dump(tmp_path, {"version": version, "interactions": [plain_interaction()]})
+    cassette = load_cassette(path)
+    assert len(cassette.problems) == 1
+    assert f"`version` is {version!r}, expected 1" in cassette.problems[0]
