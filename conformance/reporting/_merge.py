@@ -6,17 +6,18 @@ the summary, the matrix and the verdict recomputed from the cases; the adapters,
 provenance, problems and MCP commands joined. Each renderer takes it as it takes a run's report.
 
 It refuses (``UsageError``, naming the file and what to do) what would not be the report of one
-run: a file that is not a report (checked against ``report.schema.json``), a report without a
-suite fingerprint (written before reports carried one), reports made by different suites
-(fingerprints differ), reports whose selections differ beyond ``--shard``, shards of different N,
-a shard given twice or a case in two reports, a mix of sharded and unsharded reports, and missing
-shards (K of N absent) unless ``allow_partial``: then the report is marked incomplete and names
-them. A shard that was itself incomplete (interrupted) makes the merged report incomplete too.
+run: a file that is not a report (checked against ``report.schema.json``; its ``report_format`` must
+be the integer this suite writes, never ``true``), a report without a suite fingerprint (written
+before reports carried one), reports made by different suites (fingerprints differ), reports whose
+selections differ beyond ``--shard``, shards of different N, a shard given twice or a case in two
+reports, a mix of sharded and unsharded reports, and missing shards (K of N absent) unless
+``allow_partial``: then the report is marked incomplete and names them. A shard that was itself incomplete (interrupted) makes the merged report incomplete too.
 Reports of runs without ``--shard`` merge as well, when no case is in two of them.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -24,6 +25,7 @@ from typing import Any, cast
 from conformance.errors import UsageError
 from conformance.reporting._data import (
     MODES,
+    REPORT_FORMAT,
     CaseData,
     CommandData,
     ProvenanceEntry,
@@ -122,6 +124,12 @@ def _check_shape(source: str, data: Mapping[str, Any], schema: Mapping[str, Any]
         raise UsageError(
             f"{source}: not a conformance JSON report (no report_format and cases); give the report.json that "
             "`conformance run` or `conformance certify` wrote"
+        )
+    version = data["report_format"]
+    if type(version) is not int or version != REPORT_FORMAT:  # ``true`` is no format (yet ``== 1`` in Python)
+        raise UsageError(
+            f"{source}: report_format is {json.dumps(version)}, not {REPORT_FORMAT}: a report of another format, or "
+            "edited; give the report.json that `conformance run` or `conformance certify` of this version wrote"
         )
     if schema is not None:
         from jsonschema import Draft202012Validator

@@ -86,6 +86,7 @@ def test_reports_from_another_suite_are_refused() -> None:
         (lambda r: r["selection"].update(shard=None), "not a shard (run without --shard)"),
         (lambda r: r.update(cases="none"), "not a valid conformance JSON report (at cases: 'none' is not of type"),
         (lambda r: r.pop("cases"), "not a conformance JSON report (no report_format and cases)"),
+        (lambda r: r.update(report_format=True), "report_format is true, not 1"),
     ],
 )
 def test_what_is_not_a_shard_of_the_same_run_is_a_usage_error_naming_the_file(change: Any, said: str) -> None:
@@ -115,3 +116,12 @@ def test_unsharded_reports_of_other_cases_merge_and_an_interrupted_shard_makes_i
     merged = merge_reports(reports).report
     assert len(merged["cases"]) == len(run.cases)
     assert merged["incomplete"] == "b.json: interrupted" and merged["selection"]["merged"] == []  # type: ignore[index]
+
+
+def test_report_format_true_is_refused_without_the_schema_too() -> None:
+    """``True == 1`` in Python: merged through the API (no schema), a report of format ``true`` passed."""
+    shards = _shards(2)
+    changed = json.loads(json.dumps(shards[1][1]))
+    changed["report_format"] = True
+    with pytest.raises(UsageError, match=r"^odd/report\.json: report_format is true, not 1"):
+        merge_reports([shards[0], ("odd/report.json", changed)])
