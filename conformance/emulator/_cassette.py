@@ -61,6 +61,10 @@ class PlayedAnswer:
     seconds: float = 0.0
     """The server's own time on the request: reading it, choosing the answer (up to its first byte
     written; writing is the socket's)."""
+    refused: str | None = None
+    """Why the recorded answer was not served (a redirect that would send the client off the
+    loopback server, answered with an error instead): the suite's problem with the cassette, never
+    the client's."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,14 @@ tools) is decoded with that adapter instead and answered as text in its format. 
 goes wrong with one request (an unreadable body, an exception in an encoder, a client that hangs
 up) is answered or logged; the server keeps serving.
 
+**Hostile load and bodies.** The listen backlog is ``BACKLOG`` (the kernel queues a burst of
+hundreds of connections until they are accepted) and every connection gets its own thread. A body
+whose JSON nests past ``nesting_depth`` (``conformance.limits``, the bound cassettes have) is
+answered with a 400 in the wire's error shape before any parser recurses into it. A cassette's
+recorded redirect to anywhere but this server is never served: it is answered with
+``REFUSED_REDIRECT_STATUS`` naming the cassette and the interaction (``PlayedAnswer.refused``), so a
+client following redirects never leaves loopback.
+
 **The request log is bounded**, so a long-running emulator keeps a flat memory: ``requests`` and
 ``played`` hold only the newest ``max_requests`` entries (default ``DEFAULT_MAX_REQUESTS``), their
 bodies together at most ``max_log_bytes`` (default ``DEFAULT_MAX_LOG_BYTES``; the oldest entries go
@@ -39,22 +47,28 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, cast
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urljoin, urlsplit
 
 from conformance.adapters import detect_adapter, for_format
 from conformance.emulator import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses, _prompt_formats
 from conformance.emulator._cassette import CassettePlay, PlayedAnswer, is_stream_request, served_pieces
 from conformance.emulator._wire import DEFAULT_AFTER, ErrorAnswer, Headers, WireContext, WireEncoder
 from conformance.errors import UsageError
+from conformance.limits import ENV_VAR as LIMITS_ENV_VAR
+from conformance.limits import current as current_limits
 from conformance.scenarios.values import HTTP_FAULTS, STREAM_FAULTS, Reply, Scenario
 from conformance.traffic.cassettes import Cassette
+from conformance.traffic.network_guard import is_loopback
+from conformance.traffic.safe_yaml import nests_deeper
 
 __all__ = [
+    "BACKLOG",
     "DEFAULT_MAX_LOG_BYTES",
     "DEFAULT_MAX_REQUESTS",
     "DEFAULT_REPLY",
     "ENCODERS",
     "ERROR_QUIRKS",
+    "REFUSED_REDIRECT_STATUS",
     "Emulator",
     "EmulatorScript",
     "PlayedAnswer",
@@ -87,6 +101,12 @@ DEFAULT_MAX_REQUESTS = 1000
 """Requests (and played answers) the emulator keeps by default: the newest."""
 DEFAULT_MAX_LOG_BYTES = 64 * 1024 * 1024
 """Body bytes the kept requests and played answers hold together by default."""
+BACKLOG = 1024
+"""Connections the kernel holds for the server before it accepts them (``listen``'s backlog,
+capped by ``net.core.somaxconn``): a burst of hundreds of clients connecting at once is queued,
+not dropped to wait for SYN retransmits (the stdlib default is 5)."""
+REFUSED_REDIRECT_STATUS = 502
+"""The status a cassette's redirect off this server is answered with instead (``PlayedAnswer.refused``)."""
 _MAX_NOTES = 1000
 _MAX_RESPONSE_IDS = 10_000
 _NOT_REPLAYED = frozenset({"content-length", "content-encoding", "transfer-encoding", "connection", "date"})
@@ -303,6 +323,13 @@ class Emulator:
             _send_whole(handler, *_generic_error(404, f"no emulated endpoint at POST {url.path} (served: {served})"))
             return
         encoder = ENCODERS[wire]
+        too_deep = _too_deep(body)
+        if too_deep is not None:  # refused before any parser recurses into it
+            status, error_headers, error = encoder.invalid_request(too_deep, _bare_context(wire, raw_path))
+            if play is not None:
+                self._record_play(handler, number, wire, None, False, None, status, error)
+            _send_whole(handler, status, error_headers, error)
+            return
         if play is not None:
             self._play_answer(handler, play, number, wire, encoder, body)
             return
@@ -344,6 +371,19 @@ class Emulator:
             _send_whole(handler, status, headers, error)
             return
         response = interaction.response
+        elsewhere = self._redirect_elsewhere(handler, response.status, response.headers)
+        if elsewhere is not None:
+            message = (
+                f"{play.cassette.path}, interaction {interaction.index}: the recorded answer is a {response.status} "
+                f"redirect to {elsewhere}, which would send the client off this loopback server; it is not served. "
+                "Record the cassette again, or edit that interaction to the answer the redirect led to"
+            )
+            self._note(message)
+            status, headers, error = encoder.invalid_request(message, _bare_context(wire, raw_path))
+            status = REFUSED_REDIRECT_STATUS
+            self._record_play(handler, number, wire, turn, stream, interaction.index, status, error, refused=message)
+            _send_whole(handler, status, headers, error)
+            return
         headers = [(k, v) for k, v in response.headers.items() if k.lower() not in _NOT_REPLAYED]
         pieces = served_pieces(response, stream=stream and response.status < 400)
         self._record_play(
@@ -365,8 +405,10 @@ class Emulator:
         status: int,
         body: bytes,
         chunks: list[bytes] | None = None,
+        refused: str | None = None,
     ) -> None:
         answer = PlayedAnswer(
+            refused=refused,
             seconds=time.perf_counter() - handler.started,
             request=number,
             wire=wire,
@@ -381,6 +423,24 @@ class Emulator:
             self._played.append(answer)
             self._kept_bytes += _played_bytes(answer)
             self._trim()
+
+    def _redirect_elsewhere(self, handler: _Handler, status: int, headers: Mapping[str, str]) -> str | None:
+        """Where a recorded redirect would send the client, when that is not this server (its own
+        ``http://`` host and port on loopback, or a relative ``Location``); None when it stays here
+        or the answer is no redirect."""
+        if not 300 <= status < 400:
+            return None
+        location = next((value for name, value in headers.items() if name.lower() == "location"), None)
+        if location is None:
+            return None
+        target = urlsplit(urljoin(f"{self.base_url}{handler.path}", location.strip()))
+        try:
+            port = target.port if target.port is not None else {"http": 80, "https": 443}.get(target.scheme)
+        except ValueError:  # a port that is not a number
+            port = None
+        if target.scheme == "http" and is_loopback(target.hostname or "") and port == self.port:
+            return None
+        return repr(location)
 
     def _trim(self) -> None:
         """Drop the oldest requests and played answers past ``max_requests`` or ``max_log_bytes`` (lock held)."""
@@ -574,6 +634,19 @@ def _bare_context(wire: str, raw_path: str) -> WireContext:
     return WireContext(wire=wire, scenario_id="", turn=0, model="", stream=stream, sse=sse)
 
 
+def _too_deep(body: bytes) -> str | None:
+    """Why a request body is refused for its nesting (past ``nesting_depth``, the bound cassettes
+    have: a parser would exhaust the stack on it), or None."""
+    limit = current_limits().nesting_depth
+    if not nests_deeper(body, limit):
+        return None
+    return (
+        f"the request body nests JSON more than {limit} levels deep (the limit nesting_depth={limit}); "
+        f"no provider request does: send a shallower body, or start the emulator with {LIMITS_ENV_VAR}=nesting_depth=N "
+        "(docs/limits.md)"
+    )
+
+
 def _generic_error(status: int, message: str) -> ErrorAnswer:
     """An error for a request no wire claims (OpenAI's envelope, the most widely understood)."""
     code = {400: "invalid_request", 404: "not_found", 405: "method_not_allowed"}.get(status, "server_error")
@@ -709,6 +782,7 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = BACKLOG
 
     def __init__(self, port: int, owner: Emulator) -> None:
         self.owner = owner

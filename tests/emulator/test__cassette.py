@@ -23,6 +23,7 @@ from google.genai import types as genai_types
 from conformance.emulator import Emulator
 from conformance.emulator._cassette import CassettePlay, is_stream_request, request_turn, served_pieces
 from conformance.traffic.cassettes import Cassette, Interaction, load_cassette
+from conformance.traffic.network_guard import connect_log, is_loopback
 
 REPO = Path(__file__).resolve().parents[2]
 WIRES = ("openai_chat", "openai_responses", "anthropic", "gemini", "ollama")
@@ -477,3 +478,69 @@ def test_the_gemini_sdk_streams_the_recorded_turns_under_any_model(emu: Emulator
     assert [c.model_dump() for c in again] == [c.model_dump() for c in chunks]  # a retry: the same answer
     assert [(p.turn, p.stream, p.interaction) for p in emu.played] == [(0, True, 2), (0, True, 2)]
     assert all(urlsplit(r.path).path.startswith(f"/{api_version}/models/") for r in emu.requests)
+
+
+# --------------------------------------------------------------------------------------------
+# A cassette never sends a client off loopback; a too-deep request (issue 27, point 6)
+# --------------------------------------------------------------------------------------------
+
+
+def _redirecting_cassette(tmp_path: Path, location: str) -> Cassette:
+    """The committed get_time cassette with its first answer turned into a 307 to ``location``."""
+    document = json.loads((REPO / "cassettes/openai_chat/basic/get_time.yaml").read_text())
+    document["interactions"][0]["response"] = {
+        "status": {"code": 307, "message": "Temporary Redirect"},
+        "headers": {"location": [location], "content-type": ["text/plain"]},
+        "body": {"string": ""},
+    }
+    path = tmp_path / "redirect.yaml"
+    path.write_text(json.dumps(document))
+    return load_cassette(path)
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "http://203.0.113.7/v1/chat/completions",
+        "https://api.openai.com/v1/chat/completions",
+        "//203.0.113.7:80/v1/chat/completions",
+        "http://127.0.0.1:1/v1/chat/completions",
+        "http://localhost.evil.example/v1/chat/completions",
+    ],
+    ids=["ip", "provider", "scheme-relative", "other-loopback-port", "lookalike-name"],
+)
+def test_a_recorded_redirect_off_the_server_is_refused_and_never_followed(
+    emu: Emulator, tmp_path: Path, location: str
+) -> None:
+    cassette = _redirecting_cassette(tmp_path, location)
+    emu.play_cassette(cassette)
+    with connect_log() as connects, httpx.Client(follow_redirects=True, timeout=10) as http:
+        answer = http.post(emu.base_url + "/v1/chat/completions", json=cassette.interactions[0].request.json)
+    assert answer.status_code == 502 and not answer.history  # nothing was followed
+    assert all(is_loopback(address[0]) and address[1] == emu.port for address in connects)
+    message = answer.json()["error"]["message"]  # the wire's error envelope
+    assert f"{cassette.path}, interaction 0" in message
+    assert repr(location) in message and "off this loopback server" in message
+    (played,) = emu.played
+    assert played.refused == message and (played.interaction, played.status) == (0, 502)
+    assert message in emu.log
+
+
+def test_a_redirect_to_the_server_itself_is_served(emu: Emulator, tmp_path: Path) -> None:
+    for location in ("/v1/chat/completions?again=1", f"http://127.0.0.1:{emu.port}/v1/chat/completions"):
+        cassette = _redirecting_cassette(tmp_path, location)
+        emu.play_cassette(cassette)
+        raw = raw_post(emu.base_url, "/v1/chat/completions", _body(cassette.interactions[0]))
+        assert (raw.status, raw.headers["location"]) == (307, location)
+        (played,) = emu.played
+        assert played.refused is None
+
+
+def test_a_request_nested_100000_deep_gets_a_400_naming_the_limit_while_a_cassette_plays(emu: Emulator) -> None:
+    emu.play_cassette(_cassette("openai_chat/basic/get_time.yaml"))
+    body = b'{"model": "m", "messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    raw = raw_post(emu.base_url, "/v1/chat/completions", body)
+    assert raw.status == 400
+    assert "nesting_depth=100" in json.loads(raw.body)["error"]["message"]
+    (played,) = emu.played
+    assert (played.turn, played.interaction, played.status) == (None, None, 400)

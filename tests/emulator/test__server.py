@@ -9,10 +9,13 @@ import io
 import json
 import os
 import re
+import select
 import socket
 import subprocess
 import sys
 import threading
+import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -537,3 +540,94 @@ def test_a_retry_quirk_of_another_wire_changes_nothing_and_is_noted(
     outcome = exchange(client, wire, request_for(wire, stream=False))
     assert outcome.headers.get_list("retry-after") == ["2"] and "retry-after-ms" not in outcome.headers
     assert any(quirk in note and "unknown" in note for note in emu.log)
+
+
+# --------------------------------------------------------------------------------------------
+# Hostile load and bodies (issue 27, point 6: the backlog, a too-deep request)
+# --------------------------------------------------------------------------------------------
+
+_BURST = 200
+
+
+def _somaxconn() -> int:
+    try:
+        return int(Path("/proc/sys/net/core/somaxconn").read_text())
+    except (OSError, ValueError):
+        return 0
+
+
+@pytest.mark.skipif(_somaxconn() <= _BURST, reason="needs Linux with net.core.somaxconn above the burst")
+def test_a_burst_of_200_connections_is_queued_by_the_kernel_and_every_one_answered() -> None:
+    """The kernel completes the handshake of every connection of a burst before the server accepts
+    any (the listen backlog holds them all; a backlog of 5 held 6 and dropped the rest's SYNs), and
+    then every one gets its answer."""
+    emulator = Emulator(port=0)  # bound and listening, not yet accepting
+    sockets = [socket.socket() for _ in range(_BURST)]
+    try:
+        for sock in sockets:
+            sock.setblocking(False)
+            sock.connect_ex(("127.0.0.1", emulator.port))
+        connecting = set(sockets)
+        established = 0
+        deadline = time.monotonic() + 10  # a safety net: loopback handshakes take microseconds
+        while connecting and time.monotonic() < deadline:
+            _, writable, _ = select.select([], list(connecting), [], 0.1)
+            for sock in writable:
+                connecting.discard(sock)
+                established += sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0
+        assert (established, len(connecting)) == (_BURST, 0)
+        emulator.start()
+        for sock in sockets:
+            sock.setblocking(True)
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            sock.setblocking(False)
+        answers = {sock: b"" for sock in sockets}
+        reading = set(sockets)
+        deadline = time.monotonic() + 120  # a safety net, never reached when the server keeps up
+        while reading and time.monotonic() < deadline:
+            readable, _, _ = select.select(list(reading), [], [], 0.5)
+            for sock in readable:
+                piece = sock.recv(65536)
+                answers[sock] += piece
+                if not piece:
+                    reading.discard(sock)
+        assert sum(answer.startswith(b"HTTP/1.1 200") for answer in answers.values()) == _BURST
+    finally:
+        for sock in sockets:
+            sock.close()
+        emulator.close()
+
+
+_DEEP = 100_000
+
+
+def _deep_body(kind: str) -> bytes:
+    opening, closing = (b"[" * _DEEP, b"]" * _DEEP) if kind == "arrays" else (b'{"a":' * _DEEP, b"}" * _DEEP)
+    return b'{"model": "m", "stream": false, "messages": ' + opening + closing + b"}"
+
+
+@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("kind", ["arrays", "objects"])
+def test_a_request_nested_100000_deep_is_a_400_in_the_wire_shape(
+    emu: Emulator, client: httpx.Client, wire: str, kind: str
+) -> None:
+    answer = client.post(_PATHS[wire], content=_deep_body(kind), headers={"content-type": "application/json"})
+    assert answer.status_code == 400
+    error = get_adapter(wire).error_from_wire(answer.status_code, answer.headers, answer.content).info
+    assert error.kind == "invalid_request"
+    assert "nesting_depth=100" in error.message and "CONFORMANCE_LIMITS" in error.message
+    assert emu.requests[-1].size == len(_deep_body(kind))  # received and logged like any request
+    assert client.post(
+        _PATHS[wire], json=get_adapter(wire).request_to_wire(request_for(wire, stream=False)).body
+    ).is_success
+
+
+def test_a_body_at_the_depth_limit_is_read_and_the_limit_follows_the_environment(
+    emu: Emulator, client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = get_adapter("openai_chat").request_to_wire(request_for("openai_chat", stream=False)).body
+    deep = {**body, "metadata_unused": json.loads("[" * 90 + "]" * 90)}  # 92 levels in all: under 100
+    assert client.post("/v1/chat/completions", json=deep).status_code == 200
+    monkeypatch.setenv("CONFORMANCE_LIMITS", "nesting_depth=50")
+    refused = client.post("/v1/chat/completions", json=deep)
+    assert refused.status_code == 400 and "nesting_depth=50" in refused.json()["error"]["message"]
