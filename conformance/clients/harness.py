@@ -565,6 +565,10 @@ class Harness:
                 )
             )
             exchanges += [_exchange(s, base_url) for s in sent]
+            refused = capture.refusal(before) if isinstance(capture, _Served) else None
+            if refused is not None:  # the cassette's problem, not the client's (docs/emulator.md)
+                broke = f"turn {turn.index}: {refused}"
+                break
             if result.returned == "timeout":
                 broke = f"turn {turn.index}: {result.exception} (the client hung); --timeout changes the limit"
                 break
@@ -625,6 +629,11 @@ class _Served:
     def count(self) -> int:
         return self.server.received
 
+    def refusal(self, before: int) -> str | None:
+        """Why the server refused to play a recorded answer since request ``before`` (a redirect
+        that would send the client off loopback, ``PlayedAnswer.refused``), if it did."""
+        return next((p.refused for p in self.server.played if p.request >= before and p.refused), None)
+
     def sent_since(self, before: int) -> list[SentRequest]:
         requests = self.server.requests_since(before)  # numbered past the log's bound
         played = {p.request: p for p in self.server.played}
@@ -633,7 +642,7 @@ class _Served:
             answer = played.get(received.number)
             try:
                 body = json.loads(received.body) if received.body else None
-            except ValueError:
+            except (ValueError, RecursionError):  # a body nested past the stack: answered with a 400
                 body = None
             sent.append(
                 SentRequest(
