@@ -92,3 +92,74 @@ def test_the_guard_restores_the_socket_functions() -> None:
     with network_guard():
         assert socket.socket.connect is not before[0]
     assert (socket.socket.connect, socket.getaddrinfo, socket.create_connection) == before
+
+
+# ---- what the patches do not see: the audit hook (issue 27, point 2) ---------------------------
+
+
+def test_the_c_level_socket_class_is_blocked_too() -> None:
+    """``_socket.socket`` is the class ``socket.socket`` derives from: its ``connect`` bypasses the
+    patched method, not the audit hook."""
+    import _socket
+
+    raw = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    raw.settimeout(1)
+    try:
+        with pytest.raises(NetworkBlockedError, match=r"192\.0\.2\.1:9 \(connect\)"):
+            raw.connect(("192.0.2.1", 9))
+        with pytest.raises(NetworkBlockedError):
+            raw.connect_ex(("192.0.2.1", 9))
+    finally:
+        raw.close()
+
+
+def test_datagrams_beyond_loopback_are_blocked_and_loopback_ones_go() -> None:
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp,
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as to,
+    ):
+        with pytest.raises(NetworkBlockedError, match=r"192\.0\.2\.1:53 \(sendto\)"):
+            udp.sendto(b"query", ("192.0.2.1", 53))
+        with pytest.raises(NetworkBlockedError, match=r"sendmsg"):
+            udp.sendmsg([b"query"], [], 0, ("192.0.2.1", 53))
+        to.bind(("127.0.0.1", 0))
+        udp.sendto(b"local", to.getsockname())
+        assert to.recv(16) == b"local"
+
+
+def test_every_refusal_is_kept_naming_the_address() -> None:
+    from conformance.traffic.network_guard import refusal_mark, refused_since
+
+    mark = refusal_mark()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp, pytest.raises(NetworkBlockedError):
+        udp.sendto(b"x", ("198.51.100.7", 123))
+    with pytest.raises(NetworkBlockedError):
+        socket.getaddrinfo("telemetry.example.com", 443)
+    assert refused_since(mark) == ["198.51.100.7:123 (sendto)", "telemetry.example.com (name lookup)"]
+    assert refused_since(refusal_mark()) == []
+
+
+def test_python_children_are_guarded_and_their_refusals_read_back() -> None:
+    """``guard_children``: a Python process started inside the block installs the same guard at start
+    (its ``sitecustomize``), and what it refused is read back here."""
+    import subprocess
+    import sys
+
+    from conformance.traffic.network_guard import guard_children, refusal_mark, refused_since
+
+    code = (
+        "import _socket\ns = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)\ns.sendto(b'x', ('203.0.113.5', 9))\n"
+    )
+    with guard_children():
+        mark = refusal_mark()
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        refused = refused_since(mark)
+    assert done.returncode != 0 and "NetworkBlockedError" in done.stderr
+    assert [r.partition(", pid")[0] for r in refused] == ["203.0.113.5:9 (sendto"]
+    outside = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.environ.get('CONFORMANCE_NETWORK_LOG'))"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert outside.stdout.strip() == "None"  # the environment is restored after the block
