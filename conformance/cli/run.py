@@ -1045,8 +1045,8 @@ def ci_options(args: argparse.Namespace) -> CiOptions:
 
 def last_failed(report: Path) -> frozenset[tuple[str, str, str]]:
     """The (adapter, scenario, mode) of every case the JSON report ``report`` holds as failed, errored
-    or stale (read bounded, like cassettes: ``conformance.cli.merge.load_report``)."""
-    from conformance.cli.merge import load_report
+    or stale (read bounded, like cassettes: ``conformance.reporting._read.load_report``)."""
+    from conformance.reporting._read import load_report
 
     try:
         data = load_report(report, f"--last-failed: {report}")
