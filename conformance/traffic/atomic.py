@@ -73,7 +73,7 @@ def output_path(path: str | os.PathLike[str]) -> Path:
     if not inside:
         raise UsageError(
             f"{target}: a symbolic link to {points}, outside the folder {folder} the file is written in; "
-            f"nothing was written: remove the link, or give {real} itself"
+            "nothing was written: remove the link, or point it inside that folder"
         )
     return real
 

@@ -100,7 +100,8 @@ def test_update_baseline_through_a_planted_link_creates_nothing_elsewhere(
     err = capsys.readouterr().err
     assert err.startswith(
         f"conformance run: error: baseline ci/bl.yaml: cannot write it (ci/bl.yaml: a symbolic link to {planted}, "
-        "outside the folder ci the file is written in; nothing was written: remove the link, or give"
+        "outside the folder ci the file is written in; nothing was written: remove the link, or point it inside "
+        "that folder); the file is as it was"
     ), err
     assert err.count("\n") == 1
     assert not planted.exists()
@@ -181,3 +182,23 @@ def test_merge_reports_refuses_report_format_true(tmp_path: Path, capsys: pytest
     report.write_text('{"report_format": true, "cases": []}', encoding="utf-8")
     assert main(["merge-reports", str(report), "--report-dir", str(tmp_path / "out")]) == 2
     assert f"{report}: not a conformance JSON report of format 1 (report_format true)" in capsys.readouterr().err
+
+
+def test_a_report_path_linked_out_of_the_report_folder_is_refused_and_the_other_reports_are_written(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workdir / "reports").mkdir()
+    victim = workdir / "victim.md"
+    victim.write_text("keep me", encoding="utf-8")
+    (workdir / "reports" / "report.md").symlink_to(victim)
+    assert main(RUN) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("conformance run: error: report reports/report.md: "), err
+    assert (
+        f"reports/report.md: a symbolic link to {victim}, outside the folder reports the file is written in; nothing "
+        "was written: remove the link, or point it inside that folder\n"
+    ) in err
+    assert err.count("\n") == 1
+    assert victim.read_text(encoding="utf-8") == "keep me"
+    assert (workdir / "reports" / "report.md").is_symlink()
+    assert statuses(workdir / "reports") == FAILING
