@@ -15,6 +15,15 @@ answer in time raises ``McpTimeoutError`` (the request is cancelled on the serve
 and a JSON-RPC error answering ``tools/call`` (unknown tool ...) are *results*, kept apart by
 ``conformance.mcp_bridge._convert.error_channel``.
 
+stdout is the protocol's: a server MUST NOT write anything else there (MCP 2025-11-25, transports,
+stdio). The lines that are not JSON-RPC (logs, a banner, binary, read with U+FFFD for bytes that
+are not UTF-8) are taken out of the session's stream and summarised, never one traceback each (the
+SDK's own log of each is dropped): the first ``JUNK_SHOWN`` are logged as warnings naming the
+server's command and quoted in the error of the next failure, then only counted, and the count is
+logged when the session closes. A server that writes more than ``JUNK_LIMIT`` such lines is broken
+beyond a stray log line: the session stops reading it and every request fails with
+``McpServerError`` saying so.
+
 Lifetime: closing the session (or leaving the ``with`` block, by return, exception or
 KeyboardInterrupt) closes the server's stdin, waits, then terminates its process group (the SDK's
 shutdown). If our process is killed, the server dies with it (``_spawn``: PR_SET_PDEATHSIG on
@@ -26,17 +35,20 @@ from __future__ import annotations
 import atexit
 import concurrent.futures
 import contextlib
+import logging
 import shlex
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any, Literal, TextIO, TypeVar, cast
 
 import anyio
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp import types as mcp_types
+from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from conformance import __version__
@@ -45,14 +57,22 @@ from conformance.mcp_bridge import _convert
 from conformance.mcp_bridge._spawn import StderrLog, guarded_argv
 from conformance.model import JSONObject, Tool, ToolResult
 
-__all__ = ["DEFAULT_TIMEOUT", "McpServerSpec", "McpSession"]
+__all__ = ["DEFAULT_TIMEOUT", "JUNK_LIMIT", "JUNK_SHOWN", "McpServerSpec", "McpSession"]
+
+logger = logging.getLogger("conformance.mcp_bridge")
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds to wait for the server's answer to one request (and for start-up)."""
 
+JUNK_SHOWN = 5
+"""Lines a server wrote to stdout that are not JSON-RPC, logged and quoted one by one; the rest are counted."""
+JUNK_LIMIT = 1000
+"""Lines a server may write to stdout that are not JSON-RPC before the session stops reading it."""
+
 _STDERR_LINES = 20
 _MAX_PAGES = 1000
-_JUNK_KEPT = 3
+_JUNK_LINE_CHARS = 200
+_SDK_PARSE_FAILURE = "Failed to parse JSONRPC message from server"
 # Extra seconds the calling thread waits beyond the request timeout before giving up on the
 # event-loop thread itself (a backstop: the timeout proper is enforced inside the loop).
 _WATCHDOG_GRACE = 15.0
@@ -125,6 +145,9 @@ class McpSession(AbstractContextManager["McpSession"]):
         self._tools_stale = True
         self._closed = False
         self._stdout_junk: list[str] = []
+        """The first ``JUNK_SHOWN`` lines the server wrote to stdout that are not JSON-RPC (quoted)."""
+        self._junk_count = 0
+        self._junk_cut = False
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -164,6 +187,12 @@ class McpSession(AbstractContextManager["McpSession"]):
                     connection.__exit__(None, None, None)
         finally:
             self._session = None
+            if self._junk_count > len(self._stdout_junk) and not self._junk_cut:
+                logger.warning(
+                    "MCP server %s: and %d more lines on stdout that were not JSON-RPC",
+                    self._shown_command(),
+                    self._junk_count - len(self._stdout_junk),
+                )
             if self._portal is not None:
                 # Cancel what is left: a call whose future we never got (Ctrl-C inside start_task_soon)
                 # would otherwise keep the loop thread, and this close, waiting.
@@ -243,12 +272,18 @@ class McpSession(AbstractContextManager["McpSession"]):
     async def _connect(self) -> AsyncIterator[ClientSession]:
         assert self._stderr is not None
         argv = guarded_argv(self.spec.argv)
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(self.spec.env), cwd=self.spec.cwd)
+        params = StdioServerParameters(
+            command=argv[0],
+            args=argv[1:],
+            env=dict(self.spec.env),
+            cwd=self.spec.cwd,
+            encoding_error_handler="replace",  # binary on stdout is junk lines, not the reader's end
+        )
         try:
             async with (
                 stdio_client(params, errlog=cast(TextIO, self._stderr.file)) as (read, write),
                 ClientSession(
-                    read,
+                    _JsonRpcOnly(read, self._on_junk),
                     write,
                     message_handler=self._on_message,
                     client_info=mcp_types.Implementation(name="conformance", version=__version__),
@@ -318,12 +353,37 @@ class McpSession(AbstractContextManager["McpSession"]):
         if isinstance(message, mcp_types.ToolListChangedNotification):
             self._tools_stale = True
             self.list_changed_count += 1
-        elif isinstance(message, Exception) and len(self._stdout_junk) < _JUNK_KEPT:
-            # The transport could not parse a stdout line (the SDK also logs it). The usual cause
-            # is a server that logs to stdout, which MCP stdio reserves for JSON-RPC.
-            errors = message.errors() if isinstance(message, ValidationError) else []
+
+    def _on_junk(self, failure: Exception) -> bool:
+        """A stdout line the transport could not read as JSON-RPC (``failure``, its parse error): the
+        usual cause is a server that logs to stdout, which MCP stdio reserves for JSON-RPC. Logged
+        while it is one of the first ``JUNK_SHOWN``, counted; False past ``JUNK_LIMIT`` (stop reading)."""
+        self._junk_count += 1
+        if len(self._stdout_junk) < JUNK_SHOWN:
+            errors = failure.errors() if isinstance(failure, ValidationError) else []
             line = errors[0].get("input") if errors else None
-            self._stdout_junk.append(repr(line)[:200] if isinstance(line, str) else str(message).split("\n")[0][:200])
+            shown = repr(line) if isinstance(line, str) else str(failure).split("\n")[0]
+            shown = shown if len(shown) <= _JUNK_LINE_CHARS else shown[:_JUNK_LINE_CHARS] + "..."
+            self._stdout_junk.append(shown)
+            logger.warning(
+                "MCP server %s wrote a line to stdout that is not JSON-RPC (an MCP stdio server must log to"
+                " stderr): %s",
+                self._shown_command(),
+                shown,
+            )
+        if self._junk_count <= JUNK_LIMIT:
+            return True
+        self._junk_cut = True
+        logger.warning(
+            "MCP server %s: more than %d lines on stdout that are not JSON-RPC; the session stops reading it",
+            self._shown_command(),
+            JUNK_LIMIT,
+        )
+        return False
+
+    def _shown_command(self) -> str:
+        command = self.spec.describe()
+        return command if len(command) <= _JUNK_LINE_CHARS else command[:_JUNK_LINE_CHARS] + "..."
 
     # ---------------------------------------------------------------- plumbing
 
@@ -355,9 +415,10 @@ class McpSession(AbstractContextManager["McpSession"]):
 
     def _error(self, message: str, error: type[McpServerError] = McpServerError) -> McpServerError:
         if self._stdout_junk:
+            more = self._junk_count - len(self._stdout_junk)
             message += (
                 "; the server wrote lines to stdout that are not JSON-RPC (an MCP stdio server must log to "
-                f"stderr): {', '.join(self._stdout_junk)}"
+                f"stderr): {', '.join(self._stdout_junk)}" + (f" and {more} more" if more else "")
             )
         return error(message, command=self.spec.describe(), stderr_tail=self.stderr_tail())
 
@@ -369,6 +430,14 @@ class McpSession(AbstractContextManager["McpSession"]):
         seconds = self.timeout if limit is None else limit
         if isinstance(exc, TimeoutError) or (isinstance(exc, MCPError) and exc.code == mcp_types.REQUEST_TIMEOUT):
             return self._error(f"{what}: no answer from the MCP server within {seconds:g} s", McpTimeoutError)
+        if self._junk_cut and (
+            isinstance(exc, anyio.ClosedResourceError | anyio.BrokenResourceError | anyio.EndOfStream)
+            or (isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED)
+        ):
+            return self._error(
+                f"{what}: the MCP server wrote more than {JUNK_LIMIT} lines to stdout that are not JSON-RPC,"
+                " so the session stopped reading it (MCP stdio: a server must not write anything else there)"
+            )
         if isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:
             return self._error(f"{what}: the MCP server closed the connection (did it exit?)")
         if isinstance(exc, MCPError):
@@ -380,6 +449,56 @@ class McpSession(AbstractContextManager["McpSession"]):
         if isinstance(exc, ValidationError):
             return self._error(f"{what}: the MCP server answered outside the protocol: {exc}")
         return None
+
+
+class _JsonRpcOnly:
+    """The transport's read stream without what it could not read as JSON-RPC: each such item (the
+    parse error of one stdout line) goes to ``on_junk`` instead of the session, and the stream ends
+    (the session sees the connection close) when ``on_junk`` returns False."""
+
+    def __init__(self, inner: Any, on_junk: Callable[[Exception], bool]) -> None:
+        self._inner = inner
+        self._on_junk = on_junk
+
+    async def receive(self) -> SessionMessage:
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return cast(SessionMessage, item)
+            if not self._on_junk(item):
+                raise anyio.EndOfStream
+
+    def __aiter__(self) -> _JsonRpcOnly:
+        return self
+
+    async def __anext__(self) -> SessionMessage:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> _JsonRpcOnly:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class _DropParseTracebacks(logging.Filter):
+    """Drops the SDK's traceback for each stdout line it cannot parse: ``McpSession`` summarises
+    those lines itself (the module docstring), where a flood of them printed one traceback each."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != _SDK_PARSE_FAILURE
+
+
+if not any(isinstance(f, _DropParseTracebacks) for f in logging.getLogger("mcp.client.stdio").filters):
+    logging.getLogger("mcp.client.stdio").addFilter(_DropParseTracebacks())
 
 
 def _single(exc: BaseException) -> BaseException:

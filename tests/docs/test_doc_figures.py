@@ -217,6 +217,14 @@ def mcp_timeouts() -> None:
     assert "more than 0. Default 120." in _doc("scenarios.md")
 
 
+def mcp_stdout_garbage() -> None:
+    """docs/mcp.md: of a server's stdout lines that are not JSON-RPC, the first 5 are logged and
+    quoted, and past 1,000 the session stops reading it."""
+    assert mcp_client.JUNK_SHOWN == 5 and mcp_client.JUNK_LIMIT == 1000
+    mcp = " ".join(_doc("mcp.md").split())
+    assert "`JUNK_SHOWN` = 5 lines logged and quoted" in mcp and "past `JUNK_LIMIT` = 1,000 such lines" in mcp
+
+
 def exchange_timeout() -> None:
     assert build_parser().parse_args(["record", "--emulator"]).exchange_timeout == DEFAULT_EXCHANGE_TIMEOUT == 120.0
     assert "`--exchange-timeout` seconds (default 120)" in " ".join(_doc("recording.md").split())
@@ -243,6 +251,7 @@ CHECKS: dict[str, Callable[[], None]] = {
         fidelity_adapters,
         bundled_adapters,
         request_log_bytes,
+        mcp_stdout_garbage,
         ollama_line_ms,
         fault_defaults,
         live_tier,
@@ -333,6 +342,9 @@ FIGURES: dict[tuple[str, str], str | Elsewhere | Unchecked] = {
     ("mcp.md", "default 120 s"): "mcp_timeouts",
     ("mcp.md", "20 lines"): "mcp_timeouts",
     ("mcp.md", "2 s"): Unchecked("provider", "the MCP SDK's shutdown wait, as the doc says (not the suite's code)"),
+    ("mcp.md", "5 lines"): "mcp_stdout_garbage",
+    ("mcp.md", "100,000 lines"): Unchecked("measured", "the flood measured at abfa85f, before the bound existed"),
+    ("mcp.md", "86 MB"): Unchecked("measured", "the console output of that flood at abfa85f (85,900,000 bytes)"),
     ("recording.md", "default 120"): "exchange_timeout",
     ("recording.md", "6ms"): "counter_scrub",
     ("recording.md", "0ms"): "counter_scrub",

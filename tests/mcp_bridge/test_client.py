@@ -11,6 +11,8 @@ fixture module the server serves (``_fixtures``).
 from __future__ import annotations
 
 import base64
+import json
+import logging
 import os
 import select
 import signal
@@ -26,7 +28,7 @@ import pytest
 from conformance.errors import McpServerError, McpTimeoutError, UsageError
 from conformance.mcp_bridge import _fixtures
 from conformance.mcp_bridge._convert import MCP_KEY, error_channel
-from conformance.mcp_bridge.client import McpServerSpec, McpSession
+from conformance.mcp_bridge.client import JUNK_LIMIT, JUNK_SHOWN, McpServerSpec, McpSession
 from conformance.mcp_bridge.server import FIXED_NOW_ENV, NOOP_TOOL_COUNT
 from conformance.model import Audio, Image, Resource, Text
 
@@ -359,3 +361,76 @@ def test_a_spec_needs_a_command_and_strings() -> None:
     spec = McpServerSpec(command="npx", args=["-y", "server x"], env={"K": "v"})
     assert spec.argv == ("npx", "-y", "server x")
     assert spec.describe() == "npx -y 'server x'"
+
+
+# ---------------------------------------------------------------------------------- stdout garbage (issue 27)
+
+_GARBAGE = {
+    "lines-then-serves": "os.write(1, b'not json-rpc: a log line\\n' * 100_000)",
+    "lines-then-hangs": "os.write(1, b'not json-rpc: a log line\\n' * 100_000); time.sleep(600)",
+    "binary-then-serves": "os.write(1, bytes(range(256)) * 4_000)",
+    "endless": "while True: os.write(1, b'garbage ' * 64 + b'\\n')",
+}
+_GARBAGE_CLIENT = """
+import json, sys
+from conformance.mcp_bridge.client import JUNK_LIMIT, JUNK_SHOWN, McpServerSpec, McpSession
+spec = McpServerSpec(command=[sys.executable, sys.argv[1]], cwd=sys.argv[2])
+try:
+    with McpSession(spec, timeout=30.0) as session:
+        outcome = {"tools": len(session.list_tools())}
+except Exception as exc:
+    outcome = {"error": type(exc).__name__, "message": str(exc)}
+print("OUTCOME " + json.dumps(outcome))
+"""
+
+
+def _garbage_server(tmp_path: Path, garbage: str) -> Path:
+    """A tiny MCP server: it writes ``garbage`` to stdout, then (if it gets there) is the bundled server."""
+    script = tmp_path / "garbage_server.py"
+    script.write_text(
+        "import os, sys, time\n"
+        f"{garbage}\n"
+        f"os.environ[{FIXED_NOW_ENV!r}] = '{NOW}'\n"
+        "os.execv(sys.executable, [sys.executable, '-m', 'conformance', 'mcp-server'])\n"
+    )
+    return script
+
+
+@pytest.mark.parametrize("kind", list(_GARBAGE))
+def test_a_server_flooding_stdout_with_garbage_is_summarised_within_bounded_output(tmp_path: Path, kind: str) -> None:
+    script = _garbage_server(tmp_path, _GARBAGE[kind])
+    child = subprocess.run(
+        [sys.executable, "-c", _GARBAGE_CLIENT, str(script), str(REPO_ROOT)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        timeout=300,  # a safety net: the session stops reading the server at its 1001st garbage line
+    )
+    assert len(child.stdout) + len(child.stderr) < 64 * 1024, child.stderr[:2000]
+    outcome = json.loads(child.stdout.decode().rpartition("OUTCOME ")[2])
+    assert outcome["error"] == "McpServerError", outcome
+    assert f"more than {JUNK_LIMIT} lines to stdout that are not JSON-RPC" in outcome["message"]
+    assert str(script) in outcome["message"]  # the server's command
+    console = child.stderr.decode()
+    assert console.count("wrote a line to stdout that is not JSON-RPC") == JUNK_SHOWN
+    assert f"{script}: more than {JUNK_LIMIT} lines on stdout that are not JSON-RPC" in console
+    assert "Traceback" not in console
+
+
+def test_a_few_stray_stdout_lines_are_logged_counted_and_the_session_works(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = _garbage_server(tmp_path, "os.write(1, b''.join(b'stray log line %d\\n' % n for n in range(20)))")
+    spec = McpServerSpec(command=[sys.executable, str(script)], cwd=str(REPO_ROOT))
+    with caplog.at_level(logging.WARNING), McpSession(spec, timeout=30.0) as session:
+        assert len(session.list_tools()) == 34
+        assert session.call_tool("getTime").content == (Text(text=str(NOW)),)
+    ours = [r.getMessage() for r in caplog.records if r.name == "conformance.mcp_bridge"]
+    assert ours[:JUNK_SHOWN] == [
+        f"MCP server {spec.describe()} wrote a line to stdout that is not JSON-RPC (an MCP stdio server must log "
+        f"to stderr): 'stray log line {n}'"
+        for n in range(JUNK_SHOWN)
+    ]
+    assert ours[JUNK_SHOWN:] == [
+        f"MCP server {spec.describe()}: and {20 - JUNK_SHOWN} more lines on stdout that were not JSON-RPC"
+    ]
+    assert not [r for r in caplog.records if r.name.startswith("mcp.")]  # no traceback per line from the SDK
