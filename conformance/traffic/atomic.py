@@ -11,8 +11,8 @@ disk, a file-size limit) raises ``OSError`` and leaves the target as it was, who
 Concurrent writers of one file never fail each other: each temporary name is unique, and a writer
 holds an exclusive ``flock`` on its temporary from before it has a name until it is renamed. A
 writer removes only the temporaries no one holds (left by a writer that died); one that another
-writer holds is left alone. Without ``flock`` (Windows) a temporary is taken for stale only after
-an hour.
+writer holds is left alone. Without ``flock`` (Windows, a file system without it) a temporary is
+taken for stale only after an hour.
 
 A symbolic link at the target is followed only when it points inside the folder it is written in
 (``reports/report.json -> reports/run-42.json``); one pointing outside it, or dangling outside it,
@@ -122,7 +122,7 @@ def _create(directory: Path, name: str) -> tuple[int, Path | None]:
     if fd is not None:
         try:
             os.fchmod(fd, 0o644 & ~_umask())
-            _lock(fd)  # nobody else can reach a nameless inode: this never waits
+            _lock(fd)  # nobody else can reach a nameless inode: it is free
         except BaseException:
             os.close(fd)
             raise
@@ -130,20 +130,23 @@ def _create(directory: Path, name: str) -> tuple[int, Path | None]:
     for _ in range(_ATTEMPTS):
         temp = directory / _temporary_name(name)
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
-        if _lock(fd, wait=False) and _names(temp, fd):
+        if _lock(fd) is not False and _names(temp, fd):
             return fd, temp
         os.close(fd)  # a cleaner took it between its creation and the lock: it removes it; another name
     raise OSError(f"{directory}: could not create a temporary file for {name} ({_ATTEMPTS} attempts)")
 
 
-def _lock(fd: int, *, wait: bool = True) -> bool:
-    """Take the exclusive ``flock`` on ``fd`` (False: someone else holds it, when not ``wait``)."""
+def _lock(fd: int) -> bool | None:
+    """Take the exclusive ``flock`` on ``fd`` without waiting: True when taken, False when someone
+    else holds it, None where there are no such locks (Windows, a file system without ``flock``)."""
     if fcntl is None:  # pragma: no cover - Windows
-        return True
+        return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
+    except OSError:  # pragma: no cover - e.g. ENOLCK on a network file system
+        return None
     return True
 
 
@@ -163,10 +166,10 @@ def _remove_if_abandoned(temp: Path) -> None:
     except OSError:
         return
     try:
-        if fcntl is None:  # pragma: no cover - Windows: no lock to ask, only its age
-            if time.time() - os.fstat(fd).st_mtime < _STALE_AGE:
-                return
-        elif not _lock(fd, wait=False):
+        held = _lock(fd)
+        if held is False:
+            return
+        if held is None and time.time() - os.fstat(fd).st_mtime < _STALE_AGE:  # no lock to ask: only its age
             return
         if _names(temp, fd):  # still the file locked (a writer renames only under its lock)
             with contextlib.suppress(OSError):

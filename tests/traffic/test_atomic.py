@@ -194,3 +194,38 @@ def test_a_write_past_the_disk_s_end_leaves_the_old_file_whole_and_no_temporary(
     assert done.stdout.split() == ["OSError", str(errno.EFBIG)], done.stderr
     assert path.read_bytes() == b"o" * 3000
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
+
+
+def test_without_o_tmpfile_a_named_temporary_is_locked_and_renamed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.traffic import atomic
+
+    monkeypatch.setattr(atomic, "_open_anonymous", lambda directory: None)
+    path = tmp_path / "c.yaml"
+    seen: list[Path] = []
+
+    def locked(temp: Path) -> None:  # a cleaner cannot take it while it is written
+        seen.append(temp)
+        with temp.open("rb") as handle, pytest.raises(BlockingIOError):
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    write_atomic(path, b"new", check=locked)
+    assert path.read_bytes() == b"new"
+    assert len(seen) == 1 and not seen[0].exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
+
+
+def test_without_flock_only_an_old_temporary_is_taken_for_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.traffic import atomic
+
+    monkeypatch.setattr(atomic, "fcntl", None)
+    path = tmp_path / "c.yaml"
+    fresh, old = tmp_path / ".c.yaml.1-aa.tmp", tmp_path / ".c.yaml.2-bb.tmp"
+    fresh.write_bytes(b"maybe a live writer's")
+    old.write_bytes(b"a dead writer's")
+    os.utime(old, (0, 0))
+    write_atomic(path, b"new")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [fresh.name, "c.yaml"]
