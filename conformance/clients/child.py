@@ -1,30 +1,50 @@
 """The driver side of ``conformance certify --python OTHER``: runs in the other interpreter.
 
-``OTHER -m conformance.clients.child SPEC`` (the suite puts its own source on ``PYTHONPATH``; the
-other interpreter needs nothing the suite pins) loads the driver ``SPEC`` (``pkg.module:OBJECT`` or
-``path/to/driver.py:OBJECT``), says what it declares in one JSON line, then answers one JSON line
-per call: the turn run by ``conformance.clients.invoke`` (the result, the events, or what the
-library raised and ``error_info`` of it). Only the standard library and ``conformance.model`` are
-imported here. The protocol's lines are written to the stdout it was given, moved to a descriptor
-of its own; descriptor 1 then points at stderr, so that a driver's prints, a C library's writes and
-a subprocess's output cannot break it.
+``OTHER -m conformance.clients.child --fds R,W SPEC`` (the suite puts its own source on
+``PYTHONPATH``; the other interpreter needs nothing the suite pins) loads the driver ``SPEC``
+(``pkg.module:OBJECT`` or ``path/to/driver.py:OBJECT``), says what it declares in one JSON line,
+then answers one JSON line per call: the turn run by ``conformance.clients.invoke`` (the result, the
+events, or what the library raised and ``error_info`` of it). Only the standard library and
+``conformance.model`` are imported here.
+
+The protocol has pipes of its own, the descriptors ``R`` (calls) and ``W`` (answers) the suite
+passed: never descriptor 0, 1 or 2, so that a driver's prints, a C library's writes, a subprocess's
+output or a read of stdin cannot reach it (stdin is ``/dev/null``; descriptor 1 and ``sys.stdout``
+point at stderr). An answer larger than ``MAX_MESSAGE`` is never written: the turn is ``invalid``
+with its size, the case's ERROR.
+
+Every process the driver starts is ended with it (``end_tree``): the child is a session of its own
+and a sub-reaper (Linux), so orphans of a double fork stay below it, and each process carries
+``TOKEN_ENV`` in its environment, which a process that moved to another session still has.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import json
 import os
+import signal
 import sys
+import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.clients.codec import from_json, to_json
 from conformance.clients.contract import Call, Client, duties_to_json
-from conformance.clients.invoke import EventLoop, invoke
+from conformance.clients.invoke import EventLoop, TurnResult, invoke
 
-__all__ = ["load_object", "main"]
+__all__ = ["MAX_MESSAGE", "TOKEN_ENV", "end_tree", "load_object", "main", "tree_of"]
+
+MAX_MESSAGE = 16 * 2**20
+"""Bytes one protocol message may take (a turn's result as JSON): 16 MiB. A larger one is the case's
+ERROR, and the suite never reads more than this (plus one read) of an answer."""
+
+TOKEN_ENV = "CONFORMANCE_CHILD_TOKEN"
+"""Carried in the environment of the child and every process it starts (``RUN.CHILD``): what
+``end_tree`` finds a process by once it left the child's session."""
 
 
 def load_object(spec: str) -> Any:
@@ -55,9 +75,12 @@ def load_object(spec: str) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    out = _protocol_stream()
+    calls, out = _protocol(args)
+    if args[:1] == ["--fds"]:
+        args = args[2:]
+    _reap_orphans()
     if len(args) != 1:
-        _send(out, {"fatal": "usage: python -m conformance.clients.child MODULE:OBJECT"})
+        _send(out, {"fatal": "usage: python -m conformance.clients.child [--fds R,W] MODULE:OBJECT"})
         return 2
     try:
         client: Client = load_object(args[0])
@@ -75,34 +98,162 @@ def main(argv: list[str] | None = None) -> int:
         _send(out, {"fatal": f"cannot load {args[0]} in {sys.executable}: {type(exc).__name__}: {exc}"})
         return 2
     _send(out, {"hello": hello})
-    with EventLoop() as loop:
-        for line in sys.stdin:
-            if not line.strip():
-                continue
-            call = from_json(json.loads(line)["call"])
-            if not isinstance(call, Call):
-                _send(out, {"fatal": "the suite sent something that is not a Call"})
-                return 2
-            result = invoke(client, call, loop, timeout=call.timeout)
-            _send(out, {"result": to_json(result)})
+    try:
+        with EventLoop() as loop:
+            for line in calls:
+                if not line.strip():
+                    continue
+                call = from_json(json.loads(line)["call"])
+                if not isinstance(call, Call):
+                    _send(out, {"fatal": "the suite sent something that is not a Call"})
+                    return 2
+                result = invoke(client, call, loop, timeout=call.timeout)
+                _send(out, {"result": to_json(result)})
+    finally:  # the suite is done (or gone): so is everything the driver started
+        token = os.environ.get(TOKEN_ENV)
+        if token:
+            end_tree(os.getpid(), token, spare=os.getpid(), reap=True)
     return 0
 
 
-def _protocol_stream() -> TextIO:
-    """The protocol's own stream: file descriptor 1 as it was given, moved to a descriptor of its own;
-    descriptor 1 (and ``sys.stdout``) then point at stderr, so that nothing else the process or its
-    children write (a driver's print, a C library's write, an ``echo`` from a subprocess) can land
-    between two protocol lines and corrupt every later verdict."""
+def _protocol(args: list[str]) -> tuple[TextIO, TextIO]:
+    """The protocol's streams: the pipes ``--fds R,W`` names (closed to the processes the driver
+    starts), or, run by hand, stdin and descriptor 1 as given, moved to a descriptor of its own.
+    Descriptor 1 (and ``sys.stdout``) then point at stderr, and stdin at ``/dev/null``, so that
+    nothing else the process or its children write (a driver's print, a C library's write, an
+    ``echo`` from a subprocess) or read lands in the protocol."""
     sys.stdout.flush()
-    protocol = os.dup(1)
+    if args[:1] == ["--fds"] and len(args) > 1:
+        read_fd, write_fd = (int(n) for n in args[1].split(","))
+    else:
+        read_fd, write_fd = os.dup(0), os.dup(1)
+    for fd in (read_fd, write_fd):
+        os.set_inheritable(fd, False)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    return os.fdopen(protocol, "w", encoding="utf-8", newline="\n")
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    calls = os.fdopen(read_fd, "r", encoding="utf-8")
+    return calls, os.fdopen(write_fd, "w", encoding="utf-8", newline="\n")
+
+
+def _reap_orphans() -> None:
+    """Be the sub-reaper of what the driver starts (Linux): a process that double-forks away stays
+    below this one, where ``end_tree`` finds it."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
 def _send(out: TextIO, message: dict[str, Any]) -> None:
-    out.write(json.dumps(message) + "\n")
+    """Write one protocol line; a result larger than ``MAX_MESSAGE`` is replaced by an ``invalid``
+    turn saying so (encoded piece by piece: the whole is never built)."""
+    pieces: list[str] = []
+    size = 0
+    for piece in json.JSONEncoder().iterencode(message):  # ASCII only: its length is its size in bytes
+        size += len(piece)
+        if size > MAX_MESSAGE:
+            why = (
+                f"the driver's answer is larger than {MAX_MESSAGE >> 20} MiB of JSON, the bound on one turn's"
+                " result (docs/clients.md, 'A library in its own virtualenv')"
+            )
+            pieces = [json.dumps({"result": to_json(TurnResult(returned="invalid", exception=why))})]
+            break
+        pieces.append(piece)
+    out.write("".join(pieces) + "\n")
     out.flush()
+
+
+# ---- the process tree ------------------------------------------------------------------------
+
+
+def tree_of(root: int | None, token: str, *, prefix: bool = False) -> set[int]:
+    """The live processes of a child's tree (Linux ``/proc``): ``root``, its descendants, the
+    members of its session and process group, and every process whose environment carries
+    ``TOKEN_ENV=token`` (``prefix``: a token starting with ``token``, a whole run's children).
+    Zombies are left out: they are already dead."""
+    table: dict[int, tuple[int, int, int]] = {}
+    for entry in _proc_entries():
+        stat = _stat(entry)
+        if stat is not None:
+            table[entry] = stat
+    found: set[int] = set()
+    needle = f"{TOKEN_ENV}={token}".encode()
+    for pid, (_ppid, group, session) in table.items():
+        if root is not None and root in (pid, group, session):
+            found.add(pid)
+        elif token and _carries(pid, needle, prefix=prefix):
+            found.add(pid)
+    grew = True
+    while grew:  # the descendants of what was found
+        more = {pid for pid, (ppid, _g, _s) in table.items() if ppid in found and pid not in found}
+        found |= more
+        grew = bool(more)
+    return found
+
+
+def end_tree(
+    root: int | None, token: str, *, prefix: bool = False, spare: int | None = None, reap: bool = False
+) -> int:
+    """Kill (``SIGKILL``) every process of ``tree_of(root, token)`` but ``spare`` and this process,
+    again until none is left (a process forking while it is killed); how many were killed. ``reap``:
+    collect this process's dead children too (the child, a sub-reaper; never the suite, whose
+    ``Popen`` objects wait for their own)."""
+    killed: set[int] = set()
+    for attempt in range(50):
+        alive = tree_of(root, token, prefix=prefix) - {os.getpid(), spare}
+        if not alive:
+            break
+        for pid in alive:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        killed |= {p for p in alive if p is not None}
+        if reap:
+            _reap()
+        time.sleep(0.002 * (attempt + 1))
+    return len(killed)
+
+
+def _reap() -> None:
+    """Collect this process's dead children (a sub-reaper adopts the orphans it must wait for)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+
+
+def _proc_entries() -> Iterable[int]:
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    return [int(n) for n in names if n.isdigit()]
+
+
+def _stat(pid: int) -> tuple[int, int, int] | None:
+    """(parent, process group, session) of a live process; None for a zombie or a gone one."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            text = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2 :].split()
+    if len(fields) < 4 or fields[0] in ("Z", "X"):
+        return None
+    return int(fields[1]), int(fields[2]), int(fields[3])
+
+
+def _carries(pid: int, needle: bytes, *, prefix: bool) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ = f.read(1 << 20)
+    except OSError:
+        return False
+    return any(item == needle or (prefix and item.startswith(needle)) for item in environ.split(b"\0"))
 
 
 if __name__ == "__main__":

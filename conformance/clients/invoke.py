@@ -6,7 +6,9 @@ the library's pooled connections); a sync one runs in a worker thread. Either wa
 ``timeout`` seconds. Stream events are kept as they arrive, so a stream the library breaks
 mid-way keeps the events before the break beside the exception it raised. A turn that overran its
 timeout may still run (a thread cannot be stopped, a coroutine may ignore its cancellation), and
-one may have run out of memory: ``strained()`` says so, and a worker process retires then.
+one may have run out of memory: ``strained()`` says so, and a worker process retires then. A client
+wrapper whose own process died, hung or broke its protocol (``conformance.clients.remote``) raises
+``ClientCrashed``: the turn is ``crashed``, the case's ERROR, never what the library raised.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from typing import Any, Literal
 from conformance.clients.contract import Call, Client
 from conformance.model import ErrorInfo, Response, StreamEvent
 
-__all__ = ["EventLoop", "InvalidCompletion", "TurnResult", "invoke", "strained"]
+__all__ = ["ClientCrashed", "EventLoop", "InvalidCompletion", "TurnResult", "invoke", "strained"]
 
-Returned = Literal["response", "events", "raised", "timeout", "invalid"]
+Returned = Literal["response", "events", "raised", "timeout", "invalid", "crashed"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,6 +67,11 @@ def strained() -> bool:
 
 class InvalidCompletion(Exception):
     """Raised by a client wrapper whose driver gave something that is not a result (reported as such)."""
+
+
+class ClientCrashed(Exception):
+    """Raised by a client wrapper whose process died, hung or broke the protocol (reported as the
+    case's ERROR, with what happened: an exit code or signal, "no answer in N s", its stderr's tail)."""
 
 
 class EventLoop:
@@ -133,6 +140,10 @@ def invoke(client: Client, call: Call, loop: EventLoop, *, timeout: float) -> Tu
         )
     except InvalidCompletion as exc:
         return TurnResult(returned="invalid", exception=str(exc), seconds=time.perf_counter() - started)
+    except ClientCrashed as exc:
+        return TurnResult(
+            returned="crashed", events=tuple(events), exception=str(exc), seconds=time.perf_counter() - started
+        )
     except BaseException as exc:  # whatever the library raised is the turn's outcome
         if isinstance(exc, KeyboardInterrupt | SystemExit):
             raise

@@ -1,15 +1,31 @@
 """``conformance certify --python OTHER``: a client whose driver runs in another interpreter.
 
 Provider SDK pins clash between libraries, so a library is certified from its own virtualenv:
-``RemoteClient`` starts ``OTHER -m conformance.clients.child SPEC`` with the suite's package (and
-nothing else of this environment: its SDKs would shadow the library's pins) on ``PYTHONPATH`` and
-speaks JSON lines with it (``conformance.clients.codec``), while serving and
-checking stay in this process. It keeps the ``Client`` contract: ``complete`` returns the turn's
-``Response`` or events, or raises ``RemoteRaised`` carrying the child's ``error_info`` of what the
-library raised. A child that dies or overruns a turn is restarted for the next one, and its
-stderr's tail names the cause. On Linux the child has a worker's memory limit
-(``conformance.run.workers``: ``$CONFORMANCE_WORKER_MEMORY``), so a library that allocates without
-bound raises ``MemoryError`` there (or dies, and is restarted) instead of taking the machine.
+``RemoteClient`` starts ``OTHER -m conformance.clients.child --fds R,W SPEC`` with the suite's
+package (and nothing else of this environment: its SDKs would shadow the library's pins) on
+``PYTHONPATH`` and speaks JSON lines with it (``conformance.clients.codec``) over two pipes of the
+protocol's own (never the child's stdin, stdout or stderr), while serving and checking stay in this
+process. It keeps the ``Client`` contract: ``complete`` returns the turn's ``Response`` or events, or
+raises ``RemoteRaised`` carrying the child's ``error_info`` of what the library raised.
+
+The child is other people's code, bounded like a worker:
+
+- what it prints (stdout and stderr, its subprocesses' too) is kept in a file; its last lines name
+  the cause when it fails (``STDERR_TAIL`` bytes at most are read back);
+- a child that dies (an exit, a signal), stops answering (``turn_slack`` past the turn's timeout) or
+  breaks the protocol (an answer that is not JSON, not a turn result, or larger than
+  ``MAX_MESSAGE``: read in bounded chunks, never more) raises ``ClientCrashed`` naming what
+  happened, the case's ERROR; the child and its whole tree are killed and the next turn starts a
+  new one;
+- it runs in a session of its own, and every process it starts is ended with it
+  (``conformance.clients.child.end_tree``: its session, its descendants, and any process carrying
+  its token in the environment), when it fails, when it is closed, and for the whole run when the
+  first client of the run is closed;
+- on Linux it has a worker's memory limit (``conformance.run.workers``:
+  ``$CONFORMANCE_WORKER_MEMORY``);
+- its network is guarded (``conformance.traffic.network_guard``: a ``sitecustomize`` installs the
+  audit hook in it and in its Python subprocesses); each refused address is logged to a file this
+  process watches, so the harness reports it as a finding of the turn.
 """
 
 from __future__ import annotations
@@ -18,29 +34,48 @@ import contextlib
 import json
 import os
 import selectors
+import signal
 import subprocess
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 import conformance
+from conformance.clients.child import MAX_MESSAGE, TOKEN_ENV, end_tree
 from conformance.clients.codec import from_json, to_json
 from conformance.clients.contract import Call, client_problems, duties_from_json
-from conformance.clients.invoke import InvalidCompletion, TurnResult
+from conformance.clients.invoke import ClientCrashed, InvalidCompletion, TurnResult
 from conformance.errors import UsageError
 from conformance.model import ErrorInfo, Response, StreamEvent
 from conformance.run.workers import limit_child_memory, memory_limit_from_env
+from conformance.traffic.network_guard import LOG_ENV, unwatch_log, watch_log, write_site
 
-__all__ = ["PACKAGE_DIR", "START_TIMEOUT", "RemoteClient", "RemoteRaised"]
+__all__ = [
+    "MAX_MESSAGE",
+    "PACKAGE_DIR",
+    "START_TIMEOUT",
+    "STDERR_TAIL",
+    "ProtocolBroken",
+    "RemoteClient",
+    "RemoteRaised",
+    "read_message",
+    "read_result",
+]
 
 PACKAGE_DIR = Path(conformance.__file__).resolve().parent
 """This package's folder, the only part of this environment the child's interpreter is given."""
 
 START_TIMEOUT = 60.0
 """Seconds for the other interpreter to import the driver and its library."""
+
+STDERR_TAIL = 4096
+"""Bytes of the end of the child's output read back to name the cause of a failure."""
+
+_CHUNK = 1 << 16
 
 
 class RemoteRaised(Exception):
@@ -53,6 +88,11 @@ class RemoteRaised(Exception):
         self.failed = failed
 
 
+class ProtocolBroken(Exception):
+    """The child died, hung or broke the protocol (the message says which); it is killed and the turn
+    is ``crashed``, the case's ERROR."""
+
+
 class RemoteClient:
     """A ``Client`` whose driver ``spec`` runs under ``python`` (``OTHER/bin/python``)."""
 
@@ -60,24 +100,43 @@ class RemoteClient:
     """Seconds the harness waits beyond a turn's timeout: the child times the turn itself (and says
     so), the slack covers the pipe and a restart."""
 
-    def __init__(self, spec: str, python: str, *, start_timeout: float = START_TIMEOUT) -> None:
+    def __init__(
+        self, spec: str, python: str, *, start_timeout: float = START_TIMEOUT, run_token: str | None = None
+    ) -> None:
         self.spec = spec
         self.python = python
         self.start_timeout = start_timeout
-        self._process: subprocess.Popen[str] | None = None
-        self._stderr: IO[str] | None = None
+        self._run_token = run_token or uuid.uuid4().hex
+        """Shared by every client ``again`` makes: closing the first ends every child of the run."""
+        self._first = run_token is None
+        self._process: subprocess.Popen[bytes] | None = None
+        self._calls: IO[bytes] | None = None
+        self._answers: int | None = None
+        self._buffer = bytearray()
+        self._token = ""
+        self._output: IO[bytes] | None = None
         self._shim: tempfile.TemporaryDirectory[str] | None = None
         self._turn_lock = threading.Lock()
         """One turn at a time on the pipe: a turn ``invoke`` gave up on still reads its own answer."""
-        hello = self._start()
-        self.name: str = hello.get("name", "")
+        try:
+            hello = self._start()
+        except BaseException:
+            self.close()
+            raise
+        self.name: str = str(hello.get("name", ""))
+        wires = hello.get("wires")
+        wires = wires if isinstance(wires, dict) else {}
         self.wires: Mapping[str, frozenset[str]] = {
-            str(w): frozenset(c) for w, c in (hello.get("wires") or {}).items() if isinstance(c, list)
+            str(w): frozenset(str(c) for c in caps) for w, caps in wires.items() if isinstance(caps, list)
         }
-        self.known_gaps: Mapping[str, str] = dict(hello.get("known_gaps") or {})
-        self.schema_rewrites: Mapping[str, str] = dict(hello.get("schema_rewrites") or {})
-        self.request_differences: Mapping[str, str] = dict(hello.get("request_differences") or {})
-        self.duties: Any = duties_from_json(hello.get("duties"))
+        self.known_gaps: Mapping[str, str] = _strings(hello.get("known_gaps"))
+        self.schema_rewrites: Mapping[str, str] = _strings(hello.get("schema_rewrites"))
+        self.request_differences: Mapping[str, str] = _strings(hello.get("request_differences"))
+        try:
+            self.duties: Any = duties_from_json(hello.get("duties"))
+        except Exception as exc:
+            self.close()
+            raise UsageError(f"--client {spec} (under {python}): its duties do not fit: {exc}") from exc
         self.interpreter = f"{hello.get('executable', python)} (Python {hello.get('python', '?')})"
         problems = client_problems(self)
         if problems:
@@ -88,7 +147,7 @@ class RemoteClient:
         """Another client of the same driver under the same interpreter, with a child of its own:
         what each worker process of ``certify --jobs N`` drives (a pipe is never shared between
         processes)."""
-        return RemoteClient(self.spec, self.python, start_timeout=self.start_timeout)
+        return RemoteClient(self.spec, self.python, start_timeout=self.start_timeout, run_token=self._run_token)
 
     # ---- the Client contract ---------------------------------------------------------------
 
@@ -100,6 +159,8 @@ class RemoteClient:
             raise TimeoutError(result.exception or "the turn timed out in the driver's interpreter")
         if result.returned == "invalid":
             raise InvalidCompletion(result.exception or "the driver returned no result")
+        if result.returned == "crashed":
+            raise ClientCrashed(result.exception or "the driver's interpreter failed")
         return self._replay(result)
 
     def error_info(self, exc: BaseException) -> ErrorInfo | None:
@@ -112,36 +173,55 @@ class RemoteClient:
     # ---- the child process -----------------------------------------------------------------
 
     def _package_path(self) -> str:
-        """A folder holding only ``conformance`` (a link to this package), for the child's ``PYTHONPATH``.
-        Not the folder the package sits in: installed from a wheel, that is this environment's
-        site-packages, whose SDKs would come before the library's own pins in the other interpreter."""
+        """A folder holding only ``conformance`` (a link to this package) and the network guard's
+        ``sitecustomize``, for the child's ``PYTHONPATH``. Not the folder the package sits in:
+        installed from a wheel, that is this environment's site-packages, whose SDKs would come
+        before the library's own pins in the other interpreter."""
         if self._shim is None:
             self._shim = tempfile.TemporaryDirectory(prefix="conformance-child-")
             os.symlink(PACKAGE_DIR, Path(self._shim.name) / "conformance", target_is_directory=True)
+            write_site(Path(self._shim.name))
+            log = Path(self._shim.name) / "refused.log"
+            log.touch()
+            watch_log(log)
         return self._shim.name
 
     def close(self, *, kill: bool = False) -> None:
-        """Stop the child: let it finish (5 s at most), or ``kill`` it at once (it hung)."""
+        """Stop the child: let it finish (5 s at most), or ``kill`` it at once (it hung); then end
+        every process it started. The first client of a run ends the whole run's children."""
+        self._stop(kill=kill)
+        if self._first:
+            end_tree(None, self._run_token + ".", prefix=True)
+        if self._shim is not None:
+            unwatch_log(Path(self._shim.name) / "refused.log")
+            self._shim.cleanup()
+            self._shim = None
+
+    def _stop(self, *, kill: bool) -> None:
         process, self._process = self._process, None
         if process is not None:
             if kill:
-                process.kill()
-            if process.stdin is not None:
                 with contextlib.suppress(OSError):
-                    process.stdin.close()
+                    os.killpg(process.pid, signal.SIGKILL)
+            if self._calls is not None:
+                with contextlib.suppress(OSError):
+                    self._calls.close()
             try:
                 process.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                process.kill()
+                with contextlib.suppress(OSError):
+                    os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
-        if self._stderr is not None:
-            self._stderr.close()
-            self._stderr = None
-        if self._shim is not None and self._process is None:
-            self._shim.cleanup()
-            self._shim = None
+            end_tree(process.pid, self._token)
+        self._calls = None
+        if self._answers is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._answers)
+            self._answers = None
+        self._buffer.clear()
+        if self._output is not None:
+            self._output.close()
+            self._output = None
 
     def __enter__(self) -> RemoteClient:
         return self
@@ -152,83 +232,213 @@ class RemoteClient:
     def _start(self) -> dict[str, Any]:
         if not Path(self.python).exists():
             raise UsageError(f"--python {self.python}: no such interpreter")
+        shim = self._package_path()
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (self._package_path(), os.getcwd(), env.get("PYTHONPATH", "")) if p
-        )
-        self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-        self._process = subprocess.Popen(
-            [self.python, "-m", "conformance.clients.child", self.spec],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._stderr,
-            text=True,
-            encoding="utf-8",
-            env=env,
-        )
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (shim, os.getcwd(), env.get("PYTHONPATH", "")) if p)
+        env[LOG_ENV] = str(Path(shim) / "refused.log")
+        self._token = f"{self._run_token}.{uuid.uuid4().hex}"
+        env[TOKEN_ENV] = self._token
+        self._output = tempfile.TemporaryFile()  # noqa: SIM115 - kept until the child is stopped
+        call_read, call_write = os.pipe()
+        answer_read, answer_write = os.pipe()
+        try:
+            self._process = subprocess.Popen(
+                [self.python, "-m", "conformance.clients.child", "--fds", f"{call_read},{answer_write}", self.spec],
+                stdin=subprocess.DEVNULL,
+                stdout=self._output,
+                stderr=self._output,
+                pass_fds=(call_read, answer_write),
+                start_new_session=True,
+                env=env,
+            )
+        except OSError as exc:
+            for fd in (call_read, call_write, answer_read, answer_write):
+                os.close(fd)
+            raise UsageError(f"--python {self.python}: cannot start it: {exc}") from exc
+        finally:
+            for fd in (call_read, answer_write):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._calls = os.fdopen(call_write, "wb")
+        self._answers = answer_read
+        os.set_blocking(answer_read, False)
         limit_child_memory(self._process.pid, memory_limit_from_env())
-        line = self._read_line(self.start_timeout)
-        if line is None:
-            tail = self._stderr_tail()
-            self.close()
-            raise UsageError(f"--client {self.spec} under {self.python} did not start: {tail}")
-        message = json.loads(line)
+        try:
+            message = self._read_message(self.start_timeout)
+        except ProtocolBroken as exc:
+            why = str(exc)
+            self._stop(kill=True)
+            raise UsageError(f"--client {self.spec} under {self.python} did not start: {why}") from None
         if "fatal" in message:
-            self.close()
-            raise UsageError(f"--client {self.spec}: {message['fatal']}")
-        hello: dict[str, Any] = message["hello"]
+            self._stop(kill=True)
+            raise UsageError(f"--client {self.spec}: {str(message['fatal'])[:2000]}")
+        hello = message.get("hello")
+        if not isinstance(hello, dict):
+            self._stop(kill=True)
+            raise UsageError(
+                f"--client {self.spec} under {self.python} did not start: its first message is not a hello"
+                f" ({_clip(json.dumps(message))})"
+            )
         return hello
 
     def _ask(self, call: Call) -> TurnResult:
         with self._turn_lock:
-            return self._ask_locked(call)
+            try:
+                return self._ask_locked(call)
+            except ProtocolBroken as exc:
+                why = str(exc)
+                self._stop(kill=True)  # dead, hung or lying: the next turn starts a new one
+                return TurnResult(returned="crashed", exception=why)
 
     def _ask_locked(self, call: Call) -> TurnResult:
         if self._process is None or self._process.poll() is not None:
-            self.close()
-            self._start()
-        process = self._process
-        assert process is not None and process.stdin is not None
+            self._stop(kill=True)
+            try:
+                self._start()
+            except UsageError as exc:
+                raise ProtocolBroken(f"the driver's interpreter could not be started again: {exc}") from None
+        assert self._calls is not None
         try:
-            process.stdin.write(json.dumps({"call": to_json(call)}) + "\n")
-            process.stdin.flush()
+            self._calls.write(json.dumps({"call": to_json(call)}).encode() + b"\n")
+            self._calls.flush()
         except OSError:
             pass  # it died: the read below says so
-        line = self._read_line(call.timeout + 10)
-        if line is None:
-            tail = self._stderr_tail()
-            self.close(kill=True)  # hung or dead: the next turn starts a new one
-            raise RemoteRaised(f"the driver's interpreter died or hung on this turn: {tail}", None, None)
-        result = from_json(json.loads(line)["result"])
-        if not isinstance(result, TurnResult):
-            raise RemoteRaised("the driver's interpreter answered something that is not a turn result", None, None)
-        return result
+        return read_result(self._read_message(call.timeout + 10))
 
-    def _read_line(self, timeout: float) -> str | None:
-        process = self._process
-        assert process is not None and process.stdout is not None
+    def _read_message(self, timeout: float) -> dict[str, Any]:
+        """The child's next protocol message, read in bounded chunks (``MAX_MESSAGE`` at most);
+        ``ProtocolBroken`` says why there is none (dead, silent, too large, not JSON)."""
+        line = self._read_line(timeout)
+        try:
+            return read_message(line)
+        except ProtocolBroken as exc:
+            raise ProtocolBroken(f"{exc}; {self._output_tail()}") from None
+
+    def _read_line(self, timeout: float) -> bytes:
+        """The next non-blank line of the answers' pipe, read in chunks of 64 KiB: ``MAX_MESSAGE``
+        bytes without an end of line break the protocol (nothing more is read)."""
+        process, fd = self._process, self._answers
+        assert process is not None and fd is not None
         deadline = time.monotonic() + timeout
+        scanned = 0
         with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ)
+            selector.register(fd, selectors.EVENT_READ)
             while True:
+                end = self._buffer.find(b"\n", scanned)
+                if end >= 0:
+                    line = bytes(self._buffer[:end])
+                    del self._buffer[: end + 1]
+                    scanned = 0
+                    if len(line) > MAX_MESSAGE:
+                        raise ProtocolBroken(self._too_large())
+                    if line.strip():
+                        return line
+                    continue
+                scanned = len(self._buffer)
+                if scanned > MAX_MESSAGE:
+                    raise ProtocolBroken(self._too_large())
                 left = deadline - time.monotonic()
                 if left <= 0 or not selector.select(left):
-                    return None
-                line = process.stdout.readline()
-                if not line:
-                    return None
-                if line.strip():
-                    return line
+                    raise ProtocolBroken(
+                        f"the driver's interpreter gave no answer in {timeout:g} s (it hung) and was killed;"
+                        f" {self._output_tail()}"
+                    )
+                try:
+                    chunk = os.read(fd, _CHUNK)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    raise ProtocolBroken(f"the driver's interpreter {self._death()}; {self._output_tail()}")
+                self._buffer += chunk
+
+    @staticmethod
+    def _too_large() -> str:
+        return (
+            f"the driver's interpreter sent an answer larger than {MAX_MESSAGE >> 20} MiB, the bound on one turn's"
+            " result (docs/clients.md), and was killed"
+        )
+
+    def _death(self) -> str:
+        """How the child ended (its pipe closed): an exit code or a signal's name."""
+        process = self._process
+        assert process is not None
+        try:
+            code = process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return "closed the protocol's pipe but kept running, and was killed"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"died: killed by {name}"
+        return f"died: it exited with code {code}"
+
+    def _output_tail(self) -> str:
+        """The last lines the child printed (``STDERR_TAIL`` bytes at most)."""
+        if self._output is None:
+            return "its output: (none kept)"
+        try:
+            size = os.fstat(self._output.fileno()).st_size
+            self._output.seek(max(0, size - STDERR_TAIL))
+            text = self._output.read(STDERR_TAIL).decode("utf-8", "replace")
+        except OSError as exc:
+            return f"its output could not be read: {exc}"
+        lines = [line for line in text.strip().splitlines() if line.strip()][-5:]
+        return "its output ends: " + (" | ".join(lines) or "(nothing)")
 
     def _stderr_tail(self) -> str:
-        if self._stderr is None:
-            return "(no stderr)"
-        self._stderr.seek(0)
-        lines = self._stderr.read().strip().splitlines()
-        return " | ".join(lines[-5:]) or "(nothing on stderr)"
+        """The last lines the child printed (kept for the tests and callers of the old name)."""
+        return self._output_tail().removeprefix("its output ends: ")
 
     @staticmethod
     def _replay(result: TurnResult) -> Iterator[StreamEvent]:
         yield from result.events
         if result.returned == "raised":
             raise RemoteRaised(result.exception or "an exception", result.error_info, result.error_info_failed)
+
+
+def read_message(line: bytes) -> dict[str, Any]:
+    """One protocol line as its message (a JSON object); ``ProtocolBroken`` says why it is not one."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolBroken(
+            f"the driver's interpreter wrote something that is not the protocol ({type(exc).__name__}:"
+            f" {_clip(str(exc))}; it began {_clip(line.decode('utf-8', 'replace'))})"
+        ) from None
+    if not isinstance(message, dict):
+        raise ProtocolBroken(f"the driver's interpreter wrote something that is not the protocol: {_clip(line)}")
+    return message
+
+
+def read_result(message: Mapping[str, Any]) -> TurnResult:
+    """The turn result an answer carries, every value checked against the model
+    (``conformance.clients.codec``); ``ProtocolBroken`` says why there is none."""
+    if "result" not in message:
+        raise ProtocolBroken(
+            f"the driver's interpreter answered something that is not a turn result: {_clip(dict(message))}"
+        )
+    try:
+        result = from_json(message["result"])
+    except (UsageError, RecursionError, TypeError, ValueError) as exc:
+        raise ProtocolBroken(
+            f"the driver's interpreter answered a turn result that does not fit: {_clip(str(exc), 400)}"
+        ) from None
+    if not isinstance(result, TurnResult):
+        raise ProtocolBroken(
+            f"the driver's interpreter answered something that is not a turn result: {_clip(message['result'])}"
+        )
+    return result
+
+
+def _strings(value: Any) -> dict[str, str]:
+    """A declared mapping of the hello, as strings (anything else: empty)."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _clip(value: Any, limit: int = 200) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"

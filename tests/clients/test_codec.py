@@ -216,3 +216,32 @@ def test_a_value_missing_a_required_field_is_a_usage_error() -> None:
 
 def test_unknown_fields_are_ignored() -> None:
     assert from_json({"$": "TextDelta", "text": "a", "from_a_newer_suite": 1}) == TextDelta(text="a")
+
+
+# ---- what another process sends is checked (issue 27, point 2) -----------------------------------
+
+
+def test_plain_json_with_a_dollar_key_of_its_own_comes_back_as_it_was() -> None:
+    args = {"$": "Text", "text": "not a model value", "inner": {"$": "$map", "value": [1]}}
+    call = ToolCall(id="c", name="n", arguments=args, arguments_raw=json.dumps(args))
+    assert from_json(json.loads(json.dumps(to_json(call)))) == call
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        ({"$": "Text", "text": 5}, "text: int 5 where str is declared"),
+        ({"$": "TurnResult", "returned": "sideways"}, "returned: str 'sideways' is none of"),
+        ({"$": "TurnResult", "returned": "events", "events": [{"$": "Text", "text": "x"}]}, "events: [0] Text"),
+        ({"$": "Response", "parts": "abc"}, "parts: str 'abc' where a list is declared"),
+        ({"$": "ErrorInfo", "kind": "rate_limit", "message": "m", "status": True}, "status: bool True fits none"),
+        ({"$": "ToolCall", "id": "c", "name": "n", "arguments": [1]}, "arguments: tuple (1,) fits none"),
+        ({"$": "Text", "text": "x", "provider_details": {"a": {"$": "Usage"}}}, "a model value inside plain JSON"),
+    ],
+)
+def test_a_value_that_does_not_fit_its_field_types_is_a_usage_error_naming_the_field(
+    data: dict[str, Any], said: str
+) -> None:
+    with pytest.raises(UsageError, match="does not fit the model") as caught:
+        from_json(data)
+    assert said in str(caught.value)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.clients.contract import Call, SimpleClient
-from conformance.clients.invoke import EventLoop, InvalidCompletion, TurnResult, invoke
+from conformance.clients.invoke import ClientCrashed, EventLoop, InvalidCompletion, TurnResult, invoke
 from conformance.model import ErrorInfo, Finish, Response, StreamEvent, Text, TextDelta
 
 CALL = Call(wire="openai_chat", base_url="http://127.0.0.1:1", api_key="fake", model="m", stream=True)
@@ -341,3 +341,22 @@ def test_invalid_completion_is_invalid(loop: EventLoop, kind: str) -> None:
     result = _run(sync if kind == "sync" else asynchronous, loop)
     assert (result.returned, result.exception) == ("invalid", "the driver returned no result")
     assert result.error_info is None
+
+
+def test_a_wrapper_whose_process_crashed_is_a_crashed_turn_never_the_librarys_raise(loop: EventLoop) -> None:
+    """``ClientCrashed`` (a ``--python`` child that died or hung) is the case's ERROR: ``crashed``,
+    with the events before it, and ``error_info`` is never asked about it."""
+    asked: list[BaseException] = []
+
+    def complete(call: Call) -> Iterator[StreamEvent]:
+        yield TextDelta(text="part")
+        raise ClientCrashed("the driver's interpreter died: killed by SIGSEGV")
+
+    def error_info(exc: BaseException) -> ErrorInfo | None:
+        asked.append(exc)
+        return None
+
+    result = _run(complete, loop, error_info=error_info)
+    assert result.returned == "crashed"
+    assert result.exception == "the driver's interpreter died: killed by SIGSEGV"
+    assert result.events == (TextDelta(text="part"),) and not asked

@@ -6,6 +6,8 @@ and a bare virtualenv holding nothing the suite pins."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conformance.clients.contract import Call
-from conformance.clients.invoke import EventLoop, invoke
+from conformance.clients.invoke import ClientCrashed, EventLoop, invoke
 from conformance.clients.remote import RemoteClient, RemoteRaised
 from conformance.emulator import Emulator
 from conformance.errors import UsageError
@@ -331,7 +333,7 @@ def test_a_child_that_stops_answering_is_killed_and_the_next_turn_works(tmp_path
         remote.cap = 1.0
         first = remote._process
         assert first is not None
-        with pytest.raises(RemoteRaised, match="died or hung on this turn"):
+        with pytest.raises(ClientCrashed, match=r"gave no answer in 1 s \(it hung\) and was killed"):
             remote.complete(_call("freeze", timeout=0.2))
         assert first.poll() is not None  # killed, not left running
         remote.cap = 30.0
@@ -341,10 +343,9 @@ def test_a_child_that_stops_answering_is_killed_and_the_next_turn_works(tmp_path
 
 def test_a_child_that_dies_is_restarted(canned: RemoteClient) -> None:
     before = canned.complete(_call("pid"))
-    with pytest.raises(RemoteRaised, match="died or hung on this turn") as caught:
+    with pytest.raises(ClientCrashed, match="died: it exited with code 3") as caught:
         canned.complete(_call("die"))
-    assert "about to die" in caught.value.described  # the tail of its stderr names the cause
-    assert caught.value.info is None
+    assert "about to die" in str(caught.value)  # the tail of its output names the cause
     after = canned.complete(_call("pid"))
     assert isinstance(before, Response) and isinstance(after, Response)
     assert before.text != after.text  # a new process
@@ -480,3 +481,230 @@ def test_a_stray_line_on_descriptor_1_does_not_reach_the_protocol(tmp_path: Path
             assert isinstance(answer, Response) and answer.text == f"answer to {scenario}"
         tail = remote._stderr_tail()
         assert "a subprocess wrote to descriptor 1" in tail and "raw bytes on descriptor 1" in tail
+
+
+# --------------------------------------------------------------------------------------------
+# Hostile drivers (issue 27, point 2): the protocol, deaths, the process tree, sizes, the network
+# --------------------------------------------------------------------------------------------
+
+DOUBLE_FORK = r"""
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open(sys.argv[1], "a") as f:
+            f.write(f"{os.getpid()}\n")
+        time.sleep(600)
+    os._exit(0)
+os.wait()
+"""
+
+HOSTILE = r"""
+import ctypes
+import faulthandler
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from conformance.clients.contract import SimpleClient
+from conformance.model import Response, Text
+
+PIDS = __PIDS__
+DOUBLE_FORK = __DOUBLE_FORK__
+
+
+def complete(call):
+    what = call.scenario
+    if what == "daemonise":  # what daemonising code does: 0, 1 and 2 to /dev/null
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+    if what == "exit":
+        print("leaving now", file=sys.stderr, flush=True)
+        os._exit(3)
+    if what == "segfault":
+        faulthandler.disable()
+        ctypes.string_at(0)
+    if what == "sigkill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if what == "spawn":
+        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+        sleeper = subprocess.Popen(["sleep", "600"])
+        with open(PIDS, "a") as f:
+            f.write(f"{sleeper.pid}\n")
+        subprocess.run([sys.executable, "-c", DOUBLE_FORK, PIDS], check=True)
+    if what == "big":
+        return Response(parts=(Text(text="x" * (600 << 20)),))
+    if what == "raw":  # past the driver's side: straight onto the protocol's pipe, never a newline
+        fd = int(sys.argv[sys.argv.index("--fds") + 1].split(",")[1])
+        chunk = b"y" * (1 << 20)
+        for _ in range(600):
+            os.write(fd, chunk)
+    return Response(parts=(Text(text=str(os.getpid())),))
+
+
+client = SimpleClient(name="hostile", wires={"openai_chat": frozenset()}, complete=complete, error_info=lambda e: None)
+"""
+
+
+def _hostile(tmp_path: Path) -> tuple[str, Path]:
+    pids = tmp_path / "pids"
+    source = HOSTILE.replace("__PIDS__", repr(str(pids))).replace("__DOUBLE_FORK__", repr(DOUBLE_FORK))
+    return _driver(tmp_path, source, "hostile"), pids
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for a parent to collect it does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+def test_a_driver_pointing_0_1_and_2_at_dev_null_keeps_the_protocol(tmp_path: Path) -> None:
+    """The protocol has pipes of its own: daemonising code (stdin, stdout and stderr to /dev/null)
+    cannot cut it, and the same child answers every turn."""
+    spec, _ = _hostile(tmp_path)
+    with QuickRemote(spec, sys.executable, start_timeout=30) as remote:
+        remote.cap = 20.0
+        first = remote.complete(_call("pid"))
+        remote.complete(_call("daemonise"))
+        for _ in range(3):
+            assert remote.complete(_call("pid")) == first
+
+
+@pytest.mark.parametrize(
+    ("what", "said"),
+    [
+        ("exit", "died: it exited with code 3"),
+        ("segfault", "died: killed by SIGSEGV"),
+        ("sigkill", "died: killed by SIGKILL"),
+    ],
+)
+def test_a_child_that_dies_is_a_crash_naming_how_and_the_next_turn_gets_a_new_one(
+    tmp_path: Path, what: str, said: str
+) -> None:
+    spec, _ = _hostile(tmp_path)
+    with QuickRemote(spec, sys.executable, start_timeout=30) as remote:
+        remote.cap = 20.0
+        before = remote.complete(_call("pid"))
+        with EventLoop() as loop:
+            result = invoke(remote, _call(what), loop, timeout=30)
+        assert result.returned == "crashed"  # the case's ERROR, not what the library raised
+        assert result.exception is not None and said in result.exception
+        if what == "exit":
+            assert "leaving now" in result.exception  # the end of its output
+        after = remote.complete(_call("pid"))
+        assert isinstance(before, Response) and isinstance(after, Response) and before.text != after.text
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the process tree is read from /proc")
+def test_every_process_a_driver_starts_ends_with_it(tmp_path: Path) -> None:
+    """A daemon thread, a ``Popen`` child and a double-forked process in a session of its own: when the
+    child dies they are ended with it, and when the client is closed too."""
+    spec, pids = _hostile(tmp_path)
+    with QuickRemote(spec, sys.executable, start_timeout=30) as remote:
+        remote.cap = 30.0
+        remote.complete(_call("spawn"))
+        started = [int(p) for p in pids.read_text().split()]
+        assert len(started) == 2 and all(_alive(p) for p in started)
+        with pytest.raises(ClientCrashed):
+            remote.complete(_call("sigkill"))
+        assert not [p for p in started if _alive(p)]
+        pids.unlink()
+        remote.complete(_call("spawn"))  # a new child, and a new tree
+        again = [int(p) for p in pids.read_text().split()]
+        assert len(again) == 2 and all(_alive(p) for p in again)
+    assert not [p for p in again if _alive(p)]
+
+
+_MEASURE = """
+import json, resource, sys
+from conformance.clients.remote import RemoteClient
+from conformance.clients.contract import Call
+
+remote = RemoteClient(sys.argv[1], sys.executable, start_timeout=60)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+base = "http://127.0.0.1:1"
+call = Call(wire="openai_chat", base_url=base, api_key="k", model="m", scenario=sys.argv[2], timeout=120)
+try:
+    answer = remote.complete(call)
+    said = "answered " + type(answer).__name__
+except Exception as exc:
+    said = f"{type(exc).__name__}: {exc}"[:400]
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+remote.close()
+print(json.dumps({"grew_kib": after - before, "said": said, "peak_kib": after}))
+"""
+
+
+@pytest.mark.parametrize("what", ["big", "raw"])
+def test_an_answer_past_the_bound_is_an_error_and_the_suites_memory_stays_bounded(tmp_path: Path, what: str) -> None:
+    """600 MB of text as a result (or written raw onto the protocol's pipe): the suite's process
+    reads no more than the 16 MiB bound (and a chunk) of it; its peak memory grows by far less."""
+    spec, _ = _hostile(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "CONFORMANCE_WORKER_MEMORY": "4G"}
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE, spec, what], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "16 MiB" in measured["said"], measured
+    assert measured["said"].startswith(("InvalidCompletion", "ClientCrashed")), measured
+    assert measured["grew_kib"] < 100 << 10, measured  # 600 MB read whole would be 600,000 KiB and more
+
+
+NETWORK = """
+import _socket
+import socket
+import subprocess
+import sys
+
+from conformance.clients.contract import SimpleClient
+from conformance.model import Response, Text
+
+CONNECT = "import socket; socket.create_connection(('192.0.2.1', 9), timeout=1)"
+
+
+def complete(call):
+    said = []
+    raw = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)  # the C-level class, past socket.socket
+    raw.settimeout(1)
+    try:
+        raw.connect(("192.0.2.1", 9))
+        said.append("tcp went out")
+    except Exception as exc:
+        said.append(type(exc).__name__)
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        udp.sendto(b"x", ("192.0.2.1", 9))
+        said.append("udp went out")
+    except Exception as exc:
+        said.append(type(exc).__name__)
+    child = subprocess.run([sys.executable, "-c", CONNECT], capture_output=True, text=True)
+    said.append("NetworkBlockedError" if "NetworkBlockedError" in child.stderr else f"child {child.returncode}")
+    return Response(parts=(Text(text=" ".join(said)),))
+
+
+client = SimpleClient(name="network", wires={"openai_chat": frozenset()}, complete=complete, error_info=lambda e: None)
+"""
+
+
+def test_the_driver_its_raw_sockets_datagrams_and_python_children_reach_only_loopback(tmp_path: Path) -> None:
+    """Refused in the child (``_socket`` directly, UDP ``sendto``, a Python subprocess) and each
+    attempt logged where the suite reads it (``refused_since``), naming the address."""
+    from conformance.traffic.network_guard import refusal_mark, refused_since
+
+    with RemoteClient(_driver(tmp_path, NETWORK, "network"), sys.executable, start_timeout=30) as remote:
+        mark = refusal_mark()
+        answer = remote.complete(_call("reach"))
+        assert isinstance(answer, Response)
+        assert answer.text == "NetworkBlockedError NetworkBlockedError NetworkBlockedError"
+        refused = refused_since(mark)
+    assert len(refused) == 3, refused
+    shown = [r.partition(", pid")[0] for r in refused]
+    assert shown == ["192.0.2.1:9 (connect", "192.0.2.1:9 (sendto", "192.0.2.1 (name lookup"], refused
