@@ -27,6 +27,13 @@ already runs in a child process of its own, restarted after a crash or a hang: w
 pairs run here; with more, each worker (and the lane) starts a child of its own
 (``RemoteClient.again``) after the fork, and stops it when it ends, so no two processes share one
 pipe. ``shard``: only that shard's pairs run (``conformance.run.shard``).
+
+Wherever the client runs, its network reaches loopback alone (``conformance.traffic.network_guard``,
+in this process, the workers and their Python children): each address it tried beyond loopback
+during a turn is refused and a finding of the case (``client.one_request``). Every process it starts
+carries the run's token in its environment and is ended when the worker (or the run) ends, a
+double-forked one included (``conformance.clients.child.end_tree``). A ``--python`` child that dies,
+hangs or breaks its protocol makes the turn ``crashed``: the case's ERROR naming what happened.
 """
 
 from __future__ import annotations
@@ -34,9 +41,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import shlex
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,10 +54,11 @@ from typing import Any, Protocol
 from conformance.adapters import detect_adapter, for_format
 from conformance.adapters.base import Adapter, SchemaChange, WireRequest
 from conformance.assembly import fold
-from conformance.checks import FAMILIES, CaseContext, run_checks
+from conformance.checks import FAMILIES, CaseContext, run_checks, verdict
 from conformance.checks.client_request import request_differences
 from conformance.checks.duties import left_to_caller
 from conformance.checks.equivalences import EquivalenceTable
+from conformance.clients.child import TOKEN_ENV, end_tree
 from conformance.clients.contract import Call, Client, client_duties
 from conformance.clients.evidence import ClientTurn, SentRequest
 from conformance.clients.intercept import CHUNKS_NOTE, PROVIDER_URLS, breaks_streams, intercepting
@@ -81,8 +91,9 @@ from conformance.run.workers import MEMORY_ENV, WorkerFailure, can_fork, memory_
 from conformance.scenarios import bundled
 from conformance.scenarios.values import MODES, Mode, Scenario
 from conformance.traffic.cassettes import Cassette, RecordedRequest
+from conformance.traffic.network_guard import guard_children, network_guard, refusal_mark, refused_since
 from conformance.traffic.transport import Exchange
-from conformance.verdicts import CaseResult, RunResult, worst
+from conformance.verdicts import CaseResult, CheckVerdict, Finding, RunResult, worst
 
 __all__ = [
     "FAKE_API_KEY",
@@ -177,21 +188,30 @@ def certify(
     cases: list[CaseResult] = []
     remote = isinstance(client, RemoteClient)
     here = not options.isolate or not can_fork() or (remote and options.jobs <= 1)
-    results = _in_process(pairs, client, options) if here else _in_workers(pairs, client, options)
-    with contextlib.closing(results):  # fail-fast: stop the workers still running
-        for found in results:
-            if collect(found, cases, progress, fail_fast=options.fail_fast):
-                break
+    run = uuid.uuid4().hex
+    results = _in_process(pairs, client, options, run) if here else _in_workers(pairs, client, options, run)
+    try:
+        with contextlib.closing(results):  # fail-fast: stop the workers still running
+            for found in results:
+                if collect(found, cases, progress, fail_fast=options.fail_fast):
+                    break
+    finally:  # what the client started in a worker the watchdog killed, too
+        end_tree(None, f"{run}.", prefix=True)
     return run_result(
         adapters, scenarios, cases, problems=problems, model=options.model, equivalences=options.equivalences
     )
 
 
 def _in_process(
-    pairs: Sequence[tuple[Adapter, Scenario]], client: Client, options: CertifyOptions
+    pairs: Sequence[tuple[Adapter, Scenario]], client: Client, options: CertifyOptions, run: str
 ) -> Generator[list[CaseResult], None, None]:
     """The cases of each pair, run in this process."""
-    with Emulator() as server, EventLoop() as loop, McpPool(start_timeout=options.timeout) as pool:
+    with (
+        _guarded(f"{run}.main"),
+        Emulator() as server,
+        EventLoop() as loop,
+        McpPool(start_timeout=options.timeout) as pool,
+    ):
         driver = Harness(client=client, server=server, loop=loop, pool=pool, options=options)
         for adapter, scenario in pairs:
             yield driver.pair(adapter, scenario)
@@ -205,7 +225,7 @@ def _pair_budget(adapter: Adapter, scenario: Scenario, options: CertifyOptions) 
 
 
 def _in_workers(
-    pairs: Sequence[tuple[Adapter, Scenario]], client: Client, options: CertifyOptions
+    pairs: Sequence[tuple[Adapter, Scenario]], client: Client, options: CertifyOptions, run: str
 ) -> Generator[list[CaseResult], None, None]:
     """The cases of each pair, run by ``options.jobs`` worker processes, one pair at a time each
     (``conformance.run.workers``); a ``RemoteClient`` gets a child of its own in each worker."""
@@ -213,6 +233,7 @@ def _in_workers(
     @contextlib.contextmanager
     def driving() -> Iterator[Harness]:
         with (
+            _guarded(f"{run}.{os.getpid()}"),
             _own(client) as mine,
             Emulator() as server,
             EventLoop() as loop,
@@ -317,6 +338,25 @@ def _waits_on_mcp(adapter: Adapter, scenario: Scenario, options: CertifyOptions)
 
 
 @contextlib.contextmanager
+def _guarded(token: str) -> Iterator[None]:
+    """The network guard, in this process and its Python children (``network_guard``,
+    ``guard_children``): every address beyond loopback is refused, and each refusal is a finding.
+    Every process the client starts meanwhile carries ``token`` in its environment and is ended
+    with the block (``conformance.clients.child.end_tree``), a double-forked one included."""
+    saved = os.environ.get(TOKEN_ENV)
+    os.environ[TOKEN_ENV] = token
+    try:
+        with network_guard(), guard_children():
+            yield
+    finally:
+        if saved is None:
+            os.environ.pop(TOKEN_ENV, None)
+        else:
+            os.environ[TOKEN_ENV] = saved
+        end_tree(None, token)
+
+
+@contextlib.contextmanager
 def _own(client: Client) -> Iterator[Client]:
     """The client a worker drives: ``client`` itself, or for a ``RemoteClient`` (whose pipe belongs to
     the parent) a new child started here, stopped when the worker ends: at once (killed) when the
@@ -367,6 +407,8 @@ class Harness:
     options: CertifyOptions
     out_of_memory: bool = False
     """A case ran out of memory here (a worker process where one did retires)."""
+    refused: list[tuple[int, str]] = field(default_factory=list)
+    """The case's refused network attempts so far: (turn, the address and how)."""
 
     def pair(self, adapter: Adapter, scenario: Scenario) -> list[CaseResult]:
         options = self.options
@@ -446,6 +488,7 @@ class Harness:
     ) -> tuple[CaseResult, ConversationOutcome | None]:
         started = time.perf_counter()
         common: dict[str, Any] = {"cassette": path}
+        self.refused = []
         try:
             outcome, turns, exchanges, broke = self.converse(adapter, scenario, mode, cassette, executor)
         except MemoryError:  # what the client gave (or left running) filled the worker: not a bug of ours
@@ -458,6 +501,8 @@ class Harness:
             return case_result(adapter, scenario, mode, "error", message=message, traceback=trace, **common), None
         if broke is not None:
             duration = time.perf_counter() - started
+            if self.refused:
+                broke += "; " + _refusals_message(self.refused)
             return (
                 case_result(adapter, scenario, mode, "error", message=broke, exchanges=exchanges, duration=duration),
                 outcome,
@@ -475,6 +520,7 @@ class Harness:
         )
         duties = client_duties(self.client, adapter.wire_format)
         verdicts = run_checks(ctx, self.options.families, only=self.options.checks)
+        verdicts = _with_refusals(verdicts, self.refused)
         verdicts = apply_gaps(left_to_caller(verdicts, ctx, duties), adapter, scenario)
         status = worst([v.status for v in verdicts])
         message = f"conversation stopped early: {outcome.stopped}" if outcome.stopped and status == "pass" else ""
@@ -549,7 +595,9 @@ class Harness:
             )
             before = capture.count()
             slack = float(getattr(self.client, "turn_slack", 0.0))  # a client timing its own turns (--python)
+            mark = refusal_mark()
             result = invoke(self.client, call, self.loop, timeout=self.options.timeout + slack)
+            self.refused += [(turn.index, address) for address in refused_since(mark)]
             everything = capture.sent_since(before)
             sent = [s for s in everything if detect_adapter(s.path) == adapter.wire_format]
             side = tuple(s for s in everything if detect_adapter(s.path) != adapter.wire_format)
@@ -574,6 +622,9 @@ class Harness:
                 break
             if result.returned == "invalid":
                 broke = f"turn {turn.index}: {result.exception} (see docs/clients.md)"
+                break
+            if result.returned == "crashed":
+                broke = f"turn {turn.index}: {result.exception}; the next case starts a new one"
                 break
             if result.returned == "raised" and (result.exception or "").startswith("builtins.MemoryError"):
                 self.out_of_memory = True
@@ -610,6 +661,47 @@ class Harness:
             f"out of memory: each worker process may take {limit / 2**30:.3g} GiB;"
             f" {MEMORY_ENV} changes the limit (e.g. {MEMORY_ENV}=8G, 0 for none)"
         )
+
+
+NETWORK_CHECK = "client.one_request"
+"""The check a refused network attempt is a finding of: the turn's requests went somewhere besides
+the loopback server it was given."""
+
+
+def _refusals_message(refused: Sequence[tuple[int, str]]) -> str:
+    shown = ", ".join(f"{address} on turn {turn}" for turn, address in refused[:5])
+    more = f" and {len(refused) - 5} more" if len(refused) > 5 else ""
+    return f"the client tried to reach {shown}{more} outside loopback: refused (docs/clients.md, 'The network')"
+
+
+def _with_refusals(verdicts: Sequence[CheckVerdict], refused: Sequence[tuple[int, str]]) -> tuple[CheckVerdict, ...]:
+    """``verdicts`` with a finding of ``NETWORK_CHECK`` for each refused network attempt (20 at most,
+    then one saying how many more): a library's traffic beyond the loopback server (telemetry, a
+    redirect followed to another host, an address of its own) is refused and never silent."""
+    if not refused:
+        return tuple(verdicts)
+    findings = [
+        Finding(
+            check=NETWORK_CHECK,
+            message=(
+                f"the client tried to reach {address} outside the loopback server it was given (Call.base_url):"
+                " refused, as every address beyond loopback is while a client is certified"
+            ),
+            path="$",
+            expected="loopback",
+            actual=address,
+            turn=turn,
+        )
+        for turn, address in refused[:20]
+    ]
+    if len(refused) > 20:
+        turn = refused[20][0]
+        message = f"and {len(refused) - 20} more attempts to reach addresses outside loopback, each refused"
+        findings.append(Finding(check=NETWORK_CHECK, message=message, path="$", expected="loopback", turn=turn))
+    kept = [v for v in verdicts if v.check != NETWORK_CHECK]
+    before = next((v for v in verdicts if v.check == NETWORK_CHECK), None)
+    merged = verdict(NETWORK_CHECK, [*(before.findings if before is not None else ()), *findings])
+    return (*kept, merged)
 
 
 class _Capture(Protocol):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -483,3 +484,129 @@ def test_gemini_may_take_the_key_in_its_documented_key_parameter() -> None:
     client = HandWritten("gemini", lambda call: dict(JSON), query=lambda call: f"?key={call.api_key}")
     found, _ = headers_verdict(client)
     assert found.status == "pass", found.findings
+
+
+# ---- a client that crashes or reaches beyond loopback (issue 27, point 2) ------------------------
+
+REMOTE_HOSTILE = """
+import os
+import socket
+
+from conformance.adapters import for_format
+from conformance.clients.translator import TranslatorClient
+
+inner = TranslatorClient(for_format("openai_chat"))
+
+
+class Hostile:
+    name = "hostile"
+    wires = inner.wires
+    known_gaps = {}
+
+    def complete(self, call):
+        if call.scenario == "basic/no_tools":
+            print("the library gave up", flush=True)
+            os._exit(3)
+        if call.turn == 0:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+                try:
+                    udp.sendto(b"telemetry", ("192.0.2.1", 9))
+                except Exception:
+                    pass
+        return inner.complete(call)
+
+    def error_info(self, exc):
+        return inner.error_info(exc)
+
+
+client = Hostile()
+"""
+
+
+def test_a_driver_process_that_dies_is_an_error_and_the_next_case_gets_a_new_one(tmp_path: Path) -> None:
+    """``--python``: a child that dies is the case's ERROR naming how (never the library's FAIL), and
+    a datagram it sent beyond loopback is refused and a finding of its case, naming the address."""
+    from conformance.clients.remote import RemoteClient
+
+    driver = tmp_path / "hostile.py"
+    driver.write_text(REMOTE_HOSTILE, encoding="utf-8")
+    with RemoteClient(f"{driver}:client", sys.executable, start_timeout=60) as remote:
+        result = run(remote, "basic/no_tools", "basic/get_time", modes=("non_stream",))
+    by_scenario = {case.scenario: case for case in result.cases}
+    died = by_scenario["basic/no_tools"]
+    assert died.status == "error", died
+    assert "died: it exited with code 3" in died.message and "the library gave up" in died.message
+    reached = by_scenario["basic/get_time"]
+    assert reached.status == "fail", reached
+    finding = next(f for v in reached.checks for f in v.findings if v.check == "client.one_request")
+    assert str(finding.actual).startswith("192.0.2.1:9 (sendto"), finding
+    assert "outside the loopback server" in finding.message
+
+
+@dataclasses.dataclass(frozen=True)
+class Phoning(Wrapped):
+    """Connects to an address beyond loopback with the C-level socket class on its first turn."""
+
+    def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
+        if call.turn == 0:
+            import _socket
+
+            raw = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+            raw.settimeout(1)
+            try:
+                raw.connect(("192.0.2.1", 443))
+            except Exception:
+                pass
+            finally:
+                raw.close()
+        return self.inner.complete(call)
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["workers", "here"])
+def test_an_in_process_client_reaching_beyond_loopback_is_refused_and_a_finding(isolate: bool) -> None:
+    result = run(Phoning(TranslatorClient(for_format("openai_chat"))), "basic/get_time", isolate=isolate)
+    assert result.cases and all(case.status == "fail" for case in result.cases)
+    for case in result.cases:
+        findings = [f for v in case.checks for f in v.findings if v.check == "client.one_request"]
+        assert [str(f.actual).partition(" (")[0] for f in findings] == ["192.0.2.1:443"], case
+        assert findings[0].turn == 0
+
+
+STARTED: list[Any] = []
+"""The ``Popen`` of each ``sleep`` a ``Spawning`` client started in this process (collected by the test)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Spawning(Wrapped):
+    """Starts a ``sleep`` and a double-forked process in a session of its own on every turn, and
+    writes their pids to ``pids``."""
+
+    pids: str = ""
+
+    def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
+        import subprocess
+
+        from tests.clients.test_remote import DOUBLE_FORK
+
+        sleeper = subprocess.Popen(["sleep", "600"])
+        STARTED.append(sleeper)
+        with open(self.pids, "a", encoding="utf-8") as f:
+            f.write(f"{sleeper.pid}\n")
+        subprocess.run([sys.executable, "-c", DOUBLE_FORK, self.pids], check=True)
+        return self.inner.complete(call)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="the process tree is read from /proc")
+@pytest.mark.parametrize("isolate", [True, False], ids=["workers", "here"])
+def test_every_process_an_in_process_client_starts_ends_with_the_run(tmp_path: Path, isolate: bool) -> None:
+    from tests.clients.test_remote import _alive
+
+    pids = tmp_path / "pids"
+    client = Spawning(TranslatorClient(for_format("openai_chat")), pids=str(pids))
+    result = run(client, "basic/no_tools", isolate=isolate, modes=("non_stream",))
+    assert [case.status for case in result.cases] == ["pass"], result.cases
+    started = [int(p) for p in pids.read_text().split()]
+    assert len(started) == 2
+    assert not [p for p in started if _alive(p)]
+    while STARTED:  # run here: this process is the sleep's parent, and collects it
+        assert STARTED.pop().wait(timeout=10) == -9

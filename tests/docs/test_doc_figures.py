@@ -94,6 +94,19 @@ def memory_limit() -> None:
         assert "a quarter of the RAM, between 1 and 4 GiB" in " ".join(_doc(doc).split())
 
 
+def child_bounds() -> None:
+    """docs/clients.md: a ``--python`` child's answer is bounded at 16 MiB, read in 64 KiB pieces; the
+    last 4 KiB of its output are shown; a silent child is killed 10 s past the turn's timeout."""
+    from conformance.clients import remote
+
+    assert remote.MAX_MESSAGE == 16 * 2**20 and remote._CHUNK == 64 * 2**10 and remote.STDERR_TAIL == 4 * 2**10
+    assert remote.RemoteClient.turn_slack > 10  # the harness waits longer than the child's own 10 s
+    text = " ".join(_doc("clients.md").split())
+    assert "16 MiB of JSON per answer" in text and "in 64 KiB pieces" in text and "(4 KiB at most)" in text
+    assert "no answer 10 s past the turn's `--timeout`" in text
+    assert "call.timeout + 10" in (REPO / "conformance" / "clients" / "remote.py").read_text(encoding="utf-8")
+
+
 def certify_timeout() -> None:
     """docs/clients.md: a turn has ``--timeout`` seconds (default 30), and ``CertifyOptions()`` 30."""
     args = build_parser().parse_args(["certify", "--client", "x:Y"])
@@ -246,6 +259,7 @@ CHECKS: dict[str, Callable[[], None]] = {
     for f in (
         watchdog_grace,
         memory_limit,
+        child_bounds,
         certify_timeout,
         minimal_driver_lines,
         fidelity_adapters,
@@ -289,6 +303,17 @@ FIGURES: dict[tuple[str, str], str | Elsewhere | Unchecked] = {
     ("clients.md", "default 30"): "certify_timeout",
     ("clients.md", "30 seconds"): "certify_timeout",
     ("clients.md", "4 GiB"): "memory_limit",
+    ("clients.md", "16 MiB"): "child_bounds",
+    ("clients.md", "64 KiB"): "child_bounds",
+    ("clients.md", "4 KiB"): "child_bounds",
+    ("clients.md", "10 s"): "child_bounds",
+    ("clients.md", "600 MB"): Elsewhere(
+        "tests/clients/test_remote.py::test_an_answer_past_the_bound_is_an_error_and_the_suites_memory_stays_bounded"
+    ),
+    ("clients.md", "1.26 GB"): Unchecked("measured", "the suite's peak RSS at abfa85f, before the bound existed"),
+    ("clients.md", "44 MB"): Unchecked(
+        "measured", "the suite's peak RSS on this machine; the test bounds its growth at 100 MiB"
+    ),
     ("clients.md", "50 lines"): "minimal_driver_lines",
     ("clients.md", "178 cases"): WORKED_EXAMPLE,
     ("clients.md", "56 pass"): WORKED_EXAMPLE,
