@@ -15,6 +15,13 @@ A thin layer over the runner (``conformance.run.runner.run_pair``) and the clien
   FAIL and ERROR fail the item with the findings (check id, JSON path, expected, actual) and the
   cassette; a declared known gap is ``xfail`` with its reason, and a gap that passes fails the item
   as stale (``xfail(strict=True)``); UNSUPPORTED skips with the reason.
+- **Isolation.** Where fork is available (``conformance.run.workers.can_fork``), each pair runs in a
+  worker process forked for it (``run_in_workers``, as ``conformance run`` and ``certify`` run
+  theirs), which records its cassette first when the record mode asks: a client or adapter that
+  exits, segfaults, overruns the pair's budget (``--conformance-timeout`` per case or turn, as the
+  CLI's) or the worker's memory limit costs the pair's items an ERROR saying so, and the session goes
+  on. The worker inherits the session's network guard. Under xdist, an item carries from its setup
+  the ERROR case the controller keeps should its xdist worker die before the item's call report.
 - **conformance_server.** A loopback ``Emulator`` playing one scenario's cassette for one wire
   (``@pytest.mark.conformance_server(scenario=..., wire=...)`` or indirect parametrisation with a
   ``{"scenario": ..., "wire": ...}`` param): ``base_url``, ``requests``, ``played``.
@@ -23,11 +30,13 @@ A thin layer over the runner (``conformance.run.runner.run_pair``) and the clien
   re-records one that does not load; ``rewrite`` records every pair again, once per process), against
   the emulator or ``--conformance-live-url`` (key from ``--conformance-api-key-env``);
   ``--conformance-block-network`` (default; ``--no-conformance-block-network`` lifts it): only
-  loopback while tests run (``conformance.traffic.network_guard``); ``--conformance-report-dir``:
+  loopback while tests run (``conformance.traffic.network_guard``), and while a pair runs in the
+  Python processes its client or adapter starts (``guard_children``); ``--conformance-report-dir``:
   every format of ``conformance.reporting.write_reports`` at the session's end, from the case each
   item carries on its report (``user_properties``), so it works under pytest-xdist;
   ``--conformance-allow-commands`` (or the ini option ``conformance_allow_commands``): scenarios
-  that are not bundled may start their ``tools.mcp`` commands (``conformance.mcp_bridge.trust``).
+  that are not bundled may start their ``tools.mcp`` commands (``conformance.mcp_bridge.trust``);
+  ``--conformance-timeout``: seconds per case of an adapter, per turn of a client.
 
 Module level imports only pytest and the standard library: installed, the plugin loads into every
 pytest session, and the suite is imported only by a session that uses it.
@@ -35,23 +44,31 @@ pytest session, and the suite is imported only by a session that uses it.
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import fnmatch
+import importlib
 import json
+import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+import pickle
+import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 import pytest
 
 if TYPE_CHECKING:
     from conformance.adapters.base import Adapter
     from conformance.emulator import Emulator
-    from conformance.scenarios.values import Scenario
+    from conformance.run.workers import WorkerFailure
+    from conformance.scenarios.values import Mode, Scenario
     from conformance.verdicts import AdapterInfo, CaseResult, ScenarioInfo
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "RECORD_MODES",
     "ConformanceCase",
     "conformance_case",
@@ -65,8 +82,13 @@ __all__ = [
 ]
 
 RECORD_MODES = ("none", "once", "new", "rewrite")
+DEFAULT_TIMEOUT = 30.0
+"""``--conformance-timeout``'s default: seconds per case of an adapter, per turn of a client (the CLI's)."""
 PROPERTY = "conformance_case"
 """The ``user_properties`` key of the JSON a finished item carries to the controller."""
+PLANNED = "conformance_case_planned"
+"""The ``user_properties`` key of the ERROR case an xdist worker's item carries from its setup: the
+controller keeps it if the xdist worker dies before the item's call report (the case is never missing)."""
 
 _STASH: pytest.StashKey[_Plugin] = pytest.StashKey()
 
@@ -131,6 +153,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="write the run's reports (JSON, Markdown, HTML, JUnit) into DIR at the session's end",
     )
+    group.addoption(
+        "--conformance-timeout",
+        type=_seconds,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"seconds per case of an adapter, per turn of a client (default: {DEFAULT_TIMEOUT:g}); a worker "
+        "process that overruns its pair's budget is killed and the pair's items are errors",
+    )
     group.addoption("--conformance-cassette-dir", default=None, metavar="DIR", help="the cassettes to replay")
     group.addoption("--conformance-scenarios-dir", default=None, metavar="DIR", help="the scenarios to run")
     group.addoption(
@@ -146,6 +176,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="let scenarios that are not bundled start their tools.mcp commands (docs/scenarios.md#trust)",
     )
+
+
+def _seconds(text: str) -> float:
+    """``--conformance-timeout``: a finite number of seconds above zero (else a usage error)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds above 0 (e.g. 30)")
+    return value
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -168,7 +209,7 @@ def pytest_runtestloop(session: pytest.Session) -> Iterator[None]:
         return (yield)
     from conformance.traffic.network_guard import network_guard
 
-    with network_guard():
+    with network_guard():  # the workers of the pairs inherit it
         return (yield)
 
 
@@ -256,6 +297,8 @@ def conformance_case(request: pytest.FixtureRequest) -> ConformanceCase:
     if not isinstance(spec, _Spec):
         pytest.fail("conformance_case is parametrised by @pytest.mark.conformance(...)", pytrace=False)
     plugin = request.config.stash[_STASH]
+    if hasattr(request.config, "workerinput"):  # an xdist worker: the case the controller keeps if we die
+        request.node.user_properties.append((PLANNED, plugin.planned(spec)))
     return ConformanceCase(
         wire=spec.wire, scenario=spec.scenario, mode=spec.mode, _spec=spec, _plugin=plugin, _item=request.node
     )
@@ -292,23 +335,72 @@ def conformance_server(request: pytest.FixtureRequest) -> Iterator[Emulator]:
 # ---- running -----------------------------------------------------------------------------------
 
 
+_PairRun: TypeAlias = "tuple[list[CaseResult], dict[str, Any]]"
+"""The cases of one (target, wire, scenario) pair, and the provenance of the cassette they read."""
+
+_WORKER_MODULES = (
+    "conformance.clients.harness",
+    "conformance.clients.invoke",
+    "conformance.emulator",
+    "conformance.mcp_bridge.scenario_tools",
+    "conformance.run.recording",
+    "conformance.run.runner",
+)
+"""What a worker runs, imported in the session's process before it forks (not once per worker)."""
+
+
+def _modes(spec: _Spec) -> tuple[Mode, ...]:
+    return tuple("stream" if m == "stream" else "non_stream" for m in spec.modes)
+
+
+def _portable(run: _PairRun) -> _PairRun:
+    """The pair's result as it can travel back from a worker: itself, or, when a value a client or
+    adapter put in a finding cannot be pickled, the cases as their report JSON gives them (such values
+    by their ``repr``)."""
+    try:
+        pickle.dumps(run)
+    except Exception:
+        cases = [_case_from(json.loads(json.dumps(asdict(case), default=repr))) for case in run[0]]
+        return cases, json.loads(json.dumps(run[1], default=repr))
+    return run
+
+
 class _Plugin:
     """The session's state: scenarios, cached pair results, cassettes recorded, finished cases."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self._scenarios: dict[str, Scenario] | None = None
-        self._pairs: dict[tuple[int, str, str, tuple[str, ...]], tuple[list[CaseResult], dict[str, Any]]] = {}
+        self._pairs: dict[tuple[int, str, str, tuple[str, ...]], _PairRun] = {}
         self._recorded: set[tuple[str, str]] = set()
+        self._planned: dict[str, str] = {}
+        """The ERROR case each xdist item carried from its setup, until its call report comes (the controller's)."""
+        self._memory: tuple[int | None] | None = None
+        """Bytes each worker process may take (``$CONFORMANCE_WORKER_MEMORY``), read once."""
         self.finished: list[dict[str, Any]] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Keep the case of each finished item (on the xdist controller: from the worker's report)."""
-        if report.when != "call":
+        """Keep the case of each finished item (on the xdist controller: from the worker's report); an
+        item whose xdist worker died under it (xdist reports it with ``when`` neither setup, call nor
+        teardown) keeps the ERROR case its setup carried, saying so."""
+        carried = dict((name, value) for name, value in report.user_properties if isinstance(value, str))
+        if report.when == "setup":
+            if PLANNED in carried:
+                self._planned[report.nodeid] = carried[PLANNED]
             return
-        for name, value in report.user_properties:
-            if name == PROPERTY and isinstance(value, str):
-                self.finished.append(json.loads(value))
+        if report.when == "call":
+            self._planned.pop(report.nodeid, None)
+            if PROPERTY in carried:
+                self.finished.append(json.loads(carried[PROPERTY]))
+            return
+        planned = self._planned.pop(report.nodeid, None) if report.when != "teardown" and report.failed else None
+        if planned is not None:
+            data = json.loads(planned)
+            how = report.longreprtext.strip().splitlines()[:1] or ["it ended"]
+            data["case"]["message"] = (
+                f"the pytest-xdist worker running this case died before it finished ({how[0]}); the session went on"
+            )
+            self.finished.append(data)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         report_dir = self.config.getoption("conformance_report_dir")
@@ -400,8 +492,8 @@ class _Plugin:
         if key not in self._pairs:
             from conformance.mcp_bridge.trust import command_policy
 
-            with command_policy(allow=self.allow_commands):  # docs/scenarios.md#trust
-                self._pairs[key] = self._run_pair(spec)
+            with command_policy(allow=self.allow_commands), self._guard_children():  # docs/scenarios.md#trust
+                self._pairs[key] = self._run_isolated(spec)
         for case in self._pairs[key][0]:
             if case.mode == spec.mode:
                 return case
@@ -420,36 +512,148 @@ class _Plugin:
             return spec.target.adapter
         return client_adapter(spec.target.client, spec.wire)
 
-    def _run_pair(self, spec: _Spec) -> tuple[list[CaseResult], dict[str, Any]]:
+    def _guard_children(self) -> contextlib.AbstractContextManager[object]:
+        """With ``--conformance-block-network``: the Python processes the pair's client or adapter starts
+        are guarded too (their environment, which the worker inherits, says so; set and cleaned up
+        here, whatever becomes of the worker). A test's own child processes are not: the guard's
+        ``sitecustomize`` would import this package into every Python process they start."""
+        if not self.config.getoption("conformance_block_network"):
+            return contextlib.nullcontext()
+        from conformance.traffic.network_guard import guard_children
+
+        return guard_children()
+
+    def _recorder(self, spec: _Spec) -> Adapter:
+        """The adapter that records the pair's cassette: the target adapter, or the client's wire's."""
         from conformance.adapters import for_format
+
+        return spec.target.adapter if spec.target.adapter is not None else for_format(spec.wire)
+
+    def _run_isolated(self, spec: _Spec) -> _PairRun:
+        """The pair's cases, run (and its cassette recorded, when the record mode asks) in a worker
+        process forked for it (``conformance.run.workers``, as ``conformance run`` and ``certify`` do):
+        a client or adapter that exits, crashes the interpreter, hangs past the pair's budget or runs
+        out of the worker's memory costs that pair's items an ERROR saying so, and the session goes
+        on. Where fork is not available (``can_fork``), here."""
+        from conformance.run.workers import can_fork, run_in_workers
+
+        scenario = self.scenario(spec.scenario)
+        record = self._wants_cassette(self._recorder(spec), scenario)
+        if not can_fork():
+            return self._run_guarded(spec, record)
+        for module in _WORKER_MODULES:  # loaded once here, not again in every worker
+            importlib.import_module(module)
+        budget = self._budget(spec, scenario, record)
+
+        @contextlib.contextmanager
+        def worker() -> Iterator[Callable[[int], tuple[_PairRun, bool]]]:
+            yield lambda _index: (_portable(self._run_guarded(spec, record)), True)
+
+        def crashed(_index: int, failure: WorkerFailure) -> _PairRun:
+            return self._crashed(spec, failure, budget), {}
+
+        if self._memory is None:
+            from conformance.run.workers import memory_limit_from_env
+
+            self._memory = (memory_limit_from_env(),)
+        results = run_in_workers(
+            1, jobs=1, worker=worker, crashed=crashed, budget=lambda _index: budget, memory=self._memory[0]
+        )
+        with contextlib.closing(results):  # interrupted (Ctrl-C): the worker is stopped
+            [found] = list(results)
+        return found
+
+    @property
+    def timeout(self) -> float:
+        """``--conformance-timeout``: seconds per case of an adapter, per turn of a client."""
+        return float(self.config.getoption("conformance_timeout"))
+
+    def _budget(self, spec: _Spec, scenario: Scenario, record: bool) -> float:
+        """Seconds the watchdog gives the worker for a pair: as ``conformance run`` (a timeout per case)
+        and ``certify`` (a timeout per turn and one for the checks, in each mode) give theirs, and a
+        recording's pair timeout when the cassette is recorded first."""
+        from conformance.run.recording import DEFAULT_PAIR_TIMEOUT
+        from conformance.run.runner import WATCHDOG_GRACE, pair_budget
+
+        modes = len(spec.modes)
+        cases = modes if spec.target.adapter is not None else modes * (len(scenario.turns) + 1)
+        return pair_budget(cases, self.timeout) + (DEFAULT_PAIR_TIMEOUT + WATCHDOG_GRACE if record else 0.0)
+
+    def _crashed(self, spec: _Spec, failure: WorkerFailure, budget: float) -> list[CaseResult]:
+        """The pair's cases when its worker process died or was killed by the watchdog."""
         from conformance.run.runner import case_result
-        from conformance.scenarios.values import Mode
+
+        adapter, scenario = self._adapter(spec), self.scenario(spec.scenario)
+        what = "adapter" if spec.target.adapter is not None else "client"
+        where = f"the worker process running {adapter.name} on {scenario.id}"
+        if failure.hung:
+            per = "case" if spec.target.adapter is not None else "turn"
+            message = (
+                f"{where} gave {failure.how} and was killed: the {what} or a check hung where the {per}'s timeout"
+                f" cannot stop it (a loop holding the GIL, a call blocked in C); --conformance-timeout changes"
+                f" the limit ({self.timeout:g} s per {per}); the session went on"
+            )
+        else:
+            message = (
+                f"{where} died ({failure.how}) before this case finished: the {what} or a check crashed the"
+                " interpreter (os._exit, a segfault, out of memory); the session went on"
+            )
+        return [case_result(adapter, scenario, m, "error", message=message) for m in _modes(spec)]
+
+    def _run_guarded(self, spec: _Spec, record: bool) -> _PairRun:
+        """``_run_pair`` after recording the cassette when ``record``; a bug of ours, or memory running
+        out outside the cases, is the pair's ERROR rather than a dead worker."""
+        from conformance.run.runner import case_result
+        from conformance.run.workers import MEMORY_ENV
+
+        adapter, scenario = self._adapter(spec), self.scenario(spec.scenario)
+        try:
+            failure = self._record(self._recorder(spec), scenario) if record else ""
+            return self._run_pair(spec, failure)
+        except MemoryError:
+            message = (
+                f"the pair ran out of memory outside its cases' threads; {MEMORY_ENV} sets each worker"
+                f" process's limit (e.g. {MEMORY_ENV}=8G, 0 for none)"
+            )
+            return [case_result(adapter, scenario, m, "error", message=message) for m in _modes(spec)], {}
+        except Exception as exc:
+            message = f"internal error in the pytest plugin ({type(exc).__name__}: {exc}); please report it"
+            trace = traceback.format_exc()
+            return [
+                case_result(adapter, scenario, m, "error", message=message, traceback=trace) for m in _modes(spec)
+            ], {}
+
+    def _run_pair(self, spec: _Spec, failure: str) -> _PairRun:
+        from conformance.run.runner import case_result
 
         scenario = self.scenario(spec.scenario)
         adapter = self._adapter(spec)
-        modes: tuple[Mode, ...] = tuple("stream" if m == "stream" else "non_stream" for m in spec.modes)
-        recorder = spec.target.adapter if spec.target.adapter is not None else for_format(spec.wire)
-        failure = self.ensure_cassette(recorder, scenario)
+        modes = _modes(spec)
         if failure:
             return [case_result(adapter, scenario, m, "error", message=failure) for m in modes], {}
         provenance: dict[str, Any] = {}
         if spec.target.adapter is not None:
             from conformance.run.runner import RunOptions, run_pair
 
-            options = RunOptions(cassette_dir=self.cassette_dir, modes=modes)
+            options = RunOptions(cassette_dir=self.cassette_dir, modes=modes, timeout=self.timeout)
             return run_pair(scenario, adapter, options, provenance=provenance), provenance
         from conformance.clients.harness import CertifyOptions, Harness
         from conformance.clients.invoke import EventLoop
         from conformance.emulator import Emulator
         from conformance.mcp_bridge.scenario_tools import McpPool
 
-        certify = CertifyOptions(cassette_dir=self.cassette_dir, wires=(spec.wire,), modes=modes)
+        certify = CertifyOptions(cassette_dir=self.cassette_dir, wires=(spec.wire,), modes=modes, timeout=self.timeout)
         with Emulator() as server, EventLoop() as loop, McpPool(start_timeout=certify.timeout) as pool:
             driver = Harness(client=spec.target.client, server=server, loop=loop, pool=pool, options=certify)
             return driver.pair(adapter, scenario), provenance
 
     def ensure_cassette(self, adapter: Adapter, scenario: Scenario) -> str:
         """Record the pair's cassette when the record mode asks for it; why it failed, or ``""``."""
+        return self._record(adapter, scenario) if self._wants_cassette(adapter, scenario) else ""
+
+    def _wants_cassette(self, adapter: Adapter, scenario: Scenario) -> bool:
+        """Whether the record mode asks to record the pair's cassette now (then it counts as recorded
+        in this session: ``rewrite`` records each once)."""
         from conformance.errors import CassetteError
         from conformance.run.recording import cassette_path
         from conformance.traffic.cassettes import load_cassette
@@ -460,7 +664,7 @@ class _Plugin:
             or scenario.requires - adapter.capabilities
             or scenario.wire_excluded(adapter.name, adapter.wire_format) is not None
         ):
-            return ""
+            return False
         path = cassette_path(self.cassette_dir, adapter.traffic_format, scenario.id)
         key = (adapter.traffic_format, scenario.id)
         if mode == "rewrite":
@@ -472,10 +676,9 @@ class _Plugin:
                 wanted = bool(load_cassette(path).problems)
             except CassetteError:
                 wanted = True
-        if not wanted:
-            return ""
-        self._recorded.add(key)
-        return self._record(adapter, scenario)
+        if wanted:
+            self._recorded.add(key)
+        return wanted
 
     def _record(self, adapter: Adapter, scenario: Scenario) -> str:
         from conformance.run.recording import record_pairs
@@ -511,6 +714,15 @@ class _Plugin:
                 )
         failed = [r for r in results if r.status == "failed"]
         return f"recording {adapter.traffic_format} {scenario.id} failed: {failed[0].detail}" if failed else ""
+
+    def planned(self, spec: _Spec) -> str:
+        """``carried`` for the ERROR case of an item whose xdist worker dies before its call report."""
+        from conformance.run.runner import case_result
+
+        adapter, scenario = self._adapter(spec), self.scenario(spec.scenario)
+        mode: Mode = "stream" if spec.mode == "stream" else "non_stream"
+        message = "the pytest-xdist worker running this case died before it finished"
+        return self.carried(spec, case_result(adapter, scenario, mode, "error", message=message))
 
     def carried(self, spec: _Spec, case: CaseResult) -> str:
         """The case as JSON, with what the report needs about its column and scenario."""
