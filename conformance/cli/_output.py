@@ -13,6 +13,11 @@ width (``COLUMNS`` when set, 80 when there is no terminal); ``wrapped``, ``cut``
 ``command_lines`` keep every line within it, counted in terminal cells (``visible_width``: a wide
 character two, a combining mark none, colour codes none).
 
+What goes through ``QuietOnBrokenPipe`` (the output of ``run``, ``certify`` and ``merge-reports``)
+is scrubbed on its way out: key shapes and the secrets of the process
+(``conformance.traffic.scrub.environment_secrets``), in every spelling the scrubber knows; a text a
+cassette or a result carries never prints a key.
+
 Names come from outside (a scenario id, an adapter name, a file name) and may hold control
 characters: ``shown`` escapes them (``\x1b``, ``\n``), ``cut`` and ``wrapped`` escape them in every
 line they return (the colour codes of ``Style`` kept), and ``command_lines`` quotes each word with
@@ -33,6 +38,8 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TextIO, cast
+
+from conformance.traffic.scrub import environment_secrets, known_scrubber
 
 __all__ = [
     "MIN_WIDTH",
@@ -69,12 +76,14 @@ def quiet_stdout() -> None:
 
 class QuietOnBrokenPipe(io.TextIOBase):
     """A text stream that goes quiet when its reader goes away instead of raising ``BrokenPipeError``:
-    the rest of the output is dropped, and whatever prints to it goes on."""
+    the rest of the output is dropped, and whatever prints to it goes on. What it writes is scrubbed
+    of key shapes and the process's secrets (the module docstring)."""
 
     def __init__(self, out: TextIO) -> None:
         super().__init__()
         self.out = out
         self.gone = False
+        self.scrub = known_scrubber(environment_secrets(os.environ)).text
 
     @classmethod
     def around(cls, out: TextIO) -> TextIO:
@@ -90,7 +99,7 @@ class QuietOnBrokenPipe(io.TextIOBase):
     def write(self, text: str) -> int:
         if not self.gone:
             try:
-                self.out.write(text)
+                self.out.write(self.scrub(text))
             except BrokenPipeError:
                 self._went_away()
         return len(text)

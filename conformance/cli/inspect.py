@@ -6,7 +6,8 @@ decode the request, then the provider error (status >= 400), the stream (folded 
 function, an endpoint no adapter serves, a malformed interaction, each becomes one line in that
 interaction's ``problems``, and a file that cannot be read is reported and skipped.
 
-Pure except for ``load_cassette``. ``render_json`` gives the machine contract other tools read
+Pure except for ``load_cassette`` and the environment's secrets the renderers scrub by default.
+``render_json`` gives the machine contract other tools read
 (keys below never renamed, only added to); ``render_text`` is for people::
 
     {"cassettes": [{"path": ..., "problems": [...], "interactions": [{
@@ -58,6 +59,7 @@ from conformance.model import (
     UsageEvent,
 )
 from conformance.traffic.cassettes import Interaction, is_streaming, iter_cassette_files, load_cassette
+from conformance.traffic.scrub import environment_secrets, known_scrubber
 
 __all__ = [
     "CassetteReport",
@@ -340,9 +342,18 @@ def report_to_json(report: InspectReport) -> dict[str, Any]:
     return {"cassettes": cassettes, "summary": summary}
 
 
-def render_json(report: InspectReport) -> str:
-    """The report as JSON text."""
-    return json.dumps(report_to_json(report), indent=2, ensure_ascii=False, default=_json_default)
+def render_json(report: InspectReport, *, secrets: Iterable[str] | None = None) -> str:
+    """The report as JSON text, scrubbed (``_scrubbed``)."""
+    text = json.dumps(report_to_json(report), indent=2, ensure_ascii=False, default=_json_default)
+    return _scrubbed(text, secrets)
+
+
+def _scrubbed(text: str, secrets: Iterable[str] | None) -> str:
+    """``text`` without key shapes and ``secrets`` (by default the process's: the provider key variables
+    and any variable named like a key, ``environment_secrets``), in any spelling: a cassette recorded
+    elsewhere may hold a key, and what ``inspect`` prints must not."""
+    known = environment_secrets(os.environ) if secrets is None else tuple(secrets)
+    return known_scrubber(tuple(sorted(set(known)))).text(text)
 
 
 def _interaction_json(i: InteractionReport) -> dict[str, Any]:
@@ -462,8 +473,12 @@ _TEXT_LIMIT = 300
 _CHUNK_LIMIT = 40
 
 
-def render_text(report: InspectReport) -> str:
-    """The report for people: one block per interaction, then a summary line."""
+def render_text(report: InspectReport, *, secrets: Iterable[str] | None = None) -> str:
+    """The report for people: one block per interaction, then a summary line; scrubbed like ``render_json``."""
+    return _scrubbed(_text(report), secrets)
+
+
+def _text(report: InspectReport) -> str:
     lines: list[str] = []
     for cassette in report.cassettes:
         lines.append(cassette.path)

@@ -3,6 +3,12 @@
 Every format is rendered and written on its own: one that fails (a renderer's error, a full disk)
 costs only its own file, never the others. ``check_report_dir`` finds a report folder that cannot
 be written before a run starts.
+
+Each rendered text is scrubbed once more here, the one place every report passes, before it is
+written: the key shapes, the secrets the caller names and the secrets of the process
+(``conformance.traffic.scrub.environment_secrets``: the provider key variables and any variable
+named like a key), in every spelling the scrubber knows (raw, percent-encoded, JSON-escaped, hex,
+base64), so that a secret a result carries in a form the report data did not show is still removed.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from conformance.reporting._json import render_json
 from conformance.reporting._junit import render_junit
 from conformance.reporting._markdown import render_markdown
 from conformance.traffic.atomic import write_atomic
+from conformance.traffic.scrub import environment_secrets, known_scrubber
 from conformance.verdicts import RunResult
 
 __all__ = [
@@ -112,12 +119,13 @@ def write_each_report(
     """
     wanted = _wanted(formats)
     directory = Path(report_dir)
+    secrets = (*secrets, *environment_secrets(os.environ))
     try:
         report = build_report(run, secrets=secrets, incomplete=incomplete)
     except Exception as exc:  # whatever a result holds, the run still ends with a message
         reason = f"the report data could not be built ({_reason(exc)})"
         return WrittenReports((), tuple(ReportFailure(directory / FORMATS[n][0], reason, exc) for n in wanted))
-    return write_report_data(report, directory, wanted, reruns=reruns)
+    return write_report_data(report, directory, wanted, reruns=reruns, secrets=secrets)
 
 
 def _wanted(formats: Iterable[str]) -> list[str]:
@@ -134,11 +142,14 @@ def write_report_data(
     formats: Iterable[str] = ("json", "md", "html", "junit"),
     *,
     reruns: Mapping[str, str] | None = None,
+    secrets: Iterable[str] = (),
 ) -> WrittenReports:
     """Write a built report (``build_report``'s, or ``merge_reports``') in ``formats`` into ``report_dir``,
-    each on its own and atomically, as ``write_each_report`` does."""
+    each on its own and atomically, as ``write_each_report`` does; each text scrubbed of ``secrets``,
+    the process's secrets and the key shapes first (the module docstring)."""
     wanted = _wanted(formats)
     directory = Path(report_dir)
+    scrubber = known_scrubber(tuple(sorted({*secrets, *environment_secrets(os.environ)})))
     written: list[Path] = []
     failed: list[ReportFailure] = []
     for name in wanted:
@@ -149,6 +160,7 @@ def write_report_data(
                 text = (render_markdown if render is render_markdown else render_html)(report, reruns=reruns)
             else:
                 text = render(report)
+            text = scrubber.text(text)
             write_atomic(path, text.encode("utf-8", "backslashreplace"))  # a lone surrogate from a stream: escaped
         except Exception as exc:  # one format's failure never costs the others
             failed.append(ReportFailure(path, _reason(exc), exc))

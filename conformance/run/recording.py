@@ -363,6 +363,35 @@ def _record_pair(
                 status="deviated",
                 detail=_joined(found) + " (nothing was written; --allow-deviation records it anyway)",
             )
+        expected = scrubber.json(decodings(outcomes)) if live else None
+        import json
+
+        from conformance.errors import CassetteWriteError
+        from conformance.traffic.cassettes import Cassette
+        from conformance.traffic.replay import ReplayBackend
+
+        def decodes_as_expected(cassette: Cassette) -> None:
+            """The new cassette, replayed through the recording adapter, decodes what ``expected`` says:
+            a secret redacted in a stream's deltas is redacted alike in the decoding (else not written)."""
+            with Transport("http://127.0.0.1", wire=adapter.wire_format, backend=ReplayBackend(cassette)) as again:
+                replayed = [
+                    run_conversation(
+                        sent_scenario, sent_adapter, again, mode=o.mode, model=chosen_model, executor=executor
+                    )
+                    for o in outcomes
+                ]
+            got, want = (json.loads(json.dumps(v, default=repr)) for v in (decodings(replayed), expected))
+            for mode in want:
+                seen_turns = [*got.get(mode, []), *[None] * len(want[mode])][: max(len(want[mode]), 1)]
+                for turn, (seen, recorded) in enumerate(zip(seen_turns, want[mode], strict=False)):
+                    if seen != recorded:
+                        raise CassetteWriteError(
+                            f"turn {turn} ({mode.replace('_', '-')}): the answer holds a secret that cannot be "
+                            "redacted without changing what the adapter decodes from it (replayed: "
+                            f"{scrubber.text(json.dumps(seen))[:200]}; recorded: "
+                            f"{scrubber.text(json.dumps(recorded))[:200]}); nothing was written"
+                        )
+
         result: RecordResult = write_cassette(
             cassette_path(options.cassette_dir, adapter.traffic_format, scenario.id),
             exchanges,
@@ -376,10 +405,11 @@ def _record_pair(
                 model_default=live and options.model is None,
                 served_model=served_model(exchanges) if live else None,
                 sampling=options.sampling.as_provenance() if options.sampling is not None else None,
-                expected=scrubber.json(decodings(outcomes)) if live else None,
+                expected=expected,
                 extra=options.notes,
             ),
             secrets=secrets,
+            check=decodes_as_expected if live else None,
         )
     except ConformanceError as exc:
         return _failed(adapter, scenario, str(exc))

@@ -174,8 +174,14 @@ def write_cassette(
     provenance: Provenance,
     secrets: Iterable[str] = (),
     now: Callable[[], datetime] | None = None,
+    check: Callable[[Cassette], None] | None = None,
 ) -> RecordResult:
-    """Write ``exchanges`` (a ``Transport``'s log) as one cassette; see the module docstring."""
+    """Write ``exchanges`` (a ``Transport``'s log) as one cassette; see the module docstring.
+
+    ``check`` is given the new cassette as read back, before it replaces the old file: it raises
+    ``CassetteWriteError`` to keep the old one (a live recording replays it through the reference
+    adapter, which must decode what the provenance's ``expected`` says: the key redacted the same way).
+    """
     target = Path(path)
     exchanges = list(exchanges)
     scrubber = Scrubber([*secrets, *_sent_secrets(exchanges)])
@@ -204,11 +210,23 @@ def write_cassette(
         "".join(i["response"]["body"]["chunks"]) for i in interactions if "chunks" in i["response"].get("body", {})
     )
     leaks = scrubber.leaked("\n".join([text, *streams]))
-    if leaks:  # pragma: no cover - the scrubbing above removes every named secret
-        raise CassetteWriteError(f"{target}: {len(leaks)} secret(s) survived scrubbing; nothing was written")
+    if leaks:
+        raise CassetteWriteError(
+            f"{target}: {len(leaks)} secret(s) survived scrubbing (in a form the scrubber cannot redact "
+            "without changing what the answer decodes to); nothing was written"
+        )
 
     command = record_command(adapter, provenance.scenario, mode=provenance.mode)
-    write_atomic(target, text.encode("utf-8"), check=lambda temp: _verify(temp, target, interactions, command))
+
+    def verified(temp: Path) -> None:
+        _verify(temp, target, interactions, command)
+        if check is not None:
+            try:
+                check(load_cassette(temp))
+            except CassetteWriteError as exc:
+                raise CassetteWriteError(f"{target}: {exc}") from exc
+
+    write_atomic(target, text.encode("utf-8"), check=verified)
     return RecordResult(path=target, status="written", interactions=len(interactions), skipped=skipped)
 
 
@@ -329,13 +347,15 @@ def _reason(status: int) -> str:
 
 
 def _headers(pairs: Iterable[tuple[str, str]], dropped: frozenset[str], scrubber: Scrubber) -> dict[str, list[str]]:
-    """Headers as name -> values; the values of a repeated header are scrubbed together (a secret
-    split across two of them is found)."""
-    out: dict[str, list[str]] = {}
-    for name, value in pairs:
-        if name not in dropped:
-            out.setdefault(name, []).append(value)
-    return {name: scrubber.header_values(name, values) for name, values in out.items()}
+    """Headers as name -> values, scrubbed as pieces twice: all values in the order they came (a
+    secret split across two header names, ``x-key-part-1``/``x-key-part-2``, is found), then the
+    values of each repeated header together (a secret split across two of them is found)."""
+    kept = [(name, value) for name, value in pairs if name not in dropped]
+    across = scrubber.pieces([value for _, value in kept])
+    grouped: dict[str, list[str]] = {}
+    for (name, _), value in zip(kept, across, strict=True):
+        grouped.setdefault(name, []).append(value)
+    return {name: scrubber.header_values(name, values) for name, values in grouped.items()}
 
 
 class _DuplicateKey(ValueError):
