@@ -375,3 +375,26 @@ def test_run_inspect_and_every_report_redact_the_process_secrets(
         out, err = capsys.readouterr()
         assert "REDACTED" in out
         assert not leaks_anywhere(out + err, key), out + err
+
+
+@pytest.mark.parametrize("form", ["text", "json"])
+def test_drift_against_a_server_that_echoes_the_key_never_prints_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], form: str
+) -> None:
+    """``drift`` records into a scratch folder and prints what changed: the changed text (the key
+    whole, in base64, and token by token) is the redacted one, in text and JSON output alike."""
+    key = LOCAL
+    calm = routes("openai_chat", openai_chat(["All fine."], stream=False), openai_chat(["All fine."], stream=True))
+    code, cassettes, _ = record(tmp_path, "openai_chat", calm, key, monkeypatch)
+    assert code == 0
+    said = f"You said {key}, or {_b64(b'x', key, 'std')}, to me."
+    pieces = tokens(said, key)
+    echo = routes("openai_chat", openai_chat([said], stream=False), openai_chat(pieces, stream=True))
+    argv = ["drift", "--adapters", "openai_chat", "--scenarios-dir", str(DATA), "--scenarios", "basic/get_time"]
+    argv += ["--api-key-env", "CONFORMANCE_TEST_SERVER_TOKEN", "--cassette-dir", cassettes, "--format", form]
+    capsys.readouterr()
+    with LoopbackServer(echo) as server:
+        assert main([*argv, "--base-url", server.base_url]) == 1  # the text drifted
+    out, err = capsys.readouterr()
+    assert "drifted" in out and "REDACTED" in out
+    assert not leaks_anywhere(out + err, key), out + err
