@@ -138,7 +138,35 @@ def ollama(pieces: list[str], *, stream: bool) -> Reply:
     )
 
 
-WIRES = {"openai_chat": openai_chat, "anthropic": anthropic, "gemini": gemini, "ollama": ollama}
+_TEMPLATE = Path(__file__).resolve().parents[2] / "cassettes" / "openai_responses" / "basic" / "system_prompt.yaml"
+"""A recorded Responses text answer, its text replaced below (the wire has a dozen event types)."""
+
+
+def openai_responses(pieces: list[str], *, stream: bool) -> Reply:
+    document = json.loads(_TEMPLATE.read_text(encoding="utf-8"))
+    old = "It's 22\u00b0C and clear in Lisbon."
+    text = "".join(pieces)
+    if not stream:
+        body = json.dumps(document["interactions"][1]["response"]["parsed_body"], ensure_ascii=False)
+        return Reply(headers=JSON_HEADERS, body=body.replace(old, json.dumps(text)[1:-1]).encode())
+    events: list[bytes] = []
+    for chunk in document["interactions"][3]["response"]["body"]["chunks"]:
+        if chunk.startswith("event: response.output_text.delta"):
+            if not any(b"output_text.delta" in e for e in events):
+                payload = json.loads(chunk.split("data: ", 1)[1])
+                events += [_sse({**payload, "delta": piece}, "response.output_text.delta") for piece in pieces]
+            continue
+        events.append(chunk.replace(old, json.dumps(text)[1:-1]).encode())
+    return Reply(headers=SSE, pieces=events)
+
+
+WIRES = {
+    "openai_chat": openai_chat,
+    "openai_responses": openai_responses,
+    "anthropic": anthropic,
+    "gemini": gemini,
+    "ollama": ollama,
+}
 
 
 def routes(wire: str, non_stream: Reply, stream: Reply) -> dict[tuple[str, str], list[Reply]]:
@@ -148,7 +176,8 @@ def routes(wire: str, non_stream: Reply, stream: Reply) -> dict[tuple[str, str],
             ("POST", f"/v1beta/models/{model}:generateContent"): [non_stream],
             ("POST", f"/v1beta/models/{model}:streamGenerateContent"): [stream],
         }
-    path = {"openai_chat": "/v1/chat/completions", "anthropic": "/v1/messages", "ollama": "/api/chat"}[wire]
+    paths = {"openai_chat": "/v1/chat/completions", "openai_responses": "/v1/responses"}
+    path = {**paths, "anthropic": "/v1/messages", "ollama": "/api/chat"}[wire]
     return {("POST", path): [non_stream, stream]}
 
 
