@@ -379,8 +379,9 @@ class Scrubber:
         that crosses a boundary is replaced in the piece where it starts; the following pieces lose
         the rest of it (a piece wholly inside a secret becomes ``""``).
 
-        Three passes, each on the joined text the one before left: the text as it is (``spans``);
-        each JSON string literal that holds an escape, decoded (``\\u0073k-...``); and each JSON
+        Four passes, each on the joined text the one before left: the text as it is (``spans``);
+        each JSON string literal that holds an escape, decoded (``\\u0073k-...``); each run of
+        percent-encoded bytes and unreserved characters, decoded (``_percent_edits``); and each JSON
         document the text holds (the whole text, or one per line, after ``data:`` in SSE), read as
         JSON: the string values of one field, joined across the document's events (the deltas a
         stream decodes to, ``_channels``), and each key joined to its string value. A JSON string
@@ -396,7 +397,7 @@ class Scrubber:
         if spans:
             out = _edited(out, joined, [(start, end, REDACTED) for start, end in spans])
             joined = "".join(out)
-        for edits_of in (self._escaped_edits, self._document_edits):
+        for edits_of in (self._escaped_edits, self._percent_edits, self._document_edits):
             edits = edits_of(joined)
             if edits:
                 out = _edited(out, joined, edits)
@@ -432,6 +433,36 @@ class Scrubber:
         for (start, end, decoded), spans in zip(tokens, self._spans_each([t[2] for t in tokens]), strict=True):
             if spans:
                 edits.append((start, end, _encoded(_redacted(decoded, spans), text[start:end])))
+        return edits
+
+    def _percent_edits(self, text: str) -> list[tuple[int, int, str]]:
+        """Runs of unreserved characters and percent-encoded bytes (``%68u%6Eter2``, some characters
+        encoded and some not) whose decoded text holds a secret: each run written again, encoded as
+        ``quote`` encodes it. Each ``%XX`` starts at most one run, and a run is walked once."""
+        if "%" not in text:
+            return []
+        runs: list[tuple[int, int]] = []
+        for match in _PERCENT_BYTE.finditer(text):
+            if runs and match.start() < runs[-1][1]:
+                continue
+            start = match.start()
+            floor = runs[-1][1] if runs else 0
+            while start > floor and text[start - 1] in _UNRESERVED:
+                start -= 1
+            end = match.end()
+            while end < len(text):
+                if text[end] in _UNRESERVED:
+                    end += 1
+                elif text[end] == "%" and _PERCENT_BYTE.match(text, end):
+                    end += 3
+                else:
+                    break
+            runs.append((start, end))
+        decoded = [unquote(text[start:end]) for start, end in runs]
+        edits: list[tuple[int, int, str]] = []
+        for (start, end), plain, spans in zip(runs, decoded, self._spans_each(decoded), strict=True):
+            if spans:
+                edits.append((start, end, quote(_redacted(plain, spans), safe="")))
         return edits
 
     def _document_edits(self, text: str) -> list[tuple[int, int, str]]:
@@ -588,6 +619,8 @@ _STRING = re.compile(r'"(?:[^"\\\r\n]|\\.)*"')
 _ESCAPED_STRING = re.compile(r'"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)+"')
 """A JSON string literal that holds at least one escape."""
 _SPACE = re.compile(r"\s*")
+_PERCENT_BYTE = re.compile(r"%[0-9A-Fa-f]{2}")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _MARKS = ("index", "output_index", "content_index", "item_id")
 """Fields that tell apart the streams of one field (a choice, a content block, an output item)."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from _secret_forms import leaks_anywhere
@@ -195,3 +196,26 @@ def test_scrubbing_a_large_stream_stays_linear() -> None:
 
     small, large = cost(6_000), cost(24_000)
     assert large < 8 * small + 0.5  # 4x the bytes: about 4x the time, never quadratic
+
+
+@pytest.mark.parametrize("every", [2, 3, 5])
+def test_a_key_percent_encoded_in_part_is_found(every: int) -> None:
+    """Some characters percent-encoded and some not, as a URL echoed by hand may spell it."""
+    spelled = "".join(f"%{ord(c):02X}" if n % every == 0 else c for n, c in enumerate(KEY))
+    scrubbed = Scrubber([KEY]).text(f"GET /echo?k=x{spelled}&next=1")
+    assert scrubbed == f"GET /echo?k={quote('x' + REDACTED)}&next=1"
+    assert not leaks_anywhere(scrubbed, KEY)
+
+
+def test_runs_of_percent_bytes_are_each_walked_once() -> None:
+    """A long run of ``%41`` with no secret: scrubbing stays linear (the same CPU per byte at two sizes)."""
+    import time
+
+    def cost(size: int) -> float:
+        text = "%41" * size + "x" * size
+        start = time.process_time()
+        assert Scrubber([KEY]).text(text) == text
+        return time.process_time() - start
+
+    small, large = cost(100_000), cost(400_000)
+    assert large < 8 * small + 0.5
