@@ -12,6 +12,13 @@ httpx exceptions never leave this module: ``_translate`` maps them into ``confor
 ``TransportError``). A stream broken mid-way is still logged, with the bytes that did arrive and
 ``error`` set.
 
+Bodies are decoded here, not by httpx: ``gzip`` and ``deflate`` (the encodings asked for in
+``accept-encoding``; any other is passed through as httpx does without its optional decoders),
+inflated at most ``_STEP`` bytes at a time. With ``max_body`` (``record --max-body``) a body whose
+decoded size passes that many bytes raises ``TransportError`` as soon as it does, so a 4 MB gzip
+bomb is cut at the bound instead of being inflated whole; the exchange is logged with its status,
+``error`` set and no body, and ``too_large`` says what happened.
+
 Replay plugs in below httpx: pass ``backend=`` an ``httpx.BaseTransport`` (``conformance.traffic.recorder``
 has one serving a cassette), and no socket is opened.
 """
@@ -19,7 +26,8 @@ has one serving a cassette), and no socket is opened.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from types import TracebackType
@@ -37,6 +45,7 @@ from conformance.errors import (
 )
 
 __all__ = [
+    "ACCEPT_ENCODING",
     "DEFAULT_TIMEOUT",
     "STREAM_EXTENSION",
     "WIRE_AUTH",
@@ -49,6 +58,12 @@ __all__ = [
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds for connect, read, write and pool (a read timeout is per chunk, not per stream)."""
+
+ACCEPT_ENCODING = "gzip, deflate"
+"""The encodings the transport asks for and decodes itself, as they arrive (bounded)."""
+
+_STEP = 64 * 1024
+"""Decoded bytes one step of inflating may produce: a bomb is counted as it inflates."""
 
 STREAM_EXTENSION = "conformance.stream"
 """The httpx request extension that tells a replay backend whether the caller streams."""
@@ -137,17 +152,24 @@ class StreamResponse:
     _response: httpx.Response
     _done: Any
     _url: str
+    _max_body: int | None = None
+    _too_large: Callable[[str], TransportError] | None = None
     _received: list[bytes] = field(default_factory=list)
     _closed: bool = False
 
     def chunks(self) -> Iterator[bytes]:
         """The raw body bytes, piece by piece as they arrive. Raises ``StreamInterruptedError``
-        or ``TransportTimeoutError`` when the body breaks (what arrived is still logged)."""
+        or ``TransportTimeoutError`` when the body breaks (what arrived is still logged), and
+        ``TransportError`` past ``max_body`` (what arrived is dropped)."""
         try:
-            for piece in self._response.iter_bytes():
-                if piece:
-                    self._received.append(piece)
-                    yield piece
+            for piece in _decoded(self._response, self._max_body):
+                self._received.append(piece)
+                yield piece
+        except _TooLarge as exc:
+            self._received.clear()  # a body past the bound is not kept: memory stays at the bound
+            error = self._too_large(str(exc)) if self._too_large else TransportError(str(exc), url=self._url)
+            self._finish(f"{type(error).__name__}: {error}")
+            raise error from None
         except httpx.HTTPError as exc:
             error = _translate(exc, self._url)
             self._finish(f"{type(error).__name__}: {error}")
@@ -199,11 +221,16 @@ class Transport:
         headers: Mapping[str, str] | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         backend: httpx.BaseTransport | None = None,
+        max_body: int | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.wire = wire
         self._auth = auth_headers(wire, api_key)
         self._headers = dict(headers or {})
+        self.max_body = max_body
+        """Decoded bytes one response body may have (None: no bound)."""
+        self.too_large: str | None = None
+        """The first body cut at ``max_body``: which request and the bound (None: none was)."""
         self.exchanges: list[Exchange] = []
         # No cookie jar: a ``set-cookie`` from one response must not ride along on the next request.
         jar = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
@@ -217,18 +244,28 @@ class Transport:
         return f"{self.base_url}{path}"
 
     def send(self, request: WireRequest) -> HTTPResponse:
-        """Send ``request`` and read the whole response (any status; errors are not raised)."""
+        """Send ``request`` and read the whole response (any status; errors are not raised).
+        ``TransportError`` when the body passes ``max_body``."""
         built = self._build(request, stream=False)
         url = str(built.url)
+        response: httpx.Response | None = None
         try:
-            response = self._client.send(built)
-        except httpx.HTTPError as exc:
+            response = self._client.send(built, stream=True)
+            body = b"".join(_decoded(response, self.max_body))
+        except _TooLarge as exc:
+            error = self._cut(built, str(exc))
+            self._log(built, stream=False, response=response, error=f"{type(error).__name__}: {error}")
+            raise error from None
+        except httpx.HTTPError as exc:  # logged as before the body was read here: no response
             error = _translate(exc, url)
             self._log(built, stream=False, error=f"{type(error).__name__}: {error}")
             raise error from exc
+        finally:
+            if response is not None:
+                response.close()
         headers = _headers(response.headers)
-        self._log(built, stream=False, response=response, body=response.content)
-        return HTTPResponse(status=response.status_code, headers=dict(_joined(headers)), body=response.content)
+        self._log(built, stream=False, response=response, body=body)
+        return HTTPResponse(status=response.status_code, headers=dict(_joined(headers)), body=body)
 
     def stream(self, request: WireRequest) -> StreamResponse:
         """Send ``request`` and return once the status and headers are in; read ``chunks()``."""
@@ -250,7 +287,15 @@ class Transport:
             _response=response,
             _done=done,
             _url=url,
+            _max_body=self.max_body,
+            _too_large=lambda detail: self._cut(built, detail),
         )
+
+    def _cut(self, built: httpx.Request, detail: str) -> TransportError:
+        """The error of a body cut at ``max_body``; the first one is kept in ``too_large``."""
+        what = f"{built.method} {built.url.path}: {detail}"
+        self.too_large = self.too_large or what
+        return TransportError(detail, url=str(built.url))
 
     def close(self) -> None:
         self._client.close()
@@ -265,7 +310,11 @@ class Transport:
 
     def _build(self, request: WireRequest, *, stream: bool) -> httpx.Request:
         body = json.dumps(request.body, ensure_ascii=False, separators=(",", ":")).encode()
-        headers = {"content-type": "application/json", "accept": "text/event-stream" if stream else "application/json"}
+        headers = {
+            "content-type": "application/json",
+            "accept": "text/event-stream" if stream else "application/json",
+            "accept-encoding": ACCEPT_ENCODING,
+        }
         headers.update(self._headers)
         headers.update({k.lower(): v for k, v in request.headers.items()})
         headers.update(self._auth)
@@ -297,6 +346,75 @@ class Transport:
                 error=error,
             )
         )
+
+
+class _TooLarge(Exception):
+    """A body past ``max_body`` (its message says so); becomes a ``TransportError`` in ``Transport``."""
+
+
+class _Inflater:
+    """One ``gzip`` or ``deflate`` layer, as httpx decodes it (a first ``deflate`` piece that is not
+    zlib-wrapped is raw deflate; bytes after the first gzip member are ignored), giving at most
+    ``_STEP`` bytes per step so the caller counts the size as it grows."""
+
+    def __init__(self, gzip: bool) -> None:
+        self.gzip = gzip
+        self.first = True
+        self.inflate = zlib.decompressobj(zlib.MAX_WBITS | 16 if gzip else zlib.MAX_WBITS)
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        first, self.first = self.first, False
+        try:
+            piece = self.inflate.decompress(data, _STEP)
+        except zlib.error as exc:
+            if first and not self.gzip:
+                self.inflate = zlib.decompressobj(-zlib.MAX_WBITS)
+                yield from self.feed(data)
+                return
+            raise httpx.DecodingError(f"content-encoding {'gzip' if self.gzip else 'deflate'}: {exc}") from exc
+        while True:
+            if piece:
+                yield piece
+            if not self.inflate.unconsumed_tail or self.inflate.eof:  # bytes after the end are ignored
+                return
+            try:
+                piece = self.inflate.decompress(self.inflate.unconsumed_tail, _STEP)
+            except zlib.error as exc:
+                raise httpx.DecodingError(f"content-encoding {'gzip' if self.gzip else 'deflate'}: {exc}") from exc
+
+    def flush(self) -> Iterator[bytes]:
+        try:
+            rest = self.inflate.flush()
+        except zlib.error as exc:  # pragma: no cover - zlib's flush does not raise on a short body
+            raise httpx.DecodingError(str(exc)) from exc
+        for start in range(0, len(rest), _STEP):
+            yield rest[start : start + _STEP]
+
+
+def _decoded(response: httpx.Response, max_body: int | None) -> Iterator[bytes]:
+    """The body of ``response`` decoded (its ``content-encoding`` layers of gzip and deflate, last
+    applied first; others passed through, as httpx does), piece by piece as the raw bytes arrive.
+    Raises ``_TooLarge`` as soon as the decoded size passes ``max_body``."""
+    layers = [
+        _Inflater(gzip=value == "gzip")
+        for value in (v.strip().lower() for v in reversed(response.headers.get_list("content-encoding", True)))
+        if value in ("gzip", "deflate")
+    ]
+    pieces: Iterable[bytes] = (raw for raw in response.iter_raw() if raw)
+    for layer in layers:
+        pieces = _through(layer, pieces)
+    total = 0
+    for piece in pieces:
+        total += len(piece)
+        if max_body is not None and total > max_body:
+            raise _TooLarge(f"the response body passed {max_body:,} bytes (decoded size; the bound on one body)")
+        yield piece
+
+
+def _through(layer: _Inflater, pieces: Iterable[bytes]) -> Iterator[bytes]:
+    for piece in pieces:
+        yield from layer.feed(piece)
+    yield from layer.flush()
 
 
 def _headers(headers: httpx.Headers) -> tuple[tuple[str, str], ...]:

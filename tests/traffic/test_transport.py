@@ -7,11 +7,18 @@ Anthropic ``x-api-key`` plus ``anthropic-version`` (ANT-SDK ``_client.py`` ``aut
 
 from __future__ import annotations
 
+import gzip
+import json
 import socket
 import threading
+import tracemalloc
+import zlib
+from collections.abc import Callable
 
+import httpx
 import pytest
 from _loopback import LoopbackServer, Reply
+from _raw_server import Peer, RawServer, deflate_bomb, head
 
 from conformance.adapters import get_adapter
 from conformance.adapters.base import WireRequest
@@ -183,3 +190,122 @@ def test_extra_headers_are_sent_and_the_key_wins_over_them() -> None:
         t.send(WireRequest(path="v1/chat/completions", body={}))
     assert server.requests[0].headers["openai-organization"] == "org-x"
     assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+# --------------------------------------------------------------------------------------------
+# Bounded bodies (issue 27, point 4): decoded here, counted as they inflate
+# --------------------------------------------------------------------------------------------
+
+MIB = 1024 * 1024
+CHAT = WireRequest(path="/v1/chat/completions", body={"model": "m", "messages": []})
+CHAT_STREAM = WireRequest(path="/v1/chat/completions", body={"stream": True}, stream=True)
+
+
+def _bomb_answer(bomb: bytes) -> Callable[[Peer], None]:
+    def answer(peer: Peer) -> None:
+        headers = [("content-type", "application/json"), ("content-encoding", "gzip")]
+        peer.send(head(headers=[*headers, ("content-length", str(len(bomb)))]) + bomb)
+
+    return answer
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["send", "stream"])
+def test_a_gzip_bomb_is_cut_at_max_body_as_it_inflates(streamed: bool) -> None:
+    """4 MB of gzip that inflates to 4 GiB: the body stops at the bound, a few MiB of memory (traced
+    here; the process's peak is measured in tests/cli/test_record_live.py)."""
+    bomb = deflate_bomb(4 << 30)
+    tracemalloc.start()
+    try:
+        with (
+            RawServer(_bomb_answer(bomb)) as server,
+            Transport(server.base_url, wire="openai_chat", max_body=MIB) as t,
+            pytest.raises(TransportError, match=r"the response body passed 1,048,576 bytes \(decoded size") as caught,
+        ):
+            if streamed:
+                with t.stream(CHAT_STREAM) as response:
+                    for _ in response.chunks():
+                        pass
+            else:
+                t.send(CHAT)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert not isinstance(caught.value, StreamInterruptedError | TransportTimeoutError)
+    assert peak < 16 * MIB, f"{peak / MIB:.0f} MiB traced for a 1 MiB bound"
+    assert t.too_large == "POST /v1/chat/completions: " + str(caught.value).rsplit(" (", 1)[0]
+    [exchange] = t.exchanges
+    assert (exchange.status, exchange.response_body, exchange.chunks) == (200, b"", ())
+    assert exchange.error is not None and "passed 1,048,576 bytes" in exchange.error
+
+
+def test_a_body_within_max_body_is_whole_and_the_bound_is_not_set() -> None:
+    body = json.dumps({"text": "x" * 5000}).encode()
+
+    def answer(peer: Peer) -> None:
+        packed = gzip.compress(body)
+        headers = [("content-encoding", "gzip"), ("content-length", str(len(packed)))]
+        peer.send(head(headers=headers) + packed)
+
+    with RawServer(answer) as server, Transport(server.base_url, wire="openai_chat", max_body=len(body)) as t:
+        assert t.send(CHAT).body == body
+    assert t.too_large is None
+
+
+def _zlib(data: bytes, wbits: int) -> bytes:
+    compressor = zlib.compressobj(6, zlib.DEFLATED, wbits)
+    return compressor.compress(data) + compressor.flush()
+
+
+BODY = b'{"choices": [{"message": {"content": "' + b"ok " * 30000 + b'"}}]}'
+
+
+@pytest.mark.parametrize(
+    ("encoding", "raw"),
+    [
+        ("gzip", gzip.compress(BODY)),
+        ("x-gzip", gzip.compress(BODY)),  # not decoded by httpx either: passed through
+        ("deflate", _zlib(BODY, 15)),
+        ("deflate", _zlib(BODY, -15)),  # raw deflate, as some servers send it: httpx falls back to it too
+        ("gzip, deflate", _zlib(gzip.compress(BODY), 15)),  # two layers, the last applied decoded first
+        ("identity", BODY),
+        ("br", b"not really brotli"),  # an encoding not asked for is passed through, as httpx does
+        ("gzip", gzip.compress(BODY) + b"trailing bytes after the member"),
+        ("gzip", gzip.compress(BODY)[:-9]),  # truncated: what inflated, as httpx gives it
+    ],
+    ids=["gzip", "x-gzip", "zlib", "raw-deflate", "two-layers", "identity", "br", "trailing", "truncated"],
+)
+@pytest.mark.parametrize("streamed", [False, True], ids=["send", "stream"])
+def test_bodies_are_decoded_as_httpx_decodes_them(encoding: str, raw: bytes, streamed: bool) -> None:
+    expected = httpx.Response(200, headers={"content-encoding": encoding}, content=raw).content
+
+    def answer(peer: Peer) -> None:
+        peer.send(head(headers=[("content-encoding", encoding), ("content-length", str(len(raw)))]) + raw)
+
+    with RawServer(answer) as server, Transport(server.base_url, wire="openai_chat", max_body=10 * MIB) as t:
+        if streamed:
+            with t.stream(CHAT_STREAM) as response:
+                body = b"".join(response.chunks())
+        else:
+            body = t.send(CHAT).body
+    assert body == expected
+    assert t.exchanges[0].response_body == expected
+
+
+def test_a_corrupt_gzip_body_is_a_broken_response() -> None:
+    def answer(peer: Peer) -> None:
+        raw = b"\x1f\x8b\x08\x00garbage that is not deflate at all"
+        peer.send(head(headers=[("content-encoding", "gzip"), ("content-length", str(len(raw)))]) + raw)
+
+    with (
+        RawServer(answer) as server,
+        Transport(server.base_url, wire="openai_chat", max_body=MIB) as t,
+        pytest.raises(StreamInterruptedError, match="DecodingError: content-encoding gzip"),
+    ):
+        t.send(CHAT)
+
+
+def test_only_the_encodings_decoded_here_are_asked_for() -> None:
+    routes = {("POST", "/v1/chat/completions"): [Reply(headers=JSON, body=b"{}")]}
+    with LoopbackServer(routes) as server, Transport(server.base_url, wire="openai_chat") as t:
+        t.send(CHAT)
+    assert server.requests[0].headers["accept-encoding"] == "gzip, deflate"
