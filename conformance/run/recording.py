@@ -29,18 +29,24 @@ adapters against.
 
 Each pair has ``timeout`` seconds (``conformance record --timeout``, default ``DEFAULT_PAIR_TIMEOUT``):
 it runs in a daemon thread, and one that has not finished by then fails ("timed out") and the
-next pair starts. A thread cannot be stopped from outside, so the late one is fenced off: its
-next HTTP request raises, and it writes no cassette (the check runs after its conversations,
-before the write); the emulator's script is set and cleared by the caller's thread only. Each
-HTTP exchange has ``exchange_timeout`` seconds from its request to the last byte of its body
-(``--exchange-timeout``): a server that sends nothing, or a stream that never ends, is cut there
-and fails the pair ("deadline").
+next pair starts. A thread cannot be stopped from outside, so the late one is fenced off: the
+socket of its exchange in flight is shut down (nothing keeps downloading for a pair that has
+ended), its next HTTP request raises, and it writes no cassette (the check runs after its
+conversations, before the write); the emulator's script is set and cleared by the caller's thread
+only. Each HTTP exchange has ``exchange_timeout`` seconds from its request to the last byte of its
+body (``--exchange-timeout``), connecting and the headers included: a server that sends nothing,
+its headers a byte at a time, or a stream that never ends, is cut there by a watchdog and fails
+the pair ("deadline"). Each response body may hold ``max_body`` bytes once decoded
+(``--max-body``, default ``DEFAULT_MAX_BODY``; ``conformance.traffic.transport``): past them the
+exchange is cut and the pair fails, what arrived of the body dropped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fnmatch
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -62,6 +68,7 @@ from conformance.traffic.transport import DEFAULT_TIMEOUT, Exchange, Transport
 
 __all__ = [
     "DEFAULT_EXCHANGE_TIMEOUT",
+    "DEFAULT_MAX_BODY",
     "DEFAULT_PAIR_TIMEOUT",
     "PairResult",
     "cassette_path",
@@ -75,6 +82,9 @@ DEFAULT_PAIR_TIMEOUT = 300.0
 
 DEFAULT_EXCHANGE_TIMEOUT = 120.0
 """Seconds one HTTP exchange may take, request to last byte (``record --exchange-timeout``)."""
+
+DEFAULT_MAX_BODY = 64 * 1024 * 1024
+"""Bytes one response body may have once decoded (gzip counted as it inflates; ``record --max-body``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -119,6 +129,7 @@ class _Options:
     model: str | None
     sampling: Sampling | None
     exchange_timeout: float | None
+    max_body: int | None
     allow_deviation: bool
     notes: Mapping[str, str]
 
@@ -137,13 +148,15 @@ def record_pairs(
     timeout: float | None = DEFAULT_PAIR_TIMEOUT,
     sampling: Sampling | None = None,
     exchange_timeout: float | None = DEFAULT_EXCHANGE_TIMEOUT,
+    max_body: int | None = DEFAULT_MAX_BODY,
     allow_deviation: bool = False,
     notes: Mapping[str, str] | None = None,
 ) -> list[PairResult]:
     """Record every (adapter, scenario) pair; ``set_script`` scripts the emulator per scenario.
 
-    A pair still running after ``timeout`` seconds fails, and so does one whose HTTP exchange takes
-    longer than ``exchange_timeout`` (None: no limit; see the module docstring). ``sampling`` (live
+    A pair still running after ``timeout`` seconds fails (its exchange in flight is cut), and so
+    does one whose HTTP exchange takes longer than ``exchange_timeout`` (None: no limit) or whose
+    response body, decoded, passes ``max_body`` bytes (None: no bound; see the module docstring). ``sampling`` (live
     only) are the request knobs sent; ``allow_deviation`` writes the pairs whose model deviated;
     ``notes`` are more provenance lines (``record --provenance KEY=VALUE``: the server build, the
     model file and its sha256)."""
@@ -157,6 +170,7 @@ def record_pairs(
         model=model,
         sampling=sampling if mode == "live" else None,
         exchange_timeout=exchange_timeout,
+        max_body=max_body,
         allow_deviation=allow_deviation,
         notes=dict(notes or {}),
     )
@@ -168,25 +182,6 @@ def record_pairs(
         if progress is not None:
             print(f"[{number}/{len(pairs)}] {adapter.name} {scenario.id}: {result.shown()}", file=progress)
     return results
-
-
-class _Deadline(httpx.SyncByteStream):
-    """A response body that raises ``httpx.ReadTimeout`` once its exchange's deadline has passed."""
-
-    def __init__(self, inner: httpx.SyncByteStream, fence: _Fence, end: float, what: str) -> None:
-        self.inner, self.fence, self.end, self.what = inner, fence, end, what
-
-    def __iter__(self) -> Iterator[bytes]:
-        try:
-            for piece in self.inner:
-                yield piece
-                if time.monotonic() > self.end:
-                    raise self.fence.overrun(self.what)
-        except httpx.TimeoutException as exc:
-            raise self.fence.overrun(self.what) from exc
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def record_with_emulator(
@@ -212,45 +207,170 @@ def record_with_emulator(
 
 
 class _Fence(httpx.BaseTransport):
-    """The HTTP transport of one pair: once ``cancelled`` is set (the pair timed out), every request
-    raises instead of reaching the server; each exchange must end within ``deadline`` seconds of
-    its request (the read timeout of its body is what is left of them, and the body stops at the
-    first piece past them), else it raises ``httpx.ReadTimeout`` and ``overran`` says which."""
+    """The HTTP transport of one pair: its connections are not kept between exchanges, and each
+    exchange is watched from its request to the last byte of its body.
 
-    def __init__(self, cancelled: threading.Event, deadline: float | None = None) -> None:
-        self.cancelled = cancelled
+    Once ``cancel()`` is called (the pair timed out), every request raises instead of reaching the
+    server and the exchange in flight is cut: its socket is shut down, so nothing keeps downloading
+    for a pair that has ended. Each exchange must end within ``deadline`` seconds of its request:
+    past them a watchdog shuts its socket down wherever it is (connecting, waiting for or reading
+    the headers a byte at a time, reading the body), the exchange raises ``httpx.ReadTimeout`` and
+    ``overran`` says which. The socket is known from httpcore's ``trace`` extension (the
+    ``connect_tcp`` and ``start_tls`` events), hence a new connection per exchange."""
+
+    def __init__(self, deadline: float | None = None) -> None:
+        self.cancelled = threading.Event()
         self.deadline = deadline
         self.overran: str | None = None
-        self.inner = httpx.HTTPTransport()
+        self.too_large: str | None = None
+        """The body cut at ``--max-body`` (set by the pair from its ``Transport``)."""
+        self.inner = httpx.HTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
+        self._lock = threading.Lock()
+        self._watches: set[_Watch] = set()
 
     def overrun(self, what: str) -> httpx.ReadTimeout:
         self.overran = self.overran or f"{what} did not end within {self.deadline:g} s"
         return httpx.ReadTimeout(f"deadline: {self.overran}")
 
+    def cancel(self) -> None:
+        """The pair timed out: refuse every later request and cut the exchanges in flight."""
+        self.cancelled.set()
+        with self._lock:
+            watches = list(self._watches)
+        for watch in watches:
+            watch.fire("the pair timed out")
+
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         if self.cancelled.is_set():
             raise httpx.TimeoutException("the pair timed out", request=request)
-        if self.deadline is None:
-            return self.inner.handle_request(request)
         what = f"{request.method} {request.url.path}"
-        end = time.monotonic() + self.deadline
-        request.extensions["timeout"] = dict.fromkeys(("connect", "read", "write", "pool"), self.deadline)
+        watch = _Watch(self, what)
+        request.extensions["trace"] = watch.trace
+        if self.deadline is not None:
+            request.extensions["timeout"] = dict.fromkeys(("connect", "read", "write", "pool"), self.deadline)
+        with self._lock:
+            self._watches.add(watch)
+        if self.cancelled.is_set():  # cancelled between the check above and the registration
+            watch.fire("the pair timed out")
         try:
             response = self.inner.handle_request(request)
-        except httpx.TimeoutException as exc:
-            raise self.overrun(what) from exc
-        # httpcore reads the body's read timeout when the body starts: give it what is left
-        request.extensions["timeout"] = {**request.extensions["timeout"], "read": max(end - time.monotonic(), 0.01)}
+        except httpx.HTTPError as exc:
+            watch.end()
+            raise watch.why(exc) from exc
+        except BaseException:
+            watch.end()
+            raise
+        if watch.end_at is not None:  # httpcore reads the body's read timeout when it starts: what is left
+            left = max(watch.end_at - time.monotonic(), 0.01)
+            request.extensions["timeout"] = {**request.extensions["timeout"], "read": left}
         assert isinstance(response.stream, httpx.SyncByteStream)
         return httpx.Response(
             response.status_code,
             headers=response.headers,
-            stream=_Deadline(response.stream, self, end, what),
+            stream=_Watched(response.stream, watch),
             extensions=response.extensions,
         )
 
     def close(self) -> None:
         self.inner.close()
+
+
+class _Watch:
+    """One exchange of a ``_Fence``: its sockets, and the watchdog that shuts them down at the
+    exchange's deadline or when the pair is cancelled (``fire``)."""
+
+    def __init__(self, fence: _Fence, what: str) -> None:
+        self.fence, self.what = fence, what
+        self.lock = threading.Lock()
+        self.sockets: list[socket.socket] = []
+        self.fired: str | None = None
+        """Why the exchange was cut (its deadline passed, or the pair timed out), once it was."""
+        self.ended = False
+        self.end_at = None if fence.deadline is None else time.monotonic() + fence.deadline
+        self.timer: threading.Timer | None = None
+        if fence.deadline is not None:
+            self.timer = threading.Timer(fence.deadline, self.fire, args=("deadline",))
+            self.timer.daemon = True
+            self.timer.start()
+
+    def trace(self, event: str, info: Mapping[str, Any]) -> None:
+        """httpcore's ``trace`` extension: keep the socket of each connection the exchange opens."""
+        if event not in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if not isinstance(sock, socket.socket):
+            return
+        with self.lock:
+            if self.fired is None and not self.ended:
+                self.sockets.append(sock)
+                return
+        _shut(sock)
+
+    def fire(self, reason: str) -> None:
+        with self.lock:
+            if self.fired is not None or self.ended:
+                return
+            self.fired = reason
+            sockets = list(self.sockets)
+        for sock in sockets:
+            _shut(sock)
+
+    def past(self) -> bool:
+        """Whether the exchange's deadline has passed."""
+        return self.end_at is not None and time.monotonic() > self.end_at
+
+    def why(self, exc: BaseException) -> BaseException:
+        """What to raise for ``exc``, an httpx error of this exchange: the pair's timeout or the
+        deadline when either cut it, else ``exc`` itself."""
+        if self.fired == "the pair timed out" or self.fence.cancelled.is_set():
+            return httpx.TimeoutException("the pair timed out", request=getattr(exc, "_request", None))
+        if self.fired is not None or isinstance(exc, httpx.TimeoutException):
+            return self.fence.overrun(self.what)
+        return exc
+
+    def end(self) -> None:
+        with self.lock:
+            self.ended = True
+            self.sockets.clear()
+        if self.timer is not None:
+            self.timer.cancel()
+        with self.fence._lock:
+            self.fence._watches.discard(self)
+
+
+class _Watched(httpx.SyncByteStream):
+    """A response body of a ``_Fence`` exchange: it stops at the first piece past the deadline or
+    after the pair was cancelled, and ends its exchange's watch when closed."""
+
+    def __init__(self, inner: httpx.SyncByteStream, watch: _Watch) -> None:
+        self.inner, self.watch = inner, watch
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            for piece in self.inner:
+                if self.watch.fence.cancelled.is_set():
+                    raise httpx.TimeoutException("the pair timed out")
+                yield piece
+                if self.watch.past():
+                    raise self.watch.fence.overrun(self.watch.what)
+        except httpx.HTTPError as exc:
+            why = self.watch.why(exc)
+            if why is exc:
+                raise
+            raise why from exc
+
+    def close(self) -> None:
+        try:
+            self.inner.close()
+        finally:
+            self.watch.end()
+
+
+def _shut(sock: socket.socket) -> None:
+    """Shut ``sock`` down both ways: a read blocked on it in another thread returns at once."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 def _timed(
@@ -263,12 +383,12 @@ def _timed(
 ) -> PairResult:
     """``_record_one`` in a daemon thread, given ``timeout`` seconds; the emulator script is set
     and cleared here, in the caller's thread, so a late pair never clears the next one's."""
-    cancelled = threading.Event()
+    fence = _Fence(options.exchange_timeout)
     outcome: list[PairResult] = []
 
     def work() -> None:
         try:
-            outcome.append(_record_one(adapter, scenario, options, cancelled))
+            outcome.append(_record_one(adapter, scenario, options, fence))
         except BaseException as exc:  # an adapter that raises anything costs this pair only
             outcome.append(_failed(adapter, scenario, f"{type(exc).__name__}: {exc}"))
 
@@ -279,7 +399,7 @@ def _timed(
         thread.start()
         thread.join(timeout)
         if thread.is_alive():
-            cancelled.set()
+            fence.cancel()  # its exchange in flight is cut: nothing keeps downloading for it
             return _failed(
                 adapter, scenario, f"timed out after {timeout:g} s (raise it with --timeout); nothing was written"
             )
@@ -293,7 +413,7 @@ def _failed(adapter: Adapter, scenario: Scenario, detail: str) -> PairResult:
     return PairResult(adapter=adapter.name, scenario=scenario.id, status="failed", detail=detail)
 
 
-def _record_one(adapter: Adapter, scenario: Scenario, options: _Options, cancelled: threading.Event) -> PairResult:
+def _record_one(adapter: Adapter, scenario: Scenario, options: _Options, fence: _Fence) -> PairResult:
     excluded = scenario.wire_excluded(adapter.name, adapter.wire_format)
     if excluded is not None:
         return PairResult(adapter=adapter.name, scenario=scenario.id, status="unsupported", detail=excluded)
@@ -303,10 +423,10 @@ def _record_one(adapter: Adapter, scenario: Scenario, options: _Options, cancell
             adapter=adapter.name, scenario=scenario.id, status="unsupported", detail="requires " + ", ".join(missing)
         )
     if scenario.mcp is None:
-        return _record_pair(adapter, scenario, None, options, cancelled)
+        return _record_pair(adapter, scenario, None, options, fence)
     try:  # one MCP server for the pair, stopped after it
         with open_scenario_tools(scenario) as (ready, executor):
-            return _record_pair(adapter, ready, executor, options, cancelled)
+            return _record_pair(adapter, ready, executor, options, fence)
     except (McpServerError, ScenarioError) as exc:
         return _failed(adapter, scenario, f"MCP tools: {exc}")
 
@@ -320,14 +440,13 @@ def _record_pair(
     scenario: Scenario,
     executor: McpExecutor | None,
     options: _Options,
-    cancelled: threading.Event,
+    fence: _Fence,
 ) -> PairResult:
     live = options.mode == "live"
     chosen_model = options.model or DEFAULT_MODELS.get(adapter.wire_format, "model")
     sent_adapter, sent_scenario = (
         with_sampling(adapter, scenario, options.sampling) if options.sampling is not None else (adapter, scenario)
     )
-    fence = _Fence(cancelled, options.exchange_timeout)
     outcomes: list[ConversationOutcome] = []
     try:
         with Transport(
@@ -336,6 +455,7 @@ def _record_pair(
             api_key=options.api_key,
             timeout=options.exchange_timeout or DEFAULT_TIMEOUT,
             backend=fence,
+            max_body=options.max_body,
         ) as transport:
             for run_mode in scenario.modes:
                 outcomes.append(
@@ -345,10 +465,11 @@ def _record_pair(
                 )
                 if executor is not None and executor.failure is not None:
                     raise executor.failure  # the MCP server died: nothing is written
-                if fence.overran is not None:
-                    break  # the pair fails at its deadline: the next mode would wait as long again
+                fence.too_large = transport.too_large
+                if fence.overran is not None or fence.too_large is not None:
+                    break  # the pair fails: the next mode would wait or download as long again
             exchanges = list(transport.exchanges)
-        if cancelled.is_set():  # timed out while this ran: the caller has moved on, nothing is written
+        if fence.cancelled.is_set():  # timed out while this ran: the caller has moved on, nothing is written
             raise TransportTimeoutError(f"{adapter.name} {scenario.id}: the pair timed out")
         secrets = [options.api_key] if options.api_key else []
         scrubber = Scrubber([*secrets, *_sent_secrets(exchanges)])  # the one write_cassette scrubs the traffic with
@@ -459,6 +580,8 @@ def _failure(
     a response; live also a broken stream or a provider error the scenario does not expect."""
     if fence.overran is not None:
         return f"deadline: {fence.overran} (raise it with --exchange-timeout)"
+    if fence.too_large is not None:
+        return f"{fence.too_large} (raise it with --max-body)"
     for exchange in exchanges:
         if exchange.status is None:
             return f"{exchange.method} {httpx.URL(exchange.url).path}: no response ({exchange.error or 'none'})"

@@ -1,4 +1,5 @@
-"""``conformance.run.recording``: the per-pair timeout of ``conformance record`` (issue 14).
+"""``conformance.run.recording``: the per-pair timeout of ``conformance record`` (issue 14), and
+what a pair that passes it leaves behind: nothing downloading (issue 27).
 
 A pair that does not finish in time fails with "timed out", the next pair runs and is written,
 and the late pair neither reaches the server again nor writes its cassette. The slow adapter is a
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from _loopback import LoopbackServer, Reply
+from _raw_server import Peer, RawServer, chunk, head
 from _secrets import SECRETS, leaks
 
 from conformance import cli
@@ -105,3 +107,39 @@ def test_a_provider_error_that_echoes_the_key_is_printed_scrubbed(
     out, err = capsys.readouterr()
     assert "bad key REDACTED" in err  # the provider's message is shown, without the key
     assert not leaks(out + err, key)
+
+
+def _slow_forever(peer: Peer) -> None:
+    """A chunked body that never ends: 1 KiB every 20 ms (for 60 s at most), streamed or not."""
+    peer.send(head(headers=[("content-type", "text/event-stream"), ("transfer-encoding", "chunked")]))
+    for _ in range(3000):
+        if peer.stopped:
+            return
+        peer.send(chunk(b": " + b"p" * 1020 + b"\n\n"))
+        peer.wait(0.02)
+
+
+def test_a_pair_past_its_timeout_stops_downloading_at_once(tmp_path: Path) -> None:
+    """Issue 27, point 4: the late pair's exchange in flight is cut when the pair times out. Before,
+    it went on reading until its exchange deadline (120 s by default): three pairs like this one
+    downloaded 4.6 GB in the background. The server counts what it could send after the pair ended."""
+    (scenario,) = [s for s in load_scenarios([DATA]).scenarios if s.id == "basic/get_time"]
+    with RawServer(_slow_forever) as server:
+        results = record_pairs(
+            [scenario],
+            [get_adapter("openai_chat")],
+            cassette_dir=tmp_path,
+            base_url=server.base_url,
+            mode="live",
+            timeout=3.0,
+            exchange_timeout=120.0,
+        )
+        ended = server.sent
+        hung_up = server.idle(20)  # a safety net: the server's answer ends when the client hangs up
+        after = server.sent - ended
+    assert results[0].status == "failed" and "timed out after 3 s" in results[0].detail
+    assert server.requests == 1 and ended > 0  # the exchange was under way when the pair ended
+    assert hung_up, f"the server still streams to the late pair ({after:,} bytes since the pair ended)"
+    assert after <= 64 * 1024, f"{after:,} bytes sent after the pair ended"  # before: ~50 KB/s for 120 s
+    assert not any(tmp_path.rglob("*.yaml"))
+    assert not server.errors
