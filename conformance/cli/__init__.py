@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import math
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -28,9 +29,13 @@ BROKEN_PIPE = 141
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a "did you mean" for a misspelt subcommand or choice (``conformance rn``)."""
+    """argparse, with a "did you mean" for a misspelt subcommand or choice (``conformance rn``), and
+    the message of a numeric option's type (``_number``) as it is, after the option it names."""
 
     def error(self, message: str) -> NoReturn:
+        own = re.fullmatch(r"argument (?:-\w/)?(--[\w-]+): (\1\b.*)", message, flags=re.DOTALL)
+        if own:
+            message = own.group(2)
         match = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if match:
             choices = re.findall(r"'([^']*)'", match.group(2))
@@ -120,7 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
             "on 127.0.0.1 until interrupted. With --scenario it plays that scenario's replies turn by turn."
         ),
     )
-    emulator.add_argument("--port", type=int, default=0, help="TCP port (default: an ephemeral port, printed)")
+    emulator.add_argument(
+        "--port",
+        type=_number("--port", int, low=0, high=65535, what="a TCP port (0-65535; 0 picks a free one)"),
+        default=0,
+        help="TCP port (default: an ephemeral port, printed)",
+    )
     emulator.add_argument(
         "--scenarios", "--scenario", dest="scenario", metavar="ID", help="scenario id whose replies the emulator plays"
     )
@@ -132,14 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     emulator.add_argument(
         "--max-requests",
-        type=int,
+        type=_number("--max-requests", int, low=0, what="0 or more (0 keeps nothing in the request log)"),
         default=1000,
         metavar="N",
         help="requests (and answers) the request log keeps, the newest (default: %(default)s; docs/emulator.md)",
     )
     emulator.add_argument(
         "--max-log-bytes",
-        type=int,
+        type=_number("--max-log-bytes", _bytes, low=0, what="0 or more bytes (K, M, G allowed)"),
         default=64 * 1024 * 1024,
         metavar="BYTES",
         help="body bytes the request log keeps in all; longer bodies are kept cut (default: %(default)s)",
@@ -193,9 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
         "docs/scenarios.md#trust)",
     )
-    record.add_argument(
-        "--timeout", type=float, default=300.0, help="seconds per adapter x scenario pair (default: %(default)s)"
-    )
+    record.add_argument("--timeout", type=_seconds("--timeout"), default=300.0, help=_PAIR_TIMEOUT_HELP)
     live_knobs = _add_live_options(record)
     record.add_argument(
         "--provenance",
@@ -247,9 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
         "docs/scenarios.md#trust)",
     )
-    drift.add_argument(
-        "--timeout", type=float, default=300.0, help="seconds per adapter x scenario pair (default: %(default)s)"
-    )
+    drift.add_argument("--timeout", type=_seconds("--timeout"), default=300.0, help=_PAIR_TIMEOUT_HELP)
     drift.add_argument("--format", choices=("text", "json"), default="text", help="output (default: %(default)s)")
     _add_live_options(drift)
     _add_limit_option(drift)
@@ -347,7 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     selftest.add_argument("--mutant", action="append", metavar="NAME|GLOB|BASE", help="mutants to run (repeat)")
     selftest.add_argument("--cassette-dir", metavar="DIR", help="default: the bundled cassettes")
-    selftest.add_argument("--timeout", type=float, default=30.0, help="seconds per case (default: %(default)s)")
+    selftest.add_argument(
+        "--timeout", type=_seconds("--timeout"), default=30.0, help="seconds per case (default: %(default)s)"
+    )
     selftest.add_argument("--markdown", metavar="PATH", help="also write the table as Markdown to PATH")
     selftest.add_argument("--quiet", action="store_true", help="only the summary line")
     selftest.set_defaults(handler=_selftest)
@@ -366,21 +374,40 @@ def _add_live_options(parser: argparse.ArgumentParser) -> argparse._ArgumentGrou
     """``--exchange-timeout`` and the sampling knobs of a live recording (``record``, ``drift``)."""
     parser.add_argument(
         "--exchange-timeout",
-        type=float,
+        type=_seconds("--exchange-timeout"),
         default=120.0,
         metavar="S",
-        help="seconds one HTTP exchange may take, request to last byte: a silent server or a stream that never "
-        "ends fails its pair (default: %(default)s)",
+        help="seconds one HTTP exchange may take, request to last byte, connecting and the headers included: a "
+        "silent server, headers sent a byte at a time or a stream that never ends fail their pair "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-body",
+        type=_number("--max-body", _bytes, low=1, what="positive (a size in bytes; K, M, G allowed)"),
+        default=64 * 1024 * 1024,
+        metavar="BYTES",
+        help="bytes one response body may have once decoded (gzip counted as it inflates): a larger one fails its "
+        "pair (K, M, G allowed; default: 64M)",
     )
     live_knobs = parser.add_argument_group("sampling (with --live; 'none' leaves a field out)")
     unset = argparse.SUPPRESS  # not given: the recording's default (conformance.run.live.DEFAULT_SAMPLING)
-    live_knobs.add_argument("--temperature", type=_optional(float), default=unset, metavar="T", help="default: 0")
     live_knobs.add_argument(
-        "--seed", type=_optional(int), default=unset, metavar="N", help="where the wire has one (default: 42)"
+        "--temperature",
+        type=_optional(_number("--temperature", float, low=0.0, what="a finite number, 0 or more (or none)")),
+        default=unset,
+        metavar="T",
+        help="default: 0",
+    )
+    live_knobs.add_argument(
+        "--seed",
+        type=_optional(_number("--seed", int, what="a whole number (or none)")),
+        default=unset,
+        metavar="N",
+        help="where the wire has one (default: 42)",
     )
     live_knobs.add_argument(
         "--max-tokens",
-        type=_optional(int),
+        type=_optional(_number("--max-tokens", int, low=1, what="positive (a whole number, or none)")),
         default=unset,
         metavar="N",
         help="when the scenario sets none (default: 256)",
@@ -404,7 +431,10 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fail-fast", action="store_true", help="stop at the first failing or erroring case")
     parser.add_argument("-k", dest="keyword", metavar="EXPR", help="select cases by adapter::scenario::mode")
     parser.add_argument(
-        "--timeout", type=float, default=None, help="seconds per case (default: 30, or 300 with --exhaustive)"
+        "--timeout",
+        type=_seconds("--timeout"),
+        default=None,
+        help="seconds per case (default: 30, or 300 with --exhaustive)",
     )
     parser.add_argument("--exhaustive", action="store_true", help="streaming: also every 2-way cut of each stream")
     parser.add_argument("--quiet", action="store_true", help="no progress or matrix, only the summary line")
@@ -419,7 +449,12 @@ def _add_jobs_and_shard(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-j",
         "--jobs",
-        type=int,
+        type=_number(
+            "--jobs",
+            int,
+            low=1,
+            said="{flag} {text}: must be at least 1 (1 runs the pairs one at a time; omit it for one per CPU)",
+        ),
         metavar="N",
         help="worker processes (default: the number of CPUs; 1 runs the pairs in one worker process); "
         "the output is the same for every N",
@@ -485,7 +520,9 @@ def _add_certify_arguments(parser: argparse.ArgumentParser) -> None:
     _add_user_dirs(parser)
     parser.add_argument("--report-dir", default="reports", metavar="DIR", help="default: %(default)s")
     parser.add_argument("--format", default="json,md,html,junit", help="report formats (default: %(default)s)")
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per turn (default: %(default)s)")
+    parser.add_argument(
+        "--timeout", type=_seconds("--timeout"), default=30.0, help="seconds per turn (default: %(default)s)"
+    )
     parser.add_argument("--model", metavar="NAME", help="model name to ask for (default: per wire)")
     parser.add_argument(
         "--note",
@@ -540,6 +577,63 @@ def _add_ci_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rerun only the cases that failed, errored or went stale in the last run (<report-dir>/report.json)",
     )
+
+
+_PAIR_TIMEOUT_HELP = (
+    "seconds per adapter x scenario pair; a pair past it fails and its exchange in flight is cut (default: %(default)s)"
+)
+_SUFFIXES = {"K": 1024, "M": 1024 * 1024, "G": 1024 * 1024 * 1024}
+
+
+def _bytes(text: str) -> int:
+    """A size in bytes: a whole number, with an optional ``K``, ``M`` or ``G`` (times 1024)."""
+    raw = text.strip().replace("_", "")
+    factor = _SUFFIXES.get(raw[-1:].upper(), 1) if raw else 1
+    digits = raw[:-1] if factor != 1 else raw
+    if not digits.lstrip("-").isdigit():
+        raise ValueError(text)
+    return int(digits) * factor
+
+
+def _number(
+    flag: str,
+    kind: Callable[[str], Any],
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    above: float | None = None,
+    what: str = "",
+    said: str = "",
+) -> Callable[[str], Any]:
+    """An argparse type for the numeric option ``flag``: ``kind`` of the value (``int``, ``float``,
+    ``_bytes``), finite, within ``low``..``high`` and more than ``above``. Anything else (garbage, ``nan``, ``inf``, a
+    value out of range) is a usage error (exit 2) whose one line names the option, the value and
+    ``what`` it must be (``said``: the whole line, with ``{flag}`` and ``{text}``)."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text.strip())
+        except (ValueError, OverflowError):
+            value = None
+        if (
+            value is None
+            or (isinstance(value, float) and not math.isfinite(value))
+            or (low is not None and value < low)
+            or (high is not None and value > high)
+            or (above is not None and value <= above)
+        ):
+            raise argparse.ArgumentTypeError(
+                said.format(flag=flag, text=text) if said else f"{flag} must be {what}, not {text!r}"
+            )
+        return value
+
+    parse.__name__ = getattr(kind, "__name__", "value")
+    return parse
+
+
+def _seconds(flag: str) -> Callable[[str], Any]:
+    """The argparse type of a number of seconds: finite and above 0 (``--timeout nan`` is a usage error)."""
+    return _number(flag, float, above=0.0, what="positive (a finite number of seconds above 0)")
 
 
 def _optional(kind: Callable[[str], Any]) -> Callable[[str], Any]:

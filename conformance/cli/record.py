@@ -6,7 +6,9 @@ recording's sampling knobs (``--temperature``, ``--seed``, ``--max-tokens``; ``c
 Each pair prints one status: ``recorded``, ``unchanged``, ``model deviated: <what the model did
 instead>`` or ``failed: <error>`` (or ``unsupported``). The exit code is 1 when any pair failed, or
 deviated without ``--allow-deviation``; 2 on usage errors (among them a ``--scenarios-dir`` that is
-missing, is a file, or holds a link leading out of it, and sampling knobs given with ``--emulator``).
+missing, is a file, or holds a link leading out of it, sampling knobs given with ``--emulator``, and
+a ``--timeout``, ``--exchange-timeout`` or ``--max-body`` that is not a finite positive number,
+which ``conformance.cli`` refuses while parsing).
 """
 
 from __future__ import annotations
@@ -59,8 +61,6 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
     if args.emulator and (knobs or args.allow_deviation):
         given = [f"--{k.replace('_', '-')}" for k in knobs] + (["--allow-deviation"] if args.allow_deviation else [])
         return _usage(f"{', '.join(given)} go with --live; the emulator plays the scenario's script")
-    if args.exchange_timeout is not None and args.exchange_timeout <= 0:
-        return _usage(f"--exchange-timeout must be more than 0 seconds, not {args.exchange_timeout:g}")
     notes, wrong = _notes(args.provenance or [])
     if wrong:
         return _usage(wrong)
@@ -99,6 +99,7 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
             timeout=args.timeout,
             sampling=dataclasses.replace(DEFAULT_SAMPLING, **knobs),
             exchange_timeout=args.exchange_timeout,
+            max_body=args.max_body,
             allow_deviation=args.allow_deviation,
             notes=notes,
         )
@@ -111,6 +112,7 @@ def _record(args: argparse.Namespace, started: CommandLog) -> int:
             progress=sys.stderr,
             timeout=args.timeout,
             exchange_timeout=args.exchange_timeout,
+            max_body=args.max_body,
         )
     for command in started.commands():
         print(f"started for {command.scenario}: {command.shown()}", file=sys.stderr)

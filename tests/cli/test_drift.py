@@ -9,17 +9,19 @@ field path, and never touch the stored cassettes."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from _raw_server import Peer, RawServer, deflate_bomb, head
 
 from conformance.cli import main
 from conformance.emulator import Emulator, EmulatorScript
@@ -307,3 +309,51 @@ def test_a_users_mcp_command_starts_only_with_allow_commands(
 def test_usage_errors_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["drift", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def _gzip_bomb(peer: Peer) -> None:
+    bomb = deflate_bomb(1 << 30)  # 1 MB inflating to 1 GiB
+    headers = [("content-type", "application/json"), ("content-encoding", "gzip")]
+    peer.send(head(headers=[*headers, ("content-length", str(len(bomb)))]))
+    with contextlib.suppress(OSError):  # the client hangs up at its bound
+        peer.send(bomb)
+
+
+def _dribble(peer: Peer) -> None:
+    for byte in head(headers=[("content-type", "application/json"), ("content-length", "2")]):
+        if peer.stopped:
+            return
+        peer.send(bytes([byte]))
+        peer.wait(0.4)
+
+
+@pytest.mark.parametrize(
+    ("answer", "more", "said"),
+    [
+        (
+            _gzip_bomb,
+            ["--max-body", "1M"],
+            "POST /v1/chat/completions: the response body passed 1,048,576 bytes (decoded size; the bound on one "
+            "body) (raise it with --max-body); nothing was written",
+        ),
+        (
+            _dribble,
+            ["--exchange-timeout", "1", "--timeout", "20"],
+            "deadline: POST /v1/chat/completions did not end within 1 s (raise it with --exchange-timeout)",
+        ),
+    ],
+    ids=["gzip-bomb", "headers-a-byte-at-a-time"],
+)
+def test_drift_keeps_the_live_bounds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], answer: Callable[[Peer], None], more: list[str], said: str
+) -> None:
+    """Issue 27, point 4: drift records as `record --live` does, bounds included (before: the bomb
+    was inflated whole, and the dribbling headers ran into the pair's --timeout)."""
+    argv = ["drift", "--adapter", "openai_chat", "--scenario", SCENARIO, "--cassette-dir", str(tmp_path)]
+    with RawServer(answer) as server:
+        code = main([*argv, "--base-url", server.base_url, "--format", "json", *more])
+    document = json.loads(capsys.readouterr().out)
+    assert code == 1
+    (pair,) = document["pairs"]
+    assert pair["status"] == "failed"
+    assert said in pair["detail"]

@@ -342,3 +342,83 @@ def test_a_missing_path_is_exit_2_naming_it_in_every_command(
     out, err = capsys.readouterr()
     assert code == 2, (out, err)
     assert "/nonexistent" in err and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------------------------
+# Numeric options (issue 27, point 4): finite and in range, or a usage error naming the option
+# --------------------------------------------------------------------------------------------
+
+_BASE = {
+    "record": ["record", "--live", "--base-url", "http://127.0.0.1:9", "--adapter", "openai_chat"],
+    "drift": ["drift", "--base-url", "http://127.0.0.1:9", "--adapter", "openai_chat"],
+    "run": ["run"],
+    "certify": ["certify", "--client", "examples/clients/openai_driver.py:CLIENT"],
+    "selftest": ["selftest"],
+    "emulator": ["emulator"],
+}
+_NOT_FINITE = ["nan", "inf", "-inf", "ten", ""]
+_NUMBERS = [
+    # (command, option, values refused besides _NOT_FINITE)
+    ("record", "--timeout", ["0", "-1"]),
+    ("record", "--exchange-timeout", ["0", "-0.5"]),
+    ("record", "--max-body", ["0", "-1", "1.5M", "12x"]),
+    ("record", "--max-tokens", ["0", "-3", "2.5"]),
+    ("record", "--temperature", ["-0.1"]),
+    ("record", "--seed", ["1.5"]),
+    ("drift", "--timeout", ["0", "-1"]),
+    ("drift", "--exchange-timeout", ["0"]),
+    ("drift", "--max-body", ["0", "-1K"]),
+    ("run", "--timeout", ["0", "-1"]),
+    ("run", "--jobs", ["0", "-2", "1.5"]),
+    ("certify", "--timeout", ["0", "-1"]),
+    ("certify", "--jobs", ["0", "1.5"]),
+    ("selftest", "--timeout", ["0", "-1"]),
+    ("emulator", "--port", ["-1", "65536"]),
+    ("emulator", "--max-requests", ["-1", "2.5"]),
+    ("emulator", "--max-log-bytes", ["-1"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "value"),
+    [
+        pytest.param(command, option, value, id=f"{command} {option} {value!r}")
+        for command, option, refused in _NUMBERS
+        for value in [*_NOT_FINITE, *refused]
+        if not (option == "--seed" and value in ("-inf",))  # one spelling of a non-number is enough there
+    ],
+)
+def test_a_numeric_option_that_is_not_a_finite_number_in_range_is_a_usage_error(
+    command: str, option: str, value: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, ``--timeout nan`` was a traceback and 0, negative and ``inf`` were taken; every
+    command now refuses them while parsing, with one line naming the option and the value."""
+    for handler in ("_record", "_drift", "_run", "_certify", "_selftest", "_emulator"):
+        monkeypatch.setattr(f"conformance.cli.{handler}", lambda args: 99)  # parsing must stop before
+    code = main([*_BASE[command], f"{option}={value}"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, ""), err
+    (line,) = [line for line in err.splitlines() if "error:" in line]
+    assert line.startswith(f"conformance {command}: error: {option} ")
+    assert repr(value) in line or f"{option} {value}:" in line
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "attribute", "value"),
+    [
+        (["record", "--emulator", "--max-body", "64M"], "max_body", 64 * 1024 * 1024),
+        (["record", "--emulator", "--max-body", "1_000"], "max_body", 1000),
+        (["record", "--emulator"], "max_body", 64 * 1024 * 1024),
+        (["drift", "--emulator", "--max-body", "2k"], "max_body", 2048),
+        (["record", "--emulator", "--timeout", "0.5"], "timeout", 0.5),
+        (["record", "--live", "--temperature", "0"], "temperature", 0.0),
+        (["record", "--live", "--temperature", "none"], "temperature", None),
+        (["record", "--live", "--seed", "-1"], "seed", -1),  # llama.cpp's "a random seed"
+        (["emulator", "--port", "0"], "port", 0),
+        (["emulator", "--max-requests", "0"], "max_requests", 0),
+        (["run", "-j", "1"], "jobs", 1),
+    ],
+)
+def test_a_finite_number_in_range_is_taken(argv: list[str], attribute: str, value: object) -> None:
+    assert getattr(build_parser().parse_args(argv), attribute) == value

@@ -10,8 +10,10 @@ mutant that drops text. The response bodies follow the Chat Completions wire (op
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _hostile import run_bounded
 from _loopback import LoopbackServer, Reply
+from _raw_server import Peer, RawServer, chunk, deflate_bomb, head
 
 from conformance.adapters import get_adapter
 from conformance.cli import main
@@ -405,3 +409,98 @@ def test_a_recorded_deviation_the_model_repeats_is_unchanged_and_says_so(
     with LoopbackServer({CHAT: [chat(TEXT), chat_stream("No.")]}) as server:  # without the flag: still a deviation
         assert record(server.base_url, tmp_path) == 1
     assert "model deviated: " in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------
+# Bounds (issue 27, point 4): hostile servers on 127.0.0.1
+# --------------------------------------------------------------------------------------------
+
+
+def _dribble(peer: Peer) -> None:
+    """The status line and headers one byte every 0.4 s (httpx's read timeout restarts at each)."""
+    for byte in head(headers=[("content-type", "application/json"), ("content-length", "2")]):
+        if peer.stopped:
+            return
+        peer.send(bytes([byte]))
+        peer.wait(0.4)
+    peer.send(b"{}")
+
+
+def test_headers_sent_a_byte_at_a_time_are_cut_at_the_exchange_deadline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, each byte restarted the read timeout: the pair ran into its own --timeout (300 s by
+    default; 20 s here, which the old code hit with "timed out")."""
+    old = _old_cassette(tmp_path)
+    with RawServer(_dribble) as server:
+        code = record(server.base_url, tmp_path, "--exchange-timeout", "1", "--timeout", "20")
+        hung_up = server.idle(20)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "basic/get_time: failed: deadline: POST /v1/chat/completions did not end within 1 s" in err
+    assert "(raise it with --exchange-timeout); nothing was written" in err
+    assert "timed out" not in err
+    assert hung_up and server.requests == 1  # one exchange, cut: the next mode is not tried
+    assert cassette(tmp_path).read_bytes() == old
+
+
+def _gzip_bomb(peer: Peer) -> None:
+    bomb = deflate_bomb(4 << 30)  # 4 MB inflating to 4 GiB
+    headers = [("content-type", "application/json"), ("content-encoding", "gzip")]
+    peer.send(head(headers=[*headers, ("content-length", str(len(bomb)))]))
+    with contextlib.suppress(OSError):  # the client hangs up at its bound
+        peer.send(bomb)
+
+
+def _endless_deltas(peer: Peer) -> None:
+    """An SSE stream of text deltas that never ends, as fast as the client reads (64 KiB writes)."""
+    peer.send(head(headers=[("content-type", "text/event-stream"), ("transfer-encoding", "chunked")]))
+    events = _event({"content": "la "}, None) * 300
+    while not peer.stopped:
+        peer.send(chunk(events))
+
+
+_MEASURED = """
+import resource, sys
+from conformance.cli import main
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+code = main(sys.argv[1:])
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(f"peak {before} {after}", file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _record_measured(server: str, cassettes: Path, *more: str) -> tuple[int, str, float]:
+    """``record --live`` in a child under a 1 GiB address space; its exit code, its stderr and how
+    much its peak RSS grew while recording (MiB)."""
+    argv = ["record", "--live", "--adapter", "openai_chat", "--scenarios-dir", str(DATA), "--scenario"]
+    argv += ["basic/get_time", "--base-url", server, "--cassette-dir", str(cassettes), *more]
+    child = run_bounded(_MEASURED.replace("sys.argv[1:]", repr(argv)), timeout=120)
+    found = re.search(r"peak (\d+) (\d+)", child.stderr)
+    assert found, child.stderr[-3000:]
+    return child.returncode, child.stderr, (int(found.group(2)) - int(found.group(1))) / 1024
+
+
+def test_a_gzip_bomb_fails_the_pair_at_max_body_and_memory_stays_near_the_bound(tmp_path: Path) -> None:
+    """Before, httpx inflated the whole body before any check: 4 MB of gzip reached 3 GB (here the
+    child's 1 GiB address space ends it with a MemoryError)."""
+    with RawServer(_gzip_bomb) as server:
+        code, err, grew = _record_measured(server.base_url, tmp_path, "--max-body", "16M")
+    assert code == 1, err[-3000:]
+    said = "failed: POST /v1/chat/completions: the response body passed 16,777,216 bytes (decoded size"
+    assert said in err and "(raise it with --max-body); nothing was written" in err
+    assert "Traceback" not in err
+    assert grew < 3 * 16, f"peak RSS grew by {grew:.0f} MiB for a 16 MiB bound"
+    assert not cassette(tmp_path).exists()
+
+
+def test_an_endless_stream_fails_at_max_body_and_costs_about_the_bound(tmp_path: Path) -> None:
+    """Before, an endless stream was kept whole until the exchange deadline, 4-5 times the bytes
+    received in memory (the chunks, their join, the adapter's events)."""
+    with RawServer(_endless_deltas) as server:
+        code, err, grew = _record_measured(server.base_url, tmp_path, "--max-body", "16M", "--exchange-timeout", "60")
+    assert code == 1, err[-3000:]
+    assert "failed: POST /v1/chat/completions: the response body passed 16,777,216 bytes" in err, err[-3000:]
+    assert "deadline" not in err
+    assert grew < 4 * 16, f"peak RSS grew by {grew:.0f} MiB for a 16 MiB bound"
