@@ -15,13 +15,14 @@ A thin layer over the runner (``conformance.run.runner.run_pair``) and the clien
   FAIL and ERROR fail the item with the findings (check id, JSON path, expected, actual) and the
   cassette; a declared known gap is ``xfail`` with its reason, and a gap that passes fails the item
   as stale (``xfail(strict=True)``); UNSUPPORTED skips with the reason.
-- **Isolation.** Where fork is available (``conformance.run.workers.can_fork``), each pair runs in a
-  worker process forked for it (``run_in_workers``, as ``conformance run`` and ``certify`` run
-  theirs), which records its cassette first when the record mode asks: a client or adapter that
-  exits, segfaults, overruns the pair's budget (``--conformance-timeout`` per case or turn, as the
-  CLI's) or the worker's memory limit costs the pair's items an ERROR saying so, and the session goes
-  on. The worker inherits the session's network guard. Under xdist, an item carries from its setup
-  the ERROR case the controller keeps should its xdist worker die before the item's call report.
+- **Isolation.** Where fork is available (``conformance.run.workers.can_fork``), the pairs run in a
+  worker process (``WorkerPool``: the workers of ``conformance run`` and ``certify``, forked at the
+  first pair and knowing every pair collected), which records a pair's cassette first when the record
+  mode asks: a client or adapter that exits, segfaults, overruns the pair's budget
+  (``--conformance-timeout`` per case or turn, as the CLI's) or the worker's memory limit costs the
+  pair's items an ERROR saying so, the next pair gets a new worker, and the session goes on. The
+  worker inherits the session's network guard. Under xdist, an item carries from its setup the ERROR
+  case the controller keeps should its xdist worker die before the item's call report.
 - **conformance_server.** A loopback ``Emulator`` playing one scenario's cassette for one wire
   (``@pytest.mark.conformance_server(scenario=..., wire=...)`` or indirect parametrisation with a
   ``{"scenario": ..., "wire": ...}`` param): ``base_url``, ``requests``, ``played``.
@@ -63,7 +64,7 @@ import pytest
 if TYPE_CHECKING:
     from conformance.adapters.base import Adapter
     from conformance.emulator import Emulator
-    from conformance.run.workers import WorkerFailure
+    from conformance.run.workers import WorkerFailure, WorkerPool
     from conformance.scenarios.values import Mode, Scenario
     from conformance.verdicts import AdapterInfo, CaseResult, ScenarioInfo
 
@@ -375,8 +376,12 @@ class _Plugin:
         self._recorded: set[tuple[str, str]] = set()
         self._planned: dict[str, str] = {}
         """The ERROR case each xdist item carried from its setup, until its call report comes (the controller's)."""
-        self._memory: tuple[int | None] | None = None
-        """Bytes each worker process may take (``$CONFORMANCE_WORKER_MEMORY``), read once."""
+        self._pool: WorkerPool[_PairRun] | None = None
+        self._pair_specs: list[_Spec] = []
+        """The pairs run in workers, in the order they came: the workers know them by their index."""
+        self._known: dict[tuple[int, str, str, tuple[str, ...]], int] = {}
+        self._pool_knows = 0
+        """How many of ``_pair_specs`` the pool's workers were forked with."""
         self.finished: list[dict[str, Any]] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -403,6 +408,9 @@ class _Plugin:
             self.finished.append(data)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
         report_dir = self.config.getoption("conformance_report_dir")
         if not report_dir or hasattr(self.config, "workerinput"):  # an xdist worker: the controller writes
             return
@@ -483,6 +491,8 @@ class _Plugin:
             for scenario in chosen:
                 pair_modes = tuple(m for m in modes if m in scenario.modes)
                 specs += [_Spec(target, wire, scenario.id, mode, pair_modes) for mode in pair_modes]
+        for spec in specs:
+            self._register(spec)
         return specs
 
     def case(self, spec: _Spec) -> CaseResult:
@@ -490,10 +500,7 @@ class _Plugin:
 
         key = (spec.target.key, spec.wire, spec.scenario, spec.modes)
         if key not in self._pairs:
-            from conformance.mcp_bridge.trust import command_policy
-
-            with command_policy(allow=self.allow_commands), self._guard_children():  # docs/scenarios.md#trust
-                self._pairs[key] = self._run_isolated(spec)
+            self._pairs[key] = self._run_isolated(spec)
         for case in self._pairs[key][0]:
             if case.mode == spec.mode:
                 return case
@@ -530,38 +537,72 @@ class _Plugin:
         return spec.target.adapter if spec.target.adapter is not None else for_format(spec.wire)
 
     def _run_isolated(self, spec: _Spec) -> _PairRun:
-        """The pair's cases, run (and its cassette recorded, when the record mode asks) in a worker
-        process forked for it (``conformance.run.workers``, as ``conformance run`` and ``certify`` do):
-        a client or adapter that exits, crashes the interpreter, hangs past the pair's budget or runs
-        out of the worker's memory costs that pair's items an ERROR saying so, and the session goes
-        on. Where fork is not available (``can_fork``), here."""
-        from conformance.run.workers import can_fork, run_in_workers
+        """The pair's cases, run (and its cassette recorded, when the record mode asks) in the session's
+        worker process (``conformance.run.workers.WorkerPool``, the workers of ``conformance run`` and
+        ``certify``): a client or adapter that exits, crashes the interpreter, hangs past the pair's
+        budget or runs out of the worker's memory costs that pair's items an ERROR saying so, and the
+        next pair gets a new worker. Where fork is not available (``can_fork``), here."""
+        from conformance.mcp_bridge.trust import command_policy
+        from conformance.run.workers import can_fork
 
-        scenario = self.scenario(spec.scenario)
-        record = self._wants_cassette(self._recorder(spec), scenario)
+        record = self._wants_cassette(self._recorder(spec), self.scenario(spec.scenario))
         if not can_fork():
-            return self._run_guarded(spec, record)
+            with command_policy(allow=self.allow_commands), self._guard_children():  # docs/scenarios.md#trust
+                return self._run_guarded(spec, record)
+        pair = self._register(spec)
+        if self._pool is not None and pair >= self._pool_knows:
+            self._pool.close()  # a pair its workers do not know (collected after they were forked)
+            self._pool = None
+        return self._workers().run(2 * pair + record)
+
+    def _register(self, spec: _Spec) -> int:
+        """The pair's index in ``_pair_specs`` (collected pairs are registered at collection, so that
+        the workers, forked at the first pair, know every pair of the session)."""
+        key = (spec.target.key, spec.wire, spec.scenario, spec.modes)
+        if key not in self._known:
+            self._known[key] = len(self._pair_specs)
+            self._pair_specs.append(spec)
+        return self._known[key]
+
+    def _workers(self) -> WorkerPool[_PairRun]:
+        """The session's worker pool, started with every pair collected so far (item ``2 * n + r``: the
+        ``n``th pair, its cassette recorded first when ``r``)."""
+        if self._pool is not None:
+            return self._pool
+        from conformance.run.workers import WorkerPool, memory_limit_from_env
+
         for module in _WORKER_MODULES:  # loaded once here, not again in every worker
             importlib.import_module(module)
-        budget = self._budget(spec, scenario, record)
+
+        def unpack(index: int) -> tuple[_Spec, bool]:
+            pair, record = divmod(index, 2)
+            return self._pair_specs[pair], bool(record)
+
+        def run_one(index: int) -> tuple[_PairRun, bool]:
+            from conformance.clients import invoke
+            from conformance.mcp_bridge.trust import command_policy
+            from conformance.run import runner
+
+            with command_policy(allow=self.allow_commands):  # docs/scenarios.md#trust
+                found = _portable(self._run_guarded(*unpack(index)))
+            # a case's thread still runs past its timeout, or memory ran out: the next pair gets a new worker
+            return found, invoke.strained() or runner.strained()
 
         @contextlib.contextmanager
         def worker() -> Iterator[Callable[[int], tuple[_PairRun, bool]]]:
-            yield lambda _index: (_portable(self._run_guarded(spec, record)), True)
+            with self._guard_children():
+                yield run_one
 
-        def crashed(_index: int, failure: WorkerFailure) -> _PairRun:
-            return self._crashed(spec, failure, budget), {}
+        def crashed(index: int, failure: WorkerFailure) -> _PairRun:
+            return self._crashed(*unpack(index), failure), {}
 
-        if self._memory is None:
-            from conformance.run.workers import memory_limit_from_env
+        def budget(index: int) -> float:
+            spec, record = unpack(index)
+            return self._budget(spec, self.scenario(spec.scenario), record)
 
-            self._memory = (memory_limit_from_env(),)
-        results = run_in_workers(
-            1, jobs=1, worker=worker, crashed=crashed, budget=lambda _index: budget, memory=self._memory[0]
-        )
-        with contextlib.closing(results):  # interrupted (Ctrl-C): the worker is stopped
-            [found] = list(results)
-        return found
+        self._pool = WorkerPool(worker=worker, crashed=crashed, budget=budget, memory=memory_limit_from_env())
+        self._pool_knows = len(self._pair_specs)
+        return self._pool
 
     @property
     def timeout(self) -> float:
@@ -579,7 +620,7 @@ class _Plugin:
         cases = modes if spec.target.adapter is not None else modes * (len(scenario.turns) + 1)
         return pair_budget(cases, self.timeout) + (DEFAULT_PAIR_TIMEOUT + WATCHDOG_GRACE if record else 0.0)
 
-    def _crashed(self, spec: _Spec, failure: WorkerFailure, budget: float) -> list[CaseResult]:
+    def _crashed(self, spec: _Spec, _record: bool, failure: WorkerFailure) -> list[CaseResult]:
         """The pair's cases when its worker process died or was killed by the watchdog."""
         from conformance.run.runner import case_result
 

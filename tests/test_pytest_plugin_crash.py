@@ -1,5 +1,5 @@
-"""The pytest plugin survives its clients (issue 27, point 3): each (target, wire, scenario) pair runs
-in a worker process forked for it (``conformance.run.workers``), so a client that calls ``os._exit``,
+"""The pytest plugin survives its clients (issue 27, point 3): the (target, wire, scenario) pairs run
+in a worker process (``conformance.run.workers.WorkerPool``), so a client that calls ``os._exit``,
 segfaults, hangs in C or runs out of the worker's memory fails its own items with an ERROR saying
 what happened, and the session goes on: later tests run and ``--conformance-report-dir`` is written,
 under pytest-xdist too, where the crashed case is an error in ``report.json`` and ``junit.xml``.

@@ -49,6 +49,9 @@ and the reports are those of one worker, and ``--fail-fast`` stops at the same c
   (PR_SET_PDEATHSIG on Linux; elsewhere it reads the end of its pipe and exits), and a server dies
   with the worker that started it (``conformance.mcp_bridge._spawn``), so a SIGKILLed run leaves
   nothing behind.
+- **Items asked for one at a time** (``WorkerPool``: the pytest plugin, whose pairs run when their
+  tests ask): the same workers, watchdog and memory limit, an item sent when it is asked for; an idle
+  worker waits for the next with no deadline.
 - **Without fork** (macOS, whose system libraries do not survive a fork, and Windows: ``can_fork()``
   is False) the callers run every item in their own process, in threads with timeouts: a crash or
   ``os._exit`` there ends the run, and a hang in C can stall it.
@@ -79,6 +82,7 @@ __all__ = [
     "MEMORY_ENV",
     "WORKER_NICENESS",
     "WorkerFailure",
+    "WorkerPool",
     "can_fork",
     "default_memory_limit",
     "exit_despite_threads",
@@ -181,6 +185,43 @@ def run_in_workers(
     """
     run = _Run(count, jobs, worker, crashed, list(waiting), run_waiting, budget, memory)
     return run.results()
+
+
+class WorkerPool(Generic[T]):
+    """``run_in_workers`` for items asked for one at a time, when they are known only as they come (the
+    pytest plugin: an item's pair runs when its test asks): ``run(index)`` sends the item to an idle
+    worker, forked when there is none, and waits for its result; the worker then waits for the next
+    item, with no watchdog while it waits. A worker that dies, overruns ``budget(index)`` or retires
+    costs what ``run_in_workers`` says, and the next item gets a new worker. ``close()`` stops them.
+    Workers are forked with what the parent has at that time: ``worker()``'s items must be known to
+    them then (an index into a list the parent built before)."""
+
+    def __init__(
+        self,
+        *,
+        worker: Callable[[], AbstractContextManager[Callable[[int], tuple[T, bool]]]],
+        crashed: Callable[[int, WorkerFailure], T],
+        budget: Callable[[int], float] | None = None,
+        memory: int | None = None,
+    ) -> None:
+        self._run: _Run[T] = _Run(0, 1, worker, crashed, [], None, budget, memory)
+
+    def run(self, index: int) -> T:
+        """The result of item ``index`` (``crashed(index, failure)`` if its worker died or hung)."""
+        self._run.queue.append(index)
+        try:
+            self._run._feed()
+            while index not in self._run.done:
+                self._run._receive()
+        except BaseException:  # interrupted (Ctrl-C): no worker is left running an item
+            self.close(graceful=False)
+            raise
+        return self._run.done.pop(index)
+
+    def close(self, *, graceful: bool = True) -> None:
+        """Stop every worker: ``graceful`` lets each leave ``worker()`` (its MCP servers close)."""
+        self._run.queue.clear()
+        self._run._stop(graceful=graceful)
 
 
 def exit_text(code: int | None) -> str:
