@@ -243,6 +243,27 @@ def exchange_timeout() -> None:
     assert "`--exchange-timeout` seconds (default 120)" in " ".join(_doc("recording.md").split())
 
 
+def live_bounds() -> None:
+    """docs/recording.md and docs/live.md: the bounds of a live recording and their defaults."""
+    from conformance.run.recording import DEFAULT_MAX_BODY, DEFAULT_PAIR_TIMEOUT
+
+    args = build_parser().parse_args(["record", "--emulator"])
+    assert (args.max_body, args.timeout, args.exchange_timeout) == (DEFAULT_MAX_BODY, DEFAULT_PAIR_TIMEOUT, 120.0)
+    assert DEFAULT_MAX_BODY == 64 * 1024 * 1024 == build_parser().parse_args(["drift", "--emulator"]).max_body
+    recording = " ".join(_doc("recording.md").split())
+    assert "(default `64M`, 64 MiB;" in recording and "(both modes, every turn; default 300 s)" in recording
+    assert "did not end within 120 s" in recording and "timed out after 300 s" in recording
+    live = " ".join(_doc("live.md").split())
+    assert "`--exchange-timeout` (default 120 s," in live and "`--timeout` (default 300 s;" in live
+
+
+LIVE_RSS = Unchecked(
+    "measured",
+    "peak RSS of one `record --live` pair on this machine (a child per figure, against a loopback server); "
+    "tests/cli/test_record_live.py bounds the growth at 3x and 4x a 16 MiB --max-body",
+)
+
+
 def counter_scrub() -> None:
     """docs/recording.md: a counter header's digits become 0 (``6ms`` -> ``0ms``)."""
     interaction = {
@@ -273,6 +294,7 @@ CHECKS: dict[str, Callable[[], None]] = {
         limits_record_timeout,
         mcp_timeouts,
         exchange_timeout,
+        live_bounds,
         counter_scrub,
     )
 }
@@ -373,6 +395,25 @@ FIGURES: dict[tuple[str, str], str | Elsewhere | Unchecked] = {
     ("recording.md", "default 120"): "exchange_timeout",
     ("recording.md", "6ms"): "counter_scrub",
     ("recording.md", "0ms"): "counter_scrub",
+    ("recording.md", "120 s"): "live_bounds",
+    ("recording.md", "300 s"): "live_bounds",
+    ("recording.md", "default 300 s"): "live_bounds",
+    ("recording.md", "64 MiB"): "live_bounds",
+    ("recording.md", "4 MB"): Elsewhere(
+        "tests/cli/test_record_live.py::test_a_gzip_bomb_fails_the_pair_at_max_body_and_memory_stays_near_the_bound"
+    ),
+    ("recording.md", "4 GiB"): Elsewhere(
+        "tests/cli/test_record_live.py::test_a_gzip_bomb_fails_the_pair_at_max_body_and_memory_stays_near_the_bound"
+    ),
+    ("recording.md", "47 MB"): LIVE_RSS,
+    ("recording.md", "112 MB"): LIVE_RSS,
+    ("recording.md", "64 MB"): LIVE_RSS,
+    ("recording.md", "63 MB"): LIVE_RSS,
+    ("recording.md", "306 MB"): LIVE_RSS,
+    ("recording.md", "256 MiB"): LIVE_RSS,
+    ("recording.md", "2 GiB"): LIVE_RSS,
+    ("live.md", "default 120 s"): "live_bounds",
+    ("live.md", "default 300 s"): "live_bounds",
     ("scenarios.md", "Default 120"): "mcp_timeouts",
     ("scenarios.md", "default 2"): "fault_defaults",
     ("tutorial.md", "Two cases"): Elsewhere(
