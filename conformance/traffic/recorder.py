@@ -347,11 +347,17 @@ def _reason(status: int) -> str:
 
 
 def _headers(pairs: Iterable[tuple[str, str]], dropped: frozenset[str], scrubber: Scrubber) -> dict[str, list[str]]:
-    """Headers as name -> values, scrubbed as pieces twice: all values in the order they came (a
-    secret split across two header names, ``x-key-part-1``/``x-key-part-2``, is found), then the
-    values of each repeated header together (a secret split across two of them is found)."""
+    """Headers as name -> values, scrubbed: a named secret split across any two values, in either
+    order (two header names, ``x-key-part-1``/``x-key-part-2``, wherever they stand:
+    ``Scrubber.across``); then all values as pieces in the order they came, then the values of each
+    repeated header together (a secret split across two of them is found)."""
     kept = [(name, value) for name, value in pairs if name not in dropped]
-    across = scrubber.pieces([value for _, value in kept])
+    values = [value for _, value in kept]
+    for i in range(len(values)):
+        for j in range(len(values)):
+            if i != j and (both := scrubber.across(values[i], values[j])) is not None:
+                values[i], values[j] = both
+    across = scrubber.pieces(values)
     grouped: dict[str, list[str]] = {}
     for (name, _), value in zip(kept, across, strict=True):
         grouped.setdefault(name, []).append(value)

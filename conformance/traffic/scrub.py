@@ -354,6 +354,25 @@ class Scrubber:
         found.extend(self._cut_heads(text))
         return _merged(found)
 
+    def across(self, first: str, second: str) -> tuple[str, str] | None:
+        """``first`` and ``second`` with each named secret redacted that only their join holds (it
+        starts in ``first`` and ends in ``second``: a key split across two header names); None when
+        there is none. Key shapes are left to ``pieces``: joined without a separator, a shape would
+        run on into the next value."""
+        joined = first + second
+        cut = len(first)
+        spans: list[tuple[int, int]] = []
+        for needle, period in self._needles:
+            start = joined.find(needle, max(0, cut - len(needle) + 1))
+            while start != -1 and start < cut:
+                if start + len(needle) > cut:
+                    spans.append((start, start + len(needle)))
+                start = joined.find(needle, start + period)
+        if not spans:
+            return None
+        head, tail = _cut([first, second], joined, _merged(spans))
+        return head, tail
+
     def _cut_heads(self, text: str) -> Iterable[tuple[int, int]]:
         """A named secret's first 8+ characters at the very end of ``text`` (cut off there)."""
         for secret in self._heads:

@@ -282,7 +282,7 @@ def test_a_key_split_across_two_header_names_is_found(
     key = LOCAL
     split = [("x-echo-part-1", key[:10]), ("x-echo-part-2", key[10:])]
     non_stream = openai_chat(["fine"], stream=False)
-    non_stream.headers = [*non_stream.headers, *split]
+    non_stream.headers = [split[1], *non_stream.headers, split[0]]  # apart, the second half first
     stream = openai_chat(["fine"], stream=True)
     stream.headers = [*stream.headers, *split]
     code, _, cassette = record(tmp_path, "openai_chat", routes("openai_chat", non_stream, stream), key, monkeypatch)

@@ -29,14 +29,18 @@ from hypothesis import strategies as st
 from conformance import cli
 from conformance.adapters import get_adapter
 from conformance.adapters.base import WireRequest
-from conformance.traffic.cassettes import is_streaming, load_cassette
+from conformance.errors import CassetteWriteError
+from conformance.traffic.cassettes import Cassette, is_streaming, load_cassette
 from conformance.traffic.recorder import (
+    DROPPED_RESPONSE_HEADERS,
     Provenance,
+    _headers,
     normalise_url,
     record_cassette,
     write_cassette,
 )
 from conformance.traffic.replay import replay_transport
+from conformance.traffic.scrub import Scrubber
 from conformance.traffic.transport import Exchange, Transport
 
 # --------------------------------------------------------------------------------------------
@@ -686,3 +690,47 @@ def test_credentials_sent_are_scrubbed_where_the_server_echoes_them(tmp_path: Pa
     assert json.loads(text)["interactions"][0]["response"]["parsed_body"] == {
         "error": {"message": "seen REDACTED / REDACTED / REDACTED / REDACTED"}
     }
+
+
+def test_a_check_that_refuses_the_new_cassette_keeps_the_old_one(tmp_path: Path) -> None:
+    """``write_cassette(check=...)`` sees the new cassette read back before it replaces the old file
+    (a live recording's replay through the reference adapter, issue 27): when it refuses, the old file
+    stays byte for byte and the error names the file."""
+    path = tmp_path / "c.yaml"
+    live = Provenance(mode="live", model="qwen", scenario="basic/get_time")
+    turns = live_turns("call_Xq7v9Lr2Zx0b", 1764100000, "req_a1b2c3d4", 31.5)
+    write_cassette(path, turns, adapter="openai_chat", base_url="http://127.0.0.1:8080", provenance=live)
+    before = path.read_bytes()
+    seen: list[int] = []
+
+    def refuse(cassette: Cassette) -> None:
+        seen.append(len(cassette.interactions))
+        raise CassetteWriteError("turn 0 (stream): the answer decodes otherwise; nothing was written")
+
+    changed = Provenance(mode="live", model="other", scenario="basic/get_time")
+    with pytest.raises(CassetteWriteError, match=r"c\.yaml: turn 0 \(stream\): the answer decodes otherwise"):
+        write_cassette(
+            path, turns, adapter="openai_chat", base_url="http://127.0.0.1:8080", provenance=changed, check=refuse
+        )
+    assert seen == [len(turns)]
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]  # no temporary left
+
+
+def test_a_key_split_across_two_header_names_leaves_no_half() -> None:
+    key = "hunter2-local-token-1234"
+    exchange = Exchange(
+        method="POST",
+        url="http://127.0.0.1:1/v1/chat/completions",
+        request_headers=(("content-type", "application/json"),),
+        request_body=b"{}",
+        stream=False,
+        status=200,
+        response_headers=(("x-key-part-1", key[:10]), ("content-type", "application/json"), ("x-key-part-2", key[10:])),
+        response_body=b'{"choices": []}',
+    )
+    scrubber = Scrubber([key])
+    for order in (exchange.response_headers, exchange.response_headers[::-1]):  # another header between them
+        scrubbed = _headers(order, DROPPED_RESPONSE_HEADERS, scrubber)
+        assert not leaks(json.dumps(scrubbed), key), scrubbed
+        assert scrubbed["content-type"] == ["application/json"]
