@@ -520,10 +520,10 @@ class _Plugin:
         return client_adapter(spec.target.client, spec.wire)
 
     def _guard_children(self) -> contextlib.AbstractContextManager[object]:
-        """With ``--conformance-block-network``: the Python processes the pair's client or adapter starts
-        are guarded too (their environment, which the worker inherits, says so; set and cleaned up
-        here, whatever becomes of the worker). A test's own child processes are not: the guard's
-        ``sitecustomize`` would import this package into every Python process they start."""
+        """With ``--conformance-block-network``: the Python processes a pair's client or adapter starts
+        are guarded too (the environment says so: the worker's, for as long as it runs; a worker that
+        dies leaves the guard's small temporary folder behind). A test's own child processes are not:
+        the guard's ``sitecustomize`` would import this package into every Python process they start."""
         if not self.config.getoption("conformance_block_network"):
             return contextlib.nullcontext()
         from conformance.traffic.network_guard import guard_children
