@@ -17,7 +17,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 __all__ = ["BROKEN_PIPE", "INTERRUPTED", "build_parser", "main"]
 
@@ -693,8 +693,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name}: error: {problem}", file=sys.stderr)
             return _USAGE_ERROR
         _lenient_output()
-        code: int = handler(args)
-        sys.stdout.flush()  # a reader that went away shows here, not as a traceback at exit
+        err = sys.stderr
+        sys.stderr = _scrubbed(err)  # an error quoting a file's line shows no secret either
+        try:
+            code: int = handler(args)
+            sys.stdout.flush()  # a reader that went away shows here, not as a traceback at exit
+        finally:
+            sys.stderr = err
         if argv is None:  # the program itself: end even if an imported module left a thread running
             from conformance.run.workers import exit_despite_threads
 
@@ -708,6 +713,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         quiet_stdout()
         return BROKEN_PIPE
+
+
+def _scrubbed(stream: TextIO) -> TextIO:
+    """``stream`` scrubbed of key shapes and the process's secrets, as stdout is
+    (``conformance.cli._output.QuietOnBrokenPipe``)."""
+    from conformance.cli._output import QuietOnBrokenPipe
+
+    return QuietOnBrokenPipe.around(stream)
 
 
 def _lenient_output() -> None:

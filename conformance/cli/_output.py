@@ -96,6 +96,14 @@ class QuietOnBrokenPipe(io.TextIOBase):
     def isatty(self) -> bool:
         return is_terminal(self.out)
 
+    def fileno(self) -> int:
+        """The wrapped stream's descriptor (for a child process's output: not scrubbed here)."""
+        return self.out.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.out, "encoding", None) or "utf-8"
+
     def write(self, text: str) -> int:
         if not self.gone:
             try:

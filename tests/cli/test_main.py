@@ -422,3 +422,17 @@ def test_a_numeric_option_that_is_not_a_finite_number_in_range_is_a_usage_error(
 )
 def test_a_finite_number_in_range_is_taken(argv: list[str], attribute: str, value: object) -> None:
     assert getattr(build_parser().parse_args(argv), attribute) == value
+
+
+def test_an_error_on_stderr_that_quotes_a_secret_of_the_process_shows_it_redacted(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A usage error echoes what the user typed: a key there (a local server's token, not key-shaped,
+    known to the process through its provider variable) is redacted on stderr as on stdout."""
+    token = "hunter2-local-token-1234xyz"
+    monkeypatch.setenv("OPENAI_API_KEY", token)
+    code = main(["run", "--checks", token])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "--checks" in err and "REDACTED" in err
+    assert token not in err and token[:12] not in err
