@@ -463,7 +463,8 @@ _UNTRACKED = ("recorded", "clients")
 
 
 def _same_traffic(previous: Any, block: Mapping[str, Any], interactions: list[dict[str, Any]]) -> bool:
-    if not isinstance(previous, dict) or previous.get("version") != 1:
+    if not isinstance(previous, dict) or type(previous.get("version")) is not int or previous["version"] != 1:
+        # ``True`` and ``1.0`` equal 1 in Python, but the loader refuses them: such a file is rewritten
         return False
     old_block = previous.get("provenance")
     if not isinstance(old_block, dict) or "recorded" not in old_block:

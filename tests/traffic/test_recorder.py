@@ -151,6 +151,18 @@ def test_rerecording_unchanged_traffic_leaves_the_file_byte_identical(tmp_path: 
     assert b"2026-01-01T00:00:00Z" in before
 
 
+@pytest.mark.parametrize("version", ["true", "1.0"])
+def test_an_old_file_whose_version_is_not_the_integer_1_is_rewritten(tmp_path: Path, version: str) -> None:
+    """``version: true`` equals 1 in Python; the loader refuses it, so the same traffic over it is
+    written again with ``version: 1`` rather than left as "unchanged"."""
+    path = tmp_path / "c.yaml"
+    record_chat(path, now=datetime(2026, 1, 1, tzinfo=UTC))
+    path.write_text(path.read_text().replace("version: 1\n", f"version: {version}\n", 1))
+    result = record_chat(path, now=datetime(2026, 6, 1, tzinfo=UTC))
+    assert result.status == "written"
+    assert "version: 1\n" in path.read_text()
+
+
 def test_changed_traffic_is_rewritten_with_a_new_date(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     record_chat(path, now=datetime(2026, 1, 1, tzinfo=UTC))
