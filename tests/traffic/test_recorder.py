@@ -157,10 +157,12 @@ def test_an_old_file_whose_version_is_not_the_integer_1_is_rewritten(tmp_path: P
     written again with ``version: 1`` rather than left as "unchanged"."""
     path = tmp_path / "c.yaml"
     record_chat(path, now=datetime(2026, 1, 1, tzinfo=UTC))
-    path.write_text(path.read_text().replace("version: 1\n", f"version: {version}\n", 1))
+    text = path.read_text()
+    assert text.count('"version": 1\n') == 1  # the cassette is written as JSON (render_cassette)
+    path.write_text(text.replace('"version": 1\n', f'"version": {version}\n'))
     result = record_chat(path, now=datetime(2026, 6, 1, tzinfo=UTC))
     assert result.status == "written"
-    assert "version: 1\n" in path.read_text()
+    assert '"version": 1\n' in path.read_text()
 
 
 def test_changed_traffic_is_rewritten_with_a_new_date(tmp_path: Path) -> None:
