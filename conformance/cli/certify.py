@@ -90,6 +90,8 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         if args.intercept and args.python:
             raise UsageError("--intercept patches this process's HTTP clients: it cannot reach a --python driver")
         client = load_client(args.client, args.python)
+        if args.python and client.network != "namespace":  # one line: the driver has the guard alone
+            print(f"conformance certify: the driver's network: {client.network} (docs/clients.md)", file=sys.stderr)
         check_gap_keys(client.known_gaps, "--client")
         wires = tuple(split_list([args.wires])) if args.wires is not None else None
         if wires is not None and (missing := [w for w in wires if w not in client.wires]):

@@ -13,6 +13,10 @@ output or a read of stdin cannot reach it (stdin is ``/dev/null``; descriptor 1 
 point at stderr). An answer larger than ``MAX_MESSAGE`` is never written: the turn is ``invalid``
 with its size, the case's ERROR.
 
+On Linux the child runs in a network namespace of its own whose only route is loopback, relayed to
+the suite's server (``conformance.clients.sandbox``), where the system allows one; the hello says
+which network holds (``namespace``, or ``guard: WHY``: the audit hook alone).
+
 Every process the driver starts is ended with it (``end_tree``): the child is a session of its own
 and a sub-reaper (Linux), so orphans of a double fork stay below it, and each process carries
 ``TOKEN_ENV`` in its environment, which a process that moved to another session still has.
@@ -35,6 +39,7 @@ from typing import Any, TextIO
 from conformance.clients.codec import from_json, to_json
 from conformance.clients.contract import Call, Client, duties_to_json
 from conformance.clients.invoke import EventLoop, TurnResult, invoke
+from conformance.clients.sandbox import NAMESPACE, NETWORK_ENV, ChildRelay, NamespaceBroken, enter_namespace
 
 __all__ = ["MAX_MESSAGE", "TOKEN_ENV", "end_tree", "load_object", "main", "tree_of"]
 
@@ -75,6 +80,11 @@ def load_object(spec: str) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    try:
+        network, relay = _isolate()  # first: no thread may exist yet, and the driver is not loaded
+    except NamespaceBroken as exc:  # stuck in a namespace without loopback: the suite starts another child
+        _send(_protocol(args)[1], {"fatal": f"no network namespace: {exc}", "network": f"guard: {exc}"})
+        return 2
     calls, out = _protocol(args)
     if args[:1] == ["--fds"]:
         args = args[2:]
@@ -93,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             "duties": duties_to_json(getattr(client, "duties", None)),
             "python": sys.version.split()[0],
             "executable": sys.executable,
+            "network": network,
         }
     except BaseException as exc:  # any failure to load is reported to the suite, which exits 2
         _send(out, {"fatal": f"cannot load {args[0]} in {sys.executable}: {type(exc).__name__}: {exc}"})
@@ -107,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
                 if not isinstance(call, Call):
                     _send(out, {"fatal": "the suite sent something that is not a Call"})
                     return 2
+                if relay is not None:
+                    for problem in relay.serve(call.base_url):
+                        print(problem, file=sys.stderr, flush=True)
                 result = invoke(client, call, loop, timeout=call.timeout)
                 _send(out, {"result": to_json(result)})
     finally:  # the suite is done (or gone): so is everything the driver started
@@ -114,6 +128,18 @@ def main(argv: list[str] | None = None) -> int:
         if token:
             end_tree(os.getpid(), token, spare=os.getpid(), reap=True)
     return 0
+
+
+def _isolate() -> tuple[str, ChildRelay | None]:
+    """The child's network (``conformance.clients.sandbox``): a namespace of its own with the relay
+    to the suite's socket that ``NETWORK_ENV`` names, or the guard alone (``guard: WHY``)."""
+    asked = os.environ.pop(NETWORK_ENV, "")
+    if not asked:
+        return "guard: no relay socket was given (run by hand)", None
+    if asked.startswith("guard"):
+        return asked, None
+    network = enter_namespace()
+    return network, (ChildRelay(asked) if network == NAMESPACE else None)
 
 
 def _protocol(args: list[str]) -> tuple[TextIO, TextIO]:

@@ -10,8 +10,9 @@ raises ``RemoteRaised`` carrying the child's ``error_info`` of what the library 
 
 The child is other people's code, bounded like a worker:
 
-- what it prints (stdout and stderr, its subprocesses' too) is kept in a file; its last lines name
-  the cause when it fails (``STDERR_TAIL`` bytes at most are read back);
+- what it prints (stdout and stderr, its subprocesses' too) goes to a pipe this process drains while
+  it waits for an answer, keeping the last ``STDERR_TAIL`` bytes (nothing is written to disk, and a
+  driver printing without end costs no more); they name the cause when it fails;
 - a child that dies (an exit, a signal), stops answering (``turn_slack`` past the turn's timeout) or
   breaks the protocol (an answer that is not JSON, not a turn result, or larger than
   ``MAX_MESSAGE``: read in bounded chunks, never more) raises ``ClientCrashed`` naming what
@@ -23,9 +24,15 @@ The child is other people's code, bounded like a worker:
   first client of the run is closed;
 - on Linux it has a worker's memory limit (``conformance.run.workers``:
   ``$CONFORMANCE_WORKER_MEMORY``);
-- its network is guarded (``conformance.traffic.network_guard``: a ``sitecustomize`` installs the
-  audit hook in it and in its Python subprocesses); each refused address is logged to a file this
-  process watches, so the harness reports it as a finding of the turn.
+- on Linux it runs in a network namespace of its own whose only route is loopback
+  (``conformance.clients.sandbox``): the ports of the base URLs this process sends are relayed
+  to the suite's server through a Unix socket in the child's private folder, and any other address
+  is unreachable, for the processes it starts too, Python or not; ``network`` says whether that
+  holds (``namespace``) or why not (``guard: WHY``), and ``$CONFORMANCE_CHILD_NETWORK=guard`` asks
+  for the guard alone;
+- its network is guarded as well (``conformance.traffic.network_guard``: a ``sitecustomize``
+  installs the audit hook in it and in its Python subprocesses); each refused address is logged to a
+  file this process watches, so the harness reports it as a finding of the turn.
 """
 
 from __future__ import annotations
@@ -49,6 +56,7 @@ from conformance.clients.child import MAX_MESSAGE, TOKEN_ENV, end_tree
 from conformance.clients.codec import from_json, to_json
 from conformance.clients.contract import Call, client_problems, duties_from_json
 from conformance.clients.invoke import ClientCrashed, InvalidCompletion, TurnResult
+from conformance.clients.sandbox import NETWORK_ENV, RelayServer
 from conformance.errors import UsageError
 from conformance.model import ErrorInfo, Response, StreamEvent
 from conformance.run.workers import limit_child_memory, memory_limit_from_env
@@ -76,6 +84,8 @@ STDERR_TAIL = 4096
 """Bytes of the end of the child's output read back to name the cause of a failure."""
 
 _CHUNK = 1 << 16
+_DRAIN_CHUNKS = 16
+"""Reads of the child's output per drain (1 MiB): the rest waits in the pipe for the next one."""
 
 
 class RemoteRaised(Exception):
@@ -114,7 +124,10 @@ class RemoteClient:
         self._answers: int | None = None
         self._buffer = bytearray()
         self._token = ""
-        self._output: IO[bytes] | None = None
+        self._output: int | None = None
+        self._tail = bytearray()
+        self._relay: RelayServer | None = None
+        self._relay_problem = ""
         self._shim: tempfile.TemporaryDirectory[str] | None = None
         self._turn_lock = threading.Lock()
         """One turn at a time on the pipe: a turn ``invoke`` gave up on still reads its own answer."""
@@ -138,6 +151,9 @@ class RemoteClient:
             self.close()
             raise UsageError(f"--client {spec} (under {python}): its duties do not fit: {exc}") from exc
         self.interpreter = f"{hello.get('executable', python)} (Python {hello.get('python', '?')})"
+        self.network = str(hello.get("network") or "guard: the driver's interpreter did not say")
+        """``namespace`` (a network namespace whose only route is loopback, relayed to the suite's
+        server) or ``guard: WHY`` (the audit hook alone)."""
         problems = client_problems(self)
         if problems:
             self.close()
@@ -184,6 +200,13 @@ class RemoteClient:
             log = Path(self._shim.name) / "refused.log"
             log.touch()
             watch_log(log)
+            if os.environ.get(NETWORK_ENV, "").startswith("guard"):
+                self._relay_problem = f"guard: ${NETWORK_ENV} asked for the guard alone"
+            else:
+                try:
+                    self._relay = RelayServer(Path(self._shim.name))
+                except OSError as exc:
+                    self._relay_problem = f"guard: the relay's Unix socket could not be made ({exc})"
         return self._shim.name
 
     def close(self, *, kill: bool = False) -> None:
@@ -192,6 +215,9 @@ class RemoteClient:
         self._stop(kill=kill)
         if self._first:
             end_tree(None, self._run_token + ".", prefix=True)
+        if self._relay is not None:
+            self._relay.close()
+            self._relay = None
         if self._shim is not None:
             unwatch_log(Path(self._shim.name) / "refused.log")
             self._shim.cleanup()
@@ -220,7 +246,8 @@ class RemoteClient:
             self._answers = None
         self._buffer.clear()
         if self._output is not None:
-            self._output.close()
+            with contextlib.suppress(OSError):
+                os.close(self._output)
             self._output = None
 
     def __enter__(self) -> RemoteClient:
@@ -238,15 +265,19 @@ class RemoteClient:
         env[LOG_ENV] = str(Path(shim) / "refused.log")
         self._token = f"{self._run_token}.{uuid.uuid4().hex}"
         env[TOKEN_ENV] = self._token
-        self._output = tempfile.TemporaryFile()  # noqa: SIM115 - kept until the child is stopped
+        env[NETWORK_ENV] = self._relay.path if self._relay is not None else self._relay_problem
+        output_read, output_write = os.pipe()
+        os.set_blocking(output_read, False)
+        self._output = output_read
+        self._tail.clear()
         call_read, call_write = os.pipe()
         answer_read, answer_write = os.pipe()
         try:
             self._process = subprocess.Popen(
                 [self.python, "-m", "conformance.clients.child", "--fds", f"{call_read},{answer_write}", self.spec],
                 stdin=subprocess.DEVNULL,
-                stdout=self._output,
-                stderr=self._output,
+                stdout=output_write,
+                stderr=output_write,
                 pass_fds=(call_read, answer_write),
                 start_new_session=True,
                 env=env,
@@ -256,7 +287,7 @@ class RemoteClient:
                 os.close(fd)
             raise UsageError(f"--python {self.python}: cannot start it: {exc}") from exc
         finally:
-            for fd in (call_read, answer_write):
+            for fd in (call_read, answer_write, output_write):
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._calls = os.fdopen(call_write, "wb")
@@ -269,6 +300,11 @@ class RemoteClient:
             why = str(exc)
             self._stop(kill=True)
             raise UsageError(f"--client {self.spec} under {self.python} did not start: {why}") from None
+        if "fatal" in message and isinstance(message.get("network"), str) and self._relay is not None:
+            self._stop(kill=True)  # its namespace could not be made usable: the guard alone, then
+            self._relay.close()
+            self._relay, self._relay_problem = None, message["network"][:500]
+            return self._start()
         if "fatal" in message:
             self._stop(kill=True)
             raise UsageError(f"--client {self.spec}: {str(message['fatal'])[:2000]}")
@@ -298,6 +334,8 @@ class RemoteClient:
             except UsageError as exc:
                 raise ProtocolBroken(f"the driver's interpreter could not be started again: {exc}") from None
         assert self._calls is not None
+        if self._relay is not None:
+            self._relay.allow(call.base_url)
         try:
             self._calls.write(json.dumps({"call": to_json(call)}).encode() + b"\n")
             self._calls.flush()
@@ -323,6 +361,8 @@ class RemoteClient:
         scanned = 0
         with selectors.DefaultSelector() as selector:
             selector.register(fd, selectors.EVENT_READ)
+            if self._output is not None:
+                selector.register(self._output, selectors.EVENT_READ)
             while True:
                 end = self._buffer.find(b"\n", scanned)
                 if end >= 0:
@@ -338,11 +378,17 @@ class RemoteClient:
                 if scanned > MAX_MESSAGE:
                     raise ProtocolBroken(self._too_large())
                 left = deadline - time.monotonic()
-                if left <= 0 or not selector.select(left):
+                ready = selector.select(left) if left > 0 else []
+                if not ready:
                     raise ProtocolBroken(
                         f"the driver's interpreter gave no answer in {timeout:g} s (it hung) and was killed;"
                         f" {self._output_tail()}"
                     )
+                output = self._output
+                if output is not None and any(key.fd == output for key, _ in ready) and not self._drain():
+                    selector.unregister(output)  # every writer closed it: nothing more to drain
+                if not any(key.fd == fd for key, _ in ready):
+                    continue
                 try:
                     chunk = os.read(fd, _CHUNK)
                 except BlockingIOError:
@@ -374,16 +420,31 @@ class RemoteClient:
             return f"died: killed by {name}"
         return f"died: it exited with code {code}"
 
+    def _drain(self) -> bool:
+        """Read what the child printed so far (without waiting), keeping the last ``STDERR_TAIL``
+        bytes; False once every writer closed the pipe."""
+        if self._output is None:
+            return False
+        for _ in range(_DRAIN_CHUNKS):  # a child printing as fast as it is read cannot hold this loop
+            try:
+                chunk = os.read(self._output, _CHUNK)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            self._tail += chunk
+            if len(self._tail) > STDERR_TAIL:
+                del self._tail[:-STDERR_TAIL]
+        return True
+
     def _output_tail(self) -> str:
         """The last lines the child printed (``STDERR_TAIL`` bytes at most)."""
         if self._output is None:
             return "its output: (none kept)"
-        try:
-            size = os.fstat(self._output.fileno()).st_size
-            self._output.seek(max(0, size - STDERR_TAIL))
-            text = self._output.read(STDERR_TAIL).decode("utf-8", "replace")
-        except OSError as exc:
-            return f"its output could not be read: {exc}"
+        self._drain()
+        text = bytes(self._tail).decode("utf-8", "replace")
         lines = [line for line in text.strip().splitlines() if line.strip()][-5:]
         return "its output ends: " + (" | ".join(lines) or "(nothing)")
 
