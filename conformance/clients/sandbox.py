@@ -175,8 +175,17 @@ def _splice(a: socket.socket, b: socket.socket, done: threading.Semaphore | None
         finally:
             finish()
 
-    for source, target in ((a, b), (b, a)):
-        threading.Thread(target=copy, args=(source, target), name="conformance-relay", daemon=True).start()
+    started = 0
+    try:
+        for source, target in ((a, b), (b, a)):
+            threading.Thread(target=copy, args=(source, target), name="conformance-relay", daemon=True).start()
+            started += 1
+    except RuntimeError:  # no thread to be had (a memory limit): this connection is cut, the next may pass
+        for s in (a, b):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+        for _ in range(2 - started):
+            finish()
 
 
 # ---- the child's side --------------------------------------------------------------------------
@@ -288,7 +297,11 @@ class RelayServer:
             if not self._slots.acquire(blocking=False):
                 inner.close()
                 continue
-            threading.Thread(target=self._open, args=(inner,), name="conformance-relay-open", daemon=True).start()
+            try:
+                threading.Thread(target=self._open, args=(inner,), name="conformance-relay-open", daemon=True).start()
+            except RuntimeError:  # no thread to be had: this connection is cut, the next may pass
+                inner.close()
+                self._slots.release()
 
     def _open(self, inner: socket.socket) -> None:
         outer: socket.socket | None = None

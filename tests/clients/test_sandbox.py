@@ -433,3 +433,43 @@ def test_certify_says_in_one_line_when_the_driver_has_the_guard_alone(
         assert lines == [f"conformance certify: the driver's network: {why} (docs/clients.md)"], captured.err
     else:
         assert lines == [], captured.err
+
+
+MANY = """
+import socket
+from urllib.parse import urlsplit
+
+from conformance.model import Response, Text
+
+
+class Many:
+    name = "many"
+    wires = {"openai_chat": frozenset()}
+
+    def complete(self, call):
+        address = urlsplit(call.base_url)
+        socks = [socket.create_connection((address.hostname, address.port), timeout=20) for _ in range(100)]
+        for n, sock in enumerate(socks):
+            sock.sendall(f"GET /{n} HTTP/1.1\\r\\n\\r\\n".encode())
+        answered = 0
+        for sock in socks:
+            with sock:
+                got = b""
+                while piece := sock.recv(4096):
+                    got += piece
+                answered += got.endswith(b"ok")
+        return Response(parts=(Text(text=str(answered)),), finish_reason="stop")
+
+    def error_info(self, exc):
+        return None
+
+
+client = Many()
+"""
+
+
+def test_a_hundred_connections_at_once_go_through_the_relay(tmp_path: Path) -> None:
+    with _listener() as (server, seen), RemoteClient(_driver(tmp_path, MANY), sys.executable) as remote:
+        base_url = f"http://127.0.0.1:{server.getsockname()[1]}"
+        assert _text(remote.complete(_call(base_url=base_url, timeout=60))) == "100"
+    assert sorted(seen) == sorted(f"GET /{n} HTTP/1.1\r\n\r\n".encode() for n in range(100))
