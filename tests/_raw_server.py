@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Peer", "RawServer", "chunk", "deflate_bomb", "head"]
+__all__ = ["Peer", "RawServer", "chunk", "deflate_bomb", "gzip_bomb_answer", "head"]
 
 
 def head(status: str = "200 OK", headers: list[tuple[str, str]] | None = None) -> bytes:
@@ -171,3 +171,17 @@ def deflate_bomb(total: int, *, gzip: bool = True) -> bytes:
     again = compressor.compress(mib) + compressor.flush(zlib.Z_FULL_FLUSH)
     assert compressor.compress(mib) + compressor.flush(zlib.Z_FULL_FLUSH) == again
     return first + again * (total // len(mib) - 1)
+
+
+def gzip_bomb_answer(inflated: int) -> Callable[[Peer], None]:
+    """A server's answer: a JSON body, gzip-encoded, that inflates to ``inflated`` bytes (about a
+    thousandth of that on the wire), sent until the client hangs up at its bound."""
+    bomb = deflate_bomb(inflated)
+
+    def answer(peer: Peer) -> None:
+        headers = [("content-type", "application/json"), ("content-encoding", "gzip")]
+        peer.send(head(headers=[*headers, ("content-length", str(len(bomb)))]))
+        with contextlib.suppress(OSError):  # the client hangs up at its bound
+            peer.send(bomb)
+
+    return answer
