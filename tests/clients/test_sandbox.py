@@ -122,7 +122,7 @@ def _listener() -> Iterator[tuple[socket.socket, list[bytes]]]:
     what each connection sent."""
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
-    server.listen(16)
+    server.listen(128)
     seen: list[bytes] = []
 
     def serve() -> None:
