@@ -12,7 +12,8 @@ before reports carried one), reports made by different suites (fingerprints diff
 selections differ beyond ``--shard``, shards of different N, a shard given twice or a case in two
 reports, a mix of sharded and unsharded reports, and missing shards (K of N absent) unless
 ``allow_partial``: then the report is marked incomplete and names them. A shard that was itself
-incomplete (interrupted) makes the merged report incomplete too. Reports of runs without ``--shard`` merge as well, when no case is in two of them.
+incomplete (interrupted) makes the merged report incomplete too. Reports of runs without
+``--shard`` merge as well, when no case is in two of them.
 """
 
 from __future__ import annotations
