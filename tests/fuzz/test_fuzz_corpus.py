@@ -3,7 +3,7 @@ ones, through every entry point a user's file reaches; 0 crashes and 0 hangs.
 
 The default run (bare ``pytest``) takes the crafted inputs and a seeded sample of the corpus, every
 ``SAMPLE_EVERY``-th input (150 of 3,000, a few seconds); the whole corpus is the ``fuzz_corpus`` tier
-(``pytest -m fuzz_corpus``, about 1 min on 2 cores; docs/testing.md).
+(``pytest -m fuzz_corpus``, about 2 min on 2 cores with the other targets; docs/testing.md).
 
 The run is deterministic: ``CONFORMANCE_FUZZ_SEED`` (default ``0``) seeds it, and
 ``CONFORMANCE_FUZZ_CASSETTES`` / ``CONFORMANCE_FUZZ_SCENARIOS`` (defaults 2,000 and 1,000) say how
