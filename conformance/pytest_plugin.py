@@ -53,6 +53,7 @@ import json
 import math
 import os
 import pickle
+import tempfile
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -377,6 +378,9 @@ class _Plugin:
         self._planned: dict[str, str] = {}
         """The ERROR case each xdist item carried from its setup, until its call report comes (the controller's)."""
         self._pool: WorkerPool[_PairRun] | None = None
+        self._guard_folder: tempfile.TemporaryDirectory[str] | None = None
+        """The folder that guards the Python children of a pair's client: the session's (made before a
+        worker is forked, removed at the session's end), so a worker that dies leaves nothing behind."""
         self._pair_specs: list[_Spec] = []
         """The pairs run in workers, in the order they came: the workers know them by their index."""
         self._known: dict[tuple[int, str, str, tuple[str, ...]], int] = {}
@@ -411,6 +415,9 @@ class _Plugin:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+        if self._guard_folder is not None:
+            self._guard_folder.cleanup()
+            self._guard_folder = None
         report_dir = self.config.getoption("conformance_report_dir")
         if not report_dir or hasattr(self.config, "workerinput"):  # an xdist worker: the controller writes
             return
@@ -521,14 +528,16 @@ class _Plugin:
 
     def _guard_children(self) -> contextlib.AbstractContextManager[object]:
         """With ``--conformance-block-network``: the Python processes a pair's client or adapter starts
-        are guarded too (the environment says so: the worker's, for as long as it runs; a worker that
-        dies leaves the guard's small temporary folder behind). A test's own child processes are not:
-        the guard's ``sitecustomize`` would import this package into every Python process they start."""
+        are guarded too (the environment says so: the worker's, for as long as it runs), from the
+        session's folder (``_guard_folder``). A test's own child processes are not: the guard's
+        ``sitecustomize`` would import this package into every Python process they start."""
         if not self.config.getoption("conformance_block_network"):
             return contextlib.nullcontext()
         from conformance.traffic.network_guard import guard_children
 
-        return guard_children()
+        if self._guard_folder is None:  # in the session's process: the workers are forked after it
+            self._guard_folder = tempfile.TemporaryDirectory(prefix="conformance-guard-")
+        return guard_children(Path(self._guard_folder.name))
 
     def _recorder(self, spec: _Spec) -> Adapter:
         """The adapter that records the pair's cassette: the target adapter, or the client's wire's."""
@@ -573,6 +582,8 @@ class _Plugin:
 
         for module in _WORKER_MODULES:  # loaded once here, not again in every worker
             importlib.import_module(module)
+        if self.config.getoption("conformance_block_network") and self._guard_folder is None:
+            self._guard_folder = tempfile.TemporaryDirectory(prefix="conformance-guard-")  # before the fork
 
         def unpack(index: int) -> tuple[_Spec, bool]:
             pair, record = divmod(index, 2)

@@ -322,3 +322,15 @@ def test_a_plain_test_cannot_leave_loopback_through_raw_socket_or_udp(
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]))
     result = pytester.runpytest_subprocess(*PLUGIN_ARGS, "-p", "no:cacheprovider", "-rA", timeout=SAFETY_NET)
     assert outcomes(result) == {"passed": 2}, result.stdout.str()
+
+
+def test_a_crashed_worker_leaves_no_guard_folder_behind(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The folder that guards a client's Python children belongs to the session, not to the worker:
+    a worker that dies inside a pair leaves nothing in the temporary folder."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    result = session(pytester, monkeypatch, "exit", environ={"TMPDIR": str(scratch)})
+    assert outcomes(result) == {"failed": 2, "passed": 3}
+    assert sorted(p.name for p in scratch.iterdir() if p.name.startswith("conformance-guard-")) == []

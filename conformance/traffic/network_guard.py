@@ -253,19 +253,24 @@ def write_site(folder: Path) -> None:
 
 
 @contextmanager
-def guard_children() -> Iterator[Path]:
+def guard_children(folder: Path | None = None) -> Iterator[Path]:
     """Guard the Python child processes started inside the block: ``PYTHONPATH`` gets a folder holding
     the ``sitecustomize`` and this package, ``LOG_ENV`` a log file, watched here (``refused_since``).
-    Yields the log's path; the environment is restored after."""
+    Yields the log's path; the environment is restored after. The folder is a temporary one removed
+    after the block, or ``folder``, which the caller owns (a process that may die inside the block
+    leaves nothing behind when its parent owns the folder)."""
     saved = {name: os.environ.get(name) for name in ("PYTHONPATH", LOG_ENV)}
-    with tempfile.TemporaryDirectory(prefix="conformance-guard-") as folder:
-        root = Path(folder)
+    with contextlib.ExitStack() as stack:
+        if folder is None:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="conformance-guard-")))
+        root = folder
         package = Path(__file__).resolve().parents[1]
-        (root / "conformance").symlink_to(package, target_is_directory=True)
+        if not (root / "conformance").is_symlink():
+            (root / "conformance").symlink_to(package, target_is_directory=True)
         write_site(root)
         log = root / "refused.log"
         log.touch()
-        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (folder, saved["PYTHONPATH"]) if p)
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), saved["PYTHONPATH"]) if p)
         os.environ[LOG_ENV] = str(log)
         watch_log(log)
         try:
