@@ -535,9 +535,14 @@ class _Plugin:
             return contextlib.nullcontext()
         from conformance.traffic.network_guard import guard_children
 
-        if self._guard_folder is None:  # in the session's process: the workers are forked after it
+        return guard_children(self._guard_folder_path())
+
+    def _guard_folder_path(self) -> Path:
+        """The session's guard folder, made on first use: in the session's process, before a worker
+        is forked (``_workers``), so every worker shares it."""
+        if self._guard_folder is None:
             self._guard_folder = tempfile.TemporaryDirectory(prefix="conformance-guard-")
-        return guard_children(Path(self._guard_folder.name))
+        return Path(self._guard_folder.name)
 
     def _recorder(self, spec: _Spec) -> Adapter:
         """The adapter that records the pair's cassette: the target adapter, or the client's wire's."""
@@ -582,8 +587,8 @@ class _Plugin:
 
         for module in _WORKER_MODULES:  # loaded once here, not again in every worker
             importlib.import_module(module)
-        if self.config.getoption("conformance_block_network") and self._guard_folder is None:
-            self._guard_folder = tempfile.TemporaryDirectory(prefix="conformance-guard-")  # before the fork
+        if self.config.getoption("conformance_block_network"):
+            self._guard_folder_path()  # before the fork
 
         def unpack(index: int) -> tuple[_Spec, bool]:
             pair, record = divmod(index, 2)

@@ -60,7 +60,7 @@ from conformance.clients.sandbox import NETWORK_ENV, RelayServer
 from conformance.errors import UsageError
 from conformance.model import ErrorInfo, Response, StreamEvent
 from conformance.run.workers import limit_child_memory, memory_limit_from_env
-from conformance.traffic.network_guard import LOG_ENV, unwatch_log, watch_log, write_site
+from conformance.traffic.network_guard import LOG_ENV, prepare_guard_folder, unwatch_log
 
 __all__ = [
     "MAX_MESSAGE",
@@ -195,11 +195,7 @@ class RemoteClient:
         before the library's own pins in the other interpreter."""
         if self._shim is None:
             self._shim = tempfile.TemporaryDirectory(prefix="conformance-child-")
-            os.symlink(PACKAGE_DIR, Path(self._shim.name) / "conformance", target_is_directory=True)
-            write_site(Path(self._shim.name))
-            log = Path(self._shim.name) / "refused.log"
-            log.touch()
-            watch_log(log)
+            prepare_guard_folder(Path(self._shim.name), package=PACKAGE_DIR)
             if os.environ.get(NETWORK_ENV, "").startswith("guard"):
                 self._relay_problem = f"guard: ${NETWORK_ENV} asked for the guard alone"
             else:

@@ -31,7 +31,7 @@ import os
 import socket
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +48,7 @@ __all__ = [
     "install_from_environment",
     "is_loopback",
     "network_guard",
+    "prepare_guard_folder",
     "refusal_mark",
     "refused_since",
     "unwatch_log",
@@ -176,10 +177,10 @@ def _hook() -> None:
         _state["hooked"] = True
 
 
-def install_from_environment(environ: Mapping[str, str] | None = None) -> bool:
+def install_from_environment() -> bool:
     """Guard this process for good if its environment names a refusals log (``LOG_ENV``): what the
     ``sitecustomize`` of ``write_site`` calls at a child's start. Whether it did."""
-    log = (os.environ if environ is None else environ).get(LOG_ENV)
+    log = os.environ.get(LOG_ENV)
     if not log:
         return False
     _state["log"] = log
@@ -252,6 +253,21 @@ def write_site(folder: Path) -> None:
     (folder / "sitecustomize.py").write_text(_SITE, encoding="utf-8")
 
 
+def prepare_guard_folder(folder: Path, *, package: Path | None = None) -> Path:
+    """Make ``folder`` the one a guarded Python child gets on its ``PYTHONPATH``: a link to this
+    package (``package``, default the one imported here; once) and the ``sitecustomize``
+    (``write_site``), with its refusals log, watched here (``watch_log``). Returns the log's path
+    (for the child's ``LOG_ENV``)."""
+    if not (folder / "conformance").is_symlink():
+        target = package or Path(__file__).resolve().parents[1]
+        (folder / "conformance").symlink_to(target, target_is_directory=True)
+    write_site(folder)
+    log = folder / "refused.log"
+    log.touch()
+    watch_log(log)
+    return log
+
+
 @contextmanager
 def guard_children(folder: Path | None = None) -> Iterator[Path]:
     """Guard the Python child processes started inside the block: ``PYTHONPATH`` gets a folder holding
@@ -263,20 +279,13 @@ def guard_children(folder: Path | None = None) -> Iterator[Path]:
     with contextlib.ExitStack() as stack:
         if folder is None:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="conformance-guard-")))
-        root = folder
-        package = Path(__file__).resolve().parents[1]
-        if not (root / "conformance").is_symlink():
-            (root / "conformance").symlink_to(package, target_is_directory=True)
-        write_site(root)
-        log = root / "refused.log"
-        log.touch()
-        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), saved["PYTHONPATH"]) if p)
+        log = prepare_guard_folder(folder)
+        os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(folder), saved["PYTHONPATH"]) if p)
         os.environ[LOG_ENV] = str(log)
-        watch_log(log)
         try:
             yield log
         finally:
-            _watched.pop(log, None)
+            unwatch_log(log)
             for name, value in saved.items():
                 if value is None:
                     os.environ.pop(name, None)
