@@ -33,6 +33,7 @@ __all__ = [
     "expanded_schema_size",
     "how_to_raise",
     "parse",
+    "parse_size",
     "with_overrides",
 ]
 
@@ -79,13 +80,25 @@ def how_to_raise(name: str) -> str:
     return InputLimitError.how_to_raise(name)
 
 
-def _value(name: str, text: str, origin: str) -> int:
+def parse_size(text: str) -> int:
+    """A size in bytes: a whole number (``_`` between digits allowed), with an optional ``K``, ``M``
+    or ``G`` (times 1024); ``ValueError`` for anything else. Its sign is the caller's to check."""
     raw = text.strip().replace("_", "")
     factor = _SUFFIXES.get(raw[-1:].upper(), 1) if raw else 1
     digits = raw[:-1] if factor != 1 else raw
-    if not digits.isdigit() or int(digits) <= 0:
-        raise UsageError(f"{origin}: limit {name} must be a positive whole number (K, M, G allowed), not {text!r}")
+    if not digits.lstrip("-").isdigit():
+        raise ValueError(text)
     return int(digits) * factor
+
+
+def _value(name: str, text: str, origin: str) -> int:
+    try:
+        size = parse_size(text)
+    except ValueError:
+        size = 0
+    if size <= 0:
+        raise UsageError(f"{origin}: limit {name} must be a positive whole number (K, M, G allowed), not {text!r}")
+    return size
 
 
 def parse(pairs: Sequence[str], *, base: Limits | None = None, origin: str = "--limit") -> Limits:

@@ -582,17 +582,13 @@ def _add_ci_arguments(parser: argparse.ArgumentParser) -> None:
 _PAIR_TIMEOUT_HELP = (
     "seconds per adapter x scenario pair; a pair past it fails and its exchange in flight is cut (default: %(default)s)"
 )
-_SUFFIXES = {"K": 1024, "M": 1024 * 1024, "G": 1024 * 1024 * 1024}
 
 
 def _bytes(text: str) -> int:
-    """A size in bytes: a whole number, with an optional ``K``, ``M`` or ``G`` (times 1024)."""
-    raw = text.strip().replace("_", "")
-    factor = _SUFFIXES.get(raw[-1:].upper(), 1) if raw else 1
-    digits = raw[:-1] if factor != 1 else raw
-    if not digits.lstrip("-").isdigit():
-        raise ValueError(text)
-    return int(digits) * factor
+    """A size in bytes (``conformance.limits.parse_size``: K, M, G allowed), imported when an option needs it."""
+    from conformance.limits import parse_size
+
+    return parse_size(text)
 
 
 def _number(
