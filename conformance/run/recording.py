@@ -222,8 +222,6 @@ class _Fence(httpx.BaseTransport):
         self.cancelled = threading.Event()
         self.deadline = deadline
         self.overran: str | None = None
-        self.too_large: str | None = None
-        """The body cut at ``--max-body`` (set by the pair from its ``Transport``)."""
         self.inner = httpx.HTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
         self._lock = threading.Lock()
         self._watches: set[_Watch] = set()
@@ -323,7 +321,7 @@ class _Watch:
     def why(self, exc: BaseException) -> BaseException:
         """What to raise for ``exc``, an httpx error of this exchange: the pair's timeout or the
         deadline when either cut it, else ``exc`` itself."""
-        if self.fired == "the pair timed out" or self.fence.cancelled.is_set():
+        if self.fence.cancelled.is_set():  # set before any watch fires "the pair timed out"
             return httpx.TimeoutException("the pair timed out", request=getattr(exc, "_request", None))
         if self.fired is not None or isinstance(exc, httpx.TimeoutException):
             return self.fence.overrun(self.what)
@@ -465,15 +463,14 @@ def _record_pair(
                 )
                 if executor is not None and executor.failure is not None:
                     raise executor.failure  # the MCP server died: nothing is written
-                fence.too_large = transport.too_large
-                if fence.overran is not None or fence.too_large is not None:
+                if fence.overran is not None or transport.too_large is not None:
                     break  # the pair fails: the next mode would wait or download as long again
             exchanges = list(transport.exchanges)
         if fence.cancelled.is_set():  # timed out while this ran: the caller has moved on, nothing is written
             raise TransportTimeoutError(f"{adapter.name} {scenario.id}: the pair timed out")
         secrets = [options.api_key] if options.api_key else []
         scrubber = Scrubber([*secrets, *_sent_secrets(exchanges)])  # the one write_cassette scrubs the traffic with
-        problem = _failure(scenario, outcomes, exchanges, live=live, fence=fence)
+        problem = _failure(scenario, outcomes, exchanges, live=live, fence=fence, too_large=transport.too_large)
         if problem is not None:
             raise _PairFailed(scrubber.text(f"{problem}; nothing was written"))
         found = deviations(scenario, outcomes, clean=scrubber.text) if live else []
@@ -575,13 +572,14 @@ def _failure(
     *,
     live: bool,
     fence: _Fence,
+    too_large: str | None,
 ) -> str | None:
     """Why the pair's traffic must not be written, or None: an exchange past its deadline or without
     a response; live also a broken stream or a provider error the scenario does not expect."""
     if fence.overran is not None:
         return f"deadline: {fence.overran} (raise it with --exchange-timeout)"
-    if fence.too_large is not None:
-        return f"{fence.too_large} (raise it with --max-body)"
+    if too_large is not None:  # the body the transport cut at --max-body
+        return f"{too_large} (raise it with --max-body)"
     for exchange in exchanges:
         if exchange.status is None:
             return f"{exchange.method} {httpx.URL(exchange.url).path}: no response ({exchange.error or 'none'})"

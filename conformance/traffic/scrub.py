@@ -414,7 +414,7 @@ class Scrubber:
         joined = "".join(out)
         spans = self.spans(joined)
         if spans:
-            out = _edited(out, joined, [(start, end, REDACTED) for start, end in spans])
+            out = _cut(out, joined, spans)
             joined = "".join(out)
         for edits_of in (self._escaped_edits, self._percent_edits, self._document_edits):
             edits = edits_of(joined)
@@ -667,10 +667,6 @@ class _Pairs(list[tuple[str, Any]]):
     """A JSON object as its members in order (duplicates kept)."""
 
 
-def _pairs(members: list[tuple[str, Any]]) -> _Pairs:
-    return _Pairs(members)
-
-
 def _documents(text: str) -> Iterator[tuple[int, int, Any]]:
     """The JSON documents ``text`` holds, as ``(start, end, value)``, one at a time: the whole text
     when it is one, else one per line (after an SSE ``data:``, without a JSON-array stream's ``[``,
@@ -704,7 +700,7 @@ def _documents(text: str) -> Iterator[tuple[int, int, Any]]:
 
 def _loaded(text: str) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_pairs)
+        return json.loads(text, object_pairs_hook=_Pairs)
     except (ValueError, RecursionError):
         return None
 
