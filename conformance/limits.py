@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
 
 from conformance.errors import InputLimitError, UsageError
@@ -34,6 +35,7 @@ __all__ = [
     "how_to_raise",
     "parse",
     "parse_size",
+    "read_bounded",
     "with_overrides",
 ]
 
@@ -119,6 +121,21 @@ def parse(pairs: Sequence[str], *, base: Limits | None = None, origin: str = "--
 
 
 _cache: tuple[str, Limits] | None = None
+
+
+def read_bounded(path: Path, where: str) -> bytes:
+    """The bytes of ``path``, read no further than ``yaml_expanded_bytes`` (the bound of cassettes):
+    a larger file is a ``UsageError`` that starts with ``where``, names the limit and how to raise
+    it, raised before the file is read whole. ``OSError`` propagates."""
+    limit = current().yaml_expanded_bytes
+    with path.open("rb") as handle:
+        raw = handle.read(limit + 1)
+    if len(raw) > limit:
+        raise UsageError(
+            f"{where}: larger than {limit} bytes: past the limit yaml_expanded_bytes={limit} "
+            f"({how_to_raise('yaml_expanded_bytes')})"
+        )
+    return raw
 
 
 def current() -> Limits:

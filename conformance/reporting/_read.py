@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.errors import InputLimitError, UsageError
-from conformance.limits import current
+from conformance.limits import current, read_bounded
 from conformance.reporting._data import MAX_DEPTH, REPORT_FORMAT
 from conformance.traffic.safe_yaml import nests_deeper
 
@@ -29,22 +29,15 @@ def load_report(path: Path, where: str) -> Any:
     must be the whole number this suite writes. ``UsageError`` starts with ``where`` (the file, after
     the option that reads it), names the limit and says what to do; ``FileNotFoundError`` propagates."""
     limits = current()
-    size = limits.yaml_expanded_bytes
     how = InputLimitError.how_to_raise
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(size + 1)
+        raw = read_bounded(path, where)
     except IsADirectoryError:
         raise UsageError(f"{where}: a folder; give the report.json a run wrote") from None
     except FileNotFoundError:
         raise
     except OSError as exc:
         raise UsageError(f"{where}: cannot be read ({exc.strerror or exc}); give the report.json a run wrote") from None
-    if len(raw) > size:
-        raise UsageError(
-            f"{where}: larger than {size} bytes: past the limit yaml_expanded_bytes={size} "
-            f"({how('yaml_expanded_bytes')})"
-        )
     depth = max(limits.nesting_depth, MAX_DEPTH) + REPORT_FRAME
     if nests_deeper(raw, depth):
         raise UsageError(

@@ -599,7 +599,7 @@ def baseline_file(path: Path, text: str | None = None) -> str:
     file of its own, fsync, rename): a write that fails (a full disk, a read-only folder) leaves
     the old file whole, and a symbolic link at ``path`` is followed only inside its folder. Read
     bounded: a file larger than the ``yaml_expanded_bytes`` limit is refused before it is parsed."""
-    from conformance.limits import current
+    from conformance.limits import read_bounded
     from conformance.traffic.atomic import write_atomic
 
     if text is not None:
@@ -612,16 +612,8 @@ def baseline_file(path: Path, text: str | None = None) -> str:
                 "then run again with --update-baseline"
             ) from exc
         return text
-    limit = current().yaml_expanded_bytes
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(limit + 1)
-        if len(raw) > limit:
-            raise UsageError(
-                f"baseline {path}: larger than {limit} bytes: past the limit yaml_expanded_bytes={limit} "
-                f"({InputLimitError.how_to_raise('yaml_expanded_bytes')})"
-            )
-        return raw.decode("utf-8")
+        return read_bounded(path, f"baseline {path}").decode("utf-8")
     except FileNotFoundError as exc:
         raise UsageError(f"baseline {path}: no such file (write one with --update-baseline)") from exc
     except (OSError, UnicodeDecodeError) as exc:
