@@ -52,6 +52,7 @@ def fold(events: Iterable[StreamEvent], *, provider_details: Mapping[str, Any] |
     text: list[str] = []
     reasoning: list[str] = []
     reasoning_open = False
+    reasoning_source: str | None = None
     calls: dict[str, _OpenCall] = {}
     finish: FinishReason | None = None
     provider_reason: str | None = None
@@ -64,11 +65,19 @@ def fold(events: Iterable[StreamEvent], *, provider_details: Mapping[str, Any] |
             text.clear()
 
     def close_reasoning(signature: str | None = None, details: Mapping[str, Any] | None = None) -> None:
-        nonlocal reasoning_open
+        nonlocal reasoning_open, reasoning_source
         if reasoning_open:
-            parts.append(Reasoning(text="".join(reasoning), signature=signature, provider_details=details or {}))
+            parts.append(
+                Reasoning(
+                    text="".join(reasoning),
+                    signature=signature,
+                    source=reasoning_source,
+                    provider_details=details or {},
+                )
+            )
             reasoning.clear()
             reasoning_open = False
+            reasoning_source = None
 
     for ev in events:
         if isinstance(ev, ToolCallChunk):  # first: most events of a tool-call stream are chunks
@@ -82,9 +91,10 @@ def fold(events: Iterable[StreamEvent], *, provider_details: Mapping[str, Any] |
             close_text()
             if ev.redacted is not None:
                 close_reasoning()
-                parts.append(Reasoning(redacted=ev.redacted))
+                parts.append(Reasoning(redacted=ev.redacted, source=ev.source, provider_details=ev.provider_details))
                 continue
             reasoning_open = True
+            reasoning_source = reasoning_source or ev.source
             reasoning.append(ev.text)
             if ev.signature is not None or ev.provider_details:
                 close_reasoning(ev.signature, ev.provider_details)

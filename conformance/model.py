@@ -30,6 +30,8 @@ __all__ = [
     "Part",
     "Reasoning",
     "ReasoningDelta",
+    "ReasoningEffort",
+    "ReasoningSettings",
     "Request",
     "Resource",
     "Response",
@@ -130,8 +132,11 @@ class Tool:
     """JSON Schema of structured output (MCP ``outputSchema``)."""
     annotations: Mapping[str, Any] | None = None
     """MCP behaviour hints (readOnlyHint, ...); no provider carries them."""
+    cache_control: Mapping[str, Any] | None = None
+    """A prompt-cache breakpoint the caller set after this block (Anthropic's ``{"type": "ephemeral"}``,
+    ``"ttl"`` optional); wires without per-block markers cache automatically and leave it out."""
     provider_details: Mapping[str, Any] = field(default_factory=dict)
-    """Wire-only tool fields kept for a faithful round trip (``strict``, ``cache_control``)."""
+    """Wire-only tool fields kept for a faithful round trip (``strict``, ...)."""
     kind: Literal["tool"] = "tool"
 
 
@@ -149,6 +154,9 @@ class Text:
     """Plain text, in a message or a tool result."""
 
     text: str
+    cache_control: Mapping[str, Any] | None = None
+    """A prompt-cache breakpoint the caller set after this block (Anthropic's ``{"type": "ephemeral"}``,
+    ``"ttl"`` optional); wires without per-block markers cache automatically and leave it out."""
     provider_details: Mapping[str, Any] = field(default_factory=dict)
     """Provider-only data (e.g. Gemini's ``thoughtSignature`` on a text part)."""
     kind: Literal["text"] = "text"
@@ -221,19 +229,32 @@ class ToolResult:
     """MCP ``isError``: the tool failed and the content says why."""
     name: str | None = None
     """The called tool's name, for wires that key results by name (Gemini, Ollama)."""
+    cache_control: Mapping[str, Any] | None = None
+    """A prompt-cache breakpoint the caller set after this block (Anthropic's ``{"type": "ephemeral"}``,
+    ``"ttl"`` optional); wires without per-block markers cache automatically and leave it out."""
     provider_details: Mapping[str, Any] = field(default_factory=dict)
     kind: Literal["tool_result"] = "tool_result"
 
 
 @dataclass(frozen=True, kw_only=True)
 class Reasoning:
-    """Model reasoning that may need to be replayed verbatim (Anthropic thinking blocks)."""
+    """Model reasoning, kept so it can be replayed as the provider that produced it requires.
+
+    Opaque where the provider says so: ``signature`` and ``redacted`` go back byte for byte, and only
+    to the wire named by ``source`` (another provider cannot verify them: an adapter leaves such a
+    part out and says so in ``WireRequest.notes``). ``docs/adapters.md`` ("Reasoning") gives each
+    wire's form and replay rule."""
 
     text: str = ""
+    """The reasoning text, when the provider gives it (a summary on Responses; empty when redacted)."""
     signature: str | None = None
-    """Anthropic ``signature`` (or another provider's opaque signature)."""
+    """The opaque proof the provider checks on replay: Anthropic ``signature``, Gemini
+    ``thoughtSignature`` (base64), Responses ``encrypted_content``; None when the wire has none."""
     redacted: str | None = None
-    """Anthropic ``redacted_thinking`` data."""
+    """Anthropic ``redacted_thinking`` data (encrypted reasoning with no text)."""
+    source: str | None = None
+    """The wire format that produced it (``anthropic``, ``gemini``, ``openai_responses``,
+    ``openai_chat``, ``ollama``, ...); None: unknown (a caller's own history)."""
     provider_details: Mapping[str, Any] = field(default_factory=dict)
     kind: Literal["reasoning"] = "reasoning"
 
@@ -257,12 +278,34 @@ class Message:
 # --------------------------------------------------------------------------------------------
 
 
+ReasoningEffort: TypeAlias = Literal["minimal", "low", "medium", "high"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReasoningSettings:
+    """How much the model may reason, as the caller asks for it (``Request.reasoning``).
+
+    ``enabled=False`` turns reasoning off; otherwise ``effort`` (a level) and/or ``budget_tokens``
+    (a token budget). Each adapter translates what its wire has (Anthropic ``thinking`` /
+    ``output_config.effort``, Responses ``reasoning.effort``, Gemini ``thinkingConfig``, Chat
+    ``reasoning_effort``, Ollama ``think``) and declares it (capabilities ``reasoning_effort``,
+    ``reasoning_budget``, ``reasoning_off``); a setting its wire cannot carry is refused
+    (``UnsupportedContentError``), never dropped."""
+
+    enabled: bool = True
+    effort: ReasoningEffort | None = None
+    budget_tokens: int | None = None
+    kind: Literal["reasoning_settings"] = "reasoning_settings"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Request:
     """A provider-neutral chat request."""
 
     model: str = ""
     system: str | None = None
+    system_cache_control: Mapping[str, Any] | None = None
+    """A prompt-cache breakpoint the caller set after the system prompt (``Text.cache_control``)."""
     messages: tuple[Message, ...] = ()
     tools: tuple[Tool, ...] = ()
     tool_choice: ToolChoice | None = None
@@ -270,6 +313,8 @@ class Request:
     parallel_tool_calls: bool | None = None
     stream: bool = False
     max_tokens: int | None = None
+    reasoning: ReasoningSettings | None = None
+    """The caller's reasoning settings (None: the provider's default)."""
     provider_details: Mapping[str, Any] = field(default_factory=dict)
     """Wire fields the unified model does not cover, kept so a wire body round-trips."""
     kind: Literal["request"] = "request"
@@ -349,6 +394,9 @@ class ReasoningDelta:
     provider_details: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     """Provider data of the whole block, to replay it (the OpenAI Responses ``reasoning`` item);
     non-empty, it closes the block like ``signature`` and lands on the ``Reasoning`` part."""
+    source: str | None = None
+    """The wire format that produced it (``Reasoning.source``); the first of a block's deltas that
+    names it names the folded part."""
     type: Literal["reasoning_delta"] = "reasoning_delta"
 
 

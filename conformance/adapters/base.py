@@ -90,6 +90,10 @@ CAPABILITIES = frozenset(
         "images_in_tool_results",
         "is_error_in_tool_results",
         "reasoning_replay",
+        "reasoning_effort",
+        "reasoning_budget",
+        "reasoning_off",
+        "cache_control",
         "system_prompt",
         "call_ids",
     }
@@ -159,6 +163,9 @@ class WireRequest:
     """Non-secret headers the wire needs (``anthropic-version``); never keys."""
     stream: bool = False
     schema_changes: tuple[SchemaChange, ...] = ()
+    notes: tuple[str, ...] = ()
+    """What the adapter left out of the request and why, in one line each (reasoning another
+    provider produced, which this one cannot verify); shown with the case."""
 
 
 class _ToolsToWire(Protocol):

@@ -24,7 +24,16 @@ from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-from conformance.model import ErrorInfo, Message, Request, Response, StreamEvent, Tool, ToolChoice
+from conformance.model import (
+    ErrorInfo,
+    Message,
+    ReasoningSettings,
+    Request,
+    Response,
+    StreamEvent,
+    Tool,
+    ToolChoice,
+)
 
 __all__ = [
     "CLIENT_WIRES",
@@ -77,12 +86,17 @@ class Call:
     """A fake key, never a real one; the suite checks it never reaches a report."""
     model: str
     system: str | None = None
+    system_cache_control: Mapping[str, Any] | None = None
+    """A prompt-cache breakpoint after the system prompt (``Request.system_cache_control``)."""
     messages: tuple[Message, ...] = ()
     tools: tuple[Tool, ...] = ()
     """In MCP form (``Tool.input_schema`` is MCP ``inputSchema``)."""
     tool_choice: ToolChoice | None = None
     parallel_tool_calls: bool | None = None
     max_tokens: int | None = None
+    reasoning: ReasoningSettings | None = None
+    """The caller's reasoning settings (effort, budget, off; None: the provider's default), for the
+    driver to pass as the library's own option (``docs/clients.md``)."""
     stream: bool = False
     """Stream the answer (return its events) or not (return a ``Response``)."""
     timeout: float = 30.0
@@ -100,11 +114,13 @@ class Call:
             api_key=api_key,
             model=request.model,
             system=request.system,
+            system_cache_control=request.system_cache_control,
             messages=request.messages,
             tools=request.tools,
             tool_choice=request.tool_choice,
             parallel_tool_calls=request.parallel_tool_calls,
             max_tokens=request.max_tokens,
+            reasoning=request.reasoning,
             stream=request.stream,
             **extra,
         )
@@ -114,12 +130,14 @@ class Call:
         return Request(
             model=self.model,
             system=self.system,
+            system_cache_control=self.system_cache_control,
             messages=self.messages,
             tools=self.tools,
             tool_choice=self.tool_choice,
             parallel_tool_calls=self.parallel_tool_calls,
             stream=self.stream,
             max_tokens=self.max_tokens,
+            reasoning=self.reasoning,
         )
 
 
