@@ -39,6 +39,7 @@ from conformance.model import (
     ErrorKind,
     Finish,
     JSONObject,
+    Reasoning,
     Request,
     Resource,
     Response,
@@ -72,6 +73,7 @@ __all__ = [
     "name_map",
     "object_schema",
     "parse_arguments",
+    "reasoning_note",
     "result_texts",
     "retry_after_from_headers",
     "stream_broken",
@@ -404,6 +406,17 @@ def result_texts(result: ToolResult, refusal: str) -> list[str]:
 # --------------------------------------------------------------------------------------------
 # Ids and arguments
 # --------------------------------------------------------------------------------------------
+
+
+def reasoning_note(part: Reasoning, wire: str) -> str | None:
+    """Why ``part`` is not sent on ``wire`` (None: it may be): reasoning another provider produced
+    carries a signature or payload only that provider can verify (Gemini answers a foreign
+    ``thought_signature`` with 400 "Base64 decoding failed", Anthropic checks ``signature``), so it is
+    left out, and the adapter says so in ``WireRequest.notes``. A part with no ``source`` (a caller's
+    own history) is the adapter's to judge by what its wire needs."""
+    if part.source is None or part.source == wire:
+        return None
+    return f"reasoning produced by {part.source} left out: {wire} cannot verify another provider's reasoning"
 
 
 def synthetic_call_id(*keys: object) -> str:
