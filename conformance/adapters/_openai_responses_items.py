@@ -17,8 +17,13 @@ body comes back as it was:
   content part's other keys: ``annotations``, or ``type: "refusal"``); fresh text goes out in the
   "easy" form ``{"role": "assistant", "content": "..."}``;
 - ``ToolCall``: ``item_id`` (the ``fc_`` id, E12) and ``extra`` (``status`` ...);
-- ``Reasoning``: ``item`` (the reasoning item, replayed verbatim; ``signature`` = ``encrypted_content``);
-  a ``Reasoning`` without it (another provider's) has no id to replay and is not sent;
+- ``Reasoning``: ``item`` (the reasoning item, replayed verbatim; ``signature`` = ``encrypted_content``;
+  ``source`` = ``openai_responses``). Reasoning another provider produced is left out and said in the
+  request's notes (``base.reasoning_note``); one of ours without its item has no id to replay and is left
+  out too (``ResponseReasoningItemParam.id`` is required). A reasoning item goes out only right before the
+  item it preceded (a call or an assistant message): sent without its following item the API answers 400
+  "Item rs_* of type reasoning was provided without its required following item" (coder/mux#59, issue 28
+  wire facts §3c), so reasoning that ends an assistant turn is left out, with a note;
 - user messages and ``ToolResult``: ``extra`` (other keys) and ``parts`` (each content part's other
   keys, e.g. ``detail``; present when the content was a list).
 """
@@ -28,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from conformance.adapters.base import NameMap, dumps_compact, parse_arguments, synthetic_call_id
+from conformance.adapters.base import NameMap, dumps_compact, parse_arguments, reasoning_note, synthetic_call_id
 from conformance.errors import UnsupportedContentError, WireFormatError
 from conformance.model import (
     ContentItem,
@@ -44,7 +49,18 @@ from conformance.model import (
     ToolResult,
 )
 
-__all__ = ["ERROR_PREFIX", "items_from_message", "messages_from_items", "reasoning_text", "without"]
+__all__ = [
+    "ERROR_PREFIX",
+    "SOURCE",
+    "items_from_message",
+    "messages_from_items",
+    "reasoning_signature",
+    "reasoning_text",
+    "without",
+]
+
+SOURCE = "openai_responses"
+"""``Reasoning.source`` of the reasoning this wire produces."""
 
 ERROR_PREFIX = "Error: "
 """Responses has no is_error flag (§2b); a failed tool's first text carries this prefix on the wire."""
@@ -55,10 +71,35 @@ def without(raw: Mapping[str, Any], *keys: str) -> JSONObject:
     return {k: v for k, v in raw.items() if k not in keys}
 
 
-def reasoning_text(item: Mapping[str, Any]) -> str:
-    """The readable text of a reasoning item: its summaries, then any reasoning text, one blank line apart."""
-    texts = [str(p.get("text", "")) for key in ("summary", "content") for p in item.get(key) or [] if p.get("text")]
+def reasoning_text(item: Mapping[str, Any], where: str = "the reasoning item") -> str:
+    """The readable text of a reasoning item: its summaries, then any reasoning text, one blank line apart.
+
+    ``summary`` and ``content`` are lists of ``{"type", "text"}`` parts (openai-python
+    ``ResponseReasoningItem``); any other shape raises ``WireFormatError`` naming ``where``."""
+    texts: list[str] = []
+    for key in ("summary", "content"):
+        parts = item.get(key)
+        if parts is None:
+            continue
+        if not isinstance(parts, list):
+            raise WireFormatError(f"{where}: {key} is a {type(parts).__name__}, not a list of text parts")
+        for n, part in enumerate(parts):
+            text = part.get("text") if isinstance(part, Mapping) else None
+            if not isinstance(part, Mapping) or (text is not None and not isinstance(text, str)):
+                raise WireFormatError(f"{where}: {key}[{n}] is not a text part: {part!r:.80}")
+            if text:
+                texts.append(text)
     return "\n\n".join(texts)
+
+
+def reasoning_signature(item: Mapping[str, Any], where: str = "the reasoning item") -> str | None:
+    """A reasoning item's ``encrypted_content`` (None when absent or null); any other type raises
+    ``WireFormatError`` naming ``where`` (openai-python ``ResponseReasoningItem.encrypted_content:
+    Optional[str]``)."""
+    signature = item.get("encrypted_content")
+    if signature is not None and not isinstance(signature, str):
+        raise WireFormatError(f"{where}: encrypted_content is a {type(signature).__name__}, not a string")
+    return signature
 
 
 # --------------------------------------------------------------------------------------------
@@ -66,8 +107,9 @@ def reasoning_text(item: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def items_from_message(message: Message, names: NameMap) -> list[JSONObject]:
-    """One unified message -> its ``input`` items."""
+def items_from_message(message: Message, names: NameMap, notes: list[str] | None = None) -> list[JSONObject]:
+    """One unified message -> its ``input`` items; what is left out (reasoning, module docstring) is said
+    in ``notes`` when given."""
     details = message.provider_details
     if message.role == "tool":
         out: list[JSONObject] = []
@@ -88,12 +130,19 @@ def items_from_message(message: Message, names: NameMap) -> list[JSONObject]:
                 extras = [{"detail": "auto"} if isinstance(p, Image) else {} for p in message.parts]
             content = [_input_part(p, x, "user messages") for p, x in zip(message.parts, extras, strict=True)]
         return [{"role": details.get("role", "user"), "content": content, **details.get("extra", {})}]
-    return _assistant_items(message, names)
+    return _assistant_items(message, names, [] if notes is None else notes)
 
 
-def _assistant_items(message: Message, names: NameMap) -> list[JSONObject]:
+def _assistant_items(message: Message, names: NameMap, notes: list[str]) -> list[JSONObject]:
     out: list[JSONObject] = []
     current: JSONObject | None = None  # the message item that following text parts join
+    reasoning: list[JSONObject] = []  # reasoning items waiting for the item they precede
+
+    def emit(item: JSONObject) -> None:
+        out.extend(reasoning)
+        reasoning.clear()
+        out.append(item)
+
     for part in message.parts:
         if isinstance(part, Text):
             pd = part.provider_details
@@ -102,12 +151,12 @@ def _assistant_items(message: Message, names: NameMap) -> list[JSONObject]:
                     part.text if pd.get("content_string") else [] if pd.get("empty") else [_output_part(part)]
                 )
                 current = {"role": "assistant", "content": content, **pd["item"]}
-                out.append(current)
+                emit(current)
             elif not part.text:
                 continue
             elif current is None:
                 current = {"role": "assistant", "content": part.text}
-                out.append(current)
+                emit(current)
             elif isinstance(current["content"], str):
                 current["content"] += part.text
             else:
@@ -124,15 +173,25 @@ def _assistant_items(message: Message, names: NameMap) -> list[JSONObject]:
             }
             if pd.get("item_id"):
                 call["id"] = pd["item_id"]
-            out.append({**call, **pd.get("extra", {})})
+            emit({**call, **pd.get("extra", {})})
         elif isinstance(part, Reasoning):
-            if "item" in part.provider_details:  # only our own reasoning items carry the id to replay
+            if (note := reasoning_note(part, SOURCE)) is not None:
+                notes.append(note)
+            elif not isinstance(part.provider_details.get("item"), Mapping):
+                notes.append(f"reasoning without its {SOURCE} reasoning item left out: it has no item id to replay")
+            else:
                 item = dict(part.provider_details["item"])
                 if part.signature is not None:
                     item["encrypted_content"] = part.signature
-                out.append(item)
+                reasoning.append(item)
         else:
             raise UnsupportedContentError(f"OpenAI Responses assistant turns cannot carry {part.kind} parts")
+    if reasoning:
+        ids = ", ".join(str(item.get("id", "?")) for item in reasoning)
+        notes.append(
+            f"reasoning item(s) {ids} left out: nothing follows them in the assistant turn "
+            "(OpenAI answers 400 to a reasoning item without its required following item)"
+        )
     return out
 
 
@@ -197,7 +256,7 @@ def messages_from_items(items: Iterable[Mapping[str, Any]], names: NameMap) -> l
         elif kind == "function_call":
             parts = [_call_from_item(item, index, names)]
         elif kind == "reasoning":
-            parts = [_reasoning_from_item(item)]
+            parts = [_reasoning_from_item(item, index)]
         elif kind == "message" and item.get("role") == "assistant":
             parts = _assistant_texts(item)
         elif kind == "message":
@@ -282,11 +341,12 @@ def _call_from_item(item: Mapping[str, Any], index: int, names: NameMap) -> Tool
     )
 
 
-def _reasoning_from_item(item: Mapping[str, Any]) -> Reasoning:
-    signature = item.get("encrypted_content")
+def _reasoning_from_item(item: Mapping[str, Any], index: int) -> Reasoning:
+    where = f"input[{index}]"
     return Reasoning(
-        text=reasoning_text(item),
-        signature=signature if isinstance(signature, str) else None,
+        text=reasoning_text(item, where),
+        signature=reasoning_signature(item, where),
+        source=SOURCE,
         provider_details={"item": dict(item)},
     )
 

@@ -24,8 +24,22 @@ Quirks handled here:
 - tool results have no error flag: ``is_error`` travels as an ``Error: `` prefix on the (first) text
   (and is read back from it); images in tool results go out as ``input_image`` parts;
 - reasoning items are kept verbatim (``Reasoning.provider_details["item"]``, ``signature`` =
-  ``encrypted_content``, taken from ``output_item.done`` as the SDK docstring says) and replayed;
-  a ``Reasoning`` part without such an item (another provider's) has no id to replay and is not sent;
+  ``encrypted_content``, ``source`` = ``openai_responses``, taken from ``output_item.done``: "the
+  ``encrypted_content`` in ``response.output_item.added`` may be incomplete", openai-python
+  ``ResponseReasoningItemParam``); the text is the summaries then any ``reasoning_text`` content, streamed
+  from ``response.reasoning_summary_text.delta`` / ``response.reasoning_text.delta``. They are replayed in
+  ``input`` in order, right before the item they preceded (``_openai_responses_items`` says what is left
+  out: another provider's reasoning, one without its item, one with nothing after it; each with a note);
+- reasoning settings (``_reasoning_settings_to_wire``): ``effort`` -> ``reasoning: {"effort"}``, off ->
+  ``{"effort": "none"}`` (openai-python ``shared/reasoning_effort.py``: ``none``, ``minimal``, ``low``,
+  ``medium``, ``high``, ``xhigh``, ``max``); a token budget has no field (``UnsupportedContentError``).
+  A request that asks for reasoning (settings, not off) is stateless: ``store: false`` and
+  ``include: ["reasoning.encrypted_content"]`` ("enables reasoning items to be used in multi-turn
+  conversations when using the Responses API statelessly (like when the ``store`` parameter is set to
+  ``false``...)", ``response_create_params.py``), so the reasoning items carry their payload and are replayed
+  whole. The settings are the same on every turn of a conversation, so these two fields are too; without
+  settings neither is sent (``store`` defaults to true and replayed items are found by id; a non-reasoning
+  model is not sent an ``include`` it has nothing for);
 - refusals (``refusal`` parts, ``response.refusal.delta``) arrive as text; hosted-tool items
   (web search, MCP, custom tools ...) in a response are not function calls and are skipped.
 
@@ -35,7 +49,11 @@ hosted tools by position, and a ``tool_choice`` with no unified form (``allowed_
 raw in ``extra`` with ``Request.tool_choice`` None. Items and parts with no unified form (``item_reference``,
 ``input_file``, an ``input_image`` by ``file_id``) raise ``UnsupportedContentError``.
 Documented normalisations (hand-made bodies only; no recorded body needs one):
-- a function tool without ``parameters`` gets an empty object schema (reported as a ``SchemaChange``).
+- a function tool without ``parameters`` gets an empty object schema (reported as a ``SchemaChange``);
+- a reasoning item with nothing after it in its assistant turn is left out (the API refuses it).
+Unified -> wire -> unified: ``ReasoningSettings(enabled=True)`` without an effort sends no ``reasoning``
+(the model's default) and comes back as None; a ``reasoning`` object with other keys (``summary``,
+``context``) or an effort outside ``minimal``..``high`` stays raw in ``provider_details["extra"]``.
 Not a wire difference but worth knowing: tool output text that starts with ``Error: `` reads as
 ``is_error=True`` with the prefix removed (the prefix comes back on the way out).
 """
@@ -49,8 +67,10 @@ import orjson
 
 from conformance.adapters._openai_errors import error_from_wire, error_info
 from conformance.adapters._openai_responses_items import (
+    SOURCE,
     items_from_message,
     messages_from_items,
+    reasoning_signature,
     reasoning_text,
     without,
 )
@@ -68,7 +88,7 @@ from conformance.adapters.base import (
     synthetic_call_id,
 )
 from conformance.assembly import fold
-from conformance.errors import WireFormatError
+from conformance.errors import UnsupportedContentError, WireFormatError
 from conformance.framing import SSEDecoder, line_pieces
 from conformance.model import (
     ErrorEvent,
@@ -77,6 +97,7 @@ from conformance.model import (
     JSONObject,
     Message,
     ReasoningDelta,
+    ReasoningSettings,
     Request,
     Response,
     StreamEvent,
@@ -171,14 +192,56 @@ def _tool_from_wire(item: Mapping[str, Any], names: NameMap) -> Tool:
 # --------------------------------------------------------------------------------------------
 
 
+_EFFORTS = ("minimal", "low", "medium", "high")
+"""The unified efforts, each one of the wire's (``shared/reasoning_effort.py``)."""
+
+_ENCRYPTED_REASONING = "reasoning.encrypted_content"
+"""The ``include`` value that returns reasoning items with their payload (``ResponseIncludable``)."""
+
+
+def _reasoning_settings_to_wire(settings: ReasoningSettings | None) -> JSONObject | None:
+    """``Request.reasoning`` -> the ``reasoning`` object (None: send none, the model's default)."""
+    if settings is None:
+        return None
+    if not settings.enabled:
+        return {"effort": "none"}  # shared/reasoning_effort.py: "none" turns reasoning off
+    if settings.budget_tokens is not None:
+        raise UnsupportedContentError(
+            "OpenAI Responses has no reasoning token budget (only reasoning.effort): "
+            "leave budget_tokens out, or give an effort instead"
+        )
+    return {"effort": settings.effort} if settings.effort is not None else None
+
+
+def _reasoning_settings_from_wire(body: Mapping[str, Any]) -> ReasoningSettings | None:
+    """The ``reasoning`` object read back, when it is exactly what ``_reasoning_settings_to_wire`` writes
+    (``{"effort": ...}`` with ``none`` or a unified effort); None otherwise (it stays raw in ``extra``)."""
+    raw = body.get("reasoning")
+    if not isinstance(raw, Mapping) or set(raw) != {"effort"}:
+        return None
+    effort = raw["effort"]
+    if effort == "none":
+        return ReasoningSettings(enabled=False)
+    if effort in _EFFORTS:
+        return ReasoningSettings(effort=effort)
+    return None
+
+
+def _asks_for_reasoning(settings: ReasoningSettings | None) -> bool:
+    """Reasoning asked for: the request goes stateless (``store: false``, ``include``; module docstring)."""
+    return settings is not None and settings.enabled
+
+
 def request_to_wire(request: Request) -> WireRequest:
     """Unified request -> Responses body (``instructions`` + ``input`` items)."""
     details = request.provider_details
     wire_tools = tools_to_wire(request.tools)
     names = wire_tools.names
+    reasoning = _reasoning_settings_to_wire(request.reasoning)
     items: list[JSONObject] = []
+    notes: list[str] = []
     for message in request.messages:
-        items.extend(items_from_message(message, names))
+        items.extend(items_from_message(message, names, notes))
     body: JSONObject = {"model": request.model} if request.model else {}
     if request.system is not None:
         body["instructions"] = request.system
@@ -202,8 +265,21 @@ def request_to_wire(request: Request) -> WireRequest:
         body["stream"] = True
     if request.max_tokens is not None:
         body["max_output_tokens"] = request.max_tokens
+    if reasoning is not None:
+        body["reasoning"] = reasoning
+    if _asks_for_reasoning(request.reasoning):
+        if not details.get("no_include"):
+            body["include"] = [_ENCRYPTED_REASONING]
+        if not details.get("no_store"):
+            body["store"] = False
     body.update(details.get("extra", {}))
-    return WireRequest(path="/v1/responses", body=body, stream=request.stream, schema_changes=wire_tools.changes)
+    return WireRequest(
+        path="/v1/responses",
+        body=body,
+        stream=request.stream,
+        schema_changes=wire_tools.changes,
+        notes=tuple(notes),
+    )
 
 
 def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:
@@ -218,6 +294,11 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
         del extra["stream"]
     parallel = extra.pop("parallel_tool_calls", None) if isinstance(body.get("parallel_tool_calls"), bool) else None
     max_tokens = extra.pop("max_output_tokens", None) if isinstance(body.get("max_output_tokens"), int) else None
+    reasoning = _reasoning_settings_from_wire(body)
+    if reasoning is not None:
+        del extra["reasoning"]
+    if _asks_for_reasoning(reasoning):  # what request_to_wire adds, unless the body left it out
+        details.update({f"no_{key}": True for key in ("include", "store") if key not in body})
     wire_tools: list[Tool] = []
     for position, tool in enumerate(body.get("tools") or []):
         if tool.get("type") == "function":
@@ -248,6 +329,7 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
         parallel_tool_calls=parallel,
         stream=body.get("stream") is True,
         max_tokens=max_tokens,
+        reasoning=reasoning,
         provider_details=details,
     )
 
@@ -322,7 +404,7 @@ def _item_events(item: Mapping[str, Any], tracker: CallTracker, response_id: str
                 texts.append(TextDelta(text))
         return texts
     if kind == "reasoning":
-        return [_reasoning_event(item, with_text=True)]
+        return [_reasoning_event(item, position, with_text=True)]
     client_search = is_client_tool_search(item)
     if kind != "function_call" and not client_search:
         return []  # hosted-tool items (web_search_call, mcp_call, server tool_search ...) ran on the server
@@ -345,14 +427,16 @@ def _item_events(item: Mapping[str, Any], tracker: CallTracker, response_id: str
     return events
 
 
-def _reasoning_event(item: Mapping[str, Any], *, with_text: bool) -> ReasoningDelta:
+def _reasoning_event(item: Mapping[str, Any], position: int, *, with_text: bool) -> ReasoningDelta:
     """The delta that closes a reasoning block and carries its item for replay (``signature`` =
-    ``encrypted_content``)."""
-    signature = item.get("encrypted_content")
+    ``encrypted_content``); a payload or summary of the wrong JSON type raises ``WireFormatError``."""
+    where = f"output[{position}]"
+    text = reasoning_text(item, where)
     return ReasoningDelta(
-        reasoning_text(item) if with_text else "",
-        signature if isinstance(signature, str) else None,
+        text if with_text else "",
+        reasoning_signature(item, where),
         provider_details={"item": dict(item)},
+        source=SOURCE,
     )
 
 
@@ -484,7 +568,7 @@ class _Stream:
         if not delta or not isinstance(delta, str):
             return []
         # parts of one item are joined with a blank line, as _reasoning_text joins a whole item
-        return [ReasoningDelta("\n\n" + delta if last is not None and last != at else delta)]
+        return [ReasoningDelta("\n\n" + delta if last is not None and last != at else delta, source=SOURCE)]
 
     def _item_added(self, event: Mapping[str, Any]) -> list[StreamEvent]:
         self.saw_items = True
@@ -544,7 +628,7 @@ class _Stream:
         if kind == "reasoning":
             # the item of output_item.done holds the final encrypted_content (SDK ResponseReasoningItemParam);
             # its text already went out as deltas when there were any
-            return [_reasoning_event(item, with_text=key not in self.reasoning_at)]
+            return [_reasoning_event(item, position, with_text=key not in self.reasoning_at)]
         return []
 
     def close(self) -> list[StreamEvent]:
@@ -583,7 +667,8 @@ def stream_from_wire(chunks: Iterable[bytes], *, tools: Sequence[Tool] = ()) -> 
 
 capabilities = frozenset(
     "streaming parallel_tool_calls disable_parallel_tool_calls system_prompt call_ids images_in_tool_results"
-    " reasoning_replay tool_choice_auto tool_choice_none tool_choice_required tool_choice_named".split()
+    " reasoning_replay reasoning_effort reasoning_off"
+    " tool_choice_auto tool_choice_none tool_choice_required tool_choice_named".split()
 )
 
 ADAPTER = Adapter(

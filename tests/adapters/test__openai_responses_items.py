@@ -73,7 +73,7 @@ def test_reasoning_text_joins_summaries_then_content() -> None:
 
 def test_reasoning_signature_overrides_the_items_encrypted_content() -> None:
     part = Reasoning(signature="new", provider_details={"item": {"type": "reasoning", "id": "rs_1", "summary": []}})
-    (item,) = items_from_message(Message(role="assistant", parts=(part,)), NAMES)
+    item, _ = items_from_message(Message(role="assistant", parts=(part, Text(text="ok"))), NAMES)
     assert item == {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "new"}
 
 

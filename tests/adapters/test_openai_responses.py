@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from conformance.adapters import get_adapter
 from conformance.adapters import openai_responses as adapter
 from conformance.assembly import fold, lifecycle_problems
-from conformance.errors import UnsupportedContentError
+from conformance.errors import UnsupportedContentError, WireFormatError
 from conformance.model import (
     Audio,
     ErrorEvent,
@@ -47,6 +47,7 @@ from conformance.model import (
     Message,
     Reasoning,
     ReasoningDelta,
+    ReasoningSettings,
     Request,
     Resource,
     StreamEvent,
@@ -558,8 +559,8 @@ def test_reasoning_summary_and_encrypted_content_for_replay() -> None:
     )
     events = events_of(stream)
     assert [e for e in events if isinstance(e, ReasoningDelta)][:2] == [
-        ReasoningDelta("First."),
-        ReasoningDelta("\n\nSecond."),
+        ReasoningDelta("First.", source="openai_responses"),
+        ReasoningDelta("\n\nSecond.", source="openai_responses"),
     ]
     assert fold(events).parts == one_piece.parts
     next_turn = adapter.request_to_wire(Request(messages=(Message(role="assistant", parts=one_piece.parts),))).body
@@ -859,6 +860,8 @@ def test_adapter_value_and_capabilities() -> None:
         "system_prompt",
         "call_ids",
         "reasoning_replay",
+        "reasoning_effort",
+        "reasoning_off",
     }
     assert "is_error_in_tool_results" not in adapter.capabilities  # §8: no flag, text only
 
@@ -959,3 +962,191 @@ def test_a_call_whose_ids_are_not_text_is_still_read_under_ids_of_the_readers_ma
     }
     [call] = adapter.response_from_wire(body).tool_calls
     assert call.name == "f" and isinstance(call.id, str) and call.id
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 28: reasoning settings, replay rules, reasoning from another wire, bad reasoning payloads
+# (openai-python 3.x: shared/reasoning_effort.py, responses/response_create_params.py ``include``/``store``,
+# responses/response_reasoning_item.py; issue 28 wire facts §3)
+# --------------------------------------------------------------------------------------------
+
+
+def reasoning_item(item_id: str, summary: str = "", encrypted: str | None = None) -> dict[str, Any]:
+    item: dict[str, Any] = {"type": "reasoning", "id": item_id, "summary": []}
+    if summary:
+        item["summary"] = [{"type": "summary_text", "text": summary}]
+    if encrypted is not None:
+        item["encrypted_content"] = encrypted
+    return item
+
+
+@pytest.mark.parametrize(
+    ("settings", "reasoning", "stateless"),
+    [
+        (ReasoningSettings(effort="low"), {"effort": "low"}, True),
+        (ReasoningSettings(effort="minimal"), {"effort": "minimal"}, True),
+        (ReasoningSettings(enabled=False), {"effort": "none"}, False),
+        (ReasoningSettings(), None, True),  # on, at the model's default effort
+        (None, None, False),
+    ],
+)
+def test_reasoning_settings_go_out_as_reasoning_effort(
+    settings: ReasoningSettings | None, reasoning: dict[str, Any] | None, stateless: bool
+) -> None:
+    body = adapter.request_to_wire(Request(model="m", messages=(user_message("q"),), reasoning=settings)).body
+    assert body.get("reasoning") == reasoning
+    # asking for reasoning makes the request stateless, so the items come back with their payload
+    assert ("include" in body, "store" in body) == (stateless, stateless)
+    if stateless:
+        assert (body["include"], body["store"]) == (["reasoning.encrypted_content"], False)
+    back = adapter.request_from_wire(body)
+    assert back.reasoning == (None if reasoning is None else settings)
+    assert adapter.request_to_wire(back).body == body
+
+
+def test_a_reasoning_budget_has_no_field_and_is_refused() -> None:
+    with pytest.raises(UnsupportedContentError, match="budget"):
+        adapter.request_to_wire(Request(model="m", reasoning=ReasoningSettings(budget_tokens=2048)))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # recorded (pydantic-ai__test_openai_responses_streaming_usage.yaml): include without store, summary null
+        {
+            "model": "m",
+            "input": "q",
+            "include": ["reasoning.encrypted_content"],
+            "reasoning": {"effort": "low", "summary": None},
+        },
+        {"model": "m", "input": "q", "reasoning": {"effort": "low"}},  # effort, no include, no store
+        {"model": "m", "input": "q", "reasoning": {"effort": "xhigh"}},  # no unified effort: kept raw
+        {
+            "model": "m",
+            "input": "q",
+            "reasoning": {"effort": "high"},
+            "store": True,
+            "include": ["message.output_text.logprobs"],
+        },
+    ],
+)
+def test_reasoning_bodies_round_trip(body: dict[str, Any]) -> None:
+    assert adapter.request_to_wire(adapter.request_from_wire(body)).body == body
+
+
+def user_message(text: str) -> Message:
+    return Message(role="user", parts=(Text(text=text),))
+
+
+def test_interleaved_reasoning_replays_in_order_before_the_item_it_preceded() -> None:
+    first, second = reasoning_item("rs_1", "Plan.", "gAAA1"), reasoning_item("rs_2", "", "gAAA2")
+    output = [
+        first,
+        fc_item("fc_1", "call_1", "f", "{}", "completed"),
+        second,
+        fc_item("fc_2", "call_2", "g", "{}", "completed"),
+    ]
+    decoded = adapter.response_from_wire({"status": "completed", "output": output})
+    assert [p.kind for p in decoded.parts] == ["reasoning", "tool_call", "reasoning", "tool_call"]
+    assert {p.source for p in decoded.parts if isinstance(p, Reasoning)} == {"openai_responses"}
+    # streamed: the second item arrives after the first call is done, and lands after it
+    stream = sse(
+        added(reasoning_item("rs_1"), 0),
+        {
+            "type": "response.reasoning_text.delta",
+            "item_id": "rs_1",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": "Pl",
+        },
+        item_done({**first, "content": [{"type": "reasoning_text", "text": "Pl"}]}, 0),
+        added(fc_item("fc_1", "call_1", "f"), 1),
+        item_done(fc_item("fc_1", "call_1", "f", "{}", "completed"), 1),
+        added(reasoning_item("rs_2"), 2),
+        item_done(second, 2),
+        added(fc_item("fc_2", "call_2", "g"), 3),
+        item_done(fc_item("fc_2", "call_2", "g", "{}", "completed"), 3),
+        terminal(output=output),
+    )
+    streamed = fold(events_of(stream))
+    assert [p.kind for p in streamed.parts] == ["reasoning", "tool_call", "reasoning", "tool_call"]
+    reasoning = [p for p in streamed.parts if isinstance(p, Reasoning)]
+    assert [(r.text, r.signature, r.source) for r in reasoning] == [
+        ("Pl", "gAAA1", "openai_responses"),
+        ("", "gAAA2", "openai_responses"),
+    ]
+    results = Message(role="tool", parts=(ToolResult(call_id="call_1"), ToolResult(call_id="call_2")))
+    history = Request(messages=(user_message("q"), Message(role="assistant", parts=decoded.parts), results))
+    wire = adapter.request_to_wire(history)
+    assert [(i.get("type"), i.get("id")) for i in wire.body["input"][1:5]] == [
+        ("reasoning", "rs_1"),
+        ("function_call", "fc_1"),
+        ("reasoning", "rs_2"),
+        ("function_call", "fc_2"),
+    ]
+    assert wire.body["input"][1] == first and wire.body["input"][3] == second  # verbatim
+    assert wire.notes == ()
+
+
+def test_reasoning_of_another_wire_is_left_out_and_said() -> None:
+    anthropic = Reasoning(text="thinking", signature="EqQBCkgI", source="anthropic")
+    gemini = Reasoning(signature="c2ln", source="gemini")
+    call = ToolCall(id="call_1", name="f", arguments={}, arguments_raw="{}")
+    wire = adapter.request_to_wire(Request(messages=(Message(role="assistant", parts=(anthropic, gemini, call)),)))
+    assert [i["type"] for i in wire.body["input"]] == ["function_call"]
+    assert len(wire.notes) == 2 and all("openai_responses cannot verify" in n for n in wire.notes)
+    assert "anthropic" in wire.notes[0] and "gemini" in wire.notes[1]
+
+
+def test_our_reasoning_without_its_item_or_with_nothing_after_it_is_left_out_and_said() -> None:
+    no_item = Reasoning(text="Plan.", signature="gAAA", source="openai_responses")
+    wire = adapter.request_to_wire(Request(messages=(Message(role="assistant", parts=(no_item, Text(text="ok"))),)))
+    assert wire.body["input"] == [{"role": "assistant", "content": "ok"}]
+    assert wire.notes and "no item id" in wire.notes[0]
+    # coder/mux#59: "Item rs_* of type reasoning was provided without its required following item" (400)
+    alone = Reasoning(signature="gAAA", source="openai_responses", provider_details={"item": reasoning_item("rs_9")})
+    wire = adapter.request_to_wire(Request(messages=(user_message("q"), Message(role="assistant", parts=(alone,)))))
+    assert [i.get("type", "message") for i in wire.body["input"]] == ["message"]
+    assert wire.notes and "rs_9" in wire.notes[0] and "following item" in wire.notes[0]
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        ({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": 42}, "encrypted_content is a int"),
+        ({"type": "reasoning", "id": "rs_1", "summary": "thought"}, "summary is a str"),
+        ({"type": "reasoning", "id": "rs_1", "summary": [7]}, r"summary\[0\] is not a text part"),
+        (
+            {"type": "reasoning", "id": "rs_1", "summary": [], "content": [{"type": "reasoning_text", "text": 1}]},
+            "content",
+        ),
+    ],
+)
+def test_a_reasoning_payload_of_the_wrong_type_is_a_clear_error(item: dict[str, Any], message: str) -> None:
+    body = {"status": "completed", "output": [{"type": "message", "content": []}, item]}
+    with pytest.raises(WireFormatError, match=rf"output\[1\]: {message}"):
+        adapter.response_from_wire(body)
+    with pytest.raises(WireFormatError, match=rf"output\[1\]: {message}"):
+        list(adapter.stream_from_wire([sse(added(reasoning_item("rs_1"), 1), item_done(item, 1), terminal())]))
+    with pytest.raises(WireFormatError, match=rf"input\[0\]: {message}"):
+        adapter.request_from_wire({"model": "m", "input": [item]})
+
+
+def test_a_megabyte_of_reasoning_summary_decodes_whole() -> None:
+    text = "x" * (1 << 20)
+    item = reasoning_item("rs_1", text, "gAAA")
+    body = {"status": "completed", "output": [item, fc_item("fc_1", "call_1", "f", "{}", "completed")]}
+    (reasoning, _) = adapter.response_from_wire(body).parts
+    assert isinstance(reasoning, Reasoning) and reasoning.text == text
+    pieces = [
+        {
+            "type": "response.reasoning_summary_text.delta",
+            "item_id": "rs_1",
+            "output_index": 0,
+            "summary_index": 0,
+            "delta": text[i : i + 4096],
+        }
+        for i in range(0, len(text), 4096)
+    ]
+    streamed = fold(events_of(sse(added(reasoning_item("rs_1")), *pieces, item_done(item), terminal(output=[item]))))
+    assert isinstance(streamed.parts[0], Reasoning) and streamed.parts[0].text == text

@@ -9,6 +9,7 @@ independent of the adapter; never from our own output. The cassettes are read fr
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -202,3 +203,55 @@ def test_400_on_a_stream_request_is_a_json_body() -> None:
     )
     assert (error.status, error.kind) == (400, "invalid_request")
     assert error.message == interaction.response.json["error"]["message"]
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 28: the recorded reasoning items decode as openai-python reads them, and replay in the
+# order the recording client sent them (issue 28 wire facts §7)
+# --------------------------------------------------------------------------------------------
+
+
+def _kind_and_id(item: dict[str, Any]) -> tuple[str, str | None]:
+    kind = item.get("type", "message")
+    return kind, item.get("id") if kind in ("reasoning", "function_call") else None
+
+
+REASONING_CONVERSATIONS = (PHASE_STREAM, "other/pydantic-ai__test_reused_tool_call_ids[stream].yaml")
+
+
+@pytest.mark.parametrize("name", REASONING_CONVERSATIONS)
+def test_recorded_reasoning_decodes_as_the_sdk_reads_it_and_replays_in_the_recorded_order(name: str) -> None:
+    from openai.types.responses import ResponseOutputItemDoneEvent, ResponseReasoningItem
+
+    turns = SPEC.cassette(name)
+    replayed = 0
+    for before, after in itertools.pairwise(turns):
+        assert before.response is not None
+        folded = fold(SPEC.events(before.response.body))
+        # the item of output_item.done, as the SDK says to replay it (its encrypted_content differs from
+        # output_item.added's, and here from response.completed's too)
+        events = naive_sse(before.response.body)
+        done = [ResponseOutputItemDoneEvent.model_validate(e).item for e in events if e["type"].endswith("item.done")]
+        sdk = [item for item in done if isinstance(item, ResponseReasoningItem)]
+        ours = [p for p in folded.parts if isinstance(p, Reasoning)]
+        assert [(r.signature, r.text, r.source) for r in ours] == [
+            (item.encrypted_content, "\n\n".join(s.text for s in item.summary), "openai_responses") for item in sdk
+        ]
+        # the next request as our adapter writes it: the recorded history, with this turn's output as we decoded it
+        recorded = adapter.request_from_wire(after.request.json)
+        earlier = len(adapter.request_from_wire(before.request.json).messages)
+        messages = list(recorded.messages)
+        assert messages[earlier].role == "assistant"
+        messages[earlier] = Message(role="assistant", parts=folded.parts)
+        wire = adapter.request_to_wire(Request(model=recorded.model, messages=tuple(messages)))
+        sent = after.request.json["input"]
+        # the order of the items, and the ids of the reasoning and call items (an assistant message item
+        # goes back in the easy form, without the id pydantic-ai kept: not a reasoning matter)
+        assert [_kind_and_id(i) for i in wire.body["input"]] == [_kind_and_id(i) for i in sent]
+        ours_items = [i for i in wire.body["input"] if i.get("type") == "reasoning"]
+        assert [i["encrypted_content"] for i in ours_items] == [
+            i["encrypted_content"] for i in sent if i.get("type") == "reasoning"
+        ]
+        assert wire.notes == ()
+        replayed += len(sdk)
+    assert replayed >= 1
