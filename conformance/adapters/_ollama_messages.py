@@ -6,6 +6,14 @@ wire's tables, tools, request envelope, responses, streams and errors.
 Calls carry their arguments as JSON objects and optional ids (a missing one becomes a synthetic id
 that never goes back on the wire); results pair with calls by ``tool_call_id``, then ``tool_name``,
 then order; ``is_error`` travels as an ``Error: `` prefix on the result's text.
+
+Reasoning is the assistant message's ``thinking`` text (ollama-python ``_types.py`` ``Message.thinking``),
+read back with ``source="ollama"`` and sent back on the assistant message, as the official tool examples
+do (``examples/gpt-oss-tools-stream.py``: ``{'role': 'assistant', 'thinking': ..., 'content': ...,
+'tool_calls': ...}``; issue 28 wire facts §5c). Reasoning another provider produced is left out and said
+in the request's notes (``base.reasoning_note``); a caller's own (no ``source``) goes as text, but
+redacted reasoning has no field here (``UnsupportedContentError``). A ``thinking`` that is not a string
+is a ``WireFormatError`` naming the message.
 """
 
 from __future__ import annotations
@@ -13,17 +21,31 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conformance.adapters.base import NameMap, dumps_compact, parse_arguments, result_texts, synthetic_call_id
+from conformance.adapters.base import (
+    NameMap,
+    dumps_compact,
+    parse_arguments,
+    reasoning_note,
+    result_texts,
+    synthetic_call_id,
+)
 from conformance.errors import UnsupportedContentError, WireFormatError
 from conformance.model import Image, JSONObject, Message, Part, Reasoning, Text, ToolCall, ToolResult
 
-__all__ = ["ERROR_PREFIX", "message_from_wire", "message_to_wire", "result_from_wire", "wire_call"]
+__all__ = ["ERROR_PREFIX", "SOURCE", "message_from_wire", "message_to_wire", "result_from_wire", "wire_call"]
+
+SOURCE = "ollama"
+"""``Reasoning.source`` of the reasoning this wire produces."""
 
 ERROR_PREFIX = "Error: "
 """Ollama has no is_error flag (§5b); a failed tool's text carries this prefix on the wire."""
 
 
-def message_to_wire(message: Message, names: NameMap, history: Mapping[str, ToolCall]) -> list[JSONObject]:
+def message_to_wire(
+    message: Message, names: NameMap, history: Mapping[str, ToolCall], notes: list[str] | None = None
+) -> list[JSONObject]:
+    """One unified message -> its wire messages; what is left out (another provider's reasoning) is
+    said in ``notes`` when given."""
     details = message.provider_details
     if message.role == "tool":
         if bad := [p.kind for p in message.parts if not isinstance(p, ToolResult)]:
@@ -45,6 +67,10 @@ def message_to_wire(message: Message, names: NameMap, history: Mapping[str, Tool
                 raise UnsupportedContentError("Ollama takes base64 images only, not image URLs")
             images.append(part.data)
         elif isinstance(part, Reasoning) and assistant:
+            if (note := reasoning_note(part, SOURCE)) is not None:
+                if notes is not None:
+                    notes.append(note)
+                continue
             if part.redacted is not None:
                 raise UnsupportedContentError("Ollama cannot replay redacted reasoning (only thinking text)")
             thinking.append(part.text)  # signatures: no field (documented)
@@ -135,8 +161,11 @@ def message_from_wire(raw: Mapping[str, Any], index: int, names: NameMap) -> Mes
     parts: list[Part] = []
     if role == "assistant":
         handled: tuple[str, ...] = ("role", "content", "thinking", "tool_calls")
-        if isinstance(raw.get("thinking"), str):
-            parts.append(Reasoning(text=raw["thinking"]))
+        thinking = raw.get("thinking")
+        if thinking is not None and not isinstance(thinking, str):
+            raise WireFormatError(f"messages[{index}]: Ollama thinking is a string, not {type(thinking).__name__}")
+        if thinking is not None:
+            parts.append(Reasoning(text=thinking, source=SOURCE))
         if content:
             parts.append(Text(text=content))
         for position, call in enumerate(raw.get("tool_calls") or []):

@@ -33,7 +33,14 @@ Quirks handled here:
   ``parallel_tool_calls=False`` raise ``UnsupportedContentError``;
 - tool results have no error flag: ``is_error`` travels as an ``Error: `` prefix (read back from it);
   images in tool results are not sent (template-dependent, UNVERIFIED): ``UnsupportedContentError``;
-- ``max_tokens`` travels as ``options.num_predict`` (``docs/api.md``, ``api.Options.NumPredict``).
+- ``max_tokens`` travels as ``options.num_predict`` (``docs/api.md``, ``api.Options.NumPredict``);
+- reasoning is ``message.thinking`` (``source="ollama"``; streamed in pieces before the content, §5d) and
+  goes back on the assistant message (``_ollama_messages``); a ``thinking`` that is not a string is
+  malformed (``WireFormatError`` in a body or history, a ``malformed_response`` error in a stream);
+- reasoning settings travel as ``think`` (ollama-python ``_types.py``: ``think: Optional[Union[bool, str]]``,
+  "low"/"medium"/"high" for models with levels; issue 28 wire facts §5e): off -> ``false``, an effort ->
+  that level (``minimal`` has none: ``UnsupportedContentError``), enabled alone -> ``true``; a token budget
+  has no field (``UnsupportedContentError``). No reasoning or cache token counts exist on this wire (§5f).
 
 Round-trip normalisations (wire -> unified -> wire is JSON-equal for every recorded body):
 - a call's ``arguments`` sent as a JSON string comes back as an object;
@@ -44,7 +51,8 @@ Unified -> wire -> unified:
   True as None;
 - several text parts of a message come back as one; a user message's images follow its text;
   ``Image.media_type`` is lost (Ollama takes bare base64 and sniffs the type);
-- reasoning parts become the one ``thinking`` field; signatures are not carried (no field);
+- reasoning parts become the one ``thinking`` field; signatures are not carried (no field); a ``think``
+  this adapter does not write (another level) stays raw in ``provider_details["extra"]``;
 - ``is_error`` comes back from the ``Error: `` prefix; ``Tool.title``/``output_schema``/``annotations``
   are not carried (no field).
 """
@@ -56,7 +64,13 @@ from typing import Any
 
 import orjson
 
-from conformance.adapters._ollama_messages import message_from_wire, message_to_wire, result_from_wire, wire_call
+from conformance.adapters._ollama_messages import (
+    SOURCE,
+    message_from_wire,
+    message_to_wire,
+    result_from_wire,
+    wire_call,
+)
 from conformance.adapters.base import (
     Adapter,
     CallTracker,
@@ -85,6 +99,8 @@ from conformance.model import (
     JSONObject,
     Message,
     ReasoningDelta,
+    ReasoningEffort,
+    ReasoningSettings,
     Request,
     Response,
     StreamEvent,
@@ -229,6 +245,41 @@ def _tool_from_wire(item: Mapping[str, Any], names: NameMap) -> Tool:
 # --------------------------------------------------------------------------------------------
 
 
+_THINK_LEVELS: dict[str, ReasoningEffort] = {"low": "low", "medium": "medium", "high": "high"}
+"""The ``think`` levels (ollama-python ``_types.py``; issue 28 wire facts §5e), each a unified effort."""
+
+
+def _reasoning_settings_to_wire(settings: ReasoningSettings | None) -> bool | str | None:
+    """``Request.reasoning`` -> ``think`` (None: send none, the model's default)."""
+    if settings is None:
+        return None
+    if not settings.enabled:
+        return False
+    if settings.budget_tokens is not None:
+        raise UnsupportedContentError(
+            "Ollama has no reasoning token budget (think is on, off or a level): leave budget_tokens out"
+        )
+    if settings.effort is None:
+        return True
+    if settings.effort not in _THINK_LEVELS:
+        raise UnsupportedContentError(
+            f"Ollama think has no level {settings.effort!r} (only {', '.join(_THINK_LEVELS)}): use one of those"
+        )
+    return settings.effort
+
+
+def _reasoning_settings_from_wire(body: Mapping[str, Any]) -> ReasoningSettings | None:
+    """``think`` read back when it is one ``_reasoning_settings_to_wire`` writes; None otherwise."""
+    think = body.get("think")
+    if think is True:
+        return ReasoningSettings()
+    if think is False:
+        return ReasoningSettings(enabled=False)
+    if isinstance(think, str) and think in _THINK_LEVELS:
+        return ReasoningSettings(effort=_THINK_LEVELS[think])
+    return None
+
+
 def request_to_wire(request: Request) -> WireRequest:
     """Unified request -> ``/api/chat`` body (``stream`` always explicit: Ollama streams by default)."""
     details = request.provider_details
@@ -242,16 +293,20 @@ def request_to_wire(request: Request) -> WireRequest:
     names = _names(request.tools)
     calls = [p for m in request.messages if m.role == "assistant" for p in m.parts if isinstance(p, ToolCall)]
     history = {c.id: c for c in calls}
+    think = _reasoning_settings_to_wire(request.reasoning)
     messages: list[JSONObject] = []
+    notes: list[str] = []
     if request.system is not None:
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:
-        messages.extend(message_to_wire(message, names, history))
+        messages.extend(message_to_wire(message, names, history, notes))
     body: JSONObject = {"model": request.model, "messages": messages} if request.model else {"messages": messages}
     if wire_tools.tools:
         body["tools"] = wire_tools.tools
     if not details.get("stream_omitted"):
         body["stream"] = request.stream
+    if think is not None:
+        body["think"] = think
     extra = dict(details.get("extra", {}))
     options = extra.pop("options", None)
     if request.max_tokens is not None:
@@ -259,7 +314,9 @@ def request_to_wire(request: Request) -> WireRequest:
     if options is not None:
         body["options"] = options
     body.update(extra)
-    return WireRequest(path="/api/chat", body=body, stream=request.stream, schema_changes=wire_tools.changes)
+    return WireRequest(
+        path="/api/chat", body=body, stream=request.stream, schema_changes=wire_tools.changes, notes=tuple(notes)
+    )
 
 
 def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:
@@ -269,6 +326,9 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
     names = _names(tools) if tools else NameMap()
     details: JSONObject = {}
     extra = {k: v for k, v in body.items() if k not in _HANDLED_KEYS}
+    reasoning = _reasoning_settings_from_wire(body)
+    if reasoning is not None:
+        del extra["think"]
     if "tools" in body and not body["tools"]:
         extra["tools"] = body["tools"]
     stream = True  # api.ChatRequest.Stream: "true by default"
@@ -317,6 +377,7 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
         tools=tuple(_tool_from_wire(t, names) for t in body.get("tools") or []),
         stream=stream,
         max_tokens=max_tokens,
+        reasoning=reasoning,
         provider_details=details,
     )
 
@@ -394,8 +455,12 @@ class _Stream:
             return stream_broken(self.tracker, "malformed_response", f"message is not a JSON object: {message!r:.80}")
         if message:
             thinking = message.get("thinking")
-            if thinking and isinstance(thinking, str):
-                events.append(ReasoningDelta(thinking))
+            if thinking is not None and not isinstance(thinking, str):
+                self.done = True
+                why = f"message.thinking is a {type(thinking).__name__}, not a string"
+                return stream_broken(self.tracker, "malformed_response", why)
+            if thinking:
+                events.append(ReasoningDelta(thinking, source=SOURCE))
             content = message.get("content")
             if content and isinstance(content, str):
                 events.append(TextDelta(content))
@@ -506,7 +571,10 @@ def error_from_wire(
 # Adapter
 # --------------------------------------------------------------------------------------------
 
-capabilities = frozenset("streaming parallel_tool_calls system_prompt tool_choice_auto tool_choice_none".split())
+capabilities = frozenset(
+    "streaming parallel_tool_calls system_prompt tool_choice_auto tool_choice_none"
+    " reasoning_effort reasoning_off".split()
+)
 
 ADAPTER = Adapter(
     name="ollama",

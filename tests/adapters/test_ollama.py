@@ -46,6 +46,7 @@ from conformance.model import (
     Message,
     Reasoning,
     ReasoningDelta,
+    ReasoningSettings,
     Request,
     Resource,
     StreamEvent,
@@ -278,7 +279,7 @@ def conversation() -> Request:
         tools=(WEATHER,),
         messages=(
             user("Weather in Paris and Oslo?"),
-            Message(role="assistant", parts=(Reasoning(text="Two calls."), first, second)),
+            Message(role="assistant", parts=(Reasoning(text="Two calls.", source="ollama"), first, second)),
             Message(
                 role="tool",
                 parts=(
@@ -445,7 +446,11 @@ def test_reasoning_travels_as_thinking() -> None:
     message = Message(role="assistant", parts=(Reasoning(text="hmm", signature="sig"), Text(text="Hi")))
     body = adapter.request_to_wire(Request(model="m", messages=(message,))).body
     assert body["messages"] == [{"role": "assistant", "content": "Hi", "thinking": "hmm"}]
-    assert adapter.request_from_wire(body).messages[0].parts == (Reasoning(text="hmm"), Text(text="Hi"))
+    # read back from this wire, the reasoning names it (Reasoning.source)
+    assert adapter.request_from_wire(body).messages[0].parts == (
+        Reasoning(text="hmm", source="ollama"),
+        Text(text="Hi"),
+    )
     with pytest.raises(UnsupportedContentError, match="redacted"):
         redacted = Message(role="assistant", parts=(Reasoning(redacted="xx"),))
         adapter.request_to_wire(Request(model="m", messages=(redacted,)))
@@ -503,7 +508,7 @@ def test_stream_and_body_fold_to_the_same_response() -> None:
 
 def test_thinking_then_calls_keeps_the_order() -> None:
     events = stream(line(thinking="Let me "), line(thinking="check."), line(tool_calls=[call("a", {}, "c1")]), last())
-    assert events[:2] == [ReasoningDelta("Let me "), ReasoningDelta("check.")]
+    assert events[:2] == [ReasoningDelta("Let me ", source="ollama"), ReasoningDelta("check.", source="ollama")]
     parts = fold(events).parts
     assert isinstance(parts[0], Reasoning) and parts[0].text == "Let me check."
     assert isinstance(parts[1], ToolCall)
@@ -688,3 +693,77 @@ def test_a_message_that_is_not_an_object_is_a_malformed_answer_not_a_crash() -> 
     response = adapter.response_from_wire({"model": "m", "message": "hi", "done": True})
     assert response.error is not None and response.error.kind == "malformed_response"
     assert "message is not a JSON object" in response.error.message
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 28: think settings, replaying thinking, reasoning from another wire, bad thinking payloads
+# (ollama-python _types.py: ``think: Optional[Union[bool, str]]``, ``Message.thinking: Optional[str]``;
+# examples/gpt-oss-tools-stream.py sends thinking back on the assistant message; issue 28 wire facts §5)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("settings", "think"),
+    [
+        (ReasoningSettings(enabled=False), False),
+        (ReasoningSettings(), True),
+        (ReasoningSettings(effort="low"), "low"),
+        (ReasoningSettings(effort="medium"), "medium"),
+        (ReasoningSettings(effort="high"), "high"),
+        (None, None),
+    ],
+)
+def test_reasoning_settings_go_out_as_think(settings: ReasoningSettings | None, think: bool | str | None) -> None:
+    body = adapter.request_to_wire(Request(model="m", messages=(user("q"),), reasoning=settings)).body
+    assert body.get("think") == think and ("think" in body) == (think is not None)
+    back = adapter.request_from_wire(body)
+    assert back.reasoning == settings
+    assert adapter.request_to_wire(back).body == body
+
+
+@pytest.mark.parametrize(
+    ("settings", "word"),
+    [(ReasoningSettings(effort="minimal"), "minimal"), (ReasoningSettings(budget_tokens=1024), "budget")],
+)
+def test_settings_think_cannot_carry_are_refused(settings: ReasoningSettings, word: str) -> None:
+    with pytest.raises(UnsupportedContentError, match=word):
+        adapter.request_to_wire(Request(model="m", reasoning=settings))
+
+
+def test_a_think_value_the_adapter_does_not_write_round_trips_raw() -> None:
+    body = {"model": "m", "messages": [], "stream": False, "think": "max"}
+    request = adapter.request_from_wire(body)
+    assert request.reasoning is None and request.provider_details["extra"] == {"think": "max"}
+    assert adapter.request_to_wire(request).body == body
+
+
+def test_thinking_goes_back_on_its_message_and_another_wires_reasoning_is_left_out_and_said() -> None:
+    ours = Reasoning(text="Check the weather.", source="ollama")
+    theirs = Reasoning(text="hidden", signature="EqQBCkgI", source="anthropic")
+    redacted = Reasoning(redacted="opaque", source="anthropic")  # not ours: a note, not an error
+    call = ToolCall(id="call_1", name="get_weather", arguments={"city": "Paris"}, arguments_raw='{"city":"Paris"}')
+    message = Message(role="assistant", parts=(theirs, redacted, ours, call))
+    wire = adapter.request_to_wire(Request(model="m", messages=(user("q"), message), tools=(WEATHER,)))
+    sent = wire.body["messages"][1]
+    assert sent["thinking"] == "Check the weather." and sent["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert len(wire.notes) == 2 and all("anthropic" in n and "ollama cannot verify" in n for n in wire.notes)
+
+
+def test_thinking_that_is_not_a_string_is_malformed() -> None:
+    events = list(adapter.stream_from_wire([lines(line(thinking=["a"]), last())]))
+    assert isinstance(events[-2], ErrorEvent) and events[-2].error.kind == "malformed_response"
+    assert "thinking is a list" in events[-2].error.message and events[-1] == Finish("error")
+    body = last(message={"thinking": {"text": "a"}})
+    response = adapter.response_from_wire(body)
+    assert response.error is not None and response.error.kind == "malformed_response"
+    with pytest.raises(WireFormatError, match=r"messages\[0\]: Ollama thinking is a string, not int"):
+        adapter.request_from_wire({"messages": [{"role": "assistant", "content": "", "thinking": 7}]})
+
+
+def test_a_megabyte_of_thinking_streams_and_decodes_whole() -> None:
+    text = "y" * (1 << 20)
+    pieces = [line(thinking=text[i : i + 8192]) for i in range(0, len(text), 8192)]
+    (reasoning, _) = fold(stream(*pieces, line(content="ok"), last())).parts
+    assert isinstance(reasoning, Reasoning) and (reasoning.text, reasoning.source) == (text, "ollama")
+    (reasoning, _) = adapter.response_from_wire(last(message={"thinking": text, "content": "ok"})).parts
+    assert isinstance(reasoning, Reasoning) and reasoning.text == text
