@@ -10,6 +10,17 @@ Every wire field the unified model does not cover is kept in ``provider_details`
 and a tool message); per part ``part_extra``, ``call_extra``, ``thoughtSignature``, ``synthetic_id``
 and ``spelling`` (snake_case keys as sent, E32); per result ``response_key``, ``result_json``,
 ``response_object``, ``no_response`` and ``parts`` (the shape of ``functionResponse``).
+
+Reasoning (issue 28): a ``thoughtSignature`` is an opaque base64 string (google-genai ``types.py``
+``Part.thought_signature: Optional[bytes]``), kept on the part that carried it and sent back on
+that part ("pass it back exactly as received", ai.google.dev/gemini-api/docs/thought-signatures);
+parts read from a request are reasoning of the ``gemini`` wire. Reasoning another wire produced is
+left out (``base.reasoning_note``: Gemini answers a foreign signature with 400 "Base64 decoding
+failed", openclaw c4e8b60), and so is reasoning of unknown source whose signature is not base64.
+A call left unsigned in the current turn's tool loop is not given the placeholder
+``skip_thought_signature_validator``: its official wording is not verified and the one recording
+of it is gemini-2.0-flash, which validates nothing (issue28-wire-facts §2d); the request says so in
+its notes instead (Gemini 3 answers 400 for such a call, §2c).
 """
 
 from __future__ import annotations
@@ -22,7 +33,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from conformance.adapters.base import NameMap, dumps_compact, parse_arguments, synthetic_call_id
+from conformance.adapters.base import NameMap, dumps_compact, parse_arguments, reasoning_note, synthetic_call_id
 from conformance.errors import UnsupportedContentError, WireFormatError
 from conformance.model import (
     ContentItem,
@@ -39,6 +50,7 @@ from conformance.model import (
 
 __all__ = [
     "PATH_PREFIX",
+    "WIRE",
     "contents_from_wire",
     "contents_to_wire",
     "max_tokens_from_wire",
@@ -53,6 +65,10 @@ __all__ = [
 ]
 
 PATH_PREFIX = "/v1beta/models/"
+WIRE = "gemini"
+"""The wire name reasoning decoded here carries (``Reasoning.source``)."""
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]*={0,2}")
+"""Base64, standard or URL-safe (google-genai re-encodes request bytes URL-safe, ``_common.py:710``)."""
 _SNAKE = re.compile(r"(?<!^)([A-Z])")
 """E32: the API accepts snake_case request fields (``function_call``); they go back as they came."""
 
@@ -184,19 +200,26 @@ def tool_choice_from_wire(config: Any, names: NameMap, details: JSONObject, spel
     return choice
 
 
-def contents_to_wire(messages: Sequence[Message], names: NameMap) -> list[JSONObject]:
+def contents_to_wire(messages: Sequence[Message], names: NameMap, notes: list[str] | None = None) -> list[JSONObject]:
+    """Unified messages -> ``contents``; what is left out (reasoning Gemini cannot verify) is said
+    in ``notes``, one line each."""
+    notes = [] if notes is None else notes
     contents: list[JSONObject] = []
     synthetic: set[str] = set()
     call_names: dict[str, str] = {}
-    for message in messages:
+    loop = _current_loop(messages)
+    for position, message in enumerate(messages):
         details = message.provider_details
         if message.role == "assistant":
-            parts = [_model_part_to_wire(p, names) for p in message.parts]
-            for p in message.parts:
+            kept, left_out = _replayable(message.parts, notes)
+            parts = [_model_part_to_wire(p, names) for p in kept]
+            for p in kept:
                 if isinstance(p, ToolCall):
                     call_names[p.id] = p.name
                     if p.provider_details.get("synthetic_id"):
                         synthetic.add(p.id)
+            if left_out is not None and position >= loop:
+                _note_unsigned(kept, left_out, notes)
         elif message.role == "tool":
             parts = [_result_to_wire(p, names, synthetic, call_names) for p in message.parts]
         else:
@@ -212,6 +235,50 @@ def contents_to_wire(messages: Sequence[Message], names: NameMap) -> list[JSONOb
         content.update(details.get("extra", {}))
         contents.append(content)
     return contents
+
+
+def _current_loop(messages: Sequence[Message]) -> int:
+    """Where the current turn begins: the last user message that is not only tool results (a
+    "turn" of the thought-signatures page; its function-calling steps are the ones validated)."""
+    for position in range(len(messages) - 1, -1, -1):
+        message = messages[position]
+        if message.role == "user" and any(not isinstance(p, ToolResult) for p in message.parts):
+            return position
+    return 0
+
+
+def _replayable(parts: Sequence[Part], notes: list[str]) -> tuple[list[Part], str | None]:
+    """The parts of a model turn Gemini can be sent, and the wire of reasoning left out (if any)."""
+    kept: list[Part] = []
+    left_out: str | None = None
+    for part in parts:
+        if isinstance(part, Reasoning):
+            note = reasoning_note(part, WIRE)
+            unverifiable = part.source is None and part.signature is not None
+            if note is None and unverifiable and not _BASE64.fullmatch(part.signature or ""):
+                note = (
+                    "reasoning of unknown source left out: its signature is not base64, which Gemini "
+                    "answers with 400 (Base64 decoding failed)"
+                )
+            if note is not None:
+                if note not in notes:
+                    notes.append(note)
+                left_out = part.source or "an unknown source"
+                continue
+        kept.append(part)
+    return kept, left_out
+
+
+def _note_unsigned(parts: Sequence[Part], source: str, notes: list[str]) -> None:
+    """A model turn of the current tool loop whose reasoning came from another wire: its calls go out
+    unsigned (said once per call batch)."""
+    calls = [p for p in parts if isinstance(p, ToolCall)]
+    if calls and not any("thoughtSignature" in c.provider_details for c in calls):
+        notes.append(
+            f"call {calls[0].id!r} ({calls[0].name}) goes out without a thoughtSignature: its turn came from "
+            f"{source}; Gemini 3 answers 400 for an unsigned call of the current turn, and the placeholder "
+            "skip_thought_signature_validator is not sent (its official wording is unverified)"
+        )
 
 
 def _default_role(message: Message, details: Mapping[str, Any]) -> str:
@@ -252,7 +319,10 @@ def _model_part_to_wire(part: Part, names: NameMap) -> JSONObject:
         return _text_to_wire(part.text, details)
     if isinstance(part, Reasoning):
         if part.redacted is not None:
-            raise UnsupportedContentError("Gemini cannot replay redacted reasoning")
+            raise UnsupportedContentError(
+                "Gemini has no redacted reasoning (only thought text and thoughtSignature): leave the redacted "
+                "part out of a Gemini request"
+            )
         wire: JSONObject = {"text": part.text}
         if details.get("thought") is not False:  # False: a signed empty text part (E10) stays one
             wire["thought"] = True
@@ -357,10 +427,21 @@ def contents_from_wire(contents: list[Any], names: NameMap) -> list[Message]:
     return messages
 
 
-def _text_details(part: Mapping[str, Any], *skip: str) -> JSONObject:
+def _signature(part: Mapping[str, Any], spelling: dict[str, str], where: str) -> str | None:
+    """The part's ``thoughtSignature`` (bytes as a base64 string, google-genai ``Part.thought_signature``)."""
+    signature = pick(part, "thoughtSignature", spelling)
+    if signature is not None and not isinstance(signature, str):
+        raise WireFormatError(
+            f"{where}.thoughtSignature must be a base64 string, not {type(signature).__name__}: "
+            "send back the signature exactly as the response gave it"
+        )
+    return signature
+
+
+def _text_details(part: Mapping[str, Any], where: str, *skip: str) -> JSONObject:
     spelling: dict[str, str] = {}
     details: JSONObject = {}
-    signature = pick(part, "thoughtSignature", spelling)
+    signature = _signature(part, spelling, where)
     if signature is not None:
         details["thoughtSignature"] = signature
     if extra := without(part, "text", "thoughtSignature", "thought_signature", *skip):
@@ -380,13 +461,15 @@ def _model_from_wire(parts: list[Any], ci: int, names: NameMap, details: JSONObj
             out.append(_call_from_wire(part, call, spelling, ci, pi, names))
         elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
             thought = part.get("thought") is True
-            text_details = _text_details(part, *(("thought",) if thought else ()))
+            text_details = _text_details(part, f"contents[{ci}].parts[{pi}]", *(("thought",) if thought else ()))
             if thought or (not part["text"] and "thoughtSignature" in text_details):
                 # thought text, or a signed empty text part (E10): reasoning to replay, as the stream folds it
                 signature = text_details.pop("thoughtSignature", None)
                 if not thought:
                     text_details["thought"] = False
-                out.append(Reasoning(text=part["text"], signature=signature, provider_details=text_details))
+                out.append(
+                    Reasoning(text=part["text"], signature=signature, source=WIRE, provider_details=text_details)
+                )
             else:
                 out.append(Text(text=part["text"], provider_details=text_details))
         else:
@@ -400,7 +483,7 @@ def _call_from_wire(
     part: Mapping[str, Any], call: Mapping[str, Any], spelling: dict[str, str], ci: int, pi: int, names: NameMap
 ) -> ToolCall:
     details: JSONObject = {}
-    signature = pick(part, "thoughtSignature", spelling)
+    signature = _signature(part, spelling, f"contents[{ci}].parts[{pi}]")
     if signature is not None:
         details["thoughtSignature"] = signature
     name = str(call.get("name", ""))
@@ -458,7 +541,7 @@ def _user_from_wire(
         if isinstance(response, Mapping):
             current.append(_result_from_wire(part, response, spelling, ci, pi, names, calls, used))
             continue
-        unified = _user_part_from_wire(part)
+        unified = _user_part_from_wire(part, f"contents[{ci}].parts[{pi}]")
         if unified is None:
             raw_parts.append([len(current) + len(raw_parts), part])
         else:
@@ -467,9 +550,9 @@ def _user_from_wire(
     return messages
 
 
-def _user_part_from_wire(part: Any) -> Part | None:
+def _user_part_from_wire(part: Any, where: str) -> Part | None:
     if isinstance(part, Mapping) and isinstance(part.get("text"), str) and "thought" not in part:
-        return Text(text=part["text"], provider_details=_text_details(part))
+        return Text(text=part["text"], provider_details=_text_details(part, where))
     return _image_part(part, by_url=True)  # None: video/audio/PDF data, ...: kept verbatim as a raw part
 
 

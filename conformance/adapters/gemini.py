@@ -15,9 +15,21 @@ Quirks handled here:
   otherwise the id is synthetic, deterministic, marked ``provider_details["synthetic_id"]`` and never
   sent; a ``functionResponse`` without id answers the previous turn's call by order and name;
 - ``thoughtSignature`` rides in ``provider_details`` (calls) or ``Reasoning.signature`` and is
-  replayed byte for byte (E10); ``thought: true`` text is reasoning; a signed non-thought text part
-  folds to its text plus a signature-only ``Reasoning`` (``provider_details["thought"] = False``),
-  replayed as a signed empty text part;
+  replayed byte for byte on the part that carried it (E10; issue28-wire-facts §2a-c); ``thought:
+  true`` text is reasoning (``source="gemini"``); a signed non-thought text part folds to its text
+  plus a signature-only ``Reasoning`` (``provider_details["thought"] = False``), replayed as a signed
+  empty text part, so a signature streamed on a part of its own (``{"text": "", "thoughtSignature"}``
+  in a later chunk, §2b) stays one and goes back in the same place: which call it belongs to is not
+  documented. Reasoning from another wire is left out (``WireRequest.notes``, ``_gemini_request``);
+  a ``thoughtSignature`` that is not a string is a ``malformed_response``;
+- reasoning settings: ``generationConfig.thinkingConfig`` (google-genai ``ThinkingConfig``:
+  ``includeThoughts``, ``thinkingBudget`` (0 = off), ``thinkingLevel`` MINIMAL/LOW/MEDIUM/HIGH;
+  issue28-wire-facts §2e), read back in camelCase or snake_case (REC openinference
+  ``..._multiple_tool_calls``); a ``thinkingConfig`` the settings cannot say exactly (``-1``
+  automatic budget, unknown keys) stays in ``provider_details`` as sent;
+- usage: ``thoughtsTokenCount`` -> ``reasoning_tokens``, ``cachedContentTokenCount`` ->
+  ``cache_read_tokens`` (google-genai ``GenerateContentResponseUsageMetadata``); the wire has no
+  cache-write count (§2f);
 - results: one user content of ``functionResponse`` parts whose ``response`` is an object,
   ``{"result": ...}`` or ``{"error": ...}`` for ``is_error`` (E16, E18); images in
   ``functionResponse.parts[].inlineData``; ``STOP`` with calls -> ``tool_calls``; Vertex
@@ -45,6 +57,7 @@ import orjson
 from conformance.adapters._gemini_json import args_texts, parse_chunk, read_usage, retry_delay
 from conformance.adapters._gemini_request import (
     PATH_PREFIX,
+    WIRE,
     contents_from_wire,
     contents_to_wire,
     max_tokens_from_wire,
@@ -84,6 +97,8 @@ from conformance.model import (
     FinishReason,
     JSONObject,
     ReasoningDelta,
+    ReasoningEffort,
+    ReasoningSettings,
     Request,
     Response,
     StreamEvent,
@@ -237,7 +252,10 @@ def request_to_wire(request: Request) -> WireRequest:
         raise UnsupportedContentError("Gemini has no switch to turn parallel function calls off (§4a)")
     wire_tools = tools_to_wire(request.tools)
     names = wire_tools.names
-    body: JSONObject = {} if details.get("no_contents") else {"contents": contents_to_wire(request.messages, names)}
+    notes: list[str] = []
+    body: JSONObject = {}
+    if not details.get("no_contents"):
+        body["contents"] = contents_to_wire(request.messages, names, notes)
     if request.system is not None:
         body[spelled("systemInstruction", details)] = system_to_wire(request.system, details)
     if request.tools:
@@ -250,13 +268,18 @@ def request_to_wire(request: Request) -> WireRequest:
     if tool_config is not None:
         body[spelled("toolConfig", details)] = tool_config
     body.update(details.get("extra", {}))
+    config_key = spelled("generationConfig", details)
     if request.max_tokens is not None:
-        config_key = spelled("generationConfig", details)
         body[config_key] = {**body.get(config_key, {}), spelled("maxOutputTokens", details): request.max_tokens}
+    if request.reasoning is not None:
+        thinking = _reasoning_settings_to_wire(request.reasoning, details)
+        body[config_key] = {**body.get(config_key, {}), spelled("thinkingConfig", details): thinking}
     method = "streamGenerateContent" if request.stream else "generateContent"
     query = details.get("query", "alt=sse" if request.stream else "")
     path = f"{details.get('path_prefix', PATH_PREFIX)}{request.model}:{method}" + (f"?{query}" if query else "")
-    return WireRequest(path=path, body=body, stream=request.stream, schema_changes=wire_tools.changes)
+    return WireRequest(
+        path=path, body=body, stream=request.stream, schema_changes=wire_tools.changes, notes=tuple(notes)
+    )
 
 
 def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:
@@ -270,6 +293,7 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
     handled = {"contents", "tools", "systemInstruction", "system_instruction", "toolConfig", "tool_config"}
     extra = {k: v for k, v in body.items() if k not in handled}
     max_tokens = max_tokens_from_wire(body, extra, spelling)
+    reasoning = _settings_from_config(extra, details, spelling)
     wire_tools = _tools_from_wire(body.get("tools"), details, extra, spelling)
     system = system_from_wire(pick(body, "systemInstruction", spelling), details)
     tool_choice = tool_choice_from_wire(pick(body, "toolConfig", spelling), names, details, spelling)
@@ -290,8 +314,103 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
         tool_choice=tool_choice,
         stream=stream,
         max_tokens=max_tokens,
+        reasoning=reasoning,
         provider_details=details,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Reasoning settings (generationConfig.thinkingConfig)
+# --------------------------------------------------------------------------------------------
+
+_LEVELS: dict[str, str] = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH"}
+"""``ReasoningSettings.effort`` -> ``thinkingLevel`` (google-genai ``ThinkingLevel``)."""
+_THINKING_KEYS = frozenset(
+    {"includeThoughts", "include_thoughts", "thinkingBudget", "thinking_budget", "thinkingLevel", "thinking_level"}
+)
+
+
+def _reasoning_settings_to_wire(settings: ReasoningSettings, details: Mapping[str, Any] | None = None) -> JSONObject:
+    """The caller's reasoning settings -> ``generationConfig.thinkingConfig`` (issue28-wire-facts §2e):
+    off is ``thinkingBudget: 0``; otherwise ``includeThoughts: true`` (so thought text comes back,
+    as REC llm-gemini ``test_tools`` asks) with ``thinkingLevel`` for an effort and ``thinkingBudget``
+    for a budget. ``details`` (from ``request_from_wire``) keep a level's spelling, the snake_case
+    keys and an ``includeThoughts`` the client left out or set false."""
+    details = details or {}
+    config: JSONObject = {}
+    include = details.get("thinking_include", None if not settings.enabled else True)
+    if include is not None:
+        config[spelled("includeThoughts", details)] = include
+    if not settings.enabled:
+        if settings.effort is not None or settings.budget_tokens is not None:
+            raise UnsupportedContentError(
+                "reasoning is off yet has an effort or a budget: Gemini turns thinking off with thinkingBudget 0; "
+                "give one or the other"
+            )
+        config[spelled("thinkingBudget", details)] = 0
+        return config
+    if settings.effort is not None:
+        level = details.get("thinking_level")
+        config[spelled("thinkingLevel", details)] = (
+            level if isinstance(level, str) and level.lower() == settings.effort else _LEVELS[settings.effort]
+        )
+    if settings.budget_tokens is not None:
+        config[spelled("thinkingBudget", details)] = settings.budget_tokens
+    return config
+
+
+def _reasoning_settings_from_wire(config: Any) -> tuple[ReasoningSettings | None, JSONObject]:
+    """A ``thinkingConfig`` -> the settings it says and the details that give it back exactly, or
+    ``(None, {})`` when the settings cannot say it (``-1`` automatic budget, a level or key not in
+    google-genai's ``ThinkingConfig``)."""
+    if not isinstance(config, Mapping) or not config or not set(config) <= _THINKING_KEYS:
+        return None, {}
+    spelling: dict[str, str] = {}
+    include = pick(config, "includeThoughts", spelling)
+    budget = pick(config, "thinkingBudget", spelling)
+    level = pick(config, "thinkingLevel", spelling)
+    details: JSONObject = {}
+    if spelling:
+        details["spelling"] = spelling
+    if budget is not None and (type(budget) is not int or budget < 0):
+        return None, {}
+    effort: ReasoningEffort | None = None
+    if level is not None:
+        if not isinstance(level, str) or level.lower() not in _LEVELS:
+            return None, {}
+        effort = next(e for e in ("minimal", "low", "medium", "high") if e == level.lower())
+        details["thinking_level"] = level
+    off = budget == 0 and level is None
+    settings = ReasoningSettings(enabled=False) if off else ReasoningSettings(effort=effort, budget_tokens=budget)
+    if include is not (None if off else True):
+        details["thinking_include"] = include  # None: left out by the client
+    try:
+        again = _reasoning_settings_to_wire(settings, details)
+    except UnsupportedContentError:
+        return None, {}
+    return (settings, details) if again == dict(config) else (None, {})
+
+
+def _settings_from_config(extra: JSONObject, details: JSONObject, spelling: dict[str, str]) -> ReasoningSettings | None:
+    """``generationConfig.thinkingConfig`` (still in ``extra``) -> ``Request.reasoning`` when the
+    settings say it exactly; the config then leaves ``extra`` and its details join ``details``."""
+    config_spelling: dict[str, str] = {}
+    config = pick(extra, "generationConfig", config_spelling)
+    if not isinstance(config, Mapping):
+        return None
+    thinking_spelling: dict[str, str] = {}
+    settings, found = _reasoning_settings_from_wire(pick(config, "thinkingConfig", thinking_spelling))
+    if settings is None:
+        return None
+    config_key = config_spelling.get("generationConfig", "generationConfig")
+    rest = without(config, thinking_spelling.get("thinkingConfig", "thinkingConfig"))
+    if rest:
+        extra[config_key] = rest
+    else:
+        del extra[config_key]
+    spelling.update(config_spelling, **thinking_spelling, **found.pop("spelling", {}))
+    details.update(found)
+    return settings
 
 
 # --------------------------------------------------------------------------------------------
@@ -321,6 +440,10 @@ def response_from_wire(body: Mapping[str, Any], *, tools: Sequence[Tool] = ()) -
 # --------------------------------------------------------------------------------------------
 # Streams
 # --------------------------------------------------------------------------------------------
+
+
+_THOUGHT: Mapping[str, Any] = {"thought": True}
+_NOT_THOUGHT: Mapping[str, Any] = {"thought": False}
 
 
 class _Stream:
@@ -426,11 +549,15 @@ class _Stream:
     def _part(self, part: dict[str, Any], events: list[StreamEvent]) -> bool:
         text = part.get("text")
         signature = part.get("thoughtSignature")
+        if signature is not None and type(signature) is not str:  # bytes as base64 (google-genai Part)
+            message = f"a thoughtSignature that is not a base64 string but {type(signature).__name__}"
+            events.extend(stream_broken(self.tracker, "malformed_response", message))
+            return False
         if isinstance(text, str) or (signature is not None and "functionCall" not in part):
             text = text if isinstance(text, str) else ""
             if part.get("thought"):
                 if text or signature is not None:
-                    events.append(ReasoningDelta(text, signature=signature))
+                    events.append(ReasoningDelta(text, signature=signature, source=WIRE))
                     self.thinking = signature is None
                 return True
             if text:
@@ -438,8 +565,8 @@ class _Stream:
                 self.thinking = False
             if signature is not None:  # E10: a signed (often empty, trailing) text part; replayed as one
                 if self.thinking:  # keep the open thought block apart from this signature
-                    events.append(ReasoningDelta("", provider_details={"thought": True}))
-                events.append(ReasoningDelta("", signature=signature, provider_details={"thought": False}))
+                    events.append(ReasoningDelta("", provider_details=_THOUGHT, source=WIRE))
+                events.append(ReasoningDelta("", signature=signature, provider_details=_NOT_THOUGHT, source=WIRE))
                 self.thinking = False
             return True
         call = part.get("functionCall")
@@ -599,7 +726,8 @@ def error_from_wire(
 
 capabilities = frozenset(
     "streaming parallel_tool_calls system_prompt reasoning_replay is_error_in_tool_results images_in_tool_results"
-    " tool_choice_auto tool_choice_none tool_choice_required tool_choice_named".split()
+    " tool_choice_auto tool_choice_none tool_choice_required tool_choice_named"
+    " reasoning_effort reasoning_budget reasoning_off".split()
 )
 
 ADAPTER = Adapter(

@@ -71,6 +71,10 @@ def test_the_registry_serves_this_module_and_capabilities_are_declared() -> None
         "reasoning_replay",
         "system_prompt",
         "images_in_tool_results",
+        # issue 28: generationConfig.thinkingConfig (thinkingLevel, thinkingBudget, 0 = off)
+        "reasoning_effort",
+        "reasoning_budget",
+        "reasoning_off",
     }
     # no parallel switch exists (§4a) and ids are usually synthetic (§4b)
     assert "disable_parallel_tool_calls" not in adapter.capabilities and "call_ids" not in adapter.capabilities

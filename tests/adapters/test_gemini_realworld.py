@@ -19,7 +19,7 @@ import pytest
 
 from conformance.adapters import gemini as adapter
 from conformance.assembly import fold
-from conformance.model import Response, ToolCall, ToolResult
+from conformance.model import Reasoning, ReasoningSettings, Response, ToolCall, ToolResult
 from conformance.traffic.cassettes import Interaction
 from tests.adapters._realworld import (
     Error,
@@ -277,3 +277,39 @@ def test_the_json_array_stream_and_sse_give_the_same_fold() -> None:
         body = interaction.response.body
         as_sse = b"".join(b"data: " + json.dumps(c).encode() + b"\r\n\r\n" for c in naive_json_array_or_sse(body))
         assert fold(SPEC.events(as_sse)) == fold(SPEC.events(body))
+
+
+# --------------------------------------------------------------------------------------------
+# Reasoning (issue 28)
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_recorded_thinking_configs_are_read_as_reasoning_settings() -> None:
+    # llm-gemini asks {"thinkingConfig": {"includeThoughts": true}}; openinference (google-genai) the
+    # snake_case {"include_thoughts": true, "thinking_level": "LOW"} (issue28-wire-facts §2e, §7)
+    for interaction in SPEC.cassette(LLM):
+        request = adapter.request_from_wire(interaction.request.json, path=interaction.request.uri)
+        assert request.reasoning == ReasoningSettings()
+        assert "thinkingConfig" not in json.dumps(request.provider_details)
+    (interaction,) = SPEC.cassette(OI_STREAM)
+    request = adapter.request_from_wire(interaction.request.json, path=interaction.request.uri)
+    assert request.reasoning == ReasoningSettings(effort="low")
+    assert adapter.request_to_wire(request).body == interaction.request.json
+
+
+def test_the_recorded_thought_is_gemini_reasoning() -> None:
+    first = SPEC.cassette(LLM)[0]
+    assert first.response is not None
+    reasoning = fold(SPEC.events(first.response.body)).parts[0]
+    assert isinstance(reasoning, Reasoning) and reasoning.source == "gemini"
+
+
+def test_the_recorded_placeholder_signature_is_kept_on_its_call() -> None:
+    # pydantic-ai replayed a call with the base64 of skip_thought_signature_validator (gemini-2.0-flash,
+    # 200); it is read as that call's signature and sent back unchanged, with nothing left out
+    _, second = SPEC.cassette(PYD_STRUCT)
+    request = adapter.request_from_wire(second.request.json, path=second.request.uri)
+    (call,) = [p for m in request.messages for p in m.parts if isinstance(p, ToolCall)]
+    assert call.provider_details["thoughtSignature"] == "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I="
+    wire = adapter.request_to_wire(request)
+    assert wire.body == second.request.json and wire.notes == ()

@@ -226,7 +226,7 @@ def test_signatures_are_replayed_byte_for_byte() -> None:
     call = ToolCall(
         id="a", name="t", arguments={"k": 1}, arguments_raw='{"k":1}', provider_details={"thoughtSignature": signature}
     )
-    reasoning = Reasoning(text="Let me check.", signature="R1")
+    reasoning = Reasoning(text="Let me check.", signature="R1", source="gemini")
     request = Request(messages=(USER, Message(role="assistant", parts=(reasoning, call))))
     parts = _body(request)["contents"][1]["parts"]
     assert parts == [
@@ -242,7 +242,7 @@ def test_a_signed_empty_text_part_is_replayed_as_one() -> None:
     request = adapter.request_from_wire(body)
     assert request.messages[0].parts == (
         Text(text="Hi."),
-        Reasoning(text="", signature="S", provider_details={"thought": False}),
+        Reasoning(text="", signature="S", source="gemini", provider_details={"thought": False}),
     )
     assert _body(request) == body
 

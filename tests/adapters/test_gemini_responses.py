@@ -106,7 +106,7 @@ def test_thought_parts_become_reasoning_and_text_stays_text() -> None:
         {"text": ""},  # the trailing empty text part (§4d) is not a text part
     )
     response = adapter.response_from_wire(reply)
-    assert response.parts == (Reasoning(text="**Planning**"), Text(text="Paris is sunny."))
+    assert response.parts == (Reasoning(text="**Planning**", source="gemini"), Text(text="Paris is sunny."))
     assert response.finish_reason == "stop"
 
 
@@ -115,7 +115,7 @@ def test_a_signed_trailing_empty_text_part_keeps_its_signature_for_replay() -> N
     response = adapter.response_from_wire(reply)
     assert response.parts == (
         Text(text="Paris is sunny."),
-        Reasoning(text="", signature="S", provider_details={"thought": False}),
+        Reasoning(text="", signature="S", source="gemini", provider_details={"thought": False}),
     )
     # replayed as the model sent it
     parts = _body(Request(messages=(Message(role="assistant", parts=response.parts),)))["contents"][0]["parts"]

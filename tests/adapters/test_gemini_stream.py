@@ -256,15 +256,15 @@ def test_signatures_on_thoughts_and_on_the_trailing_empty_text_part() -> None:
         _chunk({"text": "", "thoughtSignature": "S"}, finish="STOP"),
     )
     events = _events(body)
-    assert events[:2] == [ReasoningDelta("**Plan**"), ReasoningDelta(" more")]
+    assert events[:2] == [ReasoningDelta("**Plan**", source="gemini"), ReasoningDelta(" more", source="gemini")]
     assert fold(events).parts == (
-        Reasoning(text="**Plan** more", provider_details={"thought": True}),
-        Reasoning(text="", signature="S", provider_details={"thought": False}),
+        Reasoning(text="**Plan** more", source="gemini", provider_details={"thought": True}),
+        Reasoning(text="", signature="S", source="gemini", provider_details={"thought": False}),
     )
     body = _sse(_chunk({"text": "Hello"}, {"text": "", "thoughtSignature": "S"}, finish="STOP"))
     assert fold(_events(body)).parts == (
         Text(text="Hello"),
-        Reasoning(text="", signature="S", provider_details={"thought": False}),
+        Reasoning(text="", signature="S", source="gemini", provider_details={"thought": False}),
     )
 
 
