@@ -26,7 +26,26 @@ Quirks handled here:
   cache read, the SDK's ``RawMessageDeltaEvent.usage`` docstring);
 - ``event: error`` inside a 200 stream -> error event with the kind of ``error.type``; a JSON body
   where SSE was expected (E23) -> its error, or ``malformed_response``;
-- thinking / redacted_thinking blocks <-> ``Reasoning`` parts, replayed verbatim and in order (E10);
+- thinking / redacted_thinking blocks <-> ``Reasoning`` parts with ``source="anthropic"``, in their
+  place among text and tool_use blocks (interleaved thinking between calls included), replayed
+  verbatim and in order (E10; ANT-SDK ``thinking_block_param.py``); streamed, the text is the
+  ``thinking_delta`` pieces and the signature the one ``signature_delta`` just before the block's
+  ``content_block_stop``, assigned, not appended (``signature_delta.py``,
+  ``lib/streaming/_messages.py``); a text, thinking, signature or data that is not a string is a
+  ``WireFormatError`` (whole body) or a ``malformed_response`` error (stream);
+- reasoning another wire produced, or without a signature, is left out of a request and said in
+  ``WireRequest.notes`` (``_anthropic_messages``);
+- ``Request.reasoning`` <-> ``thinking`` (+ ``output_config.effort``): off ``{"type": "disabled"}``, a
+  budget ``{"type": "enabled", "budget_tokens": N}`` (N ≥ 1024 and < ``max_tokens``; only tool
+  choice auto/none then: platform.claude.com
+  build-with-claude/thinking-tool-workflows), otherwise ``{"type": "adaptive"}``; an effort low/medium/high is
+  ``output_config.effort`` (there is no ``minimal``); what the wire cannot say is
+  ``UnsupportedContentError`` (``_reasoning_settings_to_wire``);
+- ``usage.output_tokens_details.thinking_tokens`` is ``Usage.reasoning_tokens`` (ANT-SDK ``usage.py``);
+- ``cache_control`` breakpoints: ``Tool.cache_control`` on the tool, ``Request.system_cache_control``
+  on the system prompt sent as one text block, ``Text`` / ``ToolResult.cache_control`` on their block
+  (ANT-SDK ``cache_control_ephemeral_param.py``; the ``cache_control`` fields of ``tool_param.py``,
+  ``text_block_param.py``, ``tool_result_block_param.py``);
 - unified ``role="tool"`` messages become the next *user* message with the tool_result blocks
   first and all results of a turn together; a unified user message right after them joins that
   message behind the results (E17, roles alternate);
@@ -40,17 +59,24 @@ Documented normalisations. Wire -> unified -> wire is JSON-equal except:
   rejects the other order);
 - a body the API itself rejects as malformed (a message that is not an object, an unknown role or
   block type) raises ``WireFormatError`` / ``UnsupportedContentError`` instead of round-tripping.
+Reasoning fields the unified settings do not cover (``display``, effort ``xhigh``/``max``,
+``between_tools``, ``output_config.format``) round-trip as read, and a body's own ``thinking`` /
+``output_config`` are resent unchanged (unchecked: the API judges them) while the settings they give
+are the request's.
 Unified -> wire -> unified is the identity except:
-- ``max_tokens`` is required on the wire: 1024 is sent when the request has none;
+- ``max_tokens`` is required on the wire: 1024 is sent when the request has none, plus the thinking
+  budget when there is one (thinking tokens count toward ``max_tokens``, ``thinking_config_param.py``);
+- reasoning comes back with ``source="anthropic"`` (it is on this wire);
 - invalid call ids come back rewritten (above); an MCP text ``Resource`` in a tool result is sent
   as a text block and comes back as ``Text``;
-- ``Reasoning`` without a signature (another provider's reasoning) is not sent: a thinking block
-  needs the signature Anthropic made (``ThinkingBlockParam.signature`` is required);
+- ``Reasoning`` another wire produced, or without a signature, is not sent (a thinking block needs
+  the signature Anthropic made: ``ThinkingBlockParam.signature`` is required) and a note says so;
 - ``parallel_tool_calls=False`` without a tool choice is sent as ``{"type": "auto",
   "disable_parallel_tool_use": true}`` and comes back with ``tool_choice="auto"``; under
   ``tool_choice="none"`` it is not sent (``ToolChoiceNoneParam`` has only ``type``);
-- a system prompt given as text blocks comes back as their text joined with ``"\\n\\n"`` (the
-  blocks themselves are kept in ``provider_details`` and resent while that text is unchanged).
+- a system prompt given as text blocks comes back as their text joined with ``"\\n\\n"`` and the
+  last block's ``cache_control`` (the blocks themselves are kept in ``provider_details`` and resent
+  while that text and marker are unchanged).
 A tool call whose arguments could not be parsed cannot be replayed (``input`` must be an object):
 ``UnsupportedContentError``.
 """
@@ -65,6 +91,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from conformance.adapters._anthropic_messages import (
+    WIRE,
     messages_from_wire,
     messages_to_wire,
     system_text,
@@ -89,7 +116,7 @@ from conformance.adapters.base import (
     synthetic_call_id,
 )
 from conformance.assembly import fold
-from conformance.errors import ProviderError, WireFormatError
+from conformance.errors import ProviderError, UnsupportedContentError, WireFormatError
 from conformance.framing import Run, SSEDecoder, line_pieces
 from conformance.framing.runs import FAST, RunPolicy, RunReader
 from conformance.model import (
@@ -100,6 +127,7 @@ from conformance.model import (
     FinishReason,
     JSONObject,
     ReasoningDelta,
+    ReasoningSettings,
     Request,
     Response,
     StreamEvent,
@@ -132,6 +160,16 @@ _NAME_RULE = NameRule(allowed="a-zA-Z0-9_-", max_len=128)
 _DEFAULT_MAX_TOKENS = 1024
 _VERSION_HEADERS = {"anthropic-version": "2023-06-01"}  # ANT-SDK _client.py default_headers
 _HANDLED_KEYS = frozenset("model system messages tools tool_choice stream max_tokens".split())
+_REASONING_KEYS = ("thinking", "output_config")
+"""Top-level fields that carry reasoning settings (ANT-SDK ``message_create_params.py``)."""
+
+_MIN_BUDGET = 1024
+"""``thinking.budget_tokens`` "Must be ≥1024 and less than ``max_tokens``" (ANT-SDK
+``thinking_config_enabled_param.py``)."""
+
+_EFFORTS = frozenset({"low", "medium", "high"})
+"""Unified effort levels Anthropic has (``OutputConfigParam.effort``: low, medium, high, xhigh, max;
+no ``minimal``)."""
 
 
 _FINISH_REASONS: dict[str, FinishReason] = {
@@ -178,8 +216,9 @@ def _names(tools: Sequence[Tool]) -> NameMap:
 
 def tools_to_wire(tools: Sequence[Tool]) -> WireTools:
     """MCP tools -> ``tools: [{"name", "description", "input_schema", ...}]``; ``inputSchema``
-    passes through (its type must be ``object``); wire-only fields ride in
-    ``provider_details["tool"]`` (``cache_control``, ``strict``, ``type``, ...)."""
+    passes through (its type must be ``object``); ``Tool.cache_control`` is the tool's
+    ``cache_control`` (``ToolParam``, ANT-SDK ``tool_param.py``); other wire-only fields ride in
+    ``provider_details["tool"]`` (``strict``, ``type``, ...)."""
     names = _names(tools)
     wire: list[JSONObject] = []
     changes: list[SchemaChange] = []
@@ -192,6 +231,8 @@ def tools_to_wire(tools: Sequence[Tool]) -> WireTools:
             changes.extend(changed)
             item["input_schema"] = schema
         item.update(tool.provider_details.get("tool", {}))
+        if tool.cache_control is not None:
+            item["cache_control"] = dict(tool.cache_control)
         wire.append(item)
     return WireTools(tools=wire, changes=tuple(changes), names=names)
 
@@ -202,17 +243,22 @@ def tools_to_wire(tools: Sequence[Tool]) -> WireTools:
 
 
 def request_to_wire(request: Request) -> WireRequest:
-    """Unified request -> Messages body (``max_tokens`` defaults to 1024: the wire requires it)."""
+    """Unified request -> Messages body (``max_tokens`` defaults to 1024, plus the thinking budget
+    when there is one: the wire requires it, and thinking tokens count toward it)."""
     details = request.provider_details
     wire_tools = tools_to_wire(request.tools)
     names = wire_tools.names
     body: JSONObject = {"model": request.model} if request.model else {}
     if request.max_tokens is not None or not details.get("no_max_tokens"):
-        body["max_tokens"] = request.max_tokens if request.max_tokens is not None else _DEFAULT_MAX_TOKENS
+        body["max_tokens"] = request.max_tokens if request.max_tokens is not None else _default_max_tokens(request)
     if request.system is not None:
-        blocks = details.get("system_blocks")
-        body["system"] = blocks if blocks and system_text(blocks) == request.system else request.system
-    body["messages"] = messages_to_wire(request.messages, names)
+        body["system"] = _system_to_wire(request)
+    elif request.system_cache_control is not None:
+        raise UnsupportedContentError(
+            "a cache breakpoint after the system prompt needs a system prompt: give one or drop the breakpoint"
+        )
+    notes: list[str] = []
+    body["messages"] = messages_to_wire(request.messages, names, notes)
     if request.tools:
         body["tools"] = wire_tools.tools
     choice = tool_choice_to_wire(request, names)
@@ -220,6 +266,7 @@ def request_to_wire(request: Request) -> WireRequest:
         body["tool_choice"] = choice
     if request.stream:
         body["stream"] = True
+    body.update(_reasoning_fields(request, body.get("max_tokens")))
     body.update(details.get("extra", {}))
     query = details.get("query")
     return WireRequest(
@@ -228,7 +275,119 @@ def request_to_wire(request: Request) -> WireRequest:
         headers=dict(_VERSION_HEADERS),
         stream=request.stream,
         schema_changes=wire_tools.changes,
+        notes=tuple(dict.fromkeys(notes)),
     )
+
+
+def _default_max_tokens(request: Request) -> int:
+    budget = request.reasoning.budget_tokens if request.reasoning is not None else None
+    return _DEFAULT_MAX_TOKENS + (budget or 0)
+
+
+def _system_to_wire(request: Request) -> str | list[JSONObject]:
+    """The system prompt: its text blocks as read while text and breakpoint are unchanged; one text
+    block with the caller's ``cache_control`` (``TextBlockParam``) when there is one; else a string."""
+    blocks = request.provider_details.get("system_blocks")
+    marker = request.system_cache_control
+    if blocks and system_text(blocks) == request.system and _last_marker(blocks) == marker:
+        return list(blocks)
+    if marker is not None:
+        return [{"type": "text", "text": request.system or "", "cache_control": dict(marker)}]
+    return request.system or ""
+
+
+def _last_marker(blocks: Sequence[Any]) -> Mapping[str, Any] | None:
+    """The ``cache_control`` object of the last system block (the breakpoint after the system prompt)."""
+    last = blocks[-1] if blocks else None
+    marker = last.get("cache_control") if isinstance(last, Mapping) else None
+    return marker if isinstance(marker, Mapping) else None
+
+
+def _reasoning_settings_to_wire(settings: ReasoningSettings) -> JSONObject:
+    """Reasoning settings -> ``thinking`` (and ``output_config.effort``), ANT-SDK ``types/``:
+    off -> ``{"type": "disabled"}`` (``thinking_config_disabled_param.py``); a budget -> ``{"type":
+    "enabled", "budget_tokens": N}`` (``thinking_config_enabled_param.py``: N ≥ 1024); otherwise
+    ``{"type": "adaptive"}`` (``thinking_config_adaptive_param.py``: "Claude decides when and how
+    much to think"); an effort -> ``output_config: {"effort": level}`` (``output_config_param.py``),
+    which also applies without thinking. Raises ``UnsupportedContentError`` for what the wire has no
+    form for: the ``minimal`` effort, a budget under 1024, a budget with reasoning off."""
+    fields: JSONObject = {}
+    budget, effort = settings.budget_tokens, settings.effort
+    if effort is not None:
+        if effort not in _EFFORTS:
+            raise UnsupportedContentError(
+                f"Anthropic has no {effort!r} reasoning effort (output_config.effort is low, medium, high, xhigh"
+                " or max): ask for 'low'"
+            )
+        fields["output_config"] = {"effort": effort}
+    if not settings.enabled:
+        if budget is not None:
+            raise UnsupportedContentError(
+                "a thinking budget with reasoning off: Anthropic's disabled thinking has no budget"
+                " (ThinkingConfigDisabledParam has only type); drop one of them"
+            )
+        return {"thinking": {"type": "disabled"}, **fields}
+    if budget is None:
+        return {"thinking": {"type": "adaptive"}, **fields}
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < _MIN_BUDGET:
+        raise UnsupportedContentError(
+            f"a thinking budget of {budget!r} tokens: Anthropic's budget_tokens must be at least {_MIN_BUDGET}"
+            " (and less than max_tokens): raise it"
+        )
+    return {"thinking": {"type": "enabled", "budget_tokens": budget}, **fields}
+
+
+def _reasoning_settings_from_wire(body: Mapping[str, Any]) -> ReasoningSettings | None:
+    """``thinking`` / ``output_config.effort`` -> reasoning settings; None when the body has none or
+    a form the unified settings do not cover (an unknown thinking type, ``xhigh``/``max`` effort
+    alone, a budget that is not an integer): those fields then travel as they are."""
+    thinking = body.get("thinking")
+    config = body.get("output_config")
+    effort = config.get("effort") if isinstance(config, Mapping) else None
+    level = effort if effort in _EFFORTS else None
+    if thinking is None:
+        return ReasoningSettings(effort=level) if level is not None else None
+    if not isinstance(thinking, Mapping) or (effort is not None and level is None):
+        return None
+    kind = thinking.get("type")
+    if kind == "disabled":
+        return ReasoningSettings(enabled=False, effort=level)
+    if kind == "adaptive":
+        return ReasoningSettings(effort=level)
+    budget = thinking.get("budget_tokens")
+    if kind == "enabled" and isinstance(budget, int) and not isinstance(budget, bool):
+        return ReasoningSettings(budget_tokens=budget, effort=level)
+    return None
+
+
+def _reasoning_fields(request: Request, max_tokens: Any) -> JSONObject:
+    """The body's reasoning fields: as read from a body while the settings they give are unchanged
+    (the caller's own form, ``display`` and ``output_config.format`` included), else the settings'
+    wire form checked against ``max_tokens`` and the tool choice; ``output_config`` fields other
+    than ``effort`` are kept either way."""
+    read = request.provider_details.get("reasoning_wire")
+    if read is not None and _reasoning_settings_from_wire(read) == request.reasoning:
+        return dict(read)
+    config = read.get("output_config") if isinstance(read, Mapping) else None
+    kept = {k: v for k, v in config.items() if k != "effort"} if isinstance(config, Mapping) else {}
+    fields = _reasoning_settings_to_wire(request.reasoning) if request.reasoning is not None else {}
+    if kept:
+        fields["output_config"] = {**kept, **fields.get("output_config", {})}
+    thinking = fields.get("thinking", {})
+    if thinking.get("type") == "enabled":
+        budget = thinking["budget_tokens"]
+        if isinstance(max_tokens, int) and budget >= max_tokens:
+            raise UnsupportedContentError(
+                f"a thinking budget of {budget} tokens with max_tokens {max_tokens}: Anthropic's budget_tokens"
+                " must be less than max_tokens (thinking tokens count toward it): raise max_tokens"
+            )
+        if request.tool_choice not in (None, "auto", "none"):
+            raise UnsupportedContentError(
+                f"tool_choice {request.tool_choice!r} with a thinking budget: Anthropic's manual extended thinking"
+                " allows only tool_choice auto or none (platform.claude.com thinking-tool-workflows); ask for"
+                " an effort instead (adaptive thinking allows forcing a tool) or drop the forced choice"
+            )
+    return fields
 
 
 def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:
@@ -237,7 +396,11 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
         raise WireFormatError("a Messages request body must be a JSON object")
     names = _names(tools) if tools else NameMap()
     details: JSONObject = {}
-    extra = {k: v for k, v in body.items() if k not in _HANDLED_KEYS}
+    settings = _reasoning_settings_from_wire(body)
+    handled = _HANDLED_KEYS if settings is None else _HANDLED_KEYS | set(_REASONING_KEYS)
+    if settings is not None:
+        details["reasoning_wire"] = {k: body[k] for k in _REASONING_KEYS if k in body}
+    extra = {k: v for k, v in body.items() if k not in handled}
     if "stream" in body and body["stream"] is not True:
         extra["stream"] = body["stream"]
     if "tools" in body and not body["tools"]:
@@ -249,8 +412,10 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
     if query := urlsplit(path).query:
         details["query"] = query
     system = body.get("system")
+    system_marker = None
     if isinstance(system, list):
         details["system_blocks"] = system
+        system_marker = _last_marker(system)
         system = system_text(system)
     messages = messages_from_wire(body.get("messages") or [], names)
     choice = body.get("tool_choice")
@@ -273,12 +438,14 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
     return Request(
         model=str(body.get("model", "")),
         system=system,
+        system_cache_control=system_marker,
         messages=tuple(messages),
         tools=tuple(tool_from_wire(t, names) for t in body.get("tools") or []),
         tool_choice=tool_choice,
         parallel_tool_calls=parallel,
         stream=body.get("stream") is True,
         max_tokens=body.get("max_tokens"),
+        reasoning=settings,
         provider_details=details,
     )
 
@@ -289,7 +456,11 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
 
 
 def _usage_from_wire(raw: Mapping[str, Any]) -> Usage:
-    """Usage with ``input_tokens`` = input + cache creation + cache read (SDK docstring, E19)."""
+    """Usage with ``input_tokens`` = input + cache creation + cache read (SDK docstring, E19);
+    ``output_tokens_details.thinking_tokens`` (ANT-SDK ``types/output_tokens_details.py``: part of
+    ``output_tokens``) is the reasoning count."""
+    details = raw.get("output_tokens_details")
+    reasoning = _tokens(details.get("thinking_tokens")) if isinstance(details, Mapping) else None
     base = _tokens(raw.get("input_tokens"))
     write = _tokens(raw.get("cache_creation_input_tokens"))
     read = _tokens(raw.get("cache_read_input_tokens"))
@@ -301,6 +472,7 @@ def _usage_from_wire(raw: Mapping[str, Any]) -> Usage:
         total_tokens=None if total_input is None or output is None else total_input + output,
         cache_read_tokens=read,
         cache_write_tokens=write,
+        reasoning_tokens=reasoning,
     )
 
 
@@ -342,11 +514,15 @@ def _events_from_body(body: Mapping[str, Any], names: NameMap) -> Iterator[Strea
     for position, block in enumerate(content):
         kind = block.get("type") if isinstance(block, Mapping) else None
         if kind == "text" and block.get("text"):
-            yield TextDelta(block["text"])
+            yield TextDelta(_string(block, "text", f"content[{position}]"))
         elif kind == "thinking":
-            yield ReasoningDelta(block.get("thinking", ""), signature=block.get("signature"))
+            text = _string(block, "thinking", f"content[{position}]")
+            signature = block.get("signature")
+            if signature is not None:
+                signature = _string(block, "signature", f"content[{position}]")
+            yield ReasoningDelta(text, signature=signature, source=WIRE)
         elif kind == "redacted_thinking":
-            yield ReasoningDelta(redacted=block.get("data", ""))
+            yield ReasoningDelta(redacted=_string(block, "data", f"content[{position}]"), source=WIRE)
         elif kind == "tool_use":
             call_id, made_up = _call_id_of(block, body.get("id", ""), position)
             yield tracker.start(position, call_id, str(block.get("name", "")), made_up)
@@ -364,6 +540,15 @@ def _events_from_body(body: Mapping[str, Any], names: NameMap) -> Iterator[Strea
     if isinstance(body.get("usage"), Mapping):
         yield UsageEvent(_usage_from_wire(body["usage"]))
     yield _finish_event(raw_reason, completed)
+
+
+def _string(block: Mapping[str, Any], key: str, where: str) -> str:
+    """A block's text, thinking, signature or data: a string on the wire (ANT-SDK ``types/``); a
+    missing one is empty, any other value is not the wire format."""
+    value = block.get(key, "")
+    if isinstance(value, str):
+        return value
+    raise WireFormatError(f"{where}: a {block.get('type')} block's {key} is {type(value).__name__}, not a string")
 
 
 def response_from_wire(body: Mapping[str, Any], *, tools: Sequence[Tool] = ()) -> Response:
@@ -484,15 +669,33 @@ class _Stream:
             if block.get("input"):  # some proxies send the whole input here and no deltas
                 self.start_inputs[index] = block["input"]
         elif kind == "text":
-            if block.get("text"):
-                events.append(TextDelta(block["text"]))
+            text = block.get("text")
+            if text is not None and not isinstance(text, str):
+                events.extend(self._not_a_string("content_block_start", block))
+            elif text:
+                events.append(TextDelta(text))
         elif kind == "thinking":
-            if block.get("thinking"):
-                events.append(ReasoningDelta(block["thinking"]))
-            if block.get("signature"):
-                self.signatures[index] = block["signature"]
+            text, signature = block.get("thinking"), block.get("signature")
+            if any(v is not None and not isinstance(v, str) for v in (text, signature)):
+                events.extend(self._not_a_string("content_block_start", block))
+            elif text:
+                events.append(ReasoningDelta(text, source=WIRE))
+            if isinstance(signature, str) and signature:
+                self.signatures[index] = signature
         elif kind == "redacted_thinking":  # arrives whole (§3d)
-            events.append(ReasoningDelta(redacted=block.get("data", "")))
+            data = block.get("data", "")
+            if isinstance(data, str):
+                events.append(ReasoningDelta(redacted=data, source=WIRE))
+            else:
+                events.extend(self._not_a_string("content_block_start", block))
+
+    def _not_a_string(self, where: str, item: Mapping[str, Any]) -> list[StreamEvent]:
+        """A thinking block's text, signature or data that is not a string (ANT-SDK ``types/``: all are
+        ``str``): the stream is not the wire format."""
+        self.done = True
+        return stream_broken(
+            self.tracker, "malformed_response", f"a {item.get('type')} in {where} holds a value that is not a string"
+        )
 
     def _delta(self, index: int, delta: Mapping[str, Any]) -> list[StreamEvent]:
         kind = delta.get("type")
@@ -504,13 +707,20 @@ class _Stream:
                 chunk = self.tracker.chunk(index, text)
                 return [chunk] if chunk is not None else []
         elif kind == "text_delta":
-            if delta.get("text"):
-                return [TextDelta(delta["text"])]
+            text = delta.get("text")
+            if isinstance(text, str):
+                return [TextDelta(text)] if text else []
+            return self._not_a_string("content_block_delta", delta) if text is not None else []
         elif kind == "thinking_delta":
-            if delta.get("thinking"):
-                return [ReasoningDelta(delta["thinking"])]
-        elif kind == "signature_delta":
-            self.signatures[index] = str(delta.get("signature", ""))
+            text = delta.get("thinking")
+            if isinstance(text, str):
+                return [ReasoningDelta(text, source=WIRE)] if text else []
+            return self._not_a_string("content_block_delta", delta) if text is not None else []
+        elif kind == "signature_delta":  # one, just before content_block_stop: assigned, not appended (SDK)
+            signature = delta.get("signature", "")
+            if not isinstance(signature, str):
+                return self._not_a_string("content_block_delta", delta)
+            self.signatures[index] = signature
         # citations_delta and unknown deltas carry nothing for the unified model
         return []
 
@@ -522,7 +732,7 @@ class _Stream:
                 events.append(chunk)
             self.held = index  # its End waits until the next event tells whether it was cut
         elif index in self.signatures:
-            events.append(ReasoningDelta(signature=self.signatures.pop(index)))
+            events.append(ReasoningDelta(signature=self.signatures.pop(index), source=WIRE))
 
     def _release(self, cut: str | None, events: list[StreamEvent]) -> None:
         if self.held is not None:
@@ -672,6 +882,7 @@ def error_from_wire(
 
 capabilities = frozenset(
     "streaming parallel_tool_calls disable_parallel_tool_calls system_prompt call_ids reasoning_replay"
+    " reasoning_effort reasoning_budget reasoning_off cache_control"
     " tool_choice_auto tool_choice_none tool_choice_required tool_choice_named"
     " images_in_tool_results is_error_in_tool_results".split()
 )

@@ -138,9 +138,8 @@ def test_extra_tool_fields_ride_in_provider_details_and_round_trip() -> None:
         "type": "custom",
     }
     request = adapter.request_from_wire({"model": "m", "max_tokens": 5, "messages": [], "tools": [wire_tool]})
-    assert request.tools[0].provider_details == {
-        "tool": {"cache_control": {"type": "ephemeral"}, "strict": True, "type": "custom"}
-    }
+    assert request.tools[0].provider_details == {"tool": {"strict": True, "type": "custom"}}
+    assert request.tools[0].cache_control == {"type": "ephemeral"}  # the unified field (issue 28)
     assert _body(request)["tools"] == [wire_tool]
 
 
@@ -352,8 +351,8 @@ def test_user_images_go_as_image_blocks() -> None:
 def test_reasoning_is_replayed_verbatim_and_in_order_before_tool_use() -> None:
     # E10: thinking / redacted_thinking first, unmodified (ThinkingBlockParam: signature required)
     parts = (
-        Reasoning(text="Let me think.", signature="EqQBCkYIBxgCKkD+sig=="),
-        Reasoning(redacted="EmwKAhgBEgy3va3pzix/LafPsn4a"),
+        Reasoning(text="Let me think.", signature="EqQBCkYIBxgCKkD+sig==", source="anthropic"),
+        Reasoning(redacted="EmwKAhgBEgy3va3pzix/LafPsn4a", source="anthropic"),
         ToolCall(id="toolu_1", name="get_weather", arguments={"city": "Paris"}),
     )
     body = _body(Request(tools=(WEATHER,), messages=(Message(role="assistant", parts=parts),)))
@@ -431,7 +430,7 @@ def test_unified_wire_unified_is_identity_for_tools_calls_ids_arguments_results_
             Message(
                 role="assistant",
                 parts=(
-                    Reasoning(text="plan", signature="sig"),
+                    Reasoning(text="plan", signature="sig", source="anthropic"),
                     ToolCall(
                         id="toolu_1",
                         name="get_weather",
@@ -651,8 +650,8 @@ def test_thinking_blocks_become_reasoning_parts() -> None:
         "tool_use",
     )
     parts = adapter.response_from_wire(body).parts
-    assert parts[0] == Reasoning(text="I should call.", signature="sig==")
-    assert parts[1] == Reasoning(redacted="opaque")
+    assert parts[0] == Reasoning(text="I should call.", signature="sig==", source="anthropic")
+    assert parts[1] == Reasoning(redacted="opaque", source="anthropic")
     assert isinstance(parts[2], ToolCall)
 
 

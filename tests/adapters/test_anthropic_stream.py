@@ -350,15 +350,15 @@ def test_thinking_then_tool_use() -> None:
     )
     events = events_of(data)
     assert [e for e in events if isinstance(e, ReasoningDelta)] == [
-        ReasoningDelta("The user wants "),
-        ReasoningDelta("the weather."),
-        ReasoningDelta(signature="EqQBCkYIBxgCKkD=="),
-        ReasoningDelta(redacted="EmwKAhgBEgy3va3pzix"),
+        ReasoningDelta("The user wants ", source="anthropic"),
+        ReasoningDelta("the weather.", source="anthropic"),
+        ReasoningDelta(signature="EqQBCkYIBxgCKkD==", source="anthropic"),
+        ReasoningDelta(redacted="EmwKAhgBEgy3va3pzix", source="anthropic"),
     ]
     parts = fold(events).parts
     assert parts[:2] == (
-        Reasoning(text="The user wants the weather.", signature="EqQBCkYIBxgCKkD=="),
-        Reasoning(redacted="EmwKAhgBEgy3va3pzix"),
+        Reasoning(text="The user wants the weather.", signature="EqQBCkYIBxgCKkD==", source="anthropic"),
+        Reasoning(redacted="EmwKAhgBEgy3va3pzix", source="anthropic"),
     )
     assert isinstance(parts[2], ToolCall) and parts[2].arguments == {"city": "Paris"}
     # the same turn non-streamed folds to the same parts
