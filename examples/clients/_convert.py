@@ -25,6 +25,7 @@ from conformance.model import (
     ErrorKind,
     FinishReason,
     Image,
+    Reasoning,
     Resource,
     StreamEvent,
     Text,
@@ -47,6 +48,7 @@ __all__ = [
     "kind_for_class",
     "kind_for_code",
     "kind_for_status",
+    "own_reasoning",
     "parse_arguments",
     "result_images",
     "result_text",
@@ -79,6 +81,20 @@ def finish_call(client: Any, send: Any) -> Any:
 def dumps(value: Any) -> str:
     """Compact JSON, as the drivers send argument objects and report object-valued arguments."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def own_reasoning(part: Reasoning, wire: str) -> bool:
+    """Is ``part`` reasoning that ``wire`` can take back: produced by that wire, or of unknown origin (a
+    caller's own history)?
+
+    For the official SDKs the caller writes the wire's messages, so reasoning another provider produced is
+    left out as a user of the SDK must: its proof means nothing to this provider (Anthropic's ``signature``,
+    "opaque ... pass them back exactly as received", anthropic/types/thinking_block_param.py; Gemini's
+    ``thoughtSignature``, https://ai.google.dev/gemini-api/docs/thought-signatures; Responses'
+    ``encrypted_content``; wire-formats.md §2b, §3b, §4b; docs/adapters.md, "Reasoning"). A framework's
+    driver hands every part to the framework in its own form instead, and the framework decides.
+    """
+    return part.source is None or part.source == wire
 
 
 def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:

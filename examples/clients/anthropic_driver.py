@@ -38,6 +38,7 @@ from _convert import (
     finish_reason,
     kind_for_class,
     kind_for_code,
+    own_reasoning,
     retry_after,
 )
 
@@ -63,14 +64,23 @@ DEFAULT_MAX_TOKENS = 4096
 """The Messages API requires ``max_tokens``: what the driver sends when the call leaves it open."""
 
 
+def _marked(block: dict[str, Any], cache_control: Any) -> dict[str, Any]:
+    """``block`` with the caller's prompt-cache breakpoint, where the caller set one (``cache_control`` on a
+    tool, a system text block, a text or tool_result block: anthropic/types/cache_control_ephemeral_param.py;
+    https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching)."""
+    return block | {"cache_control": dict(cache_control)} if cache_control else block
+
+
 def _blocks(call: Call) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for message in call.messages:
         content: list[dict[str, Any]] = []
         for part in message.parts:
             if isinstance(part, Text):
-                content.append({"type": "text", "text": part.text})
+                content.append(_marked({"type": "text", "text": part.text}, part.cache_control))
             elif isinstance(part, Reasoning):
+                if not own_reasoning(part, call.wire):
+                    continue  # another provider's reasoning: Anthropic cannot verify it, a user leaves it out
                 if part.redacted is not None:
                     content.append({"type": "redacted_thinking", "data": part.redacted})
                 else:
@@ -91,20 +101,41 @@ def _tool_result(result: ToolResult) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     for item in result.content:
         if isinstance(item, Text):
-            content.append({"type": "text", "text": item.text})
+            content.append(_marked({"type": "text", "text": item.text}, item.cache_control))
         elif isinstance(item, Image) and item.data:
             source = {"type": "base64", "media_type": item.media_type, "data": item.data}
             content.append({"type": "image", "source": source})
         elif isinstance(item, Resource) and item.text is not None:
             content.append({"type": "text", "text": item.text})
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.call_id}
-    if len(content) == 1 and content[0]["type"] == "text":
+    if len(content) == 1 and content[0]["type"] == "text" and "cache_control" not in content[0]:
         block["content"] = content[0]["text"]
     elif content:
         block["content"] = content
     if result.is_error:
         block["is_error"] = True
-    return block
+    return _marked(block, result.cache_control)
+
+
+def _thinking(call: Call) -> dict[str, Any]:
+    """The caller's reasoning settings as the SDK's own parameters (``messages.create`` ``thinking`` and
+    ``output_config``): off is ``{"type": "disabled"}`` (thinking_config_disabled_param.py), a budget
+    ``{"type": "enabled", "budget_tokens": N}`` (thinking_config_enabled_param.py), an effort alone adaptive
+    thinking ``{"type": "adaptive"}`` (thinking_config_adaptive_param.py) with ``output_config.effort``
+    (output_config_param.py: low, medium, high, xhigh, max; passed as given): "use adaptive thinking with the
+    effort parameter" (https://docs.anthropic.com/en/docs/build-with-claude/adaptive-thinking)."""
+    settings = call.reasoning
+    if settings is None:
+        return {}
+    if not settings.enabled:
+        return {"thinking": {"type": "disabled"}}
+    out: dict[str, Any] = {}
+    if settings.budget_tokens is not None:
+        out["thinking"] = {"type": "enabled", "budget_tokens": settings.budget_tokens}
+    if settings.effort is not None:
+        out.setdefault("thinking", {"type": "adaptive"})
+        out["output_config"] = {"effort": settings.effort}
+    return out
 
 
 def _kwargs(call: Call) -> dict[str, Any]:
@@ -112,16 +143,22 @@ def _kwargs(call: Call) -> dict[str, Any]:
         "model": call.model,
         "max_tokens": call.max_tokens or DEFAULT_MAX_TOKENS,
         "messages": _blocks(call),
+        **_thinking(call),
     }
-    if call.system:
+    if call.system and call.system_cache_control:
+        kwargs["system"] = [_marked({"type": "text", "text": call.system}, call.system_cache_control)]
+    elif call.system:
         kwargs["system"] = call.system
     if call.tools:
         kwargs["tools"] = [
-            {
-                "name": t.name,
-                **({"description": t.description} if t.description else {}),
-                "input_schema": dict(t.input_schema),
-            }
+            _marked(
+                {
+                    "name": t.name,
+                    **({"description": t.description} if t.description else {}),
+                    "input_schema": dict(t.input_schema),
+                },
+                t.cache_control,
+            )
             for t in call.tools
         ]
     choice: dict[str, Any] | None = None
@@ -138,7 +175,7 @@ def _kwargs(call: Call) -> dict[str, Any]:
     return kwargs
 
 
-def _response(message: Any) -> Response:
+def _response(message: Any, wire: str) -> Response:
     parts: list[Part] = []
     for block in message.content:
         if block.type == "text":
@@ -155,9 +192,9 @@ def _response(message: Any) -> Response:
                 )
             )
         elif block.type == "thinking":
-            parts.append(Reasoning(text=block.thinking, signature=block.signature))
+            parts.append(Reasoning(text=block.thinking, signature=block.signature, source=wire))
         elif block.type == "redacted_thinking":
-            parts.append(Reasoning(redacted=block.data))
+            parts.append(Reasoning(redacted=block.data, source=wire))
     has_calls = any(isinstance(p, ToolCall) for p in parts)
     return Response(
         parts=tuple(parts),
@@ -166,7 +203,7 @@ def _response(message: Any) -> Response:
     )
 
 
-async def _helper_events(manager: Any) -> AsyncIterator[StreamEvent]:
+async def _helper_events(manager: Any, wire: str) -> AsyncIterator[StreamEvent]:
     """The events of ``client.messages.stream(...)``, read as helpers.md shows them."""
     calls = StreamCalls()
     block = -1  # the block the deltas belong to: the API streams one content block at a time
@@ -179,15 +216,15 @@ async def _helper_events(manager: Any) -> AsyncIterator[StreamEvent]:
                     for e in calls.start(block, start.id, start.name):
                         yield e
                 elif start.type == "redacted_thinking":
-                    yield ReasoningDelta(redacted=start.data)
+                    yield ReasoningDelta(redacted=start.data, source=wire)
                 elif start.type == "text" and start.text:
                     yield TextDelta(start.text)
             elif event.type == "text":
                 yield TextDelta(event.text)
             elif event.type == "thinking":
-                yield ReasoningDelta(text=event.thinking)
+                yield ReasoningDelta(text=event.thinking, source=wire)
             elif event.type == "signature":
-                yield ReasoningDelta(signature=event.signature)
+                yield ReasoningDelta(signature=event.signature, source=wire)
             elif event.type == "input_json":
                 for e in calls.chunk(block, event.partial_json):
                     yield e
@@ -202,7 +239,7 @@ async def _helper_events(manager: Any) -> AsyncIterator[StreamEvent]:
                 yield Finish(finish_reason(ANTHROPIC_FINISH, reason, has_calls=has_calls), reason)
 
 
-async def _raw_events(stream: Any) -> AsyncIterator[StreamEvent]:
+async def _raw_events(stream: Any, wire: str) -> AsyncIterator[StreamEvent]:
     """The raw events of ``client.messages.create(..., stream=True)``."""
     calls = StreamCalls()
     stop_reason: str | None = None
@@ -214,7 +251,7 @@ async def _raw_events(stream: Any) -> AsyncIterator[StreamEvent]:
                     for e in calls.start(event.index, block.id, block.name):
                         yield e
                 elif block.type == "redacted_thinking":
-                    yield ReasoningDelta(redacted=block.data)
+                    yield ReasoningDelta(redacted=block.data, source=wire)
                 elif block.type == "text" and block.text:
                     yield TextDelta(block.text)
             elif event.type == "content_block_delta":
@@ -225,9 +262,9 @@ async def _raw_events(stream: Any) -> AsyncIterator[StreamEvent]:
                     for e in calls.chunk(event.index, delta.partial_json):
                         yield e
                 elif delta.type == "thinking_delta":
-                    yield ReasoningDelta(text=delta.thinking)
+                    yield ReasoningDelta(text=delta.thinking, source=wire)
                 elif delta.type == "signature_delta":
-                    yield ReasoningDelta(signature=delta.signature)
+                    yield ReasoningDelta(signature=delta.signature, source=wire)
             elif event.type == "content_block_stop":
                 for e in calls.end(event.index):
                     yield e
@@ -256,7 +293,7 @@ async def complete(call: Call) -> Completion:
     """Streams with the SDK's helper, ``client.messages.stream(...)``."""
     client = _client(call)
     if call.stream:  # the helper sends its request when its context is entered, inside the events
-        return _closing(client, _helper_events(client.messages.stream(**_kwargs(call))))
+        return _closing(client, _helper_events(client.messages.stream(**_kwargs(call)), call.wire))
     return await _whole(client, call)
 
 
@@ -270,12 +307,12 @@ async def complete_raw(call: Call) -> Completion:
     except BaseException:
         await client.close()
         raise
-    return _closing(client, _raw_events(stream))
+    return _closing(client, _raw_events(stream, call.wire))
 
 
 async def _whole(client: anthropic.AsyncAnthropic, call: Call) -> Response:
     try:
-        return _response(await client.messages.create(**_kwargs(call)))
+        return _response(await client.messages.create(**_kwargs(call)), call.wire)
     finally:
         await client.close()
 
@@ -331,6 +368,11 @@ _CAPABILITIES = frozenset(
         "images_in_tool_results",
         "is_error_in_tool_results",
         "reasoning_replay",
+        # the SDK's own parameters (_thinking above) and its cache_control on tools, system and content blocks
+        "reasoning_effort",
+        "reasoning_budget",
+        "reasoning_off",
+        "cache_control",
         "system_prompt",
         "call_ids",
     }

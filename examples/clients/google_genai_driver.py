@@ -39,6 +39,7 @@ from _convert import (
     finish_reason,
     kind_for_code,
     kind_for_status,
+    own_reasoning,
     result_images,
     result_text,
     retry_after,
@@ -65,8 +66,12 @@ from conformance.model import (
 
 
 def _signature(details: Any) -> bytes | None:
+    """The bytes the SDK's ``Part.thought_signature`` takes, from the base64 the driver kept (either alphabet)."""
     value = details.get("thought_signature") if details else None
-    return base64.b64decode(value) if isinstance(value, str) else None
+    if not isinstance(value, str):
+        return None
+    padded = value + "=" * (-len(value) % 4)
+    return base64.urlsafe_b64decode(padded) if "-" in value or "_" in value else base64.b64decode(padded)
 
 
 def _contents(call: Call) -> list[types.Content]:
@@ -77,8 +82,16 @@ def _contents(call: Call) -> list[types.Content]:
             if isinstance(part, Text):
                 parts.append(types.Part(text=part.text, thought_signature=_signature(part.provider_details)))
             elif isinstance(part, Reasoning):
+                if not own_reasoning(part, call.wire):
+                    continue  # another provider's reasoning: Gemini cannot verify it, a user leaves it out
+                signature = (
+                    part.signature if part.signature is not None else part.provider_details.get("thought_signature")
+                )
+                thought = None if part.provider_details.get("thought") is False else True
                 parts.append(
-                    types.Part(text=part.text, thought=True, thought_signature=_signature(part.provider_details))
+                    types.Part(
+                        text=part.text, thought=thought, thought_signature=_signature({"thought_signature": signature})
+                    )
                 )
             elif isinstance(part, ToolCall):
                 fc = types.FunctionCall(
@@ -143,8 +156,23 @@ def _config(call: Call) -> types.GenerateContentConfig:
         tools=tools or None,
         tool_config=tool_config,
         max_output_tokens=call.max_tokens,
+        thinking_config=_thinking(call),
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
     )
+
+
+def _thinking(call: Call) -> types.ThinkingConfig | None:
+    """The caller's reasoning settings as the SDK's ``ThinkingConfig`` (types.py:6132-6159): off is
+    ``thinking_budget=0`` ("0 is DISABLED"); on, ``include_thoughts=True`` (the thought summaries come back, to
+    be sent back with their signatures) with an effort as ``thinking_level`` (``ThinkingLevel``: MINIMAL, LOW,
+    MEDIUM, HIGH) and a budget as ``thinking_budget``; https://ai.google.dev/gemini-api/docs/thinking."""
+    settings = call.reasoning
+    if settings is None:
+        return None
+    if not settings.enabled:
+        return types.ThinkingConfig(thinking_budget=0)
+    level = types.ThinkingLevel(settings.effort.upper()) if settings.effort is not None else None
+    return types.ThinkingConfig(include_thoughts=True, thinking_budget=settings.budget_tokens, thinking_level=level)
 
 
 def _client(call: Call) -> genai.Client:
@@ -184,6 +212,19 @@ def _call_of(part: types.Part, position: int) -> ToolCall:
     )
 
 
+def _signature_of(part: types.Part) -> str | None:
+    return base64.b64encode(part.thought_signature).decode() if part.thought_signature else None
+
+
+def _thought(part: types.Part) -> Reasoning:
+    """A thought part: its text, and its ``thought_signature`` (base64) as the signature, replayed on a thought
+    part again."""
+    details = _details(part)
+    return Reasoning(
+        text=part.text or "", signature=details.get("thought_signature"), source="gemini", provider_details=details
+    )
+
+
 def _response(response: types.GenerateContentResponse) -> Response:
     parts: list[Part] = []
     candidate = response.candidates[0] if response.candidates else None
@@ -193,7 +234,9 @@ def _response(response: types.GenerateContentResponse) -> Response:
         if part.function_call is not None:
             parts.append(_call_of(part, sum(isinstance(p, ToolCall) for p in parts)))
         elif part.text is not None and part.thought:
-            parts.append(Reasoning(text=part.text, provider_details=_details(part)))
+            parts.append(_thought(part))
+        elif not part.text and part.thought_signature:  # a signed empty text part: the signature alone
+            parts.append(Reasoning(signature=_signature_of(part), source="gemini", provider_details={"thought": False}))
         elif part.text is not None:
             parts.append(Text(text=part.text, provider_details=_details(part)))
     reason, raw = _finish(candidate.finish_reason, any(isinstance(p, ToolCall) for p in parts))
@@ -202,6 +245,7 @@ def _response(response: types.GenerateContentResponse) -> Response:
 
 def _events(chunks: Iterator[types.GenerateContentResponse]) -> Iterator[StreamEvent]:
     position = 0
+    thinking = False  # a thought block is open (its parts came without a signature)
     for chunk in chunks:
         candidate = chunk.candidates[0] if chunk.candidates else None
         if candidate is None:
@@ -209,14 +253,36 @@ def _events(chunks: Iterator[types.GenerateContentResponse]) -> Iterator[StreamE
         for part in (candidate.content.parts if candidate.content else None) or ():
             if part.function_call is not None:
                 tc = _call_of(part, position)
+                thinking = False
                 yield ToolCallStart(tc.id, tc.name, position, provider_details=tc.provider_details)
                 yield ToolCallChunk(tc.id, tc.arguments_raw)
                 yield ToolCallEnd(tc.id, tc.arguments_raw, tc.arguments)
                 position += 1
-            elif part.text and part.thought:
-                yield ReasoningDelta(text=part.text)
+            elif part.thought:
+                thought = _thought(part)
+                yield ReasoningDelta(
+                    text=thought.text,
+                    signature=thought.signature,
+                    provider_details=thought.provider_details,
+                    source="gemini",
+                )
+                thinking = thought.signature is None  # a signature ends the thought block
+            elif part.thought_signature:
+                # A signed text part (often empty and trailing, or a part of its own after a call): a text delta
+                # has no slot for provider data, so the text streams and the signature follows as a block of
+                # its own, replayed as a signed empty text part (what the reference adapter's decoder does,
+                # conformance/adapters/gemini.py; https://ai.google.dev/gemini-api/docs/thought-signatures)
+                if part.text:
+                    yield TextDelta(part.text)
+                if thinking:  # keep the open thought block apart from this signature
+                    yield ReasoningDelta(provider_details={"thought": True}, source="gemini")
+                yield ReasoningDelta(
+                    signature=_signature_of(part), provider_details={"thought": False}, source="gemini"
+                )
+                thinking = False
             elif part.text:
                 yield TextDelta(part.text)
+                thinking = False
         if candidate.finish_reason is not None:
             reason, raw = _finish(candidate.finish_reason, position > 0)
             yield Finish(reason, raw)
@@ -288,6 +354,11 @@ CLIENT = SimpleClient(
                 "tool_choice_named",
                 "images_in_tool_results",
                 "system_prompt",
+                # thought parts and signatures go back on the parts they came on; ThinkingConfig carries all three
+                "reasoning_replay",
+                "reasoning_effort",
+                "reasoning_budget",
+                "reasoning_off",
             }
         )
     },

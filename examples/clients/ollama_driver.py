@@ -25,7 +25,7 @@ from typing import Any
 import ollama
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _convert import dumps, finish_call, finish_reason, kind_for_status, result_images, result_text
+from _convert import dumps, finish_call, finish_reason, kind_for_status, own_reasoning, result_images, result_text
 
 from conformance.clients.contract import Call, Completion, SimpleClient
 from conformance.model import (
@@ -66,7 +66,10 @@ def _messages(call: Call) -> list[dict[str, Any]]:
                     out.append(entry)
             continue
         entry = {"role": message.role, "content": text}
-        if thinking := "".join(p.text for p in message.parts if isinstance(p, Reasoning)):
+        # the thinking goes back on the assistant message, as the SDK's tool examples do
+        # (examples/gpt-oss-tools-stream.py); another provider's reasoning is left out
+        own = [p.text for p in message.parts if isinstance(p, Reasoning) and own_reasoning(p, call.wire)]
+        if thinking := "".join(own):
             entry["thinking"] = thinking
         calls = [p for p in message.parts if isinstance(p, ToolCall)]
         if calls:
@@ -91,6 +94,11 @@ def _kwargs(call: Call) -> dict[str, Any]:
         ]
     if call.max_tokens is not None:
         kwargs["options"] = {"num_predict": call.max_tokens}
+    if call.reasoning is not None:
+        # ``think: bool | "low" | "medium" | "high"`` (ollama/_types.py:403, _client.py chat): off is False, an
+        # effort the level as given, on without one True; Ollama has no token budget
+        effort = call.reasoning.effort
+        kwargs["think"] = False if not call.reasoning.enabled else effort if effort is not None else True
     return kwargs
 
 
@@ -111,7 +119,7 @@ def _response(response: Any) -> Response:
     message = response.message
     parts: list[Part] = []
     if message.thinking:
-        parts.append(Reasoning(text=message.thinking))
+        parts.append(Reasoning(text=message.thinking, source="ollama"))
     if message.content:
         parts.append(Text(text=message.content))
     for position, tc in enumerate(message.tool_calls or ()):
@@ -129,7 +137,7 @@ def _events(chunks: Iterator[Any]) -> Iterator[StreamEvent]:
     for chunk in chunks:
         message = chunk.message
         if message.thinking:
-            yield ReasoningDelta(text=message.thinking)
+            yield ReasoningDelta(text=message.thinking, source="ollama")
         if message.content:
             yield TextDelta(message.content)
         for tc in message.tool_calls or ():
@@ -173,7 +181,17 @@ CLIENT = SimpleClient(
     name=f"ollama-python {getattr(ollama, '__version__', '0.6.3')}",
     wires={
         "ollama": frozenset(
-            {"streaming", "parallel_tool_calls", "tool_choice_auto", "tool_choice_none", "system_prompt"}
+            {
+                "streaming",
+                "parallel_tool_calls",
+                "tool_choice_auto",
+                "tool_choice_none",
+                "system_prompt",
+                # ``Message.thinking`` goes back as given, and ``think`` turns it off or sets a level
+                "reasoning_replay",
+                "reasoning_effort",
+                "reasoning_off",
+            }
         )
     },
     complete=complete,

@@ -32,6 +32,7 @@ from _convert import (
     finish_reason,
     kind_for_class,
     kind_for_code,
+    own_reasoning,
     result_images,
     result_text,
     retry_after,
@@ -64,6 +65,41 @@ def _client(call: Call) -> openai.OpenAI:
 
 # ---- openai_chat ----------------------------------------------------------------------------
 
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+"""The reasoning fields OpenAI-compatible servers add to a Chat message: ``reasoning_content`` (DeepSeek
+thinking mode, https://api-docs.deepseek.com/guides/thinking_mode; vLLM; llama.cpp), ``reasoning`` and
+``reasoning_details`` (OpenRouter, https://openrouter.ai/docs/use-cases/reasoning-tokens; vLLM >= 0.11). The
+SDK keeps fields it does not type in ``model_extra``, and a user who appends the message it got
+(``message.model_dump(exclude_none=True)``, DeepSeek's own example appends ``response.choices[0].message``)
+sends them back as they came: so does the driver, for this wire's reasoning."""
+
+
+def _chat_reasoning(message: Any) -> Reasoning | None:
+    """The reasoning fields of a Chat message, as the SDK kept them (``model_extra``), in one part."""
+    fields = {k: v for k, v in (message.model_extra or {}).items() if k in REASONING_FIELDS and v}
+    if not fields:
+        return None
+    text = next((fields[k] for k in ("reasoning_content", "reasoning") if isinstance(fields.get(k), str)), "")
+    return Reasoning(text=text, source="openai_chat", provider_details={"fields": fields})
+
+
+def _chat_reasoning_fields(message: Any, wire: str) -> dict[str, Any]:
+    """The reasoning fields to send back on an assistant message: those the SDK gave, as they came."""
+    out: dict[str, Any] = {}
+    for part in message.parts:
+        if not isinstance(part, Reasoning) or not own_reasoning(part, wire):
+            continue  # another provider's reasoning: a Chat server cannot use it, a user leaves it out
+        fields = part.provider_details.get("fields")
+        if isinstance(fields, dict):
+            out.update(fields)
+            continue
+        name = part.provider_details.get("field")
+        key = name if isinstance(name, str) and name in REASONING_FIELDS else "reasoning_content"
+        out[key] = out.get(key, "") + part.text
+        if isinstance(part.provider_details.get("reasoning_details"), list):
+            out["reasoning_details"] = part.provider_details["reasoning_details"]
+    return out
+
 
 def _chat_messages(call: Call) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
@@ -76,6 +112,7 @@ def _chat_messages(call: Call) -> list[dict[str, Any]]:
         elif message.role == "assistant":
             calls = [p for p in message.parts if isinstance(p, ToolCall)]
             entry: dict[str, Any] = {"role": "assistant", "content": texts or None}
+            entry |= _chat_reasoning_fields(message, call.wire)
             if calls:
                 entry["tool_calls"] = [
                     {
@@ -115,13 +152,27 @@ def _chat_kwargs(call: Call) -> dict[str, Any]:
         kwargs["parallel_tool_calls"] = call.parallel_tool_calls
     if call.max_tokens is not None:
         kwargs["max_tokens"] = call.max_tokens
+    if call.reasoning is not None and (effort := _effort(call)) is not None:
+        kwargs["reasoning_effort"] = effort
     return kwargs
+
+
+def _effort(call: Call) -> str | None:
+    """The caller's reasoning setting as the SDK's ``reasoning_effort`` (``ReasoningEffort``: none, minimal,
+    low, medium, high, xhigh, max; types/shared/reasoning_effort.py): off is ``none``. The SDK has no token
+    budget on either wire, so the driver declares no ``reasoning_budget``."""
+    settings = call.reasoning
+    if settings is None:
+        return None
+    return "none" if not settings.enabled else settings.effort
 
 
 def _chat_response(completion: Any) -> Response:
     choice = completion.choices[0]
     message = choice.message
     parts: list[Part] = []
+    if (reasoning := _chat_reasoning(message)) is not None:
+        parts.append(reasoning)
     if message.content:
         parts.append(Text(text=message.content))
     for tc in message.tool_calls or ():
@@ -134,15 +185,50 @@ def _chat_response(completion: Any) -> Response:
     )
 
 
+def _merge_details(merged: list[Any], pieces: list[Any]) -> None:
+    """Streamed ``reasoning_details`` pieces into whole entries: the pieces of one ``index`` are one entry,
+    their ``text`` joined and their other fields (``signature`` on the last piece) kept, as OpenRouter's
+    streaming docs describe them (https://openrouter.ai/docs/use-cases/reasoning-tokens, "reasoning_details
+    ... streamed"); the SDK hands over the pieces only."""
+    for piece in pieces:
+        if not isinstance(piece, dict):
+            continue
+        entry = next((e for e in merged if e.get("index") == piece.get("index")), None)
+        if entry is None:
+            merged.append(dict(piece))
+            continue
+        for key, value in piece.items():
+            if key == "text" and isinstance(value, str):
+                entry["text"] = entry.get("text", "") + value
+            elif value is not None:
+                entry[key] = value
+
+
 def _chat_events(stream: Any) -> Iterator[StreamEvent]:
+    """The chunks' deltas as events. Reasoning text comes in ``delta.reasoning_content`` or
+    ``delta.reasoning`` (kept in ``model_extra``); the block closes when the first text, call or finish
+    arrives, naming the field it came in and the ``reasoning_details`` merged (``_merge_details``), so the
+    next turn sends it back in that field."""
     calls = StreamCalls()
+    field: str | None = None  # the field the open reasoning came in
+    details: list[Any] = []
     with stream:
         for chunk in stream:
             for choice in chunk.choices[:1]:
                 delta = choice.delta
-                reasoning = (delta.model_extra or {}).get("reasoning_content")
-                if isinstance(reasoning, str) and reasoning:
-                    yield ReasoningDelta(text=reasoning)
+                extra = delta.model_extra or {}
+                for name in ("reasoning_content", "reasoning"):
+                    if isinstance(extra.get(name), str) and extra[name]:
+                        field = field or name
+                        if name == field:
+                            yield ReasoningDelta(text=extra[name], source="openai_chat")
+                if isinstance(extra.get("reasoning_details"), list):
+                    field = field or "reasoning"
+                    _merge_details(details, extra["reasoning_details"])
+                if field is not None and (delta.content or delta.tool_calls or choice.finish_reason is not None):
+                    closing = {"field": field} | ({"reasoning_details": details} if details else {})
+                    yield ReasoningDelta(provider_details=closing, source="openai_chat")
+                    field, details = None, []
                 if delta.content:
                     yield TextDelta(delta.content)
                 for tc in delta.tool_calls or ():
@@ -159,28 +245,38 @@ def _chat_events(stream: Any) -> Iterator[StreamEvent]:
 
 
 def _responses_input(call: Call) -> list[dict[str, Any]]:
+    """The history as ``input`` items, each message's parts in their order (a reasoning item goes back right
+    before the item it preceded: "pass back the reasoning items", https://platform.openai.com/docs/guides/reasoning)."""
     out: list[dict[str, Any]] = []
     for message in call.messages:
         if message.role == "tool":
             out.extend(_function_output(r) for r in message.parts if isinstance(r, ToolResult))
             continue
-        for r in message.parts:
-            if isinstance(r, Reasoning) and isinstance(r.provider_details.get("item"), dict):
-                out.append(dict(r.provider_details["item"]))  # replayed as the SDK returned it
-        texts = "".join(p.text for p in message.parts if isinstance(p, Text))
-        if texts:
-            out.append({"role": message.role, "content": texts})
-        for c in message.parts:
-            if isinstance(c, ToolCall):
+        texts: list[str] = []
+        for part in message.parts:
+            if isinstance(part, Text):
+                texts.append(part.text)
+                continue
+            if texts and isinstance(part, Reasoning | ToolCall):
+                out.append({"role": message.role, "content": "".join(texts)})
+                texts = []
+            # the reasoning item as the SDK returned it (its id, summary and encrypted_content); reasoning
+            # without its item (another wire's, a caller's own) has nothing to pass back
+            if isinstance(part, Reasoning) and own_reasoning(part, call.wire):
+                if isinstance(part.provider_details.get("item"), dict):
+                    out.append(dict(part.provider_details["item"]))
+            elif isinstance(part, ToolCall):
                 item: dict[str, Any] = {
                     "type": "function_call",
-                    "call_id": c.id,
-                    "name": c.name,
-                    "arguments": c.arguments_raw or dumps(c.arguments or {}),
+                    "call_id": part.id,
+                    "name": part.name,
+                    "arguments": part.arguments_raw or dumps(part.arguments or {}),
                 }
-                if isinstance(c.provider_details.get("item_id"), str):
-                    item["id"] = c.provider_details["item_id"]
+                if isinstance(part.provider_details.get("item_id"), str):
+                    item["id"] = part.provider_details["item_id"]
                 out.append(item)
+        if texts and "".join(texts):
+            out.append({"role": message.role, "content": "".join(texts)})
     return out
 
 
@@ -217,6 +313,15 @@ def _responses_kwargs(call: Call) -> dict[str, Any]:
         kwargs["parallel_tool_calls"] = call.parallel_tool_calls
     if call.max_tokens is not None:
         kwargs["max_output_tokens"] = call.max_tokens
+    if call.reasoning is not None:
+        kwargs["reasoning"] = {"effort": _effort(call)}
+    if call.reasoning is not None and call.reasoning.enabled:
+        # Stateless reasoning: "set store to false and add reasoning.encrypted_content to include", so the
+        # items come back with their encrypted content and can be passed back in the next input
+        # (https://platform.openai.com/docs/guides/reasoning, "Encrypted reasoning items";
+        # types/responses/response_create_params.py: include, store).
+        kwargs["store"] = False
+        kwargs["include"] = ["reasoning.encrypted_content"]
     return kwargs
 
 
@@ -236,9 +341,7 @@ def _responses_response(response: Any) -> Response:
     parts: list[Part] = []
     for item in response.output:
         if item.type == "reasoning":
-            parts.append(
-                Reasoning(text=_reasoning_text(item), provider_details={"item": item.model_dump(exclude_none=True)})
-            )
+            parts.append(_reasoning_part(item))
         elif item.type == "message":
             text = "".join(c.text for c in item.content if c.type == "output_text")
             if text:
@@ -265,6 +368,17 @@ def _client_tool_search(item: Any) -> bool:
     return bool(item.type == "tool_search_call" and item.execution == "client")
 
 
+def _reasoning_part(item: Any) -> Reasoning:
+    """A reasoning item: its summary as the text, its ``encrypted_content`` as the signature, and the item
+    whole (``model_dump(exclude_none=True)``) to pass back as it came."""
+    return Reasoning(
+        text=_reasoning_text(item),
+        signature=item.encrypted_content,
+        source="openai_responses",
+        provider_details={"item": item.model_dump(exclude_none=True)},
+    )
+
+
 def _reasoning_text(item: Any) -> str:
     return "".join(s.text for s in item.summary or ()) or "".join(c.text for c in item.content or ())
 
@@ -286,7 +400,7 @@ def _responses_events(stream: Any) -> Iterator[StreamEvent]:
                 yield TextDelta(event.delta)
             elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
                 reasoning_streamed.add(event.item_id)
-                yield ReasoningDelta(text=event.delta)
+                yield ReasoningDelta(text=event.delta, source="openai_responses")
             elif kind == "response.output_item.done" and _client_tool_search(event.item):
                 yield from calls.start(event.item.id, event.item.call_id or "", "tool_search")  # sent whole
                 yield from calls.end_parsed(event.item.id, event.item.arguments)
@@ -294,7 +408,13 @@ def _responses_events(stream: Any) -> Iterator[StreamEvent]:
                 # The whole item closes the block (and carries it for replay); its summary is the text
                 # when no delta streamed it.
                 text = "" if event.item.id in reasoning_streamed else _reasoning_text(event.item)
-                yield ReasoningDelta(text=text, provider_details={"item": event.item.model_dump(exclude_none=True)})
+                item = event.item.model_dump(exclude_none=True)
+                yield ReasoningDelta(
+                    text=text,
+                    signature=event.item.encrypted_content,
+                    provider_details={"item": item},
+                    source="openai_responses",
+                )
             elif kind in ("response.completed", "response.incomplete", "response.failed"):
                 yield from calls.end_all()
                 reason, raw = _responses_finish(event.response, calls.any)
@@ -365,6 +485,11 @@ _CHAT = frozenset(
         "tool_choice_named",
         "system_prompt",
         "call_ids",
+        # the reasoning the caller hands back (the Chat reasoning fields, the Responses items) goes out as the
+        # SDK returned it, and the SDK's reasoning_effort / reasoning.effort carry an effort and "none"
+        "reasoning_replay",
+        "reasoning_effort",
+        "reasoning_off",
     }
 )
 
