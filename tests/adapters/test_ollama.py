@@ -27,6 +27,7 @@ wire formats: Ollama arguments are JSON objects and calls arrive whole.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -767,3 +768,14 @@ def test_a_megabyte_of_thinking_streams_and_decodes_whole() -> None:
     assert isinstance(reasoning, Reasoning) and (reasoning.text, reasoning.source) == (text, "ollama")
     (reasoning, _) = adapter.response_from_wire(last(message={"thinking": text, "content": "ok"})).parts
     assert isinstance(reasoning, Reasoning) and reasoning.text == text
+
+
+def test_the_request_schema_knows_think() -> None:
+    import jsonschema
+
+    text = (Path(adapter.__file__).parents[1] / "schemas" / "requests" / "ollama.schema.json").read_text()
+    validator = jsonschema.Draft202012Validator(orjson.loads(text))
+    for settings in (ReasoningSettings(enabled=False), ReasoningSettings(), ReasoningSettings(effort="medium")):
+        body = adapter.request_to_wire(Request(model="m", messages=(user("q"),), reasoning=settings)).body
+        assert list(validator.iter_errors(body)) == []
+    assert list(validator.iter_errors({"model": "m", "messages": [], "think": "minimal"})) != []

@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -1150,3 +1151,23 @@ def test_a_megabyte_of_reasoning_summary_decodes_whole() -> None:
     ]
     streamed = fold(events_of(sse(added(reasoning_item("rs_1")), *pieces, item_done(item), terminal(output=[item]))))
     assert isinstance(streamed.parts[0], Reasoning) and streamed.parts[0].text == text
+
+
+def _schema_errors(body: dict[str, Any]) -> list[str]:
+    import jsonschema
+
+    text = (Path(adapter.__file__).parents[1] / "schemas" / "requests" / "openai_responses.schema.json").read_text()
+    return [e.message for e in jsonschema.Draft202012Validator(json.loads(text)).iter_errors(body)]
+
+
+def test_the_request_schema_knows_reasoning_settings_and_reasoning_items() -> None:
+    item = reasoning_item("rs_1", "Plan.", "gAAA")
+    parts = (Reasoning(source="openai_responses", signature="gAAA", provider_details={"item": item}),)
+    call = ToolCall(id="call_1", name="f", arguments={}, arguments_raw="{}")
+    history = (user_message("q"), Message(role="assistant", parts=(*parts, call)))
+    body = adapter.request_to_wire(
+        Request(model="m", messages=history, reasoning=ReasoningSettings(effort="high"))
+    ).body
+    assert _schema_errors(body) == []
+    assert _schema_errors({**body, "reasoning": {"effort": "extreme"}}) != []
+    assert _schema_errors({"model": "m", "input": [{"type": "reasoning", "summary": []}]}) != []  # id required
