@@ -134,6 +134,25 @@ def test_the_tool_call_replays_into_the_next_request_as_ollama_sent_it() -> None
     assert message["tool_calls"] == sent  # id, function.index, name, arguments as received
 
 
+def test_the_recorded_thinking_decodes_as_ollama_python_reads_it_and_goes_back_on_its_message() -> None:
+    # issue 28 wire facts §5 and §7 (qwen3.6 thinking with empty content before the call); the replay
+    # form is the one of ollama-python examples/gpt-oss-tools-stream.py (thinking on the assistant message)
+    from ollama import ChatResponse
+
+    (interaction,) = SPEC.cassette(OPENINFERENCE_CALL)
+    assert interaction.response is not None
+    sdk = ChatResponse.model_validate(interaction.response.json)
+    response = adapter.response_from_wire(interaction.response.json)
+    reasoning, _call = response.parts
+    assert isinstance(reasoning, Reasoning) and sdk.message.thinking
+    assert (reasoning.text, reasoning.signature, reasoning.source) == (sdk.message.thinking, None, "ollama")
+    history = Request(model="m", messages=(Message(role="assistant", parts=response.parts),))
+    wire = adapter.request_to_wire(history)
+    (message,) = wire.body["messages"]
+    assert message["thinking"] == sdk.message.thinking and message["content"] == sdk.message.content == ""
+    assert wire.notes == ()
+
+
 def test_the_404_has_stripped_headers() -> None:
     # its kind, code and message: ERRORS (test_realworld.py)
     (interaction,) = SPEC.cassette(OPENINFERENCE_404)
