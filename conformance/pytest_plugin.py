@@ -755,11 +755,7 @@ class _Plugin:
             with Emulator() as emulator:
 
                 def set_script(chosen: Scenario | None) -> None:
-                    emulator.set_script(
-                        None
-                        if chosen is None
-                        else EmulatorScript(scenario_id=chosen.id, replies=tuple(t.reply for t in chosen.turns))
-                    )
+                    emulator.set_script(None if chosen is None else EmulatorScript.from_scenario(chosen))
 
                 results = record_pairs(
                     [scenario],

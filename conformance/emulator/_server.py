@@ -122,8 +122,10 @@ class EmulatorScript:
 
     @classmethod
     def from_scenario(cls, scenario: Scenario) -> EmulatorScript:
-        """The script playing ``scenario``'s turns."""
-        return cls(scenario_id=scenario.id, replies=tuple(turn.reply for turn in scenario.turns))
+        """The script playing ``scenario``'s turns. The assistant messages of its ``history`` (sent
+        before turn 0) count as turns already answered: each takes a place no request reaches."""
+        answered = sum(1 for message in scenario.history if message.role == "assistant")
+        return cls(scenario_id=scenario.id, replies=(Reply(),) * answered + tuple(t.reply for t in scenario.turns))
 
 
 _DEFAULT_SCRIPT = EmulatorScript(scenario_id="default", replies=(DEFAULT_REPLY,))

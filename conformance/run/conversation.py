@@ -2,7 +2,8 @@
 
 The same code path serves recording (a ``Transport`` to the emulator or a live provider) and
 checking (a ``Transport`` replaying a cassette): for each turn, the unified ``Request`` (system,
-history, tools, tool choice) goes through the adapter's ``request_to_wire``, the transport sends
+the scenario's ``history``, the conversation so far, tools, tool choice, reasoning settings, cache
+breakpoints: ``build_request``) goes through the adapter's ``request_to_wire``, the transport sends
 it, and the adapter decodes the answer (``response_from_wire``, or ``stream_from_wire`` folded by
 ``conformance.assembly.fold``; an HTTP error through ``error_from_wire``). The assistant message
 joins the history, then the scenario's tool results answering that turn's calls (by position,
@@ -25,12 +26,24 @@ from typing import Any
 from conformance.adapters.base import Adapter, WireRequest, load_json_body
 from conformance.assembly import fold
 from conformance.errors import ConformanceError, ProviderError, StreamInterruptedError, TransportError
-from conformance.model import ErrorEvent, ErrorInfo, Message, Part, Request, Response, StreamEvent, ToolCall, ToolResult
+from conformance.model import (
+    ErrorEvent,
+    ErrorInfo,
+    Message,
+    Part,
+    Request,
+    Response,
+    StreamEvent,
+    Text,
+    ToolCall,
+    ToolResult,
+)
 from conformance.scenarios.values import Mode, Scenario, Turn
 from conformance.traffic.transport import Transport
 
 __all__ = [
     "DEFAULT_MODELS",
+    "EPHEMERAL",
     "MODEL_CHOICES",
     "ConversationOutcome",
     "DefaultModel",
@@ -132,18 +145,54 @@ class ConversationOutcome:
     history: tuple[Message, ...] = field(default=(), repr=False)
 
 
+EPHEMERAL: Mapping[str, Any] = {"type": "ephemeral"}
+"""The prompt-cache breakpoint ``cache_control:`` sets: Anthropic's ``{"type": "ephemeral"}`` (default
+5-minute lifetime; anthropic-sdk-python ``types/cache_control_ephemeral_param.py``)."""
+
+
 def build_request(scenario: Scenario, messages: Iterable[Message], *, model: str, stream: bool) -> Request:
-    """The unified request of a turn: the scenario's settings and the history so far."""
+    """The unified request of a turn: the scenario's settings, its ``history`` (messages before turn 0),
+    then the conversation so far.
+
+    ``Scenario.reasoning`` goes on every request. ``Scenario.cache_control`` sets a breakpoint
+    (``EPHEMERAL``) on every request after the last tool (``tools``), after the system prompt
+    (``system``), and after the last text or tool-result block of the last message (``messages``): the
+    incremental pattern of Anthropic's prompt-caching docs (each request marks its newest block, so the
+    next request reads the whole conversation so far from the cache;
+    https://platform.claude.com/docs/en/build-with-claude/prompt-caching). Only the request's own copy
+    of the last message carries the marker: ``messages`` is left as it is.
+    """
+    targets = scenario.cache_control
+    tools = scenario.tools
+    if "tools" in targets and tools:
+        tools = (*tools[:-1], replace(tools[-1], cache_control=EPHEMERAL))
+    history = (*scenario.history, *messages)
+    if "messages" in targets and history:
+        history = (*history[:-1], _mark_last_block(history[-1]))
     return Request(
         model=model,
         system=scenario.system,
-        messages=tuple(messages),
-        tools=scenario.tools,
+        system_cache_control=EPHEMERAL if "system" in targets and scenario.system is not None else None,
+        messages=history,
+        tools=tools,
         tool_choice=scenario.tool_choice,
         parallel_tool_calls=scenario.parallel_tool_calls,
         stream=stream,
         max_tokens=scenario.max_tokens,
+        reasoning=scenario.reasoning,
     )
+
+
+def _mark_last_block(message: Message) -> Message:
+    """``message`` with a cache breakpoint on its last text or tool-result part (the blocks that carry
+    ``cache_control``); unchanged when it has neither."""
+    parts = list(message.parts)
+    for index in range(len(parts) - 1, -1, -1):
+        part = parts[index]
+        if isinstance(part, Text | ToolResult):
+            parts[index] = replace(part, cache_control=EPHEMERAL)
+            return replace(message, parts=tuple(parts))
+    return message
 
 
 def tool_result_message(turn: Turn, calls: tuple[ToolCall, ...]) -> tuple[Message | None, str | None]:

@@ -195,11 +195,7 @@ def record_with_emulator(
     with Emulator() as emulator:
 
         def set_script(scenario: Scenario | None) -> None:
-            emulator.set_script(
-                None
-                if scenario is None
-                else EmulatorScript(scenario_id=scenario.id, replies=tuple(t.reply for t in scenario.turns))
-            )
+            emulator.set_script(None if scenario is None else EmulatorScript.from_scenario(scenario))
 
         return record_pairs(
             scenarios, adapters, base_url=emulator.base_url, mode="emulator", set_script=set_script, **options

@@ -7,7 +7,15 @@ absent ``expect`` key defaults from the reply (``docs/scenarios.md``, "Defaults 
   object (``conformance.adapters.base.parse_arguments``) must end with an ``arguments_error``;
 - ``text``: the reply's text, exact (none when the reply has no text);
 - ``finish_reason``: ``reply.finish``, or none when a call has malformed arguments;
-- ``events`` and ``error``: none.
+- ``events`` and ``error``: none;
+- ``reasoning``: one ``ExpectedReasoning`` per block the reply plays, in order: ``reply.reasoning``
+  (without text when ``reasoning_redacted``), then each call's ``reasoning``; none (not checked)
+  when the reply plays no reasoning.
+
+``reasoning:`` becomes ``Scenario.reasoning`` (a ``ReasoningSettings``) and ``cache_control:``
+``Scenario.cache_control``; each adds the capabilities it needs to ``requires`` (``derived_requires``).
+``history:`` becomes ``Scenario.history``, unified messages (a tool result takes the name of the
+call it answers, for the wires that key results by name).
 
 ``tools: {mcp: ...}`` becomes ``Scenario.mcp`` (with ``Scenario.tools`` empty until the server runs)
 and ``tool_results: mcp`` becomes ``Turn.mcp_results``.
@@ -25,13 +33,30 @@ from pathlib import Path
 from typing import Any, cast
 
 from conformance.adapters.base import dumps_compact, parse_arguments
-from conformance.model import Audio, ContentItem, FinishReason, Image, Part, Resource, Text, Tool, ToolChoice
+from conformance.model import (
+    Audio,
+    ContentItem,
+    FinishReason,
+    Image,
+    Message,
+    Part,
+    Reasoning,
+    ReasoningSettings,
+    Resource,
+    Text,
+    Tool,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+)
 from conformance.scenarios.values import (
     DEFAULT_MCP_TIMEOUT,
     MODES,
+    CacheTarget,
     Expectation,
     ExpectedCall,
     ExpectedError,
+    ExpectedReasoning,
     Fault,
     McpTools,
     Reply,
@@ -43,7 +68,7 @@ from conformance.scenarios.values import (
     WireExpectation,
 )
 
-__all__ = ["build_scenario", "scenario_fingerprint"]
+__all__ = ["build_scenario", "derived_requires", "scenario_fingerprint"]
 
 
 def build_scenario(data: Mapping[str, Any], *, scenario_id: str, path: Path) -> Scenario:
@@ -55,7 +80,7 @@ def build_scenario(data: Mapping[str, Any], *, scenario_id: str, path: Path) -> 
         path=path,
         behavior=data["behavior"],
         source=data["source"],
-        requires=frozenset(data.get("requires", ())),
+        requires=frozenset(data.get("requires", ())) | derived_requires(data),
         tags=tuple(data.get("tags", ())),
         modes=MODES if modes is None else tuple(m for m in MODES if m in modes),
         wires=tuple(data.get("wires", ())),
@@ -71,8 +96,79 @@ def build_scenario(data: Mapping[str, Any], *, scenario_id: str, path: Path) -> 
             for expectation in expectations
         ),
         mcp=_mcp(tools["mcp"]) if isinstance(tools, Mapping) else None,
+        reasoning=_reasoning_settings(data.get("reasoning")),
+        cache_control=tuple(cast(CacheTarget, target) for target in data.get("cache_control", ())),
+        history=_history(data.get("history", ())),
         fingerprint=scenario_fingerprint(data),
     )
+
+
+def derived_requires(data: Mapping[str, Any]) -> frozenset[str]:
+    """The capabilities the scenario's settings need beyond its ``requires``: ``reasoning_off``
+    (``reasoning.enabled: false``), ``reasoning_effort``, ``reasoning_budget``, ``cache_control``."""
+    needed: set[str] = set()
+    reasoning = data.get("reasoning")
+    if isinstance(reasoning, Mapping):
+        if reasoning.get("enabled") is False:
+            needed.add("reasoning_off")
+        if "effort" in reasoning:
+            needed.add("reasoning_effort")
+        if "budget_tokens" in reasoning:
+            needed.add("reasoning_budget")
+    if data.get("cache_control"):
+        needed.add("cache_control")
+    return frozenset(needed)
+
+
+def _reasoning_settings(data: Mapping[str, Any] | None) -> ReasoningSettings | None:
+    if data is None:
+        return None
+    return ReasoningSettings(
+        enabled=data.get("enabled", True), effort=data.get("effort"), budget_tokens=data.get("budget_tokens")
+    )
+
+
+def _history(data: Any) -> tuple[Message, ...]:
+    names = {call["id"]: call["name"] for message in data for call in message.get("tool_calls", ())}
+    messages: list[Message] = []
+    for message in data:
+        role = message["role"]
+        parts: list[Part] = []
+        if role == "user":
+            parts.append(Text(text=message["text"]))
+        elif role == "assistant":
+            parts.extend(
+                Reasoning(
+                    text=item.get("text", ""),
+                    signature=item.get("signature"),
+                    redacted=item.get("redacted"),
+                    source=item.get("source"),
+                )
+                for item in message.get("reasoning", ())
+            )
+            if "text" in message:
+                parts.append(Text(text=message["text"]))
+            parts.extend(
+                ToolCall(
+                    id=call["id"],
+                    name=call["name"],
+                    arguments=call["arguments"],
+                    arguments_raw=dumps_compact(call["arguments"]),
+                )
+                for call in message.get("tool_calls", ())
+            )
+        else:
+            parts.extend(
+                ToolResult(
+                    call_id=result["call_id"],
+                    content=_content(result["content"]),
+                    is_error=result.get("isError", False),
+                    name=names.get(result["call_id"]),
+                )
+                for result in message["results"]
+            )
+        messages.append(Message(role=role, parts=tuple(parts)))
+    return tuple(messages)
 
 
 def scenario_fingerprint(data: Mapping[str, Any]) -> str:
@@ -169,6 +265,7 @@ def _reply(data: Mapping[str, Any]) -> Reply:
     return Reply(
         text=data.get("text"),
         reasoning=data.get("reasoning"),
+        reasoning_redacted=data.get("reasoning_redacted", False),
         tool_calls=calls,
         finish=data.get("finish", "tool_calls" if calls else "stop"),
         fault=None
@@ -185,9 +282,14 @@ def _reply(data: Mapping[str, Any]) -> Reply:
 def _scripted_call(data: Mapping[str, Any]) -> ScriptedCall:
     if "arguments" in data:
         return ScriptedCall(
-            name=data["name"], arguments=data["arguments"], arguments_raw=dumps_compact(data["arguments"])
+            name=data["name"],
+            arguments=data["arguments"],
+            arguments_raw=dumps_compact(data["arguments"]),
+            reasoning=data.get("reasoning"),
         )
-    return ScriptedCall(name=data["name"], arguments=None, arguments_raw=data["arguments_raw"])
+    return ScriptedCall(
+        name=data["name"], arguments=None, arguments_raw=data["arguments_raw"], reasoning=data.get("reasoning")
+    )
 
 
 def _expectation(data: Mapping[str, Any], reply: Reply) -> Expectation:
@@ -214,6 +316,11 @@ def _expectation(data: Mapping[str, Any], reply: Reply) -> Expectation:
             status=error.get("status"),
             retry_after=None if error.get("retry_after") is None else float(error["retry_after"]),
         ),
+        reasoning=tuple(
+            ExpectedReasoning(text=item.get("text"), redacted=item.get("redacted", False)) for item in data["reasoning"]
+        )
+        if "reasoning" in data
+        else defaults.reasoning,
     )
 
 
@@ -233,10 +340,16 @@ def _defaults(reply: Reply) -> Expectation:
         else:
             calls.append(ExpectedCall(name=call.name, arguments=arguments, match="exact"))
     finish: FinishReason | None = None if malformed else reply.finish
+    reasoning: list[ExpectedReasoning] = []
+    if reply.reasoning:
+        redacted = reply.reasoning_redacted
+        reasoning.append(ExpectedReasoning(text=None if redacted else reply.reasoning, redacted=redacted))
+    reasoning += [ExpectedReasoning(text=call.reasoning) for call in reply.tool_calls if call.reasoning]
     return Expectation(
         tool_calls=tuple(calls),
         text=None if reply.text is None else TextExpectation(value=reply.text, mode="exact"),
         finish_reason=finish,
+        reasoning=tuple(reasoning) or None,
     )
 
 

@@ -10,6 +10,14 @@ for ``match: schema``, and tool input schemas that stay within ``schema_nodes`` 
 ``conformance.limits`` once their ``$ref`` are inlined (an adapter for Gemini inlines them). Tool
 names of an MCP server are known only at run time: ``tool_choice: {name: X}`` is not checked
 against them here.
+
+Reasoning and caching (``_reasoning``, ``_history``): ``reasoning:`` settings that say something
+(effort or budget when on, nothing more when off), ``cache_control:`` targets that exist (a system
+prompt, a tool), ``reasoning_redacted`` only with ``reasoning``, and a ``history:`` that is a
+conversation a provider accepts: it starts with a user message and ends with an assistant one, each
+tool message answers every call of the assistant message before it exactly once, call ids are
+unique, and each reasoning part holds something, is not both text and redacted, and names a known
+wire as its ``source``.
 """
 
 from __future__ import annotations
@@ -53,7 +61,7 @@ _TRAFFIC_FORMATS = tuple(sorted((*WIRE_FORMATS, *PROMPT_FORMATS)))
 def semantic_problems(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> list[ScenarioProblem]:
     """Every rule broken by schema-valid scenario ``data`` whose id is ``scenario_id``."""
     problems: list[ScenarioProblem] = []
-    for rule in (_identity, _tools, _turns, _faults, _wire, _content):
+    for rule in (_identity, _tools, _turns, _faults, _wire, _content, _reasoning, _history):
         problems.extend(rule(data, locator, scenario_id))
     return problems
 
@@ -351,4 +359,214 @@ def _base64(item: Mapping[str, Any], at: DocPath, locator: Locator) -> Iterator[
                 "not valid base64",
                 expected="standard base64 (A-Z, a-z, 0-9, +, / and = padding)",
                 hint="encode the bytes with `base64 -w0 FILE`",
+            )
+
+
+def _reasoning(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
+    settings = data.get("reasoning")
+    if isinstance(settings, Mapping):
+        if settings.get("enabled") is False:
+            for key in ("effort", "budget_tokens"):
+                if key in settings:
+                    yield locator.problem(
+                        ("reasoning", key),
+                        f"reasoning.enabled: false turns reasoning off, so {key} has no meaning",
+                        expected="enabled: false alone, or enabled: true with effort and/or budget_tokens",
+                        hint=f"remove {key}, or remove enabled: false",
+                        on_key=True,
+                    )
+        elif "effort" not in settings and "budget_tokens" not in settings:
+            yield locator.problem(
+                ("reasoning",),
+                "reasoning settings that turn reasoning on say neither effort nor budget_tokens",
+                expected="effort: minimal|low|medium|high and/or budget_tokens: N, or enabled: false",
+                hint="leave reasoning: out to keep the provider's default",
+            )
+    targets = data.get("cache_control", ())
+    for i, target in enumerate(targets):
+        if target == "system" and "system" not in data:
+            yield locator.problem(
+                ("cache_control", i),
+                "cache_control marks the system prompt, but the scenario has no system:",
+                expected="a system: prompt, or no system in cache_control",
+                hint="add system:, or remove system from cache_control",
+            )
+        if target == "tools" and isinstance(data["tools"], list) and not data["tools"]:
+            yield locator.problem(
+                ("cache_control", i),
+                "cache_control marks the last tool, but tools is empty",
+                expected="at least one tool, or no tools in cache_control",
+                hint="remove tools from cache_control",
+            )
+    for t, turn in enumerate(data["turns"]):
+        reply = turn["reply"]
+        if reply.get("reasoning_redacted") and not reply.get("reasoning"):
+            yield locator.problem(
+                ("turns", t, "reply", "reasoning_redacted"),
+                "reasoning_redacted plays the reply's reasoning redacted, but the reply has no reasoning",
+                expected="reasoning: TEXT beside reasoning_redacted: true",
+                hint="add reasoning: (the text the provider keeps to itself), or remove reasoning_redacted",
+                on_key=True,
+            )
+
+
+def _history(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
+    history = data.get("history", ())
+    if not history:
+        return
+    if history[0]["role"] != "user":
+        yield locator.problem(
+            ("history", 0, "role"),
+            f"the history starts with a {history[0]['role']} message",
+            expected="role: user (providers refuse a conversation that does not start with the user)",
+            hint="add a user message first",
+        )
+    if history[-1]["role"] != "assistant":
+        yield locator.problem(
+            ("history", len(history) - 1, "role"),
+            f"the history ends with a {history[-1]['role']} message, and turn 0's user message follows it",
+            expected="the history's last message is the assistant's",
+            hint="end the history with an assistant answer, or move this message into turn 0",
+        )
+    first_call: dict[str, DocPath] = {}
+    open_calls: dict[str, DocPath] = {}
+    previous = ""
+    for m, message in enumerate(history):
+        role = message["role"]
+        at: DocPath = ("history", m)
+        if role == previous and role != "tool":
+            yield locator.problem(
+                (*at, "role"),
+                f"two {role} messages in a row (history[{m - 1}] and history[{m}])",
+                expected="user and assistant messages in turn",
+                hint="join the two messages into one",
+            )
+        if role == "tool":
+            yield from _history_results(message, at, open_calls, first_call, locator)
+            open_calls = {}
+        else:
+            for call_id, where in open_calls.items():
+                yield locator.problem(
+                    where,
+                    f"tool call {call_id!r} has no result before history[{m}]",
+                    expected="a tool message answering it right after the assistant message",
+                    hint="add {role: tool, results: [{call_id: ..., content: ...}]}",
+                )
+            open_calls = {}
+        if role == "assistant":
+            yield from _history_assistant(message, at, first_call, open_calls, locator)
+        previous = role
+    for call_id, where in open_calls.items():
+        yield locator.problem(
+            where,
+            f"tool call {call_id!r} has no result in the history",
+            expected="a tool message answering it right after the assistant message",
+            hint="add {role: tool, results: [{call_id: ..., content: ...}]}",
+        )
+
+
+def _history_assistant(
+    message: Mapping[str, Any],
+    at: DocPath,
+    first_call: dict[str, DocPath],
+    open_calls: dict[str, DocPath],
+    locator: Locator,
+) -> Iterator[ScenarioProblem]:
+    if not any(key in message for key in ("reasoning", "text", "tool_calls")):
+        yield locator.problem(
+            at,
+            "the assistant message is empty",
+            expected="text, reasoning and/or tool_calls",
+            hint="add text: (what the assistant answered)",
+        )
+    for r, part in enumerate(message.get("reasoning", ())):
+        where: DocPath = (*at, "reasoning", r)
+        if not any(part.get(key) for key in ("text", "signature", "redacted")):
+            yield locator.problem(
+                where,
+                "the reasoning part holds nothing",
+                expected="text, signature and/or redacted",
+                hint="remove the part, or give its text or the provider's signature",
+            )
+        for key in ("text", "signature"):
+            if "redacted" in part and key in part:
+                yield locator.problem(
+                    (*where, key),
+                    f"a redacted reasoning part has no {key} (Anthropic redacted_thinking is only its data)",
+                    expected="redacted alone, or text and signature without redacted",
+                    hint=f"remove {key}, or remove redacted",
+                    on_key=True,
+                )
+        source = part.get("source")
+        if source is not None and source not in WIRE_FORMATS:
+            hint = (
+                f"{source} is a prompt format, spoken over openai_chat: write openai_chat"
+                if source in PROMPT_FORMATS
+                else closest(source, WIRE_FORMATS) or "source names the wire format that produced the reasoning"
+            )
+            yield locator.problem(
+                (*where, "source"),
+                f"unknown source {source!r}",
+                expected="one of: " + ", ".join(WIRE_FORMATS),
+                hint=hint,
+            )
+    for c, call in enumerate(message.get("tool_calls", ())):
+        where = (*at, "tool_calls", c, "id")
+        call_id = call["id"]
+        if call_id in first_call:
+            yield locator.problem(
+                where,
+                f"tool call id {call_id!r} is used twice in the history (also {_pointer(first_call[call_id])})",
+                expected="a unique id per call",
+                hint="give each call its own id",
+            )
+            continue
+        first_call[call_id] = where
+        open_calls[call_id] = where
+
+
+def _pointer(at: DocPath) -> str:
+    return "/" + "/".join(map(str, at))
+
+
+def _history_results(
+    message: Mapping[str, Any],
+    at: DocPath,
+    open_calls: Mapping[str, DocPath],
+    first_call: Mapping[str, DocPath],
+    locator: Locator,
+) -> Iterator[ScenarioProblem]:
+    answered: dict[str, int] = {}
+    for r, result in enumerate(message["results"]):
+        where: DocPath = (*at, "results", r)
+        call_id = result["call_id"]
+        if call_id in answered:
+            yield locator.problem(
+                (*where, "call_id"),
+                f"tool call {call_id!r} is answered twice (also results[{answered[call_id]}])",
+                expected="one result per call",
+                hint="remove one of the two results",
+            )
+        elif call_id not in open_calls:
+            calls = ", ".join(open_calls) or "none"
+            yield locator.problem(
+                (*where, "call_id"),
+                f"call_id {call_id!r} is not a call of the assistant message before this tool message"
+                + (" (it was answered earlier)" if call_id in first_call else ""),
+                expected=f"one of its calls' ids ({calls})",
+                hint=closest(call_id, list(open_calls))
+                or "a tool message follows the assistant message whose calls it answers",
+            )
+        answered.setdefault(call_id, r)
+        content = result["content"]
+        if isinstance(content, list):
+            for i, item in enumerate(content):
+                yield from _base64(item, (*where, "content", i), locator)
+    for call_id, where_call in open_calls.items():
+        if call_id not in answered:
+            yield locator.problem(
+                where_call,
+                f"tool call {call_id!r} has no result in the tool message after it",
+                expected="one result per call",
+                hint=f"add {{call_id: {call_id}, content: ...}} to the results",
             )

@@ -17,18 +17,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
-from conformance.model import ContentItem, ErrorKind, FinishReason, JSONObject, Part, Tool, ToolChoice
+from conformance.model import (
+    ContentItem,
+    ErrorKind,
+    FinishReason,
+    JSONObject,
+    Message,
+    Part,
+    ReasoningSettings,
+    Tool,
+    ToolChoice,
+)
 
 __all__ = [
+    "CACHE_TARGETS",
     "DEFAULT_MCP_TIMEOUT",
     "FAULT_KINDS",
     "HTTP_FAULTS",
     "MODES",
     "PYTHON_PLACEHOLDER",
     "STREAM_FAULTS",
+    "CacheTarget",
     "Expectation",
     "ExpectedCall",
     "ExpectedError",
+    "ExpectedReasoning",
     "Fault",
     "FaultKind",
     "McpTools",
@@ -78,6 +91,11 @@ STREAM_FAULTS: frozenset[FaultKind] = frozenset({"disconnect", "no_terminator", 
 Mode: TypeAlias = Literal["non_stream", "stream"]
 MODES: tuple[Mode, ...] = ("non_stream", "stream")
 
+CacheTarget: TypeAlias = Literal["tools", "system", "messages"]
+CACHE_TARGETS: tuple[CacheTarget, ...] = ("tools", "system", "messages")
+"""Where ``cache_control:`` puts a prompt-cache breakpoint on every request: after the last tool, after
+the system prompt, after the last block of the last message (``run.conversation.build_request``)."""
+
 DEFAULT_MCP_TIMEOUT = 120.0
 """Seconds an MCP ``tools/call`` may take before its result becomes a timeout error."""
 PYTHON_PLACEHOLDER = "{python}"
@@ -93,6 +111,11 @@ class ScriptedCall:
     """The arguments, when the scenario gave an object."""
     arguments_raw: str = "{}"
     """The argument text sent on the wire (compact JSON of ``arguments``, or the scenario's raw text)."""
+    reasoning: str | None = None
+    """Thinking played right before this call (interleaved thinking): Anthropic a ``thinking`` block
+    between the ``tool_use`` blocks, Gemini a thought part before the ``functionCall``, Responses a
+    ``reasoning`` item before the ``function_call``; Chat and Ollama, which have one reasoning field
+    per message, join it into that field in order."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,6 +135,10 @@ class Reply:
 
     text: str | None = None
     reasoning: str | None = None
+    """Reasoning played before everything else of the turn, where the wire format has it."""
+    reasoning_redacted: bool = False
+    """``reasoning`` is played redacted: Anthropic a ``redacted_thinking`` block, Responses a
+    ``reasoning`` item with ``encrypted_content`` and an empty summary (no text reaches the client)."""
     tool_calls: tuple[ScriptedCall, ...] = ()
     finish: FinishReason = "stop"
     fault: Fault | None = None
@@ -129,6 +156,16 @@ class ExpectedCall:
     match: Literal["exact", "subset", "schema"] = "exact"
     arguments_error: bool = False
     """The call must end with an ``arguments_error`` (its raw text kept), not as a valid call."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExpectedReasoning:
+    """One reasoning part an adapter must decode (``Reasoning``), in order."""
+
+    text: str | None = None
+    """Its text; None: not compared (a redacted block has none)."""
+    redacted: bool = False
+    """The part must be redacted (Anthropic ``redacted_thinking``; Responses encrypted, no summary)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,6 +191,8 @@ class Expectation:
     events: tuple[str, ...] | None = None
     """Stream mode: event types that must appear in this order (a subsequence of the events)."""
     error: ExpectedError | None = None
+    reasoning: tuple[ExpectedReasoning, ...] | None = None
+    """The reasoning parts, in order (judged by ``roundtrip.reasoning``); None: not checked."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -232,6 +271,13 @@ class Scenario:
     wire: tuple[WireExpectation, ...] = ()
     mcp: McpTools | None = None
     """Where the tools come from when they come from an MCP server (``tools: {mcp: ...}``)."""
+    reasoning: ReasoningSettings | None = None
+    """``reasoning:``: the caller's reasoning settings, sent on every request (``Request.reasoning``)."""
+    cache_control: tuple[CacheTarget, ...] = ()
+    """``cache_control:``: where every request carries a prompt-cache breakpoint (``CACHE_TARGETS``)."""
+    history: tuple[Message, ...] = ()
+    """``history:``: messages before turn 0 (an earlier conversation, possibly with another provider),
+    sent first in every request."""
     fingerprint: str = ""
     """sha256 of the file's content as parsed (``scenario_fingerprint``; empty for a scenario not
     read from a file): the recorder writes it into a cassette's provenance, and a run finds the

@@ -14,9 +14,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from conformance.adapters import get_adapter
+from conformance.emulator import Emulator, EmulatorScript
 from conformance.errors import McpServerError
-from conformance.model import Text, Tool, ToolCall, ToolResult
-from conformance.run.conversation import run_conversation
+from conformance.model import Image, Message, Reasoning, ReasoningSettings, Text, Tool, ToolCall, ToolResult
+from conformance.run.conversation import build_request, run_conversation
 from conformance.scenarios.values import Expectation, Reply, Scenario, ScriptedCall, ToolResultSpec, Turn
 from conformance.traffic.transport import Transport
 from tests._loopback import LoopbackServer
@@ -279,3 +280,83 @@ def test_every_default_model_is_one_its_provider_serves_today() -> None:
             f"{choice.name} ({wire}) retires on {choice.retires}: choose a model {choice.family} serves now,"
             " update MODEL_CHOICES and re-record (conformance record --emulator)"
         )
+
+
+# --------------------------------------------------------------------------------------------
+# issue 28: the request carries the scenario's history, reasoning settings and cache breakpoints
+# --------------------------------------------------------------------------------------------
+
+EPHEMERAL_MARK = {"type": "ephemeral"}  # anthropic-sdk-python types/cache_control_ephemeral_param.py
+HISTORY = (
+    Message(role="user", parts=(Text(text="Oslo?"),)),
+    Message(
+        role="assistant",
+        parts=(Reasoning(text="look it up", signature="c2ln", source="anthropic"), Text(text="Snow.")),
+    ),
+)
+
+
+def _with(**changes: object) -> Scenario:
+    return replace(_scenario(), **changes)  # type: ignore[arg-type]
+
+
+def test_the_history_comes_first_and_the_settings_ride_every_request() -> None:
+    scenario = _with(history=HISTORY, reasoning=ReasoningSettings(effort="low"))
+    asked = (Message(role="user", parts=(Text(text="Bergen?"),)),)
+    request = build_request(scenario, asked, model="m", stream=False)
+    assert request.messages == (*HISTORY, *asked)
+    assert request.reasoning == ReasoningSettings(effort="low")
+    assert request.system_cache_control is None
+    assert all(tool.cache_control is None for tool in request.tools)
+
+
+def test_cache_breakpoints_go_on_the_last_tool_the_system_and_the_newest_block() -> None:
+    other = Tool(name="other")
+    scenario = _with(
+        system="Be brief.", tools=(GET_TIME, other), cache_control=("tools", "system", "messages"), history=HISTORY
+    )
+    call = ToolCall(id="c1", name="getTime", arguments={})
+    results = Message(
+        role="tool",
+        parts=(ToolResult(call_id="c1", content=(Text(text="1"),)), ToolResult(call_id="c2", content=())),
+    )
+    messages = [Message(role="user", parts=(Text(text="Time?"),)), Message(role="assistant", parts=(call,)), results]
+    request = build_request(scenario, messages, model="m", stream=True)
+    assert [tool.cache_control for tool in request.tools] == [None, EPHEMERAL_MARK]
+    assert request.system_cache_control == EPHEMERAL_MARK
+    last = request.messages[-1]
+    assert [part.cache_control for part in last.parts if isinstance(part, ToolResult)] == [None, EPHEMERAL_MARK]
+    assert request.messages[:-1] == (*HISTORY, *messages[:-1])  # no other block is marked
+    assert messages[-1] is results  # the conversation itself is left as it was
+
+
+def test_the_breakpoint_skips_a_trailing_image_and_a_message_with_nothing_to_mark() -> None:
+    scenario = _with(cache_control=("messages",))
+    image = Image(media_type="image/png", data="AAAA")
+    request = build_request(
+        scenario, [Message(role="user", parts=(Text(text="What is this?"), image))], model="m", stream=False
+    )
+    assert request.messages[-1].parts == (Text(text="What is this?", cache_control=EPHEMERAL_MARK), image)
+    only_image = Message(role="user", parts=(image,))
+    assert build_request(scenario, [only_image], model="m", stream=False).messages == (only_image,)
+
+
+def test_no_system_prompt_no_system_breakpoint() -> None:
+    request = build_request(_with(cache_control=("system",)), (), model="m", stream=False)
+    assert request.system is None and request.system_cache_control is None
+
+
+def test_a_history_with_assistant_turns_is_played_from_the_scenarios_turn_0() -> None:
+    """The emulator counts a request's turn by its assistant messages: those of the history are turns
+    already answered, so turn 0 still gets turn 0's reply (EmulatorScript.from_scenario)."""
+    scenario = _with(history=HISTORY)
+    with Emulator() as emulator, Transport(emulator.base_url, wire="openai_chat", api_key="k") as transport:
+        emulator.set_script(EmulatorScript.from_scenario(scenario))
+        outcome = run_conversation(scenario, get_adapter("openai_chat"), transport, mode="non_stream")
+    assert outcome.stopped is None
+    first, second = outcome.turns
+    assert first.response is not None and [c.name for c in first.response.tool_calls] == ["getTime"]
+    assert second.response is not None and second.response.text == "昨天是2023年5月22日。"
+    sent = first.wire.body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert sent[1]["content"] == "Snow."

@@ -8,14 +8,27 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conformance.errors import ScenarioError
-from conformance.model import Audio, Image, Resource, Text, Tool
+from conformance.model import (
+    Audio,
+    Image,
+    Message,
+    Reasoning,
+    ReasoningSettings,
+    Resource,
+    Text,
+    Tool,
+    ToolCall,
+    ToolResult,
+)
 from conformance.scenarios.loader import load_scenario
 from conformance.scenarios.values import (
     Expectation,
     ExpectedCall,
     ExpectedError,
+    ExpectedReasoning,
     Fault,
     McpTools,
     Scenario,
@@ -30,6 +43,7 @@ schema_version: 1
 behavior: "b"
 source: "s"
 """
+REPO = Path(__file__).resolve().parents[2]
 PNG_1X1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 
@@ -162,6 +176,7 @@ def test_explicit_expect_replaces_each_default(tmp_path: Path) -> None:
                   arguments: {type: object, required: [city]}
               finish_reason: tool_calls
               events: [tool_call_start, tool_call_chunk, tool_call_end, finish]
+              reasoning: []
         """,
     )
     (turn,) = scenario.turns
@@ -177,6 +192,7 @@ def test_explicit_expect_replaces_each_default(tmp_path: Path) -> None:
         text=TextExpectation(value="Checking.", mode="exact"),  # not stated: from the reply
         finish_reason="tool_calls",
         events=("tool_call_start", "tool_call_chunk", "tool_call_end", "finish"),
+        reasoning=(),  # stated: no reasoning part, whatever the reply plays
     )
 
 
@@ -422,3 +438,149 @@ def test_mcp_tools_value_problems(tmp_path: Path, tools: str, pointer: str, phra
     with pytest.raises(ScenarioError) as caught:
         load(tmp_path, f'tools: {tools}\nturns:\n  - user: "go"\n    reply: {{text: "ok"}}\n')
     assert any(p.pointer == pointer and phrase in p.message for p in caught.value.problems), caught.value
+
+
+# --------------------------------------------------------------------------------------------
+# issue 28: reasoning settings, cache breakpoints, redacted and interleaved reasoning, history
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("settings", "value", "derived"),
+    [
+        ("{effort: low}", ReasoningSettings(effort="low"), {"reasoning_effort"}),
+        ("{budget_tokens: 2048}", ReasoningSettings(budget_tokens=2048), {"reasoning_budget"}),
+        ("{enabled: false}", ReasoningSettings(enabled=False), {"reasoning_off"}),
+        (
+            "{enabled: true, effort: high, budget_tokens: 4000}",
+            ReasoningSettings(effort="high", budget_tokens=4000),
+            {"reasoning_effort", "reasoning_budget"},
+        ),
+    ],
+)
+def test_reasoning_settings_become_values_and_the_capabilities_they_need(
+    tmp_path: Path, settings: str, value: ReasoningSettings, derived: set[str]
+) -> None:
+    scenario = load(
+        tmp_path,
+        f"""\
+        reasoning: {settings}
+        requires: [streaming]
+        tools: []
+        turns:
+          - user: "Think."
+            reply: {{text: "Done."}}
+        """,
+    )
+    assert scenario.reasoning == value
+    assert scenario.requires == frozenset({"streaming", *derived})
+
+
+def test_cache_control_targets_are_kept_in_order_and_need_the_capability(tmp_path: Path) -> None:
+    scenario = load(
+        tmp_path,
+        """\
+        system: "Be brief."
+        cache_control: [system, messages, tools]
+        tools: [{name: getTime}]
+        turns:
+          - user: "Time?"
+            reply: {text: "Noon."}
+        """,
+    )
+    assert scenario.cache_control == ("system", "messages", "tools")
+    assert scenario.requires == frozenset({"cache_control"})
+
+
+def test_a_scenario_without_the_new_keys_has_none_of_their_values(tmp_path: Path) -> None:
+    scenario = load(tmp_path, 'tools: []\nturns:\n  - user: "Hi."\n    reply: {text: "Hello."}\n')
+    assert (scenario.reasoning, scenario.cache_control, scenario.history, scenario.requires) == (
+        None,
+        (),
+        (),
+        frozenset(),
+    )
+    assert scenario.turns[0].expect.reasoning is None  # no reasoning played: not checked
+
+
+def test_expected_reasoning_defaults_to_each_block_played_in_order(tmp_path: Path) -> None:
+    scenario = load(
+        tmp_path,
+        """\
+        tools: [{name: a}, {name: b}]
+        turns:
+          - user: "Go."
+            reply:
+              reasoning: "first the plan"
+              tool_calls:
+                - {name: a, arguments: {}}
+                - {name: b, arguments: {}, reasoning: "now b"}
+            tool_results: [{content: "1"}, {content: "2"}]
+          - reply:
+              reasoning: "hidden"
+              reasoning_redacted: true
+              text: "Done."
+          - user: "Again?"
+            reply:
+              reasoning: "hidden"
+              text: "No."
+            expect:
+              reasoning: [{redacted: true}, {text: "hidden"}]
+        """,
+    )
+    first, second, third = scenario.turns
+    assert first.reply.tool_calls[1].reasoning == "now b"
+    assert first.reply.tool_calls[0].reasoning is None
+    assert first.expect.reasoning == (ExpectedReasoning(text="first the plan"), ExpectedReasoning(text="now b"))
+    assert second.reply.reasoning_redacted is True
+    assert second.expect.reasoning == (ExpectedReasoning(text=None, redacted=True),)
+    assert third.expect.reasoning == (ExpectedReasoning(text=None, redacted=True), ExpectedReasoning(text="hidden"))
+
+
+def test_history_becomes_unified_messages(tmp_path: Path) -> None:
+    scenario = load(
+        tmp_path,
+        """\
+        tools: [{name: get_weather}]
+        history:
+          - {role: user, text: "Oslo?"}
+          - role: assistant
+            reasoning:
+              - {text: "look it up", signature: "c2ln", source: anthropic}
+              - {redacted: "ZGF0YQ=="}
+            text: "Checking."
+            tool_calls:
+              - {id: toolu_1, name: get_weather, arguments: {city: Oslo}}
+          - role: tool
+            results:
+              - {call_id: toolu_1, content: "-2°C", isError: false}
+          - {role: assistant, text: "Cold."}
+        turns:
+          - user: "Bergen?"
+            reply: {text: "Rain."}
+        """,
+    )
+    assert scenario.history == (
+        Message(role="user", parts=(Text(text="Oslo?"),)),
+        Message(
+            role="assistant",
+            parts=(
+                Reasoning(text="look it up", signature="c2ln", source="anthropic"),
+                Reasoning(redacted="ZGF0YQ=="),
+                Text(text="Checking."),
+                ToolCall(id="toolu_1", name="get_weather", arguments={"city": "Oslo"}, arguments_raw='{"city":"Oslo"}'),
+            ),
+        ),
+        # the result names the call it answers: Gemini and Ollama key results by name
+        Message(role="tool", parts=(ToolResult(call_id="toolu_1", content=(Text(text="-2°C"),), name="get_weather"),)),
+        Message(role="assistant", parts=(Text(text="Cold."),)),
+    )
+    assert scenario.requires == frozenset()
+
+
+def test_the_fingerprint_of_a_scenario_without_the_new_keys_is_what_its_cassettes_hold() -> None:
+    """The new keys change the fingerprint only of scenarios that use them: a bundled scenario written
+    before them still matches the ``scenario_sha256`` its cassettes were recorded with."""
+    scenario = load_scenario(REPO / "scenarios" / "basic" / "get_time.yaml")
+    recorded = yaml.safe_load((REPO / "cassettes" / "openai_chat" / "basic" / "get_time.yaml").read_text("utf-8"))
+    assert recorded["provenance"]["scenario_sha256"] == scenario.fingerprint

@@ -22,8 +22,8 @@ from conformance.scenarios.values import FAULT_KINDS, MODES
 
 SCHEMA_FILE = Path(conformance.__file__).parent / "schemas" / "scenario.schema.json"
 REPO_ROOT = Path(__file__).resolve().parents[2]
-OPEN_BY_DESIGN = {"content_item", "user_item"}
-"""Unions closed by the item schema their ``if``/``then`` picks (text_item, image_item ...)."""
+OPEN_BY_DESIGN = {"content_item", "user_item", "history_message"}
+"""Unions closed by the item schema their ``if``/``then`` picks (text_item, image_item, history_user ...)."""
 
 
 def walk(node: Any, at: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Mapping[str, Any]]]:
