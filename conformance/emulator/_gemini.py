@@ -20,8 +20,18 @@ true``), as the Gemini API clears a blocked candidate's content (ai.google.dev `
 ``SafetyRating``; Google Cloud "Process blocked responses"); a stream keeps the text chunks sent
 before the block.
 
+Reasoning: ``Reply.reasoning`` is a ``thought: true`` text part before everything else, and a
+call's own ``ScriptedCall.reasoning`` a thought part right before its ``functionCall`` (interleaved
+thinking; the parts of one content in order, google-genai ``Part.thought``); ``thoughtsTokenCount``
+counts both (``GenerateContentResponseUsageMetadata``; ``totalTokenCount`` includes it, E19). The
+request's ``thinkingConfig`` is not followed (thought text is sent whether or not
+``includeThoughts`` asks for it).
+
 Quirks: ``call_ids`` (``functionCall.id``, 8 characters, as gemini-3.5-flash sends, E31),
-``thought_signature`` (a ``thoughtSignature`` on the first call part, E10), ``trailing_empty_text``
+``thought_signature`` (a ``thoughtSignature`` on the first call part only, as for parallel calls,
+E10, issue28-wire-facts §2a), ``signature_own_part`` (the first call's signature instead on a part of
+its own after the calls, ``{"text": "", "thoughtSignature": ...}``; streamed, in a later chunk that
+ends the stream: WF §4d, modfin/bellman#35, issue28-wire-facts §2b), ``trailing_empty_text``
 (the finish reason in a last chunk of its own holding ``{"text": ""}``, gemini-3 style),
 ``empty_args_string`` (no ``args`` at all for a call without arguments, E3),
 ``malformed_function_call`` (the reply's calls never arrive: the candidate ends with
@@ -87,6 +97,7 @@ KNOWN_QUIRKS = frozenset(
     {
         "call_ids",
         "thought_signature",
+        "signature_own_part",
         "trailing_empty_text",
         "empty_args_string",
         "malformed_function_call",
@@ -182,30 +193,49 @@ def _response_id(ctx: WireContext) -> str:
     return base62(23, *ctx.key("responseId"))
 
 
+def _signature(ctx: WireContext) -> str:
+    return base62(120, *ctx.key("thoughtSignature"))  # valid base64 (bytes)
+
+
 def _call_parts(reply: Reply, ctx: WireContext) -> list[dict[str, Any]]:
+    """The calls as ``functionCall`` parts, each after the thought part of its own reasoning."""
     parts = []
     for index, call in enumerate(reply.tool_calls):
+        if call.reasoning:
+            parts.append({"text": call.reasoning, "thought": True})
         function: dict[str, Any] = {"name": call.name}
         if not sends_no_arguments(call, reply):
             function["args"] = call_object(call)
         if "call_ids" in reply.quirks:
             function["id"] = lower_alnum(8, *ctx.key("functionCall.id", index))
         part: dict[str, Any] = {"functionCall": function}
-        if index == 0 and "thought_signature" in reply.quirks:
-            part["thoughtSignature"] = base62(120, *ctx.key("thoughtSignature"))  # valid base64 (bytes)
+        if index == 0 and "thought_signature" in reply.quirks and "signature_own_part" not in reply.quirks:
+            part["thoughtSignature"] = _signature(ctx)
         parts.append(part)
     return parts
+
+
+def _own_signature_part(reply: Reply, ctx: WireContext) -> dict[str, Any] | None:
+    """Quirk ``signature_own_part``: the first call's signature on an empty text part of its own."""
+    if "signature_own_part" not in reply.quirks or not reply.tool_calls:
+        return None
+    return {"text": "", "thoughtSignature": _signature(ctx)}
 
 
 def _candidates(reply: Reply) -> int:
     return max(1, output_tokens(reply) - reasoning_tokens(reply))
 
 
+def _thoughts(reply: Reply) -> int:
+    """``thoughtsTokenCount``: the reply's reasoning and its calls' own."""
+    return reasoning_tokens(reply) + sum(count_tokens(call.reasoning or "") for call in reply.tool_calls)
+
+
 def _usage(reply: Reply, ctx: WireContext, candidates: int | None, *, whole: bool = False) -> dict[str, Any]:
     """``usageMetadata``; a chunk holding only a thought has no candidate count yet (recorded), and
     only whole bodies break the candidates down by modality."""
     prompt = input_tokens(ctx.turn)
-    thoughts = reasoning_tokens(reply)
+    thoughts = _thoughts(reply)
     usage: dict[str, Any] = {"promptTokenCount": prompt}
     if candidates is not None:
         usage["candidatesTokenCount"] = candidates
@@ -253,6 +283,8 @@ def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
     if reply.text:
         parts.append({"text": reply.text})
     parts.extend(_call_parts(reply, ctx))
+    if (own := _own_signature_part(reply, ctx)) is not None:
+        parts.append(own)
     candidate = {
         "content": {"parts": parts, "role": "model"},
         "finishReason": _FINISH.get(reply.finish, "STOP"),
@@ -317,8 +349,11 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     calls = _call_parts(reply, ctx)
     if calls:
         payloads.append((calls, None, total))
+    own = _own_signature_part(reply, ctx)
     if finish == _BLOCKED:  # the blocked candidate comes in a chunk of its own, without content
         payloads.append(([], finish, total))
+    elif own is not None:  # the signature in a later chunk of its own, which ends the stream
+        payloads.append(([own], finish, total))
     elif "trailing_empty_text" in reply.quirks or not payloads or (reply.reasoning and len(payloads) == 1):
         payloads.append(([{"text": ""}], finish, total))
     else:

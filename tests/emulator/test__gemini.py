@@ -3,6 +3,7 @@ the recorded Gemini bodies and streams) and decoded with the reference ``gemini`
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -21,8 +22,11 @@ from _emulator_http import (
     sse_blocks,
 )
 
+from conformance.adapters import get_adapter
 from conformance.assembly import lifecycle_problems
 from conformance.emulator import Emulator, EmulatorScript
+from conformance.emulator._deterministic import count_tokens
+from conformance.model import Message, Text, ToolResult
 from conformance.scenarios.values import Reply, ScriptedCall
 
 WIRE = "gemini"
@@ -239,6 +243,87 @@ def test_empty_args_string_omits_args(emu: Emulator, client: httpx.Client) -> No
     outcome = _play(emu, client, Reply(tool_calls=(TIME,), quirks=("empty_args_string",)), stream=False)
     assert json.loads(outcome.body)["candidates"][0]["content"]["parts"][0] == {"functionCall": {"name": "get_time"}}
     assert outcome.response.tool_calls[0].arguments == {}
+
+
+# --------------------------------------------------------------------------------------------
+# Reasoning (issue 28)
+# --------------------------------------------------------------------------------------------
+
+
+def _payloads(outcome: Any, stream: bool) -> list[dict[str, Any]]:
+    return _chunks(outcome.body) if stream else [json.loads(outcome.body)]
+
+
+def _sdk(payload: dict[str, Any]) -> Any:
+    # google-genai reads the body as it reads any response (types.GenerateContentResponse._from_response)
+    from google.genai import types
+
+    return types.GenerateContentResponse._from_response(response=json.loads(json.dumps(payload)), kwargs={})
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_signature_own_part_comes_after_the_calls_and_goes_back_in_its_place(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    # issue28-wire-facts §2b: {"text": "", "thoughtSignature"} on a part of its own, streamed in a
+    # later chunk (modfin/bellman#35, WF §4d); the SDK reads its bytes, the adapter keeps it apart
+    reply = Reply(tool_calls=(WEATHER, LONDON), quirks=("signature_own_part", "thought_signature"))
+    outcome = _play(emu, client, reply, stream=stream)
+    payloads = _payloads(outcome, stream)
+    parts = [p for payload in payloads for p in payload["candidates"][0]["content"]["parts"]]
+    assert [sorted(p) for p in parts] == [["functionCall"], ["functionCall"], ["text", "thoughtSignature"]]
+    own = parts[-1]
+    assert own["text"] == "" and len(own["thoughtSignature"]) % 4 == 0
+    if stream:  # the signature's chunk is a later one, and it ends the stream
+        assert payloads[-1]["candidates"][0]["content"]["parts"] == [own]
+        assert payloads[-1]["candidates"][0]["finishReason"] == "STOP"
+        assert "finishReason" not in payloads[-2]["candidates"][0]
+    sdk_parts = [p for payload in payloads for p in _sdk(payload).candidates[0].content.parts]
+    assert sdk_parts[-1].thought_signature == base64.b64decode(own["thoughtSignature"])
+    response = outcome.response
+    assert [p.kind for p in response.parts] == ["tool_call", "tool_call", "reasoning"]
+    assert response.parts[2].signature == own["thoughtSignature"]  # type: ignore[union-attr]
+    assert response.parts[2].source == "gemini"  # type: ignore[union-attr]
+    results = Message(
+        role="tool",
+        parts=tuple(ToolResult(call_id=c.id, name=c.name, content=(Text(text="sun"),)) for c in response.tool_calls),
+    )
+    history = (*request_for(WIRE, stream=stream).messages, Message(role="assistant", parts=response.parts), results)
+    replayed = get_adapter(WIRE).request_to_wire(request_for(WIRE, history, stream=stream)).body["contents"][1]
+    assert replayed["parts"] == parts  # the same parts, the signature in the same place
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_a_calls_own_reasoning_is_a_thought_part_right_before_it(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    # interleaved thinking: thought parts in order among the functionCall parts (google-genai Part.thought)
+    second = ScriptedCall(
+        name="get_time", arguments={}, arguments_raw="{}", reasoning="Early mornings matter: check the time."
+    )
+    reply = Reply(reasoning="Rain first: the weather.", tool_calls=(WEATHER, second), quirks=("thought_signature",))
+    outcome = _play(emu, client, reply, stream=stream)
+    payloads = _payloads(outcome, stream)
+    parts = [p for payload in payloads for p in payload["candidates"][0]["content"]["parts"]]
+    assert parts[0] == {"text": "Rain first: the weather.", "thought": True}
+    assert parts[1]["functionCall"]["name"] == "get_weather" and "thoughtSignature" in parts[1]
+    assert parts[2] == {"text": "Early mornings matter: check the time.", "thought": True}
+    assert parts[3]["functionCall"]["name"] == "get_time" and "thoughtSignature" not in parts[3]
+    sdk_parts = [p for payload in payloads for p in _sdk(payload).candidates[0].content.parts]
+    assert [bool(p.thought) for p in sdk_parts[:4]] == [True, False, True, False]
+    response = outcome.response
+    assert [(p.kind, getattr(p, "source", None)) for p in response.parts] == [
+        ("reasoning", "gemini"),
+        ("tool_call", None),
+        ("reasoning", "gemini"),
+        ("tool_call", None),
+    ]
+    # thoughtsTokenCount counts both thoughts; totalTokenCount includes it (E19)
+    usage = payloads[-1]["usageMetadata"]
+    thoughts = count_tokens("Rain first: the weather.") + count_tokens("Early mornings matter: check the time.")
+    assert usage["thoughtsTokenCount"] == thoughts
+    assert usage["totalTokenCount"] == usage["promptTokenCount"] + usage["candidatesTokenCount"] + thoughts
+    assert response.usage is not None and response.usage.reasoning_tokens == thoughts
 
 
 # --------------------------------------------------------------------------------------------
