@@ -17,13 +17,14 @@ body comes back as it was:
   content part's other keys: ``annotations``, or ``type: "refusal"``); fresh text goes out in the
   "easy" form ``{"role": "assistant", "content": "..."}``;
 - ``ToolCall``: ``item_id`` (the ``fc_`` id, E12) and ``extra`` (``status`` ...);
-- ``Reasoning``: ``item`` (the reasoning item, replayed verbatim; ``signature`` = ``encrypted_content``;
-  ``source`` = ``openai_responses``). Reasoning another provider produced is left out and said in the
-  request's notes (``base.reasoning_note``); one of ours without its item has no id to replay and is left
-  out too (``ResponseReasoningItemParam.id`` is required). A reasoning item goes out only right before the
-  item it preceded (a call or an assistant message): sent without its following item the API answers 400
-  "Item rs_* of type reasoning was provided without its required following item" (coder/mux#59, issue 28
-  wire facts §3c), so reasoning that ends an assistant turn is left out, with a note;
+- ``Reasoning``: ``item`` (the reasoning item, replayed verbatim; ``signature`` = ``encrypted_content``, or
+  ``redacted`` = ``encrypted_content`` when the item has no readable text; ``source`` = ``openai_responses``).
+  Reasoning another provider produced is left out and said in the request's notes (``base.reasoning_note``);
+  one of ours without its item has no id to replay and is left out too (``ResponseReasoningItemParam.id`` is
+  required). A reasoning item goes out only right before the item it preceded (a call or an assistant
+  message): sent without its following item the API answers 400 "Item rs_* of type reasoning was provided
+  without its required following item" (coder/mux#59, issue 28 wire facts §3c), so reasoning that ends an
+  assistant turn is left out, with a note;
 - user messages and ``ToolResult``: ``extra`` (other keys) and ``parts`` (each content part's other
   keys, e.g. ``detail``; present when the content was a list).
 """
@@ -181,8 +182,9 @@ def _assistant_items(message: Message, names: NameMap, notes: list[str]) -> list
                 notes.append(f"reasoning without its {SOURCE} reasoning item left out: it has no item id to replay")
             else:
                 item = dict(part.provider_details["item"])
-                if part.signature is not None:
-                    item["encrypted_content"] = part.signature
+                payload = part.signature if part.signature is not None else part.redacted
+                if payload is not None:
+                    item["encrypted_content"] = payload
                 reasoning.append(item)
         else:
             raise UnsupportedContentError(f"OpenAI Responses assistant turns cannot carry {part.kind} parts")
@@ -343,12 +345,12 @@ def _call_from_item(item: Mapping[str, Any], index: int, names: NameMap) -> Tool
 
 def _reasoning_from_item(item: Mapping[str, Any], index: int) -> Reasoning:
     where = f"input[{index}]"
-    return Reasoning(
-        text=reasoning_text(item, where),
-        signature=reasoning_signature(item, where),
-        source=SOURCE,
-        provider_details={"item": dict(item)},
-    )
+    text = reasoning_text(item, where)
+    signature = reasoning_signature(item, where)
+    details = {"item": dict(item)}
+    if signature is not None and not text:  # only the payload: redacted, as the response side decodes it
+        return Reasoning(redacted=signature, source=SOURCE, provider_details=details)
+    return Reasoning(text=text, signature=signature, source=SOURCE, provider_details=details)
 
 
 def _result_from_item(item: Mapping[str, Any], index: int) -> ToolResult:

@@ -24,7 +24,8 @@ Quirks handled here:
 - tool results have no error flag: ``is_error`` travels as an ``Error: `` prefix on the (first) text
   (and is read back from it); images in tool results go out as ``input_image`` parts;
 - reasoning items are kept verbatim (``Reasoning.provider_details["item"]``, ``signature`` =
-  ``encrypted_content``, ``source`` = ``openai_responses``, taken from ``output_item.done``: "the
+  ``encrypted_content``, or ``redacted`` = ``encrypted_content`` for an item with no readable text, as
+  gpt-5 answers without a summary asked for; ``source`` = ``openai_responses``; taken from ``output_item.done``: "the
   ``encrypted_content`` in ``response.output_item.added`` may be incomplete", openai-python
   ``ResponseReasoningItemParam``); the text is the summaries then any ``reasoning_text`` content, streamed
   from ``response.reasoning_summary_text.delta`` / ``response.reasoning_text.delta``. They are replayed in
@@ -429,15 +430,16 @@ def _item_events(item: Mapping[str, Any], tracker: CallTracker, response_id: str
 
 def _reasoning_event(item: Mapping[str, Any], position: int, *, with_text: bool) -> ReasoningDelta:
     """The delta that closes a reasoning block and carries its item for replay (``signature`` =
-    ``encrypted_content``); a payload or summary of the wrong JSON type raises ``WireFormatError``."""
+    ``encrypted_content``); an item whose only content is its payload (no summary or reasoning text, and
+    no text streamed: ``with_text``) is redacted reasoning (``redacted`` = ``encrypted_content``). A
+    payload or summary of the wrong JSON type raises ``WireFormatError``."""
     where = f"output[{position}]"
     text = reasoning_text(item, where)
-    return ReasoningDelta(
-        text if with_text else "",
-        reasoning_signature(item, where),
-        provider_details={"item": dict(item)},
-        source=SOURCE,
-    )
+    signature = reasoning_signature(item, where)
+    details = {"item": dict(item)}
+    if signature is not None and not text and with_text:
+        return ReasoningDelta(redacted=signature, provider_details=details, source=SOURCE)
+    return ReasoningDelta(text if with_text else "", signature, provider_details=details, source=SOURCE)
 
 
 def _index_or(value: Any, default: int) -> int:

@@ -1072,9 +1072,9 @@ def test_interleaved_reasoning_replays_in_order_before_the_item_it_preceded() ->
     streamed = fold(events_of(stream))
     assert [p.kind for p in streamed.parts] == ["reasoning", "tool_call", "reasoning", "tool_call"]
     reasoning = [p for p in streamed.parts if isinstance(p, Reasoning)]
-    assert [(r.text, r.signature, r.source) for r in reasoning] == [
-        ("Pl", "gAAA1", "openai_responses"),
-        ("", "gAAA2", "openai_responses"),
+    assert [(r.text, r.signature, r.redacted, r.source) for r in reasoning] == [
+        ("Pl", "gAAA1", None, "openai_responses"),
+        ("", None, "gAAA2", "openai_responses"),  # only the payload: redacted reasoning
     ]
     results = Message(role="tool", parts=(ToolResult(call_id="call_1"), ToolResult(call_id="call_2")))
     history = Request(messages=(user_message("q"), Message(role="assistant", parts=decoded.parts), results))
@@ -1171,3 +1171,19 @@ def test_the_request_schema_knows_reasoning_settings_and_reasoning_items() -> No
     assert _schema_errors(body) == []
     assert _schema_errors({**body, "reasoning": {"effort": "extreme"}}) != []
     assert _schema_errors({"model": "m", "input": [{"type": "reasoning", "summary": []}]}) != []  # id required
+
+
+def test_an_item_with_only_its_payload_is_redacted_reasoning_and_replays_verbatim() -> None:
+    # recorded gpt-5 items without a summary asked for: summary [], encrypted_content (wire facts §3a, §7)
+    item = reasoning_item("rs_1", "", "gAAAonly")
+    output = [item, fc_item("fc_1", "call_1", "f", "{}", "completed")]
+    (reasoning, call) = adapter.response_from_wire({"status": "completed", "output": output}).parts
+    assert isinstance(reasoning, Reasoning)
+    assert (reasoning.text, reasoning.signature, reasoning.redacted) == ("", None, "gAAAonly")
+    body = {"model": "m", "input": [{"role": "user", "content": "q"}, *output]}
+    request = adapter.request_from_wire(body)
+    assert request.messages[1].parts[0] == reasoning
+    assert adapter.request_to_wire(request).body == body
+    changed = Reasoning(redacted="gAAAother", source="openai_responses", provider_details={"item": item})
+    wire = adapter.request_to_wire(Request(messages=(Message(role="assistant", parts=(changed, call)),)))
+    assert wire.body["input"][0] == {**item, "encrypted_content": "gAAAother"}  # the part's payload is what goes

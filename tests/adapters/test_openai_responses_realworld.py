@@ -147,8 +147,9 @@ def test_streamed_turn_replays_as_pydantic_ai_sent_it_in_the_next_request() -> N
     assert isinstance(reasoning, Reasoning) and isinstance(call, ToolCall)
     sent = second.request.json["input"]
     sent_reasoning, sent_call = sent[1], sent[3]
-    # the encrypted_content replayed is the one of output_item.done, not of output_item.added
-    assert reasoning.signature == sent_reasoning["encrypted_content"]
+    # the encrypted_content replayed is the one of output_item.done, not of output_item.added; with no
+    # summary asked for, the item holds nothing readable: redacted reasoning
+    assert reasoning.redacted == sent_reasoning["encrypted_content"] and reasoning.signature is None
     history = Request(model="gpt-5.5", messages=(Message(role="assistant", parts=(reasoning, call)),))
     items = adapter.request_to_wire(history).body["input"]
     assert (
@@ -234,9 +235,11 @@ def test_recorded_reasoning_decodes_as_the_sdk_reads_it_and_replays_in_the_recor
         done = [ResponseOutputItemDoneEvent.model_validate(e).item for e in events if e["type"].endswith("item.done")]
         sdk = [item for item in done if isinstance(item, ResponseReasoningItem)]
         ours = [p for p in folded.parts if isinstance(p, Reasoning)]
-        assert [(r.signature, r.text, r.source) for r in ours] == [
+        # the payload is the signature, or the redacted data of an item with no readable text (these: summary [])
+        assert [(r.signature or r.redacted, r.text, r.source) for r in ours] == [
             (item.encrypted_content, "\n\n".join(s.text for s in item.summary), "openai_responses") for item in sdk
         ]
+        assert all(bool(r.redacted) == (not r.text) for r in ours)
         # the next request as our adapter writes it: the recorded history, with this turn's output as we decoded it
         recorded = adapter.request_from_wire(after.request.json)
         earlier = len(adapter.request_from_wire(before.request.json).messages)
