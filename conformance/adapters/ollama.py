@@ -35,7 +35,8 @@ Quirks handled here:
   images in tool results are not sent (template-dependent, UNVERIFIED): ``UnsupportedContentError``;
 - ``max_tokens`` travels as ``options.num_predict`` (``docs/api.md``, ``api.Options.NumPredict``);
 - reasoning is ``message.thinking`` (``source="ollama"``; streamed in pieces before the content, §5d) and
-  goes back on the assistant message (``_ollama_messages``); a ``thinking`` that is not a string is
+  goes back on the assistant message (``_ollama_messages``; capability ``reasoning_replay``: the wire's
+  only form, no signature to keep); a ``thinking`` that is not a string is
   malformed (``WireFormatError`` in a body or history, a ``malformed_response`` error in a stream);
 - reasoning settings travel as ``think`` (ollama-python ``_types.py``: ``think: Optional[Union[bool, str]]``,
   "low"/"medium"/"high" for models with levels; issue 28 wire facts §5e): off -> ``false``, an effort ->
@@ -573,7 +574,7 @@ def error_from_wire(
 
 capabilities = frozenset(
     "streaming parallel_tool_calls system_prompt tool_choice_auto tool_choice_none"
-    " reasoning_effort reasoning_off".split()
+    " reasoning_replay reasoning_effort reasoning_off".split()
 )
 
 ADAPTER = Adapter(
