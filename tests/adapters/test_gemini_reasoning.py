@@ -305,3 +305,27 @@ def test_a_megabyte_thought_decodes_whole_and_replays(stream: bool) -> None:
     assert isinstance(reasoning, Reasoning) and len(reasoning.text) == len(text) >= 1 << 20
     request = Request(messages=(USER, Message(role="assistant", parts=response.parts)))
     assert _model_parts(request) == [thought]
+
+
+def test_a_signature_on_a_user_or_function_response_part_is_kept_as_sent_not_read_as_reasoning() -> None:
+    # google-genai's Part has thought_signature on every part, so the wire can carry it anywhere; only a
+    # model turn's signature is reasoning: elsewhere it is sent back as the client sent it
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "hi", "thoughtSignature": "VTE="}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "f", "id": "c1"}, "thoughtSignature": "UzE="}]},
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"name": "f", "id": "c1", "response": {}}, "thoughtSignature": "WDE="}],
+            },
+        ]
+    }
+    request = adapter.request_from_wire(body)
+    assert not any(isinstance(p, Reasoning) for m in request.messages for p in m.parts)
+    assert adapter.request_to_wire(request).body == body
+
+
+def test_reasoning_in_a_user_turn_is_refused_naming_the_part() -> None:
+    request = Request(messages=(Message(role="user", parts=(Reasoning(text="x", source="gemini"),)),))
+    with pytest.raises(UnsupportedContentError, match="user turn cannot carry reasoning"):
+        adapter.request_to_wire(request)
