@@ -313,3 +313,29 @@ def test_the_recorded_placeholder_signature_is_kept_on_its_call() -> None:
     assert call.provider_details["thoughtSignature"] == "c2tpcF90aG91Z2h0X3NpZ25hdHVyZV92YWxpZGF0b3I="
     wire = adapter.request_to_wire(request)
     assert wire.body == second.request.json and wire.notes == ()
+
+
+@pytest.mark.parametrize("name", [LLM, OI_STREAM, PYD_STREAM])
+def test_the_recorded_thoughts_and_signatures_decode_as_google_genai_reads_them(name: str) -> None:
+    # issue 28 point 3: each chunk read by the SDK (types.GenerateContentResponse, Part.thought and
+    # Part.thought_signature as bytes); our reasoning text is its thought texts, our signatures its bytes
+    import base64
+
+    from google.genai import types
+
+    interaction = SPEC.cassette(name)[0]
+    assert interaction.response is not None
+    sdk_parts = [
+        part
+        for chunk in naive_json_array_or_sse(interaction.response.body)
+        for candidate in types.GenerateContentResponse._from_response(response=chunk, kwargs={}).candidates or ()
+        if candidate.content is not None
+        for part in candidate.content.parts or ()
+    ]
+    folded = fold(SPEC.events(interaction.response.body))
+    thoughts = "".join(p.text or "" for p in sdk_parts if p.thought)
+    assert "".join(p.text for p in folded.parts if isinstance(p, Reasoning)) == thoughts
+    signed = [p.thought_signature for p in sdk_parts if p.function_call is not None]
+    ours = [c.provider_details.get("thoughtSignature") for c in folded.tool_calls]
+    assert [None if s is None else base64.b64decode(s) for s in ours] == signed
+    assert any(s is not None for s in signed)
