@@ -1,6 +1,6 @@
 """The one table of what the suite accepts (``docs/equivalences.md``): read, validated and applied.
 
-``docs/equivalences.md`` holds three Markdown tables, each row with the provider doc, SDK source line
+``docs/equivalences.md`` holds five Markdown tables, each row with the provider doc, SDK source line
 or recording it rests on:
 
 - **Equivalences**: a value at a read-back path that means the same to the provider as leaving the
@@ -16,6 +16,11 @@ or recording it rests on:
 - **Error kinds**: an HTTP status a library raises as a more general error kind by design (the openai
   SDK raises every status of 500 and over as ``InternalServerError``), its status kept on the
   exception: ``recovery.provider_error`` accepts that kind there (``accepts_kind``).
+- **Replay and prefix**: a difference in what a later request sends back that the provider treats
+  as no difference (``REPLAY_RULES``: a Gemini signature spelled in the other base64 alphabet, an
+  Anthropic turn's thinking left out once a new user text turn closed its tool loop):
+  ``roundtrip.reasoning_replay`` and ``roundtrip.cache_prefix`` apply a rule only where a row for
+  the wire names it (``replay_rule``).
 
 Parsing is pure (``parse_table``: text in, ``EquivalenceTable`` out, ``UsageError`` naming the file,
 the row and what to write for a bad row); ``bundled_table`` reads the bundled file once, and
@@ -41,11 +46,13 @@ from conformance.verdicts import Finding, FindingKind
 
 __all__ = [
     "ANY",
+    "REPLAY_RULES",
     "WHEN",
     "Equivalence",
     "EquivalenceTable",
     "KindByDesign",
     "Rejected",
+    "ReplayRule",
     "Unasked",
     "accepts_kind",
     "bundled_table",
@@ -53,6 +60,7 @@ __all__ = [
     "merged",
     "parse_table",
     "read_table",
+    "replay_rule",
     "without_equivalents",
 ]
 
@@ -124,6 +132,25 @@ class KindByDesign:
     source: str
 
 
+REPLAY_RULES: Mapping[str, str] = {
+    "signature as bytes": "a thought signature compares as the bytes its base64 stands for (either alphabet)",
+    "thinking omitted after user text": "an earlier assistant turn's thinking blocks may be left out once a new"
+    " user text turn closed its tool loop",
+}
+"""The rules a ``Replay and prefix`` row may name (its ``rule`` cell), with what each accepts."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayRule:
+    """A difference in what is sent back that the provider treats as none (``REPLAY_RULES``)."""
+
+    id: str
+    wires: frozenset[str]
+    rule: str
+    why: str = ""
+    source: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class EquivalenceTable:
     files: tuple[str, ...]
@@ -132,6 +159,7 @@ class EquivalenceTable:
     unasked: tuple[Unasked, ...] = ()
     rejected: tuple[Rejected, ...] = ()
     error_kinds: tuple[KindByDesign, ...] = ()
+    replay: tuple[ReplayRule, ...] = ()
     sha256: str = ""
     """Of the text(s) it was read from: part of the suite's fingerprint."""
 
@@ -143,12 +171,13 @@ _HEADINGS = {
     "parameters sent unasked": ("wire", "path", "changes", "source"),
     "fields a provider rejects": ("wire", "path", "answer", "source"),
     "error kinds": ("wire", "status", "kind", "raised as", "source"),
+    "replay and prefix": ("id", "wire", "rule", "why", "source"),
 }
 _SOURCE = re.compile(r"https?://\S+|[\w./-]+\.(?:py|go|ts|md|yaml|json)(?::\d+(?:-\d+)?)?|§\d")
 
 
 def parse_table(text: str, file: str) -> EquivalenceTable:
-    """The rows of a table file's three sections (a missing section has no rows); ``UsageError``
+    """The rows of a table file's sections (a missing section has no rows); ``UsageError``
     names the file, the row and what to write for anything malformed."""
     sections = _sections(text)
     unknown = [title for title in sections if title.lower() not in _HEADINGS]
@@ -162,6 +191,7 @@ def parse_table(text: str, file: str) -> EquivalenceTable:
     unasked: list[Unasked] = []
     rejected: list[Rejected] = []
     error_kinds: list[KindByDesign] = []
+    replay: list[ReplayRule] = []
     seen: dict[str, int] = {}
     for heading, (line, rows) in sections.items():
         title = heading.lower()
@@ -178,6 +208,9 @@ def parse_table(text: str, file: str) -> EquivalenceTable:
             source = _source(row["source"], where)
             if title == "error kinds":
                 error_kinds.append(_error_kind(row, wires, source, where))
+                continue
+            if title == "replay and prefix":
+                replay.append(_replay_rule(row, wires, source, where, seen, number))
                 continue
             path = _path(row["path"], where)
             if title == "equivalences":
@@ -217,8 +250,27 @@ def parse_table(text: str, file: str) -> EquivalenceTable:
         unasked=tuple(unasked),
         rejected=tuple(rejected),
         error_kinds=tuple(error_kinds),
+        replay=tuple(replay),
         sha256=hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
     )
+
+
+def _replay_rule(
+    row: Mapping[str, str], wires: frozenset[str], source: str, where: str, seen: dict[str, int], number: int
+) -> ReplayRule:
+    ident = row["id"]
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", ident):
+        raise UsageError(f"{where}: the id {ident!r} must be lower-case words joined by '-'")
+    if ident in seen:
+        raise UsageError(f"{where}: the id {ident!r} is used twice (also line {seen[ident]}): rename one")
+    seen[ident] = number
+    if row["rule"] not in REPLAY_RULES:
+        raise UsageError(
+            f"{where}: unknown rule {row['rule']!r} in 'rule' (write one of: "
+            + ", ".join(repr(r) for r in REPLAY_RULES)
+            + ")"
+        )
+    return ReplayRule(id=ident, wires=wires, rule=row["rule"], why=row["why"], source=source)
 
 
 def _error_kind(row: Mapping[str, str], wires: frozenset[str], source: str, where: str) -> KindByDesign:
@@ -351,12 +403,12 @@ def merged(tables: Iterable[EquivalenceTable]) -> EquivalenceTable:
     tables = list(tables)
     ids: dict[str, str] = {}
     for table in tables:
-        for row in table.equivalences:
-            if row.id in ids:
+        for ident in [r.id for r in table.equivalences] + [r.id for r in table.replay]:
+            if ident in ids:
                 raise UsageError(
-                    f"{table.files[0]}: the id {row.id!r} is already used in {ids[row.id]}: rename it in your table"
+                    f"{table.files[0]}: the id {ident!r} is already used in {ids[ident]}: rename it in your table"
                 )
-            ids[row.id] = table.files[0]
+            ids[ident] = table.files[0]
     digest = hashlib.sha256("".join(t.sha256 for t in tables).encode()).hexdigest() if len(tables) > 1 else ""
     return EquivalenceTable(
         files=tuple(f for t in tables for f in t.files),
@@ -364,6 +416,7 @@ def merged(tables: Iterable[EquivalenceTable]) -> EquivalenceTable:
         unasked=tuple(r for t in tables for r in t.unasked),
         rejected=tuple(r for t in tables for r in t.rejected),
         error_kinds=tuple(r for t in tables for r in t.error_kinds),
+        replay=tuple(r for t in tables for r in t.replay),
         sha256=digest or (tables[0].sha256 if tables else ""),
     )
 
@@ -430,6 +483,11 @@ def _same(expected: Any, actual: Any) -> bool:
     if isinstance(expected, bool) or isinstance(actual, bool):
         return expected is actual
     return type(expected) is type(actual) and bool(expected == actual)
+
+
+def replay_rule(table: EquivalenceTable, rule: str, wire: str) -> ReplayRule | None:
+    """The first row of ``table`` naming ``rule`` (a ``REPLAY_RULES`` key) on ``wire``; None: not accepted."""
+    return next((r for r in table.replay if r.rule == rule and _holds(r.wires, wire)), None)
 
 
 def accepts_kind(table: EquivalenceTable, wire: str, status: int | None, expected: str, actual: str) -> bool:

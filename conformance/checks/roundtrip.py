@@ -14,7 +14,13 @@
                              (adapters declaring ``call_ids``; E12: the Responses item id ``fc_...`` is not
                              the call id ``call_...``);
 ``roundtrip.usage``          each answered turn's decoded usage equals what its recorded body reports
-                             (``checks.usage``: per wire, streamed and not).
+                             (``checks.usage``: per wire, streamed and not, reasoning and cache tokens included);
+``roundtrip.reasoning``      each turn's decoded reasoning parts as scripted, ``source`` naming the wire
+                             (``checks.reasoning``);
+``roundtrip.reasoning_replay`` each later request sends back the reasoning the provider produced, where and
+                             as the wire's rule says, and nothing another wire produced (``checks.reasoning``);
+``roundtrip.cache_prefix``   each request's cacheable prefix is the previous request's, extended
+                             (``checks.prefix``).
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from conformance.checks._common import (
     unwrapped_results,
     verdict,
 )
+from conformance.checks.prefix import check_cache_prefix
+from conformance.checks.reasoning import check_reasoning, check_reasoning_replay
 from conformance.checks.usage import usage_verdict
 from conformance.model import Image, Request, Resource, Response, Text, ToolCall, ToolResult
 from conformance.scenarios.values import ExpectedCall
@@ -97,9 +105,9 @@ def check_roundtrip(ctx: CaseContext) -> Sequence[CheckVerdict]:
     ids = _call_ids(ctx)
     if ids is not None:
         verdicts.append(ids)
-    usage = usage_verdict(ctx)
-    if usage is not None:
-        verdicts.append(usage)
+    for extra in (usage_verdict(ctx), check_reasoning(ctx), check_reasoning_replay(ctx), check_cache_prefix(ctx)):
+        if extra is not None:
+            verdicts.append(extra)
     return verdicts
 
 
@@ -293,6 +301,13 @@ def _call_ids(ctx: CaseContext) -> CheckVerdict | None:
     if "call_ids" not in ctx.adapter.capabilities or len(ctx.outcome.turns) < 2:
         return None
     answered = [e for e in ctx.exchanges if e.status is not None and e.status < 400]
+    given = {  # the scenario's own history (``history:``) holds ids no provider sent: not judged here
+        i
+        for m in getattr(ctx.scenario, "history", ())
+        for p in m.parts
+        for i in (getattr(p, "id", None), getattr(p, "call_id", None))
+        if isinstance(i, str)
+    }
     findings: list[Finding] = []
     ran = False
     for turn in ctx.outcome.turns[1:]:
@@ -301,7 +316,7 @@ def _call_ids(ctx: CaseContext) -> CheckVerdict | None:
         for message in back.messages:
             for part in message.parts:
                 sent = part.id if isinstance(part, ToolCall) else part.call_id if isinstance(part, ToolResult) else None
-                if sent is None:
+                if sent is None or sent in given:
                     continue
                 ran = True
                 key = CALL_ID_KEYS.get(ctx.adapter.wire_format, "id")

@@ -3,16 +3,22 @@
 The reference for a usage check: what each provider's official SDK reads from the same bytes.
 
 - ``openai_chat``: ``usage`` (``prompt_tokens``, ``completion_tokens``, ``total_tokens``,
-  ``prompt_tokens_details.cached_tokens``, ``completion_tokens_details.reasoning_tokens``); streamed,
-  only the chunk that carries a non-null ``usage`` (sent last with ``stream_options.include_usage``).
+  ``prompt_tokens_details.cached_tokens`` (DeepSeek: ``prompt_cache_hit_tokens`` where that is absent;
+  docs.stigg.io DeepSeek usage, third-party), ``prompt_tokens_details.cache_write_tokens``
+  (openai-python ``types/completion_usage.py:46``; OpenRouter usage accounting,
+  https://openrouter.ai/docs/use-cases/usage-accounting), ``completion_tokens_details.reasoning_tokens``);
+  streamed, only the chunk that carries a non-null ``usage`` (sent last with ``stream_options.include_usage``).
 - ``openai_responses``: ``usage`` (``input_tokens``, ``output_tokens``, ``total_tokens``,
   ``input_tokens_details.cached_tokens``, ``input_tokens_details.cache_write_tokens``,
   ``output_tokens_details.reasoning_tokens``: openai-python ``types/responses/response_usage.py``;
   older replies have no ``cache_write_tokens``, which is then absent, wire-formats.md §2c); streamed,
   the ``response.completed`` event's ``response.usage``.
-- ``anthropic``: ``usage`` (``input_tokens``, ``output_tokens``, ``cache_read_input_tokens``,
-  ``cache_creation_input_tokens``); streamed, ``message_start``'s usage updated field by field by each
-  cumulative ``message_delta`` usage (non-null values replace).
+- ``anthropic``: ``usage`` (``output_tokens``, ``cache_read_input_tokens``, ``cache_creation_input_tokens``,
+  ``output_tokens_details.thinking_tokens``: anthropic-sdk-python ``types/usage.py:18-21``,
+  ``types/output_tokens_details.py:9``); the input is ``input_tokens`` plus both cache counts (the SDK's
+  docstring: the request's total input is their sum; E19; the wire reports no total, so none is
+  judged); streamed, ``message_start``'s usage updated field by field by each cumulative ``message_delta`` usage
+  (non-null values replace).
 - ``gemini``: ``usageMetadata`` (``promptTokenCount``, ``candidatesTokenCount``, ``totalTokenCount``,
   ``cachedContentTokenCount``, ``thoughtsTokenCount``); streamed, cumulative: the last chunk's counts.
 - ``ollama``: ``prompt_eval_count`` and ``eval_count``; streamed, the ``done`` chunk's counts.
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from conformance.checks._common import CaseContext, verdict
@@ -149,7 +156,12 @@ def recorded_usage(wire: str, payloads: Sequence[Any], *, stream: bool) -> Usage
     dicts = [p for p in payloads if isinstance(p, Mapping)]
     if wire == "openai_chat":
         found = [p["usage"] for p in dicts if isinstance(p.get("usage"), Mapping)]
-        return _openai(found[-1], "prompt_tokens", "completion_tokens") if found else None
+        if not found:
+            return None
+        usage = _openai(found[-1], "prompt_tokens", "completion_tokens", cache_write=True)
+        if usage.cache_read_tokens is None:
+            usage = replace(usage, cache_read_tokens=_int(found[-1], "prompt_cache_hit_tokens"))
+        return usage
     if wire == "openai_responses":
         if stream:
             done = [p.get("response") for p in dicts if p.get("type") == "response.completed"]
@@ -210,11 +222,15 @@ def _anthropic(payloads: Iterable[Mapping[str, Any]], *, stream: bool) -> Usage 
             merged.update((k, v) for k, v in raw.items() if v is not None)
     if not seen:
         return None
+    base, output = _int(merged, "input_tokens"), _int(merged, "output_tokens")
+    read, write = _int(merged, "cache_read_input_tokens"), _int(merged, "cache_creation_input_tokens")
+    total_input = None if base is None else base + (read or 0) + (write or 0)
     return Usage(
-        input_tokens=_int(merged, "input_tokens"),
-        output_tokens=_int(merged, "output_tokens"),
-        cache_read_tokens=_int(merged, "cache_read_input_tokens"),
-        cache_write_tokens=_int(merged, "cache_creation_input_tokens"),
+        input_tokens=total_input,
+        output_tokens=output,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        reasoning_tokens=_int(merged.get("output_tokens_details"), "thinking_tokens"),
     )
 
 

@@ -45,7 +45,8 @@ def test_streamed_anthropic_usage_is_message_start_updated_by_the_cumulative_del
         {"type": "message_delta", "usage": {"output_tokens": 9, "cache_read_input_tokens": None}},
     )
     got = recorded_usage("anthropic", stream_payloads(body), stream=True)
-    assert got == Usage(input_tokens=10, output_tokens=9, cache_read_tokens=4)
+    # the input is input_tokens plus the cache counts (anthropic-sdk-python types/usage.py, E19)
+    assert got == Usage(input_tokens=14, output_tokens=9, cache_read_tokens=4)
 
 
 def test_streamed_gemini_usage_is_the_last_chunks_not_a_sum() -> None:
@@ -136,9 +137,9 @@ def test_reference_adapters_decode_the_usage_real_bodies_report() -> None:
 
 def test_check_usage_names_each_field_that_differs_and_passes_an_equal_decode() -> None:
     body = json.dumps({"usage": {"input_tokens": 9, "output_tokens": 3, "cache_read_input_tokens": 2}}).encode()
-    right = Usage(input_tokens=9, output_tokens=3, cache_read_tokens=2)
+    right = Usage(input_tokens=11, output_tokens=3, cache_read_tokens=2)
     assert check_usage("anthropic", body, right, stream=False, turn=0) == []
-    findings = check_usage("anthropic", body, Usage(input_tokens=9, output_tokens=3), stream=False, turn=1)
+    findings = check_usage("anthropic", body, Usage(input_tokens=11, output_tokens=3), stream=False, turn=1)
     assert [(f.path, f.expected, f.actual, f.turn) for f in findings] == [("$.usage.cache_read_tokens", 2, None, 1)]
     assert len(check_usage("anthropic", body, None, stream=False, turn=0)) == 3
 
@@ -287,3 +288,53 @@ def test_a_black_box_client_is_judged_on_its_own_last_successful_request_when_it
         ("$.usage.input_tokens", 9, 1)
     ]
     assert usage_verdict(_context([_turn(0, None)], client=client)) is None  # the driver maps no usage
+
+
+def test_reasoning_and_cache_tokens_are_read_on_every_wire_that_reports_them() -> None:
+    """Anthropic ``output_tokens_details.thinking_tokens`` (anthropic-sdk-python
+    ``types/output_tokens_details.py:9``) and both cache counts; DeepSeek's ``prompt_cache_hit_tokens``
+    where Chat has no ``cached_tokens``; Chat ``prompt_tokens_details.cache_write_tokens``
+    (openai-python ``types/completion_usage.py:46``)."""
+    anthropic = {
+        "usage": {
+            "input_tokens": 5,
+            "output_tokens": 40,
+            "cache_read_input_tokens": 100,
+            "cache_creation_input_tokens": 7,
+            "output_tokens_details": {"thinking_tokens": 31},
+        }
+    }
+    assert recorded_usage("anthropic", [anthropic], stream=False) == Usage(
+        input_tokens=112, output_tokens=40, cache_read_tokens=100, cache_write_tokens=7, reasoning_tokens=31
+    )
+    streamed = [
+        {"type": "message_start", "message": {"usage": {"input_tokens": 5, "output_tokens": 1}}},
+        {"type": "message_delta", "usage": {"output_tokens": 40, "output_tokens_details": {"thinking_tokens": 31}}},
+    ]
+    assert recorded_usage("anthropic", streamed, stream=True) == Usage(
+        input_tokens=5, output_tokens=40, reasoning_tokens=31
+    )
+    deepseek = {
+        "usage": {
+            "prompt_tokens": 50,
+            "completion_tokens": 9,
+            "total_tokens": 59,
+            "prompt_cache_hit_tokens": 32,
+            "prompt_cache_miss_tokens": 18,
+            "completion_tokens_details": {"reasoning_tokens": 6},
+        }
+    }
+    assert recorded_usage("openai_chat", [deepseek], stream=False) == Usage(
+        input_tokens=50, output_tokens=9, total_tokens=59, cache_read_tokens=32, reasoning_tokens=6
+    )
+    openrouter = {
+        "usage": {
+            "prompt_tokens": 50,
+            "completion_tokens": 9,
+            "total_tokens": 59,
+            "prompt_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 48},
+        }
+    }
+    assert recorded_usage("openai_chat", [openrouter], stream=False) == Usage(
+        input_tokens=50, output_tokens=9, total_tokens=59, cache_read_tokens=0, cache_write_tokens=48
+    )
