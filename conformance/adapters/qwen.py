@@ -492,4 +492,10 @@ ADAPTER = Adapter(
     response_from_wire=response_from_wire,
     stream_from_wire=stream_from_wire,
     error_from_wire=error_from_wire,
+    known_gaps={
+        "roundtrip.cache_prefix@multi_turn/follow_up_question": "Qwen-Agent appends an answered tool loop to the"
+        " user message while it runs and takes it back out at the next user turn"
+        " (simulate_response_completion_with_chat, qwen_agent/llm/function_calling.py b28fc76): the prefix"
+        " moves by design",
+    },
 )
