@@ -14,6 +14,12 @@ lines a token each, one line with every tool call whole (§5d), then the ``done:
 ``done_reason`` and the counters. Errors are ``{"error": "<message>"}``, in a stream too (status
 stays 200).
 
+Reasoning: a message has one ``thinking`` field (ollama-python ``Message.thinking: Optional[str]``), so
+the reply's ``reasoning`` and then each call's (``ScriptedCall.reasoning``) are joined by ``"\n"`` into it,
+in order (as the Chat emulator joins them into its one field). Redacted reasoning has no form here (no
+field carries a payload without text): the reply's own is not sent when ``reasoning_redacted``. No
+reasoning token count exists on this wire (``eval_count`` counts everything; issue 28 wire facts §5f).
+
 Quirks: ``no_call_ids`` (calls without ``id`` and ``function.index``, as before Ollama 0.12.10),
 ``empty_args_string`` (no ``arguments`` key for a call without arguments).
 """
@@ -88,11 +94,18 @@ def _done(reply: Reply, ctx: WireContext) -> dict[str, Any]:
     }
 
 
+def _thinking(reply: Reply) -> str:
+    """The one ``thinking`` text: the reply's reasoning (unless redacted), then each call's, joined by ``"\n"``."""
+    pieces = [reply.reasoning] if reply.reasoning and not reply.reasoning_redacted else []
+    pieces += [call.reasoning for call in reply.tool_calls if call.reasoning]
+    return "\n".join(pieces)
+
+
 def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
     """The ``stream: false`` body: the stream's last line with everything in it."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or ""}
-    if reply.reasoning:
-        message["thinking"] = reply.reasoning
+    if thinking := _thinking(reply):
+        message["thinking"] = thinking
     if reply.tool_calls:
         message["tool_calls"] = _tool_calls(reply, ctx)
     return {"model": ctx.model, "created_at": iso_time(0), "message": message, **_done(reply, ctx)}
@@ -113,7 +126,7 @@ def _line(payload: Mapping[str, Any]) -> bytes:
 def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     """The NDJSON lines of a streamed reply, ending with the ``done: true`` line."""
     messages: list[dict[str, Any]] = []
-    for piece in text_fragments(reply.reasoning or ""):
+    for piece in text_fragments(_thinking(reply)):
         messages.append({"role": "assistant", "content": "", "thinking": piece})
     for piece in text_fragments(reply.text or ""):
         messages.append({"role": "assistant", "content": piece})

@@ -6,17 +6,25 @@ vercel/ai ``packages/openai/src/responses/__fixtures__/openai-error.1.chunks.txt
 ``error`` event, nested, then ``response.failed``).
 
 A response object echoes the request's settings (``instructions``, ``tools``, ``tool_choice``,
-``parallel_tool_calls``, ``max_output_tokens``). Output items: a ``reasoning`` item (its text as a
-``summary_text`` part; ``encrypted_content`` only when the request's ``include`` asks for it), a
-``message`` item with one ``output_text`` part, then one ``function_call`` item per call with two
-ids: item ``id`` (``fc_``) and ``call_id`` (``call_``) (E12).
+``parallel_tool_calls``, ``max_output_tokens``, ``reasoning.effort``). Output items: a ``reasoning`` item
+(its text as a ``summary_text`` part; ``encrypted_content`` only when the request's ``include`` asks for
+it; a redacted one, ``Reply.reasoning_redacted``, has an empty summary and always its
+``encrypted_content``: the payload is all there is to replay), a ``message`` item with one
+``output_text`` part, then one ``function_call`` item per call with two ids: item ``id`` (``fc_``) and
+``call_id`` (``call_``) (E12), each call's own reasoning (``ScriptedCall.reasoning``) as a ``reasoning``
+item right before it (openai-python ``ResponseReasoningItem``; recorded order: reasoning, then the items it
+preceded, issue 28 wire facts §3c). ``output_tokens_details.reasoning_tokens`` counts every reasoning text.
 
 Stream: named SSE events (``event:`` = the data's ``type``), each with a ``sequence_number`` from 0:
 ``response.created``, ``response.in_progress``, per item ``response.output_item.added`` ... (text:
 ``content_part.added``, ``output_text.delta`` a token each, ``output_text.done``,
-``content_part.done``; call: ``function_call_arguments.delta`` cut mid-token, then ``.done``)
-``response.output_item.done``, and the terminal ``response.completed`` (or
-``response.incomplete`` for ``length``/``content_filter``). No ``[DONE]`` (§2d).
+``content_part.done``; call: ``function_call_arguments.delta`` cut mid-token, then ``.done``;
+reasoning with text: ``reasoning_summary_part.added``, ``reasoning_summary_text.delta`` a token each,
+``reasoning_summary_text.done``, ``reasoning_summary_part.done``, with ``summary_index`` 0, as
+openai-python's ``ResponseReasoningSummary*Event`` types have them; redacted reasoning has no summary
+events, as the recorded reasoning streams (no summary asked) have none) ``response.output_item.done``, and
+the terminal ``response.completed`` (or ``response.incomplete`` for ``length``/``content_filter``). No
+``[DONE]`` (§2d).
 
 Quirks: ``args_in_first_chunk`` (the whole argument text already in ``output_item.added``, no
 deltas), ``empty_args_string`` (``""`` for a call without arguments, E3), ``client_tool_search``
@@ -35,6 +43,7 @@ from typing import Any
 from conformance.emulator._deterministic import (
     CREATED,
     base62,
+    count_tokens,
     fragments,
     hex_id,
     input_tokens,
@@ -45,7 +54,7 @@ from conformance.emulator._deterministic import (
 )
 from conformance.emulator._openai_chat import dump_body, openai_error, openai_fault_answer, openai_headers
 from conformance.emulator._wire import ErrorAnswer, Headers, WireContext, argument_text, dumps_compact, sse
-from conformance.scenarios.values import Fault, Reply
+from conformance.scenarios.values import Fault, Reply, ScriptedCall
 
 __all__ = [
     "KNOWN_QUIRKS",
@@ -85,13 +94,14 @@ def _call_id(ctx: WireContext, index: int) -> str:
 
 def _usage(reply: Reply, ctx: WireContext) -> dict[str, Any]:
     """``usage`` as recorded in 2026 (``input_tokens_details.cache_write_tokens`` first; openai-python
-    ``ResponseUsage`` requires it)."""
-    prompt, completion = input_tokens(ctx.turn), output_tokens(reply)
+    ``ResponseUsage`` requires it); the reasoning before each call counts as reasoning."""
+    per_call = sum(count_tokens(call.reasoning or "") for call in reply.tool_calls)
+    prompt, completion = input_tokens(ctx.turn), output_tokens(reply) + per_call
     return {
         "input_tokens": prompt,
         "input_tokens_details": {"cache_write_tokens": 0, "cached_tokens": 0},
         "output_tokens": completion,
-        "output_tokens_details": {"reasoning_tokens": reasoning_tokens(reply)},
+        "output_tokens_details": {"reasoning_tokens": reasoning_tokens(reply) + per_call},
         "total_tokens": prompt + completion,
     }
 
@@ -132,7 +142,7 @@ def _response(
         "reasoning": {"effort": effort.get("effort"), "summary": effort.get("summary")},
         "safety_identifier": None,
         "service_tier": "default",
-        "store": True,
+        "store": request.get("store") is not False,  # echoed: false for a stateless request
         "temperature": 1.0,
         "text": {"format": {"type": "text"}, "verbosity": "medium"},
         "tool_choice": request.get("tool_choice", "auto"),
@@ -155,11 +165,28 @@ def _wants_encrypted_reasoning(ctx: WireContext) -> bool:
     return isinstance(include, list) and "reasoning.encrypted_content" in include
 
 
-def _reasoning_item(reply: Reply, ctx: WireContext, *, done: bool) -> dict[str, Any]:
-    item: dict[str, Any] = {"id": _item_id(ctx, "rs"), "type": "reasoning"}
-    if _wants_encrypted_reasoning(ctx):
-        item["encrypted_content"] = "gAAAAAB" + base62(96, *ctx.key("encrypted_content"))
-    item["summary"] = [{"type": "summary_text", "text": reply.reasoning}] if done else []
+class _Thought:
+    """One reasoning item to play: the reply's own (``slot`` 0) or the one before call ``slot - 1``."""
+
+    __slots__ = ("redacted", "slot", "text")
+
+    def __init__(self, text: str, slot: int, *, redacted: bool = False) -> None:
+        self.text, self.slot, self.redacted = text, slot, redacted
+
+
+def _thought(reply: Reply, call: ScriptedCall | None = None, index: int = 0) -> _Thought | None:
+    if call is not None:
+        return _Thought(call.reasoning, index + 1) if call.reasoning else None
+    return _Thought(reply.reasoning, 0, redacted=reply.reasoning_redacted) if reply.reasoning else None
+
+
+def _reasoning_item(thought: _Thought, ctx: WireContext, *, done: bool) -> dict[str, Any]:
+    item: dict[str, Any] = {"id": _item_id(ctx, "rs", thought.slot), "type": "reasoning"}
+    if thought.redacted or _wants_encrypted_reasoning(ctx):
+        key = ctx.key("encrypted_content", thought.slot) if thought.slot else ctx.key("encrypted_content")
+        item["encrypted_content"] = "gAAAAAB" + base62(96, *key)
+    show = done and not thought.redacted
+    item["summary"] = [{"type": "summary_text", "text": thought.text}] if show else []
     return item
 
 
@@ -209,11 +236,14 @@ def _call_item(reply: Reply, ctx: WireContext, index: int, *, done: bool) -> dic
 
 def _output(reply: Reply, ctx: WireContext) -> list[dict[str, Any]]:
     output = []
-    if reply.reasoning:
-        output.append(_reasoning_item(reply, ctx, done=True))
+    if (thought := _thought(reply)) is not None:
+        output.append(_reasoning_item(thought, ctx, done=True))
     if reply.text:
         output.append(_message_item(reply, ctx, done=True))
-    output.extend(_call_item(reply, ctx, i, done=True) for i in range(len(reply.tool_calls)))
+    for index, call in enumerate(reply.tool_calls):
+        if (thought := _thought(reply, call, index)) is not None:
+            output.append(_reasoning_item(thought, ctx, done=True))
+        output.append(_call_item(reply, ctx, index, done=True))
     return output
 
 
@@ -253,9 +283,8 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     out.add("response.created", response=_response(ctx, "in_progress", [], None, None))
     out.add("response.in_progress", response=_response(ctx, "in_progress", [], None, None))
     position = 0
-    if reply.reasoning:
-        out.add("response.output_item.added", item=_reasoning_item(reply, ctx, done=False), output_index=position)
-        out.add("response.output_item.done", item=_reasoning_item(reply, ctx, done=True), output_index=position)
+    if (thought := _thought(reply)) is not None:
+        _stream_reasoning(out, thought, position)
         position += 1
     if reply.text:
         item_id = _item_id(ctx, "msg")
@@ -277,6 +306,9 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
         out.add("response.output_item.done", item=_message_item(reply, ctx, done=True), output_index=position)
         position += 1
     for index, call in enumerate(reply.tool_calls):
+        if (thought := _thought(reply, call, index)) is not None:
+            _stream_reasoning(out, thought, position)
+            position += 1
         item_id = _item_id(ctx, "fc", index)
         arguments = argument_text(call, reply)
         out.add("response.output_item.added", item=_call_item(reply, ctx, index, done=False), output_index=position)
@@ -299,6 +331,26 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     status = _status(reply)
     out.add(f"response.{status}", response=response_body(reply, ctx))
     return out.events
+
+
+def _stream_reasoning(out: _Events, thought: _Thought, position: int) -> None:
+    """One reasoning item's events: added, its summary (part added, a delta a token, text done, part
+    done; openai-python ``ResponseReasoningSummary{Part,Text}*Event``) unless redacted, done."""
+    ctx = out.ctx
+    out.add("response.output_item.added", item=_reasoning_item(thought, ctx, done=False), output_index=position)
+    if not thought.redacted:
+        item_id = _item_id(ctx, "rs", thought.slot)
+        at = {"item_id": item_id, "output_index": position}
+        out.add("response.reasoning_summary_part.added", **at, part=_summary_part(""), summary_index=0)
+        for piece in text_fragments(thought.text):
+            out.add("response.reasoning_summary_text.delta", delta=piece, **at, summary_index=0)
+        out.add("response.reasoning_summary_text.done", **at, summary_index=0, text=thought.text)
+        out.add("response.reasoning_summary_part.done", **at, part=_summary_part(thought.text), summary_index=0)
+    out.add("response.output_item.done", item=_reasoning_item(thought, ctx, done=True), output_index=position)
+
+
+def _summary_part(text: str) -> dict[str, Any]:
+    return {"type": "summary_text", "text": text}
 
 
 def terminal_event_count(reply: Reply, ctx: WireContext) -> int:

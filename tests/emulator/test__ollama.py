@@ -133,3 +133,30 @@ def test_errors_are_an_error_string(emu: Emulator, client: httpx.Client) -> None
 def test_error_event_is_an_error_line(emu: Emulator, client: httpx.Client) -> None:
     lines = _lines(play_fault(emu, client, WIRE, "error_event", True).body)
     assert set(lines[-1]) == {"error"} and len(lines) == 3
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 28: every reasoning of a turn in the one thinking field, in order (ollama-python
+# Message.thinking: Optional[str]); redacted reasoning has no form
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_the_replys_and_each_calls_reasoning_join_into_thinking(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    from ollama import ChatResponse
+
+    weather = ScriptedCall(
+        name="get_weather", arguments={"city": "Paris"}, arguments_raw='{"city": "Paris"}', reasoning="Weather first."
+    )
+    reply = Reply(reasoning="Two things.", tool_calls=(weather, TIME), finish="tool_calls")
+    outcome = _play(emu, client, reply, stream=stream)
+    lines = _lines(outcome.body)
+    thinking = "".join(ChatResponse.model_validate(line).message.thinking or "" for line in lines)
+    assert thinking == "Two things.\nWeather first."
+    (reasoning, *calls) = outcome.response.parts
+    assert reasoning.kind == "reasoning" and (reasoning.text, reasoning.source) == (thinking, "ollama")
+    assert [c.kind for c in calls] == ["tool_call", "tool_call"]
+    hidden = _play(emu, client, Reply(reasoning="secret", reasoning_redacted=True, text="ok"), stream=stream)
+    assert b"thinking" not in hidden.body and [p.kind for p in hidden.response.parts] == ["text"]

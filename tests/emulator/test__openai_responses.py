@@ -225,3 +225,118 @@ def test_error_event_is_followed_by_response_failed(emu: Emulator, client: httpx
     failed = events[-1][1]
     assert failed["sequence_number"] == len(events) - 1
     assert failed["response"]["status"] == "failed" and failed["response"]["error"]["code"] == "server_error"
+
+
+# --------------------------------------------------------------------------------------------
+# Issue 28: reasoning before each call, redacted reasoning, summary events, usage; checked with
+# openai-python's own types (responses/response_reasoning_item.py, response_reasoning_summary_*_event.py)
+# --------------------------------------------------------------------------------------------
+
+THINKING = Reply(
+    reasoning="The user wants two things.",
+    tool_calls=(
+        ScriptedCall(
+            name="get_weather",
+            arguments={"city": "Paris"},
+            arguments_raw='{"city":"Paris"}',
+            reasoning="Weather first.",
+        ),
+        ScriptedCall(name="get_time", arguments={}, arguments_raw="{}", reasoning="Then the time."),
+    ),
+    finish="tool_calls",
+)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_each_calls_reasoning_is_an_item_right_before_it(emu: Emulator, client: httpx.Client, stream: bool) -> None:
+    from openai.types.responses import Response as SDKResponse
+    from openai.types.responses import ResponseStreamEvent
+    from pydantic import TypeAdapter
+
+    outcome = _play(emu, client, THINKING, stream=stream)
+    if stream:
+        events = [TypeAdapter(ResponseStreamEvent).validate_python(data) for _, data in named_sse_events(outcome.body)]
+        body = events[-1].response.model_dump(mode="json", exclude_unset=True)
+    else:
+        body = json.loads(outcome.body)
+    sdk = SDKResponse.model_validate(body)
+    assert [item.type for item in sdk.output] == [
+        "reasoning",
+        "reasoning",
+        "function_call",
+        "reasoning",
+        "function_call",
+    ]
+    summaries = [item.summary[0].text for item in sdk.output if item.type == "reasoning"]
+    assert summaries == ["The user wants two things.", "Weather first.", "Then the time."]
+    assert len({item.id for item in sdk.output}) == 5
+    decoded = outcome.response
+    assert [p.kind for p in decoded.parts] == ["reasoning", "reasoning", "tool_call", "reasoning", "tool_call"]
+    assert [(p.text, p.source) for p in decoded.parts if p.kind == "reasoning"] == [
+        (text, "openai_responses") for text in summaries
+    ]
+    assert sdk.usage is not None
+    assert sdk.usage.output_tokens_details.reasoning_tokens == sum((len(t) + 3) // 4 for t in summaries)
+
+
+def test_streamed_summary_events_carry_the_reasoning_text(emu: Emulator, client: httpx.Client) -> None:
+    from openai.types.responses import (
+        ResponseReasoningSummaryPartAddedEvent,
+        ResponseReasoningSummaryPartDoneEvent,
+        ResponseReasoningSummaryTextDeltaEvent,
+        ResponseReasoningSummaryTextDoneEvent,
+    )
+
+    outcome = _play(emu, client, Reply(reasoning="Think about Paris now.", text="Sunny."), stream=True)
+    events = named_sse_events(outcome.body)
+    names = [name for name, _ in events]
+    start = names.index("response.output_item.added")
+    kinds = {
+        "response.reasoning_summary_part.added": ResponseReasoningSummaryPartAddedEvent,
+        "response.reasoning_summary_text.delta": ResponseReasoningSummaryTextDeltaEvent,
+        "response.reasoning_summary_text.done": ResponseReasoningSummaryTextDoneEvent,
+        "response.reasoning_summary_part.done": ResponseReasoningSummaryPartDoneEvent,
+    }
+    summary = [kinds[name].model_validate(data) for name, data in events if name in kinds]
+    deltas = [e.delta for e in summary if isinstance(e, ResponseReasoningSummaryTextDeltaEvent)]
+    assert len(deltas) > 1 and "".join(deltas) == "Think about Paris now."
+    assert names[start + 1] == "response.reasoning_summary_part.added"
+    assert names[start + 2 + len(deltas) : start + 5 + len(deltas)] == [
+        "response.reasoning_summary_text.done",
+        "response.reasoning_summary_part.done",
+        "response.output_item.done",
+    ]
+    item_id = events[start][1]["item"]["id"]
+    assert all(e.item_id == item_id and e.summary_index == 0 and e.output_index == 0 for e in summary)
+    assert [p.text for p in outcome.response.parts if p.kind == "reasoning"] == ["Think about Paris now."]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_redacted_reasoning_is_an_encrypted_item_with_an_empty_summary(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    from openai.types.responses import ResponseReasoningItem
+
+    reply = Reply(reasoning="hidden", reasoning_redacted=True, tool_calls=(WEATHER,), finish="tool_calls")
+    outcome = _play(emu, client, reply, stream=stream)  # no include: the payload is sent all the same
+    if stream:
+        events = named_sse_events(outcome.body)
+        assert not any(name.startswith("response.reasoning_summary") for name, _ in events)
+        output = events[-1][1]["response"]["output"]
+    else:
+        output = json.loads(outcome.body)["output"]
+    item = ResponseReasoningItem.model_validate(output[0])
+    assert item.summary == [] and item.encrypted_content is not None and item.encrypted_content.startswith("gAAAAAB")
+    (reasoning, call) = outcome.response.parts
+    assert reasoning.kind == "reasoning" and call.kind == "tool_call"
+    assert (reasoning.text, reasoning.redacted, reasoning.source) == ("", item.encrypted_content, "openai_responses")
+
+
+def test_a_stateless_request_gets_the_payload_and_store_false_echoed(emu: Emulator, client: httpx.Client) -> None:
+    emu.set_script(EmulatorScript(scenario_id="responses/stateless", replies=(THINKING,)))
+    body = {"model": "m", "input": "hi", "store": False, "include": ["reasoning.encrypted_content"]}
+    answer = client.post("/v1/responses", json=body).json()
+    assert answer["store"] is False
+    payloads = [item["encrypted_content"] for item in answer["output"] if item["type"] == "reasoning"]
+    assert len(payloads) == len(set(payloads)) == 3
+    assert client.post("/v1/responses", json={"model": "m", "input": "hi"}).json()["store"] is True
