@@ -11,8 +11,9 @@ Reasoning is the assistant message's ``thinking`` text (ollama-python ``_types.p
 read back with ``source="ollama"`` and sent back on the assistant message, as the official tool examples
 do (``examples/gpt-oss-tools-stream.py``: ``{'role': 'assistant', 'thinking': ..., 'content': ...,
 'tool_calls': ...}``; issue 28 wire facts §5c). Reasoning another provider produced is left out and said
-in the request's notes (``base.reasoning_note``); a caller's own (no ``source``) goes as text, but
-redacted reasoning has no field here (``UnsupportedContentError``). A ``thinking`` that is not a string
+in the request's notes (``base.reasoning_note``); a caller's own (no ``source``) goes as text (a
+signature it carries is left out, with a note: no field), but redacted reasoning has no field here
+(``UnsupportedContentError``). A ``thinking`` that is not a string
 is a ``WireFormatError`` naming the message.
 """
 
@@ -73,7 +74,9 @@ def message_to_wire(
                 continue
             if part.redacted is not None:
                 raise UnsupportedContentError("Ollama cannot replay redacted reasoning (only thinking text)")
-            thinking.append(part.text)  # signatures: no field (documented)
+            thinking.append(part.text)
+            if part.signature is not None and notes is not None:  # no field for it (documented): say so
+                notes.append("a reasoning signature left out: Ollama's thinking carries text only")
         elif isinstance(part, ToolCall) and assistant:
             calls.append(_call_to_wire(part, names))
         else:

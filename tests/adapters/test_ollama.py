@@ -447,6 +447,8 @@ def test_reasoning_travels_as_thinking() -> None:
     message = Message(role="assistant", parts=(Reasoning(text="hmm", signature="sig"), Text(text="Hi")))
     body = adapter.request_to_wire(Request(model="m", messages=(message,))).body
     assert body["messages"] == [{"role": "assistant", "content": "Hi", "thinking": "hmm"}]
+    notes = adapter.request_to_wire(Request(model="m", messages=(message,))).notes
+    assert notes == ("a reasoning signature left out: Ollama's thinking carries text only",)
     # read back from this wire, the reasoning names it (Reasoning.source)
     assert adapter.request_from_wire(body).messages[0].parts == (
         Reasoning(text="hmm", source="ollama"),
