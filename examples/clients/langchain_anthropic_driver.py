@@ -48,11 +48,19 @@ from conformance.model import (
 CHOICE = {"auto": "auto", "required": "any", "none": {"type": "none"}}
 
 
+def _marked(block: dict[str, Any], cache_control: Any) -> dict[str, Any]:
+    """``block`` with the caller's cache breakpoint: ChatAnthropic keeps ``cache_control`` on a text block, a
+    system block and an Anthropic-format tool, and hoists it from a tool result's block onto the tool_result
+    (chat_models.py:348-368, 507; "Prompt caching" in the ChatAnthropic docs,
+    https://python.langchain.com/docs/integrations/chat/anthropic/#prompt-caching)."""
+    return block | {"cache_control": dict(cache_control)} if cache_control else block
+
+
 def _blocks(items: tuple[Any, ...]) -> str | list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for item in items:
         if isinstance(item, Text):
-            blocks.append({"type": "text", "text": item.text})
+            blocks.append(_marked({"type": "text", "text": item.text}, item.cache_control))
         elif isinstance(item, Resource) and item.text is not None:
             blocks.append({"type": "text", "text": item.text})
         elif isinstance(item, Image) and item.data is not None:
@@ -61,15 +69,28 @@ def _blocks(items: tuple[Any, ...]) -> str | list[dict[str, Any]]:
             )
         elif isinstance(item, Image) and item.url:
             blocks.append({"type": "image", "source": {"type": "url", "url": item.url}})
-    if len(blocks) == 1 and blocks[0]["type"] == "text":
+    if len(blocks) == 1 and blocks[0]["type"] == "text" and "cache_control" not in blocks[0]:
         return blocks[0]["text"]
     return blocks
 
 
-def _assistant(parts: tuple[Any, ...]) -> AIMessage:
+def _result(result: ToolResult) -> str | list[dict[str, Any]]:
+    """A tool result's content, its breakpoint on its last block (which ChatAnthropic hoists onto the tool_result)."""
+    content = _blocks(result.content)
+    if not result.cache_control:
+        return content
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    return [*blocks[:-1], _marked(blocks[-1], result.cache_control)] if blocks else blocks
+
+
+def _assistant(parts: tuple[Any, ...], wire: str) -> AIMessage:
     content: list[dict[str, Any]] = []
     for p in parts:
-        if isinstance(p, Reasoning) and p.redacted is not None:
+        if isinstance(p, Reasoning) and p.source not in (None, wire):
+            # another provider's reasoning, in LangChain's own cross-provider form (the standard ``reasoning``
+            # content block, langchain_core.messages.content.ReasoningContentBlock): ChatAnthropic decides
+            content.append({"type": "reasoning", "reasoning": p.text})
+        elif isinstance(p, Reasoning) and p.redacted is not None:
             content.append({"type": "redacted_thinking", "data": p.redacted})
         elif isinstance(p, Reasoning):
             content.append({"type": "thinking", "thinking": p.text, "signature": p.signature or ""})
@@ -92,17 +113,22 @@ def _assistant(parts: tuple[Any, ...]) -> AIMessage:
 
 
 def _messages(call: Call) -> list[BaseMessage]:
-    out: list[BaseMessage] = [SystemMessage(content=call.system)] if call.system else []
+    out: list[BaseMessage] = []
+    if call.system and call.system_cache_control:
+        system = _marked({"type": "text", "text": call.system}, call.system_cache_control)
+        out.append(SystemMessage(content=[system]))  # type: ignore[list-item]
+    elif call.system:
+        out.append(SystemMessage(content=call.system))
     for message in call.messages:
         if message.role == "user":
             out.append(HumanMessage(content=_blocks(message.parts)))  # type: ignore[arg-type]
         elif message.role == "assistant":
-            out.append(_assistant(message.parts))
+            out.append(_assistant(message.parts, call.wire))
         else:
             for r in message.parts:
                 if isinstance(r, ToolResult):
                     status = "error" if r.is_error else "success"
-                    out.append(ToolMessage(content=_blocks(r.content), tool_call_id=r.call_id, status=status))  # type: ignore[arg-type]
+                    out.append(ToolMessage(content=_result(r), tool_call_id=r.call_id, status=status))  # type: ignore[arg-type]
     return out
 
 
@@ -116,6 +142,7 @@ def _model(call: Call) -> Any:
         timeout=call.timeout,
         streaming=call.stream,
         **kwargs,
+        **_thinking(call),
     )
     if not call.tools:
         return chat
@@ -125,21 +152,42 @@ def _model(call: Call) -> Any:
     if call.parallel_tool_calls is not None:
         bind["parallel_tool_calls"] = call.parallel_tool_calls
     tools = [
-        {"name": t.name, "description": t.description or "", "input_schema": dict(t.input_schema)} for t in call.tools
+        _marked(
+            {"name": t.name, "description": t.description or "", "input_schema": dict(t.input_schema)},
+            t.cache_control,
+        )
+        for t in call.tools
     ]
     return chat.bind_tools(tools, **bind)
 
 
-def _response(message: AIMessage) -> Response:
+def _thinking(call: Call) -> dict[str, Any]:
+    """The caller's reasoning settings as ChatAnthropic's fields: ``thinking`` (Anthropic's own dict, passed as
+    given: ``{"type": "disabled"}``, ``{"type": "enabled", "budget_tokens": N}``; chat_models.py:1476) and
+    ``effort`` ("Configures output_config.effort", chat_models.py:1526-1535)."""
+    settings = call.reasoning
+    if settings is None:
+        return {}
+    if not settings.enabled:
+        return {"thinking": {"type": "disabled"}}
+    out: dict[str, Any] = {}
+    if settings.budget_tokens is not None:
+        out["thinking"] = {"type": "enabled", "budget_tokens": settings.budget_tokens}
+    if settings.effort is not None:
+        out["effort"] = settings.effort
+    return out
+
+
+def _response(message: AIMessage, wire: str) -> Response:
     parts: list[Any] = []
     blocks = message.content if isinstance(message.content, list) else [{"type": "text", "text": message.content}]
     for block in blocks:
         if isinstance(block, str):
             parts.append(Text(text=block))
         elif block.get("type") == "thinking":
-            parts.append(Reasoning(text=block.get("thinking", ""), signature=block.get("signature")))
+            parts.append(Reasoning(text=block.get("thinking", ""), signature=block.get("signature"), source=wire))
         elif block.get("type") == "redacted_thinking":
-            parts.append(Reasoning(redacted=block.get("data")))
+            parts.append(Reasoning(redacted=block.get("data"), source=wire))
         elif block.get("type") == "text" and block.get("text"):
             parts.append(Text(text=block["text"]))
     for c in message.tool_calls:
@@ -154,7 +202,7 @@ def _response(message: AIMessage) -> Response:
     return Response(parts=tuple(parts), finish_reason=finish_reason(ANTHROPIC_FINISH, raw_reason, has_calls=has_calls))
 
 
-async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[StreamEvent]:
+async def _events(model: Any, messages: list[BaseMessage], wire: str) -> AsyncIterator[StreamEvent]:
     calls = StreamCalls()  # keyed by the chunk's index
     reason: str | None = None
     gathered: AIMessageChunk | None = None
@@ -172,9 +220,9 @@ async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[Stre
             elif block.get("type") == "text" and block.get("text"):
                 yield TextDelta(block["text"])
             elif block.get("type") == "thinking" and (block.get("thinking") or block.get("signature")):
-                yield ReasoningDelta(block.get("thinking", ""), signature=block.get("signature") or None)
+                yield ReasoningDelta(block.get("thinking", ""), signature=block.get("signature") or None, source=wire)
             elif block.get("type") == "redacted_thinking":
-                yield ReasoningDelta(redacted=block.get("data"))
+                yield ReasoningDelta(redacted=block.get("data"), source=wire)
         for c in chunk.tool_call_chunks:
             for event in calls.piece(c.get("index") or 0, c.get("id") or "", c.get("name") or "", c.get("args") or ""):
                 yield event
@@ -188,8 +236,8 @@ async def _events(model: Any, messages: list[BaseMessage]) -> AsyncIterator[Stre
 async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
     model = _model(call)
     if call.stream:
-        return _events(model, _messages(call))
-    return _response(await model.ainvoke(_messages(call)))
+        return _events(model, _messages(call), call.wire)
+    return _response(await model.ainvoke(_messages(call)), call.wire)
 
 
 def error_info(exc: BaseException) -> ErrorInfo | None:
@@ -210,7 +258,7 @@ CLIENT = SimpleClient(
         "anthropic": frozenset(
             "streaming parallel_tool_calls disable_parallel_tool_calls system_prompt call_ids reasoning_replay"
             " tool_choice_auto tool_choice_none tool_choice_required tool_choice_named images_in_tool_results"
-            " is_error_in_tool_results".split()
+            " is_error_in_tool_results reasoning_effort reasoning_budget reasoning_off cache_control".split()
         )
     },
     complete=complete,

@@ -17,6 +17,7 @@ import json
 import os
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -66,19 +67,73 @@ def _image_url(image: Image) -> dict[str, Any]:
 def _content(items: tuple[Any, ...]) -> str | list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for item in items:
-        if isinstance(item, Text):
+        if isinstance(item, Text) and item.cache_control:
+            # LiteLLM's documented prompt-caching form: a content block with Anthropic's marker
+            # (https://docs.litellm.ai/docs/completion/prompt_caching)
+            parts.append({"type": "text", "text": item.text, "cache_control": dict(item.cache_control)})
+        elif isinstance(item, Text):
             parts.append({"type": "text", "text": item.text})
         elif isinstance(item, Image):
             parts.append(_image_url(item))
         elif isinstance(item, Resource) and item.text is not None:
             parts.append({"type": "text", "text": item.text})
-    if all(p["type"] == "text" for p in parts):
+    if all(p["type"] == "text" and "cache_control" not in p for p in parts):
         return "".join(p["text"] for p in parts) if len(parts) <= 1 else parts
     return parts
 
 
+def _reasoning(message: Any) -> dict[str, Any]:
+    """The reasoning fields of an assistant message in LiteLLM's own form, as a user appending the message
+    LiteLLM gave sends them back (https://docs.litellm.ai/docs/reasoning_content: ``reasoning_content`` and
+    ``thinking_blocks`` on the message; "pass the thinking_blocks back" with the tool results): what LiteLLM
+    gave where the driver kept it (``provider_details["litellm"]``), else the parts in that form, whatever
+    wire produced them (LiteLLM decides what goes to the provider)."""
+    parts = [p for p in message.parts if isinstance(p, Reasoning)]
+    saved = next((p.provider_details["litellm"] for p in message.parts if "litellm" in p.provider_details), None)
+    if isinstance(saved, dict):
+        return dict(saved)
+    if not parts:
+        return {}
+    out: dict[str, Any] = {}
+    if text := "".join(p.text for p in parts):
+        out["reasoning_content"] = text
+    blocks = [
+        {"type": "thinking", "thinking": r.text, "signature": r.signature}
+        if r.redacted is None
+        else {"type": "redacted_thinking", "data": r.redacted}
+        for r in parts
+        if r.signature is not None or r.redacted is not None
+    ]
+    if blocks:
+        out["thinking_blocks"] = blocks
+    return out
+
+
+def _thinking(call: Call) -> dict[str, Any]:
+    """The caller's reasoning settings as LiteLLM's documented parameters (https://docs.litellm.ai/docs/reasoning_content):
+    ``reasoning_effort`` ("low", "medium", "high", "none" to turn it off, mapped per provider) and, for a token
+    budget, ``thinking={"type": "enabled", "budget_tokens": N}`` (Anthropic's form, which LiteLLM maps to Gemini's
+    ``thinkingBudget`` too)."""
+    settings = call.reasoning
+    if settings is None:
+        return {}
+    if not settings.enabled:
+        return {"reasoning_effort": "none"}
+    out: dict[str, Any] = {}
+    if settings.effort is not None:
+        out["reasoning_effort"] = settings.effort
+    if settings.budget_tokens is not None:
+        out["thinking"] = {"type": "enabled", "budget_tokens": settings.budget_tokens}
+    return out
+
+
 def _messages(call: Call) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"role": "system", "content": call.system}] if call.system else []
+    out: list[dict[str, Any]] = []
+    if call.system and call.system_cache_control:
+        block = {"type": "text", "text": call.system, "cache_control": dict(call.system_cache_control)}
+        out.append({"role": "system", "content": [block]})
+    elif call.system:
+        out.append({"role": "system", "content": call.system})
     for message in call.messages:
         if message.role == "user":
             out.append({"role": "user", "content": _content(message.parts)})
@@ -95,14 +150,7 @@ def _messages(call: Call) -> list[dict[str, Any]]:
                     }
                     for c in calls
                 ]
-            thinking = [p for p in message.parts if isinstance(p, Reasoning)]
-            if thinking:  # LiteLLM's documented slot for Anthropic thinking blocks to replay
-                entry["thinking_blocks"] = [
-                    {"type": "thinking", "thinking": r.text, "signature": r.signature}
-                    if r.redacted is None
-                    else {"type": "redacted_thinking", "data": r.redacted}
-                    for r in thinking
-                ]
+            entry |= _reasoning(message)
             out.append(entry)
         else:
             for result in message.parts:
@@ -112,6 +160,10 @@ def _messages(call: Call) -> list[dict[str, Any]]:
                         "tool_call_id": result.call_id,
                         "content": _content(result.content),
                     }
+                    if result.cache_control:
+                        # a tool message's own cache_control is the tool_result's breakpoint (LiteLLM's
+                        # "PROMPT CACHING CHECK", litellm_core_utils/prompt_templates/factory.py:1934-1964)
+                        tool["cache_control"] = dict(result.cache_control)
                     if result.name:
                         tool["name"] = result.name
                     if result.is_error:
@@ -132,12 +184,15 @@ def _kwargs(call: Call) -> dict[str, Any]:
         # the suite counts requests per turn: a hidden retry would eat the next turn's answer
         "num_retries": 0,
         "max_retries": 0,
+        **_thinking(call),
     }
     if call.tools:
         kwargs["tools"] = [
             {
                 "type": "function",
                 "function": {"name": t.name, "description": t.description or "", "parameters": dict(t.input_schema)},
+                # a tool's cache breakpoint rides on the tool (https://docs.litellm.ai/docs/completion/prompt_caching)
+                **({"cache_control": dict(t.cache_control)} if t.cache_control else {}),
             }
             for t in call.tools
         ]
@@ -177,15 +232,18 @@ def _finish(choice: Any, message: Any, has_calls: bool, native: str | None = Non
     return finish_reason(CHAT_FINISH, choice.finish_reason, has_calls=has_calls), choice.finish_reason
 
 
-def _response(answer: Any) -> Response:
+def _response(answer: Any, wire: str) -> Response:
     choice = answer.choices[0]
     message = choice.message
     parts: list[Any] = [
-        Reasoning(text=b.get("thinking", ""), signature=b.get("signature"), redacted=b.get("data"))
+        Reasoning(text=b.get("thinking", ""), signature=b.get("signature"), redacted=b.get("data"), source=wire)
         for b in getattr(message, "thinking_blocks", None) or ()
     ]
     if not parts and getattr(message, "reasoning_content", None):
-        parts.append(Reasoning(text=message.reasoning_content))
+        parts.append(Reasoning(text=message.reasoning_content, source=wire))
+    saved = _saved(message)
+    if parts and saved:
+        parts[0] = replace(parts[0], provider_details={"litellm": saved})
     if message.content:
         parts.append(Text(text=message.content))
     for c in message.tool_calls or ():
@@ -194,7 +252,15 @@ def _response(answer: Any) -> Response:
     return Response(parts=tuple(parts), finish_reason=reason)
 
 
-async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
+def _saved(message: Any) -> dict[str, Any]:
+    """The reasoning fields of the message LiteLLM gave, as it gave them: the two it documents on an assistant
+    message, ``reasoning_content`` and ``thinking_blocks`` ("LiteLLM will standardize the reasoning_content in the
+    response and thinking_blocks in the assistant message", https://docs.litellm.ai/docs/reasoning_content)."""
+    fields = ("reasoning_content", "thinking_blocks")
+    return {k: v for k in fields if (v := getattr(message, k, None))}
+
+
+async def _events(stream: Any, wire: str) -> AsyncIterator[StreamEvent]:
     calls = StreamCalls()  # keyed by the delta's index
     last: Any = None  # the chunk choice that carried the finish reason
     native: str | None = None
@@ -204,10 +270,10 @@ async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
         choice = chunk.choices[0]
         delta = choice.delta
         if getattr(delta, "reasoning_content", None):
-            yield ReasoningDelta(delta.reasoning_content)
+            yield ReasoningDelta(delta.reasoning_content, source=wire)
         for block in getattr(delta, "thinking_blocks", None) or ():
             if block.get("signature") or block.get("data"):
-                yield ReasoningDelta(signature=block.get("signature"), redacted=block.get("data"))
+                yield ReasoningDelta(signature=block.get("signature"), redacted=block.get("data"), source=wire)
         if delta.content:
             yield TextDelta(delta.content)
         for c in delta.tool_calls or ():
@@ -226,7 +292,7 @@ async def _events(stream: Any) -> AsyncIterator[StreamEvent]:
 async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
     litellm.suppress_debug_info = True
     answer = await litellm.acompletion(**_kwargs(call))
-    return _events(answer) if call.stream else _response(answer)
+    return _events(answer, call.wire) if call.stream else _response(answer, call.wire)
 
 
 # LiteLLM's documented exception classes (docs.litellm.ai/docs/exception_mapping: "LiteLLM maps exceptions
@@ -267,13 +333,19 @@ COMMON = frozenset(
     "streaming parallel_tool_calls system_prompt tool_choice_auto tool_choice_none tool_choice_required"
     " tool_choice_named".split()
 )
+REASONING = frozenset({"reasoning_replay", "reasoning_effort", "reasoning_off"})
 CLIENT = SimpleClient(
     name="litellm",
+    # reasoning_replay, reasoning_effort and reasoning_off on every wire (reasoning_content / thinking_blocks,
+    # reasoning_effort: https://docs.litellm.ai/docs/reasoning_content); a token budget (``thinking``) on Anthropic
+    # and Gemini, the providers that document one; cache_control on Anthropic (completion/prompt_caching)
     wires={
-        "openai_chat": COMMON | {"disable_parallel_tool_calls", "call_ids"},
-        "anthropic": COMMON | {"disable_parallel_tool_calls", "call_ids", "reasoning_replay", "images_in_tool_results"},
-        "gemini": COMMON,
-        "ollama": frozenset("streaming parallel_tool_calls system_prompt tool_choice_auto".split()),
+        "openai_chat": COMMON | REASONING | {"disable_parallel_tool_calls", "call_ids"},
+        "anthropic": COMMON
+        | REASONING
+        | {"disable_parallel_tool_calls", "call_ids", "images_in_tool_results", "reasoning_budget", "cache_control"},
+        "gemini": COMMON | REASONING | {"reasoning_budget"},
+        "ollama": frozenset("streaming parallel_tool_calls system_prompt tool_choice_auto".split()) | REASONING,
     },
     complete=complete,
     error_info=error_info,

@@ -30,11 +30,13 @@ from pydantic_ai import exceptions as exc_
 from pydantic_ai.direct import model_request, model_request_stream
 from pydantic_ai.messages import (
     BinaryContent,
+    CachePoint,
     ImageUrl,
     ModelMessage,
     ModelRequest,
     ModelResponse,
     PartDeltaEvent,
+    PartEndEvent,
     PartStartEvent,
     SystemPromptPart,
     TextPart,
@@ -81,6 +83,17 @@ from conformance.model import (
 )
 
 KEY = "pydantic_ai"
+PROVIDERS = {
+    "anthropic": "anthropic",
+    "gemini": "google",
+    "openai_chat": "openai",
+    "openai_responses": "openai",
+    "ollama": "ollama",
+}
+"""The pydantic-ai provider name of each wire (its providers' ``name``: providers/anthropic.py:131, google.py:139-141
+"persisted in ModelMessage.provider_name and checked during history replay", openai.py:51, ollama.py:38): a
+``ThinkingPart`` and a ``ModelResponse`` name the provider that produced them, which is how pydantic-ai decides
+what of another provider's reasoning it sends (https://ai.pydantic.dev/thinking)."""
 FINISH: dict[str, FinishReason] = {
     "stop": "stop",
     "tool_call": "tool_calls",
@@ -108,6 +121,10 @@ def _items(items: tuple[Any, ...]) -> list[Any]:
     for item in items:
         if isinstance(item, Text):
             out.append(item.text)
+            if (
+                item.cache_control
+            ):  # "a cache point marker ... inserted into UserPromptPart.content" (messages.py CachePoint)
+                out.append(_cache_point(item.cache_control))
         elif isinstance(item, Image) and item.data is not None:
             out.append(BinaryContent(data=base64.b64decode(item.data), media_type=item.media_type))
         elif isinstance(item, Image) and item.url:
@@ -115,6 +132,11 @@ def _items(items: tuple[Any, ...]) -> list[Any]:
         elif isinstance(item, Resource) and item.text is not None:
             out.append(item.text)
     return out
+
+
+def _cache_point(cache_control: Any) -> CachePoint:
+    ttl = cache_control.get("ttl")
+    return CachePoint(ttl=ttl) if ttl in ("5m", "1h") else CachePoint()
 
 
 def _saved(part: Any) -> dict[str, Any]:
@@ -147,12 +169,17 @@ def _messages(call: Call, model: Model) -> list[ModelMessage]:
             out.append(ModelRequest(parts=returns))
         else:
             parts: list[Any] = []
-            provider_name = model.system  # the provider that answered: this wire's
+            # the provider that answered: the one the driver kept, else the one that produced its reasoning (a
+            # caller's history from another wire), else this wire's
+            provider_name = next(
+                (PROVIDERS.get(p.source, p.source) for p in message.parts if isinstance(p, Reasoning) and p.source),
+                model.system,
+            )
             for p in message.parts:
                 saved = _saved(p)
                 provider_name = saved.pop("provider_name", None) or provider_name
                 details = saved.get("provider_details")
-                if isinstance(p, Text):
+                if isinstance(p, Text) or (isinstance(p, Reasoning) and saved.get("text_part")):
                     parts.append(TextPart(content=p.text, provider_details=details))
                 elif isinstance(p, Reasoning):
                     parts.append(
@@ -160,7 +187,8 @@ def _messages(call: Call, model: Model) -> list[ModelMessage]:
                             content=p.text,
                             signature=p.signature,
                             id=saved.get("id"),
-                            provider_name=saved.get("part_provider_name") or provider_name,
+                            provider_name=saved.get("part_provider_name")
+                            or (PROVIDERS.get(p.source, p.source) if p.source else provider_name),
                             provider_details=details,
                         )
                     )
@@ -185,6 +213,8 @@ def _parameters(call: Call) -> ModelRequestParameters:
 
 def _settings(call: Call) -> ModelSettings:
     settings = ModelSettings(max_retries=0, timeout=call.timeout, framing_announcement="never")
+    settings.update(_reasoning_settings(call))  # type: ignore[typeddict-item]
+    settings.update(_cache_settings(call))  # type: ignore[typeddict-item]
     if call.max_tokens is not None:
         settings["max_tokens"] = call.max_tokens
     if call.parallel_tool_calls is not None:
@@ -194,6 +224,52 @@ def _settings(call: Call) -> ModelSettings:
     elif call.tool_choice is not None:
         settings["tool_choice"] = [call.tool_choice]
     return settings
+
+
+def _reasoning_settings(call: Call) -> dict[str, Any]:
+    """The caller's reasoning settings as pydantic-ai's model settings: the unified ``thinking`` (settings.py:612-630:
+    ``False`` turns it off, an effort level), and a token budget in the provider's own setting, which pydantic-ai
+    documents for Anthropic (``anthropic_thinking``, Anthropic's ``{"type": "enabled", "budget_tokens": N}``) and
+    Gemini (``google_thinking_config``, ``thinking_budget``); https://ai.pydantic.dev/thinking."""
+    settings = call.reasoning
+    if settings is None:
+        return {}
+    if not settings.enabled:
+        return {"thinking": False}
+    out: dict[str, Any] = {}
+    if settings.effort is not None:
+        out["thinking"] = settings.effort
+    if settings.budget_tokens is not None and call.wire == "anthropic":
+        out["anthropic_thinking"] = {"type": "enabled", "budget_tokens": settings.budget_tokens}
+    elif settings.budget_tokens is not None and call.wire == "gemini":
+        out["google_thinking_config"] = {"thinking_budget": settings.budget_tokens}
+    return out
+
+
+def _ttl(cache_control: Any) -> bool | str:
+    ttl = cache_control.get("ttl")
+    return ttl if ttl in ("5m", "1h") else True
+
+
+def _cache_settings(call: Call) -> dict[str, Any]:
+    """The caller's cache breakpoints on tools, system and a tool result as pydantic-ai's Anthropic settings
+    (models/anthropic/__init__.py:609-642): ``anthropic_cache_tool_definitions`` ("the last tool ... will have
+    cache_control set"), ``anthropic_cache_instructions`` ("the last system prompt"), ``anthropic_cache_messages``
+    ("the last message content block", where the caller marked a tool result of the last message); a user text
+    gets a ``CachePoint`` in its content instead (``_items``)."""
+    if call.wire != "anthropic":
+        return {}
+    out: dict[str, Any] = {}
+    marked = [t.cache_control for t in call.tools if t.cache_control]
+    if marked:
+        out["anthropic_cache_tool_definitions"] = _ttl(marked[-1])
+    if call.system_cache_control:
+        out["anthropic_cache_instructions"] = _ttl(call.system_cache_control)
+    last = call.messages[-1].parts if call.messages else ()
+    results = [r.cache_control for r in last if isinstance(r, ToolResult) and r.cache_control]
+    if results:
+        out["anthropic_cache_messages"] = _ttl(results[-1])
+    return out
 
 
 def _tool_call(part: ToolCallPart, keep: dict[str, Any]) -> ToolCall:
@@ -221,20 +297,36 @@ def _keep(response: ModelResponse, part: Any) -> dict[str, Any]:
     return keep
 
 
-def _response(response: ModelResponse) -> Response:
+def _response(response: ModelResponse, wire: str) -> Response:
     parts: list[Any] = []
     for part in response.parts:
         keep = _keep(response, part)
         if isinstance(part, TextPart):
             parts.append(Text(text=part.content, provider_details={KEY: keep}))
         elif isinstance(part, ThinkingPart):
-            parts.append(Reasoning(text=part.content, signature=part.signature, provider_details={KEY: keep}))
+            parts.append(
+                Reasoning(text=part.content, signature=part.signature, source=wire, provider_details={KEY: keep})
+            )
         elif isinstance(part, ToolCallPart):
             parts.append(_tool_call(part, keep))
     # pydantic-ai gives no normalized reason for a reason outside its set (Anthropic pause_turn, Gemini OTHER:
     # messages.py FinishReason): "other", as the stream below reads it
     reason = finish_reason(FINISH, response.finish_reason) if response.finish_reason else "other"
     return Response(parts=tuple(parts), finish_reason=reason)
+
+
+def _part_end(part: Any, response: ModelResponse, wire: str) -> list[StreamEvent]:
+    """A complete part (``PartEndEvent``) closes its block: a thinking part with its signature and what pydantic-ai
+    keeps on it (its id, provider name and details: the Chat field it came in, a Gemini signature), so the next
+    turn hands pydantic-ai its own part back; a text part that carries provider data and no text (Gemini's
+    signature on an empty part of its own) the same way, marked to go back as a text part. A text delta has no
+    slot for a signature that rides on text."""
+    keep = _keep(response, part)
+    if isinstance(part, ThinkingPart):
+        return [ReasoningDelta("", signature=part.signature, provider_details={KEY: keep}, source=wire)]
+    if isinstance(part, TextPart) and not part.content and part.provider_details:
+        return [ReasoningDelta("", provider_details={KEY: keep | {"text_part": True}}, source=wire)]
+    return []
 
 
 async def _events(call: Call) -> AsyncIterator[StreamEvent]:
@@ -250,7 +342,7 @@ async def _events(call: Call) -> AsyncIterator[StreamEvent]:
                 if isinstance(part, TextPart) and part.content:
                     yield TextDelta(part.content)
                 elif isinstance(part, ThinkingPart) and part.content:
-                    yield ReasoningDelta(part.content)
+                    yield ReasoningDelta(part.content, source=call.wire)
                 elif isinstance(part, ToolCallPart):
                     calls[event.index] = part.tool_call_id
                     keep = {KEY: _keep(stream.get(), part)}
@@ -262,12 +354,15 @@ async def _events(call: Call) -> AsyncIterator[StreamEvent]:
                 delta = event.delta
                 if isinstance(delta, TextPartDelta) and delta.content_delta:
                     yield TextDelta(delta.content_delta)
-                elif isinstance(delta, ThinkingPartDelta) and (delta.content_delta or delta.signature_delta):
-                    yield ReasoningDelta(delta.content_delta or "", signature=delta.signature_delta)
+                elif isinstance(delta, ThinkingPartDelta) and delta.content_delta:
+                    yield ReasoningDelta(delta.content_delta, source=call.wire)
                 elif isinstance(delta, ToolCallPartDelta) and isinstance(delta.args_delta, str) and delta.args_delta:
                     chunked.add(calls[event.index])
                     yield ToolCallChunk(calls[event.index], delta.args_delta)
-        final = _response(stream.get())
+            elif isinstance(event, PartEndEvent):
+                for e in _part_end(event.part, stream.get(), call.wire):
+                    yield e
+        final = _response(stream.get(), call.wire)
     for part in final.tool_calls:
         if part.id not in chunked and part.arguments_raw:
             yield ToolCallChunk(part.id, part.arguments_raw)
@@ -282,7 +377,7 @@ async def complete(call: Call) -> Response | AsyncIterator[StreamEvent]:
     response = await model_request(
         model, _messages(call, model), model_settings=_settings(call), model_request_parameters=_parameters(call)
     )
-    return _response(response)
+    return _response(response, call.wire)
 
 
 ERRORS: tuple[tuple[type[BaseException], ErrorKind], ...] = (
@@ -300,6 +395,9 @@ ERRORS: tuple[tuple[type[BaseException], ErrorKind], ...] = (
     (exc_.ModelRequestTimeout, "server"),
     (exc_.ModelAPIError, "unknown"),
     (exc_.UnexpectedModelBehavior, "malformed_response"),
+    # "Error caused by a usage mistake by the application developer" (exceptions.py:307): raised before any request,
+    # e.g. a setting the model's profile does not take (anthropic_thinking with a budget on an adaptive-only model)
+    (exc_.UserError, "invalid_request"),
 )
 
 
@@ -313,17 +411,27 @@ def error_info(exc: BaseException) -> ErrorInfo | None:
     return ErrorInfo(kind=kind, message=str(exc), status=status, retry_after=retry_after, code=code)
 
 
+# reasoning: thinking parts replayed from the history, the unified ``thinking`` setting (an effort, off) on every
+# model, a token budget in the Anthropic and Google settings, Anthropic's cache settings and CachePoint
+# (https://ai.pydantic.dev/thinking, settings.py:612-650, models/anthropic/__init__.py:603-660, messages.py CachePoint)
 COMMON = frozenset(
     "streaming parallel_tool_calls system_prompt tool_choice_auto tool_choice_none tool_choice_required"
-    " tool_choice_named reasoning_replay".split()
+    " tool_choice_named reasoning_replay reasoning_effort reasoning_off".split()
 )
 CLIENT = SimpleClient(
     name="pydantic-ai",
     wires={
-        "openai_chat": (COMMON - {"reasoning_replay"}) | {"disable_parallel_tool_calls", "call_ids"},
+        "openai_chat": COMMON | {"disable_parallel_tool_calls", "call_ids"},
         "anthropic": COMMON
-        | {"disable_parallel_tool_calls", "call_ids", "images_in_tool_results", "is_error_in_tool_results"},
-        "gemini": COMMON | {"images_in_tool_results", "is_error_in_tool_results"},
+        | {
+            "disable_parallel_tool_calls",
+            "call_ids",
+            "images_in_tool_results",
+            "is_error_in_tool_results",
+            "reasoning_budget",
+            "cache_control",
+        },
+        "gemini": COMMON | {"images_in_tool_results", "is_error_in_tool_results", "reasoning_budget"},
     },
     complete=complete,
     error_info=error_info,
