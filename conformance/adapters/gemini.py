@@ -379,7 +379,8 @@ def _reasoning_settings_from_wire(config: Any) -> tuple[ReasoningSettings | None
         if not isinstance(level, str) or level.lower() not in _LEVELS:
             return None, {}
         effort = next(e for e in ("minimal", "low", "medium", "high") if e == level.lower())
-        details["thinking_level"] = level
+        if level != _LEVELS[effort]:
+            details["thinking_level"] = level  # spelled otherwise (litellm: "low"): given back as sent
     off = budget == 0 and level is None
     settings = ReasoningSettings(enabled=False) if off else ReasoningSettings(effort=effort, budget_tokens=budget)
     if include is not (None if off else True):

@@ -216,6 +216,7 @@ def test_reasoning_settings_go_out_as_thinking_config_and_come_back(
     assert wire.body["generationConfig"] == {"maxOutputTokens": 64, "thinkingConfig": config}
     again = adapter.request_from_wire(wire.body, path=wire.path)
     assert again.reasoning == settings and again.max_tokens == 64
+    assert again.provider_details == {}  # nothing left over: the settings say the whole thinkingConfig
     assert adapter.request_to_wire(again).body == wire.body
 
 
