@@ -868,3 +868,55 @@ def test_text_yaml_or_python_refuses_is_a_placed_problem_not_an_internal_error(
     messages = [p.message for p in loaded.problems]
     assert any(expected in m for m in messages), messages
     assert not any("internal error" in m for m in messages)
+
+
+# --------------------------------------------------------------------------------------------
+# issue 28: a big history or a megabyte of reasoning loads in bounded CPU time, or is a placed problem
+# --------------------------------------------------------------------------------------------
+
+
+def _history_file(tmp_path: Path, rounds: int, reasoning: str, *, drop_last_result: bool = False) -> Path:
+    history: list[dict[str, object]] = []
+    for n in range(rounds):
+        history.append({"role": "user", "text": f"question {n}"})
+        call = {"id": f"call_{n}", "name": "getTime", "arguments": {"offset_ms": n}}
+        history.append(
+            {"role": "assistant", "reasoning": [{"text": reasoning, "source": "anthropic"}], "tool_calls": [call]}
+        )
+        if not (drop_last_result and n == rounds - 1):
+            history.append({"role": "tool", "results": [{"call_id": f"call_{n}", "content": str(n)}]})
+        history.append({"role": "assistant", "text": f"answer {n}"})
+    data = {
+        "schema_version": 1,
+        "behavior": "b",
+        "source": "s",
+        "tools": [{"name": "getTime"}],
+        "history": history,
+        "turns": [{"user": "and now?", "reply": {"text": "now.", "reasoning": reasoning}}],
+    }
+    path = tmp_path / "big.yaml"
+    path.write_text(json.dumps(data), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def test_a_megabyte_of_reasoning_and_a_long_history_load_in_bounded_cpu_time(tmp_path: Path) -> None:
+    import time
+
+    megabyte = "why " * (1 << 18)
+    path = _history_file(tmp_path, 1000, "short", drop_last_result=False)
+    start = time.process_time()
+    scenario = load_scenario(path)
+    assert len(scenario.history) == 4000  # every rule is linear in the history's length
+    big = load_scenario(_history_file(tmp_path, 2, megabyte))
+    assert time.process_time() - start < 60  # a safety net: both take about 3 s of CPU here
+    assert big.turns[0].reply.reasoning == megabyte
+    assert big.turns[0].expect.reasoning is not None and big.turns[0].expect.reasoning[0].text == megabyte
+
+
+def test_an_unanswered_call_deep_in_a_long_history_is_placed(tmp_path: Path) -> None:
+    result = load_scenarios([_history_file(tmp_path, 500, "short", drop_last_result=True)])
+    assert not result.scenarios
+    assert [(p.pointer, p.message) for p in result.problems] == [
+        ("/history/1997/tool_calls/0/id", "tool call 'call_499' has no result before history[1998]"),
+        ("/history/1998/role", "two assistant messages in a row (history[1997] and history[1998])"),
+    ]
