@@ -379,7 +379,7 @@ def _reasoning_settings_from_wire(config: Any) -> tuple[ReasoningSettings | None
         if not isinstance(level, str) or level.lower() not in _LEVELS:
             return None, {}
         effort = next(e for e in ("minimal", "low", "medium", "high") if e == level.lower())
-        if level != _LEVELS[effort]:
+        if level != _LEVELS[level.lower()]:
             details["thinking_level"] = level  # spelled otherwise (litellm: "low"): given back as sent
     off = budget == 0 and level is None
     settings = ReasoningSettings(enabled=False) if off else ReasoningSettings(effort=effort, budget_tokens=budget)
