@@ -279,9 +279,9 @@ def _anthropic(
                 what = "changed" if want and got and want[0] == got[0] else "missing or out of order"
                 findings.append(
                     _finding(
-                        f"turn {turn}'s {_anthropic_words(want)} is {what} in the assistant message sent back"
-                        f" (found {_anthropic_words(got)}): thinking goes back unmodified, in order, before the"
-                        " tool_use it preceded (Anthropic answers 400)",
+                        f"{_anthropic_words(want)} of turn {turn}'s answer is {what} in the assistant message sent"
+                        f" back (found {_anthropic_words(got)} there): thinking goes back unmodified, in order, before"
+                        " the tool_use it preceded (Anthropic answers 400)",
                         f"$.messages[{where}].content[{position}]",
                         list(want) if want else None,
                         list(got) if got else None,

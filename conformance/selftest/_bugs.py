@@ -17,6 +17,7 @@ from conformance.model import (
     Finish,
     FinishReason,
     JSONObject,
+    Reasoning,
     Request,
     Response,
     StreamEvent,
@@ -61,9 +62,11 @@ __all__ = [
     "drop_reasoning_items",
     "drop_required_tool_choice",
     "drop_thought_signatures",
+    "earlier_calls_reserialised",
     "edits_response_body",
     "empty_args_error",
     "finish_read_as",
+    "foreign_reasoning_sent",
     "is_error_as_result",
     "item_id_as_call_id",
     "last_name_wins",
@@ -71,6 +74,7 @@ __all__ = [
     "malformed_call_as_stop",
     "max_tokens_default_changed",
     "merge_parallel_by_index",
+    "move_thought_signatures",
     "names_not_mapped_back",
     "no_retry_after",
     "ollama_length_as_stop",
@@ -92,6 +96,8 @@ __all__ = [
     "stop_with_calls_as_stop",
     "strict_false_dropped",
     "text_dropped_with_calls",
+    "tool_turn_reasoning_dropped_at_user_turn",
+    "tools_reordered_after_first_turn",
     "unavailable_as_server",
     "unflushed",
     "usage_cache_ignored",
@@ -549,6 +555,84 @@ def drop_thought_signatures(body: JSONObject) -> JSONObject:
             if isinstance(part, dict):
                 part.pop("thoughtSignature", None)
                 part.pop("thought_signature", None)
+    return body
+
+
+def move_thought_signatures(body: JSONObject) -> JSONObject:
+    """Each ``thoughtSignature`` of a replayed ``functionCall`` part moves to the next part of its
+    turn (the previous one for the last part): the signature goes back, on the wrong part."""
+    for content in body.get("contents") or ():
+        parts = content.get("parts") if isinstance(content, dict) else None
+        if not isinstance(parts, list) or len(parts) < 2:
+            continue
+        moves = [
+            n
+            for n, part in enumerate(parts)
+            if isinstance(part, dict) and "functionCall" in part and "thoughtSignature" in part
+        ]
+        for n in moves:
+            target = parts[n + 1] if n + 1 < len(parts) else parts[n - 1]
+            if isinstance(target, dict):
+                target["thoughtSignature"] = parts[n].pop("thoughtSignature")
+    return body
+
+
+def foreign_reasoning_sent(adapter: Adapter) -> Patch:
+    """Reasoning another wire produced is sent as if this wire had produced it (the ``source`` is not
+    looked at), so this provider is asked to verify a signature it never made."""
+    real = adapter.request_to_wire
+
+    def request_to_wire(request: Request) -> WireRequest:
+        def part(p: Any) -> Any:
+            return replace(p, source=adapter.wire_format) if isinstance(p, Reasoning) else p
+
+        messages = tuple(replace(m, parts=tuple(part(p) for p in m.parts)) for m in request.messages)
+        return real(replace(request, messages=messages))
+
+    return {"request_to_wire": request_to_wire}
+
+
+def tool_turn_reasoning_dropped_at_user_turn(body: JSONObject) -> JSONObject:
+    """At a new user turn, the ``reasoning_content`` of every earlier assistant message is cleared,
+    tool turns included (the V3.2-era ``clear_reasoning_content()``; DeepSeek V4 answers 400)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return body
+    last_user = max((n for n, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"), default=-1)
+    for m in messages[:last_user]:
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            m.pop("reasoning_content", None)
+    return body
+
+
+def tools_reordered_after_first_turn(body: JSONObject) -> JSONObject:
+    """Once the conversation holds an assistant turn, the tools go out in reverse order (a library
+    that rebuilds its tool list from a dict or set each turn): the cacheable prefix moves."""
+    messages = body.get("messages", body.get("contents", body.get("input")))
+    later = isinstance(messages, list) and any(
+        isinstance(m, dict) and m.get("role") in ("assistant", "model") for m in messages
+    )
+    if later and isinstance(body.get("tools"), list):
+        body["tools"] = list(reversed(body["tools"]))
+    return body
+
+
+def earlier_calls_reserialised(body: JSONObject) -> JSONObject:
+    """The arguments of every assistant turn before the last one go out re-serialised (``json.dumps``
+    with its default ``", "`` and ``": "`` separators) instead of as the provider sent them, while the
+    newest turn is sent as received: each request rewrites what the previous one sent."""
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return body
+    turns = [m for m in messages if isinstance(m, dict) and m.get("role") == "assistant" and m.get("tool_calls")]
+    for m in turns[:-1]:
+        for call in m["tool_calls"]:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+                try:
+                    function["arguments"] = json.dumps(json.loads(function["arguments"]))
+                except ValueError:
+                    continue
     return body
 
 

@@ -324,6 +324,52 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             source="§2b, E10 (reasoning items passed back with the function_call)",
             patch=bugs.on_request(bugs.drop_reasoning_items),
         ),
+        # Reasoning and the cache prefix across turns (issue 28: scenarios/reasoning, multi_turn/two_rounds)
+        Mutant(
+            base="gemini",
+            bug="thought_signature_moved",
+            description="The thoughtSignature of a replayed functionCall part goes back on the next part of its turn.",
+            source="§4b, E10 (kept on the part that carried it); " + _ISSUE + "spring-projects/spring-ai/issues/4977",
+            patch=bugs.on_request(bugs.move_thought_signatures),
+        ),
+        Mutant(
+            base="anthropic",
+            bug="foreign_reasoning_sent",
+            description="Reasoning another wire produced (a Gemini thought in the history) is sent as a thinking"
+            " block with that wire's signature.",
+            source="E10; issue 28 point 1; openclaw commit c4e8b60 (Claude signatures sent as Gemini"
+            " thought_signature: 400 'Base64 decoding failed')",
+            patch=bugs.foreign_reasoning_sent,
+        ),
+        Mutant(
+            base="openai_chat",
+            bug="tool_turn_reasoning_dropped_at_user_turn",
+            description="At a new user turn, earlier reasoning_content is cleared, that of tool turns included"
+            " (DeepSeek V4 answers 400).",
+            source="https://api-docs.deepseek.com/zh-cn/guides/thinking_mode/; "
+            + _ISSUE
+            + "anomalyco/opencode/issues/24722",
+            patch=bugs.on_request(bugs.tool_turn_reasoning_dropped_at_user_turn),
+        ),
+        Mutant(
+            base="openai_chat",
+            bug="tools_reordered_between_turns",
+            description="After the first turn the tools go out in another order: the cacheable prefix moves.",
+            source="issue 28 point 4; " + _ISSUE + "BerriAI/litellm/issues/34248",
+            patch=bugs.on_request(bugs.tools_reordered_after_first_turn),
+        ),
+        Mutant(
+            base="openai_chat",
+            bug="earlier_calls_reserialised",
+            description="The arguments of every assistant turn but the newest are re-serialised with other"
+            " separators: each request rewrites an earlier message.",
+            source="issue 28 point 4; "
+            + _ISSUE
+            + "BerriAI/litellm/issues/17479; "
+            + _ISSUE
+            + "pydantic/pydantic-ai/issues/6528",
+            patch=bugs.on_request(bugs.earlier_calls_reserialised),
+        ),
         # Every form of retry delay (issue 15, part 4: errors/rate_limit_retry_after_ms, rate_limit_delay_in_body)
         Mutant(
             base="openai_chat",

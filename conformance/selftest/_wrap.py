@@ -82,6 +82,7 @@ def request_body(adapter: Adapter, rewrite: Callable[[JSONObject], JSONObject]) 
             headers=wire.headers,
             stream=wire.stream,
             schema_changes=wire.schema_changes,
+            notes=wire.notes,
         )
 
     return {"request_to_wire": request_to_wire}

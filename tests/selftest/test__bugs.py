@@ -130,6 +130,31 @@ def test_reasoning_bugs_touch_only_the_reasoning_they_name() -> None:
     assert bugs.drop_reasoning_items(responses)["input"] == [items[0], items[2]]
 
 
+def test_issue_28_bugs_change_only_what_they_name() -> None:
+    call = {"functionCall": {"name": "f", "args": {}}, "thoughtSignature": "c2ln"}
+    gemini: dict[str, Any] = {"contents": [{"role": "model", "parts": [{"text": "a", "thought": True}, call]}]}
+    assert bugs.move_thought_signatures(gemini)["contents"][0]["parts"] == [
+        {"text": "a", "thought": True, "thoughtSignature": "c2ln"},
+        {"functionCall": {"name": "f", "args": {}}},
+    ]
+    tool_turn = {"role": "assistant", "reasoning_content": "r", "tool_calls": [{"id": "c"}]}
+    chat: dict[str, Any] = {"messages": [{"role": "user", "content": "q"}, dict(tool_turn), {"role": "user"}]}
+    assert "reasoning_content" not in bugs.tool_turn_reasoning_dropped_at_user_turn(chat)["messages"][1]
+    loop: dict[str, Any] = {"messages": [{"role": "user", "content": "q"}, dict(tool_turn), {"role": "tool"}]}
+    assert bugs.tool_turn_reasoning_dropped_at_user_turn(loop)["messages"][1]["reasoning_content"] == "r"
+    first: dict[str, Any] = {"tools": [1, 2], "messages": [{"role": "user", "content": "q"}]}
+    assert bugs.tools_reordered_after_first_turn(first)["tools"] == [1, 2]
+    later: dict[str, Any] = {"tools": [1, 2], "messages": [{"role": "user"}, {"role": "assistant"}]}
+    assert bugs.tools_reordered_after_first_turn(later)["tools"] == [2, 1]
+
+    def turn(args: str) -> dict[str, Any]:
+        return {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": args}}]}
+
+    body: dict[str, Any] = {"messages": [turn('{"a":1}'), {"role": "tool"}, turn('{"b":2}')]}
+    out = bugs.earlier_calls_reserialised(body)["messages"]
+    assert [m["tool_calls"][0]["function"]["arguments"] for m in (out[0], out[2])] == ['{"a": 1}', '{"b":2}']
+
+
 def test_arguments_as_json_string_serializes_replayed_arguments() -> None:
     body: dict[str, Any] = {
         "messages": [

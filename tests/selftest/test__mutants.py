@@ -77,6 +77,11 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "anthropic~stop_sequence_as_other": ("roundtrip.finish_reason", "wire_specific/anthropic_stop_sequence"),
     "gemini~other_as_stop": ("roundtrip.finish_reason", "wire_specific/gemini_finish_other"),
     "anthropic~pause_turn_as_stop": ("roundtrip.finish_reason", "wire_specific/anthropic_pause_turn"),
+    "gemini~thought_signature_moved": ("roundtrip.reasoning_replay", "reasoning/call_after_thinking"),
+    "anthropic~foreign_reasoning_sent": ("roundtrip.reasoning_replay", "reasoning/cross_wire_history_to_anthropic"),
+    "openai_chat~tool_turn_reasoning_dropped_at_user_turn": ("roundtrip.reasoning_replay", "reasoning/new_user_turn"),
+    "openai_chat~tools_reordered_between_turns": ("roundtrip.cache_prefix", "multi_turn/two_rounds"),
+    "openai_chat~earlier_calls_reserialised": ("roundtrip.cache_prefix", "multi_turn/two_rounds"),
 }
 
 
