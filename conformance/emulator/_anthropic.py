@@ -5,11 +5,21 @@ API errors page), the recorded bodies and streams in ``tests/realworld/cassettes
 (crewai 2026, openllmetry 2025, pydantic-ai): field order, ``caller`` on tool_use blocks, usage
 fields, the space-padded event JSON.
 
-Body: ``content`` blocks (``thinking`` with a ``signature``, ``text``, ``tool_use`` with an
-``input`` object), ``stop_reason`` (``end_turn``/``tool_use``/``max_tokens``/``refusal``).
+Body: ``content`` blocks (``thinking`` with a ``signature``, or ``redacted_thinking`` with opaque
+``data`` when ``Reply.reasoning_redacted``; ``text``; a ``thinking`` block right before each
+``tool_use`` whose ``ScriptedCall.reasoning`` is set (interleaved thinking, Anthropic's docs quoted in
+spring-projects/spring-ai#3513); ``tool_use`` with an ``input`` object), ``stop_reason``
+(``end_turn``/``tool_use``/``max_tokens``/``refusal``). Each thinking block has its own deterministic
+signature (opaque: ANT-SDK ``thinking_block.py``); a reply that played reasoning reports
+``usage.output_tokens_details.thinking_tokens`` (ANT-SDK ``output_tokens_details.py``: part of
+``output_tokens``), in the body and the cumulative ``message_delta``, never in ``message_start``
+(whose ``output_tokens`` is the count so far).
 
 Stream (``event:`` + ``data:``): ``message_start``; per block ``content_block_start``, deltas,
-``content_block_stop``; a ``ping`` right after the first block starts (as recorded); a tool_use
+``content_block_stop``; a ``ping`` right after the first block starts (as recorded); a thinking
+block starts with ``{"thinking": "", "signature": ""}``, then ``thinking_delta`` pieces and one
+``signature_delta`` just before its ``content_block_stop`` (ANT-SDK ``signature_delta.py``); a
+``redacted_thinking`` block arrives whole in its ``content_block_start``; a tool_use
 block starts with ``input: {}`` and its first ``input_json_delta`` is ``""``, then fragments of the
 argument text; ``message_delta`` (stop reason, cumulative usage) and ``message_stop``. Event JSON
 is padded with spaces before its closing brace like real traffic; ``ping`` is ``{"type": "ping"}``.
@@ -40,10 +50,12 @@ from typing import Any
 from conformance.emulator._deterministic import (
     base62,
     call_object,
+    count_tokens,
     fragments,
     input_tokens,
     output_tokens,
     pad,
+    reasoning_tokens,
     text_fragments,
 )
 from conformance.emulator._wire import (
@@ -56,7 +68,7 @@ from conformance.emulator._wire import (
     sends_no_arguments,
     sse,
 )
-from conformance.scenarios.values import Fault, Reply
+from conformance.scenarios.values import Fault, Reply, ScriptedCall
 
 __all__ = [
     "DEFAULT_STOP_SEQUENCE",
@@ -95,8 +107,37 @@ def _request_id(ctx: WireContext) -> str:
     return "req_011C" + base62(20, *ctx.key("request"))
 
 
-def _signature(ctx: WireContext) -> str:
-    return "Eq" + base62(86, *ctx.key("signature"))
+def _signature(ctx: WireContext, slot: int = 0) -> str:
+    """The opaque signature of a thinking block (slot 0: the reply's own; n: before call n - 1)."""
+    return "Eq" + base62(86, *(ctx.key("signature", slot) if slot else ctx.key("signature")))
+
+
+def _redacted_data(ctx: WireContext) -> str:
+    """The opaque, encrypted-looking ``data`` of a ``redacted_thinking`` block (deterministic)."""
+    return "EmwK" + base62(120, *ctx.key("redacted_thinking"))
+
+
+def _thinking_block(text: str, ctx: WireContext, slot: int) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": text, "signature": _signature(ctx, slot)}
+
+
+def _reply_thinking(reply: Reply, ctx: WireContext) -> dict[str, Any] | None:
+    """The block of ``Reply.reasoning``: ``thinking``, or ``redacted_thinking`` when the reply says so."""
+    if not reply.reasoning:
+        return None
+    if reply.reasoning_redacted:
+        return {"type": "redacted_thinking", "data": _redacted_data(ctx)}
+    return _thinking_block(reply.reasoning, ctx, 0)
+
+
+def _call_thinking(call: ScriptedCall, ctx: WireContext, number: int) -> dict[str, Any] | None:
+    """The thinking block played right before call ``number`` (``ScriptedCall.reasoning``)."""
+    return _thinking_block(call.reasoning, ctx, number + 1) if call.reasoning else None
+
+
+def _call_thinking_tokens(reply: Reply) -> int:
+    """The tokens of the thinking played before the reply's calls (``output_tokens`` leaves them out)."""
+    return sum(count_tokens(call.reasoning or "") for call in reply.tool_calls)
 
 
 def _stop_reason(reply: Reply) -> str:
@@ -144,13 +185,20 @@ def _server_tool_blocks(reply: Reply, ctx: WireContext) -> tuple[dict[str, Any],
 
 
 def _usage(reply: Reply, ctx: WireContext, *, output: int | None = None) -> dict[str, Any]:
+    """Usage as recorded in 2026; ``output`` replaces the count (``message_start``: the count so far,
+    with no ``output_tokens_details``, which must not exceed it)."""
+    before_calls = _call_thinking_tokens(reply)
+    thinking = reasoning_tokens(reply) + before_calls
+    whole = output_tokens(reply) + before_calls
     usage: dict[str, Any] = {
         "input_tokens": input_tokens(ctx.turn),
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
         "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
-        "output_tokens": output_tokens(reply) if output is None else output,
+        "output_tokens": whole if output is None else output,
     }
+    if thinking and output is None:
+        usage["output_tokens_details"] = {"thinking_tokens": thinking}
     if _paused(reply):
         usage["server_tool_use"] = {"web_search_requests": 1, "web_fetch_requests": 0}
     usage["service_tier"] = "standard"
@@ -165,13 +213,15 @@ def _usage(reply: Reply, ctx: WireContext, *, output: int | None = None) -> dict
 def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
     """A ``message`` object (key order as recorded in 2026)."""
     content: list[dict[str, Any]] = []
-    if reply.reasoning:
-        content.append({"type": "thinking", "thinking": reply.reasoning, "signature": _signature(ctx)})
+    if (thinking := _reply_thinking(reply, ctx)) is not None:
+        content.append(thinking)
     if reply.text:
         content.append({"type": "text", "text": reply.text})
     if _paused(reply):
         content.extend(_server_tool_blocks(reply, ctx))
     for index, call in enumerate(reply.tool_calls):
+        if (before := _call_thinking(call, ctx, index)) is not None:
+            content.append(before)
         content.append(
             {
                 "type": "tool_use",
@@ -252,13 +302,21 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
     def delta(payload: dict[str, Any]) -> None:
         out.add("content_block_delta", index=index, delta=payload)
 
-    if reply.reasoning:
-        start({"type": "thinking", "thinking": "", "signature": ""})
-        for piece in text_fragments(reply.reasoning, per=3):
-            delta({"type": "thinking_delta", "thinking": piece})
-        delta({"type": "signature_delta", "signature": _signature(ctx)})
+    def think(block: dict[str, Any] | None) -> None:
+        nonlocal index
+        if block is None:
+            return
+        if block["type"] == "redacted_thinking":  # arrives whole (wire-formats §3d)
+            start(block)
+        else:
+            start({"type": "thinking", "thinking": "", "signature": ""})
+            for piece in text_fragments(block["thinking"], per=3):
+                delta({"type": "thinking_delta", "thinking": piece})
+            delta({"type": "signature_delta", "signature": block["signature"]})
         out.add("content_block_stop", index=index)
         index += 1
+
+    think(_reply_thinking(reply, ctx))
     if reply.text:
         start({"type": "text", "text": ""})
         for piece in text_fragments(reply.text, per=3):
@@ -277,6 +335,7 @@ def stream_events(reply: Reply, ctx: WireContext) -> list[bytes]:
         out.add("content_block_stop", index=index)
         index += 1
     for number, call in enumerate(reply.tool_calls):
+        think(_call_thinking(call, ctx, number))
         start({"type": "tool_use", "id": _tool_use_id(ctx, number), "name": call.name, "input": {}})
         delta({"type": "input_json_delta", "partial_json": ""})
         for piece in [] if sends_no_arguments(call, reply) else fragments(call.arguments_raw, per=3):

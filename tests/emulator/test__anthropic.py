@@ -254,3 +254,131 @@ def test_error_event_is_an_event_error(emu: Emulator, client: httpx.Client) -> N
         "error",
         {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}},
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Reasoning (issue 28): interleaved and redacted thinking, thinking tokens
+# --------------------------------------------------------------------------------------------
+
+THOUGHTFUL = Reply(
+    reasoning="Two things to look up.",
+    text="Checking.",
+    tool_calls=(
+        dataclasses.replace(WEATHER, reasoning="Weather first."),
+        dataclasses.replace(TIME, reasoning="Then the clock."),
+    ),
+    finish="tool_calls",
+)
+
+
+def _accumulated(body: bytes) -> list[dict[str, Any]]:
+    """The stream's content as the anthropic SDK's MessageStream accumulates it (``accumulate_event``)."""
+    from anthropic.lib.streaming._messages import accumulate_event
+    from anthropic.types import RawMessageStreamEvent
+    from pydantic import TypeAdapter
+
+    events = TypeAdapter(RawMessageStreamEvent)
+    snapshot = None
+    json_bufs: dict[int, bytes] = {}
+    for name, data in named_sse_events(body):
+        if name != "ping":
+            snapshot = accumulate_event(
+                event=events.validate_python(data), current_snapshot=snapshot, json_bufs=json_bufs
+            )
+    assert snapshot is not None
+    return [block.model_dump(exclude_none=True) for block in snapshot.content]
+
+
+def test_thinking_before_each_call_is_its_own_signed_block_as_the_sdk_reads_it(
+    emu: Emulator, client: httpx.Client
+) -> None:
+    # ANT-SDK thinking_block.py (thinking + opaque signature); interleaved thinking between tool_use blocks
+    from anthropic.types import Message
+
+    whole = _play(emu, client, THOUGHTFUL, stream=False)
+    message = Message.model_validate(json.loads(whole.body))
+    blocks = [block.model_dump(exclude_none=True) for block in message.content]
+    assert [b["type"] for b in blocks] == ["thinking", "text", "thinking", "tool_use", "thinking", "tool_use"]
+    thoughts = [b for b in blocks if b["type"] == "thinking"]
+    assert [b["thinking"] for b in thoughts] == ["Two things to look up.", "Weather first.", "Then the clock."]
+    assert len({b["signature"] for b in thoughts}) == 3  # one signature per block
+    streamed = _play(emu, client, THOUGHTFUL, stream=True)
+    # the stream accumulates to the same blocks (recorded streams start tool_use without ``caller``)
+    assert _accumulated(streamed.body) == [{k: v for k, v in b.items() if k != "caller"} for b in blocks]
+    assert lifecycle_problems(streamed.events) == []
+    for outcome in (whole, streamed):
+        parts = outcome.response.parts
+        assert [p.kind for p in parts] == ["reasoning", "text", "reasoning", "tool_call", "reasoning", "tool_call"]
+        reasoning = [p for p in parts if p.kind == "reasoning"]
+        assert [(p.text, p.signature, p.source) for p in reasoning] == [
+            (b["thinking"], b["signature"], "anthropic") for b in thoughts
+        ]
+
+
+def test_each_signature_delta_comes_once_just_before_its_blocks_stop(emu: Emulator, client: httpx.Client) -> None:
+    # ANT-SDK signature_delta.py: "delivered ... just before the block's content_block_stop"
+    events = named_sse_events(_play(emu, client, THOUGHTFUL, stream=True).body)
+    thinking = [
+        d["index"] for n, d in events if n == "content_block_start" and d["content_block"]["type"] == "thinking"
+    ]
+    assert len(thinking) == 3
+    for index in thinking:
+        own = [d for n, d in events if d.get("index") == index and n != "ping"]
+        assert own[0]["content_block"] == {"type": "thinking", "thinking": "", "signature": ""}
+        kinds = [d["delta"]["type"] for d in own[1:-1]]
+        assert kinds[-1] == "signature_delta" and kinds.count("signature_delta") == 1
+        assert set(kinds[:-1]) == {"thinking_delta"} and own[-1]["type"] == "content_block_stop"
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_redacted_reasoning_is_a_redacted_thinking_block_with_opaque_data(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    # ANT-SDK redacted_thinking_block.py {type, data}; streamed whole in content_block_start (wire-formats §3d)
+    from anthropic.types import RedactedThinkingBlock
+
+    reply = Reply(reasoning="The secret plan.", reasoning_redacted=True, tool_calls=(WEATHER,), finish="tool_calls")
+    outcome = _play(emu, client, reply, stream=stream)
+    assert b"secret plan" not in outcome.body  # no text of redacted reasoning reaches the client
+    if stream:
+        events = named_sse_events(outcome.body)
+        first = next(d["content_block"] for n, d in events if n == "content_block_start")
+        assert not [d for n, d in events if n == "content_block_delta" and d["index"] == 0]
+    else:
+        first = json.loads(outcome.body)["content"][0]
+    block = RedactedThinkingBlock.model_validate(first)
+    assert block.type == "redacted_thinking" and len(block.data) > 40
+    assert _play(emu, client, reply, stream=stream).body == outcome.body  # deterministic
+    reasoning = outcome.response.parts[0]
+    assert (reasoning.kind, reasoning.redacted, reasoning.text, reasoning.source) == (
+        "reasoning",
+        block.data,
+        "",
+        "anthropic",
+    )
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_thinking_tokens_count_every_thinking_block_within_output_tokens(
+    emu: Emulator, client: httpx.Client, stream: bool
+) -> None:
+    # ANT-SDK output_tokens_details.py: thinking_tokens "Always <= output_tokens"; cumulative on message_delta
+    from anthropic.types import Message, RawMessageDeltaEvent, RawMessageStartEvent
+
+    outcome = _play(emu, client, THOUGHTFUL, stream=stream)
+    if stream:
+        events = named_sse_events(outcome.body)
+        start = RawMessageStartEvent.model_validate(events[0][1]).message.usage
+        assert start.output_tokens_details is None  # message_start's count is the count so far
+        usage = RawMessageDeltaEvent.model_validate(events[-2][1]).usage
+    else:
+        usage = Message.model_validate(json.loads(outcome.body)).usage  # type: ignore[assignment]
+    assert usage.output_tokens_details is not None
+    thinking = usage.output_tokens_details.thinking_tokens
+    assert 0 < thinking <= usage.output_tokens
+    texts = ("Two things to look up.", "Weather first.", "Then the clock.")
+    assert thinking == sum((len(t) + 3) // 4 for t in texts)  # each block's text counted (a token per 4 characters)
+    decoded = outcome.response.usage
+    assert decoded is not None and decoded.reasoning_tokens == thinking
+    plain = _play(emu, client, CALLS, stream=stream)
+    assert b"output_tokens_details" not in plain.body  # no reasoning, no breakdown (as recorded)
