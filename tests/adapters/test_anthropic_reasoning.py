@@ -12,11 +12,14 @@ the validated body equals the body).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from conformance.adapters import anthropic as adapter
@@ -620,12 +623,12 @@ def _schema_errors(body: dict[str, Any]) -> list[str]:
 def test_the_adapters_reasoning_and_cache_bodies_fit_the_request_schema() -> None:
     assert _schema_errors(_wire(_cached_request())) == []
     assert _schema_errors(_wire(_loop(INTERLEAVED_PARTS))) == []
-    for settings in (
+    for asked in (
         ReasoningSettings(enabled=False),
         ReasoningSettings(effort="low"),
         ReasoningSettings(budget_tokens=2048, effort="high"),
     ):
-        assert _schema_errors(_wire(Request(model="m", messages=(_user("hi"),), reasoning=settings))) == []
+        assert _schema_errors(_wire(Request(model="m", messages=(_user("hi"),), reasoning=asked))) == []
 
 
 @pytest.mark.parametrize(
@@ -668,3 +671,46 @@ def test_the_adapters_reasoning_and_cache_bodies_fit_the_request_schema() -> Non
 def test_the_request_schema_rejects_what_the_sdk_types_rule_out(change: dict[str, Any]) -> None:
     body = {"model": "m", "max_tokens": 4096, "messages": [{"role": "user", "content": "hi"}], **change}
     assert _schema_errors(body) != []
+
+
+# --------------------------------------------------------------------------------------------
+# Hostile reasoning blocks: a clear error or a decoding, never a crash
+# --------------------------------------------------------------------------------------------
+
+_ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+_BLOCK = st.fixed_dictionaries(
+    {"type": st.sampled_from(["thinking", "redacted_thinking", "text", "tool_use"])},
+    optional={
+        "thinking": _ANY_JSON,
+        "signature": _ANY_JSON,
+        "data": _ANY_JSON,
+        "text": _ANY_JSON,
+        "cache_control": _ANY_JSON,
+        "id": st.text(max_size=5),
+        "name": st.text(max_size=5),
+        "input": _ANY_JSON,
+    },
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_BLOCK, max_size=4))
+def test_any_thinking_block_is_decoded_or_refused_with_a_wire_format_error(blocks: list[dict[str, Any]]) -> None:
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "assistant", "content": blocks}]}
+    with contextlib.suppress(WireFormatError):  # UnsupportedContentError is one too
+        # a tool_use whose input is not an object cannot be replayed: UnsupportedContentError
+        adapter.request_to_wire(adapter.request_from_wire(body))
+    with contextlib.suppress(WireFormatError):
+        adapter.response_from_wire({**INTERLEAVED_BODY, "content": blocks})
+    stream = [MESSAGE_START]
+    for index, block in enumerate(blocks):
+        stream.append(_start(index, block))
+        for key, kind in (("thinking", "thinking_delta"), ("signature", "signature_delta"), ("text", "text_delta")):
+            if key in block:
+                stream.append(_delta(index, kind, **{key: block[key]}))
+        stream.append(_stop(index))
+    fold(adapter.stream_from_wire([_sse(*stream, _message_delta("end_turn"), MESSAGE_STOP)]))  # no exception
