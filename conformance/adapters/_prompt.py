@@ -382,7 +382,7 @@ def _events_of(response: Response) -> Iterator[StreamEvent]:
             if part.text:
                 yield TextDelta(part.text)
         elif isinstance(part, Reasoning):
-            yield ReasoningDelta(part.text, part.signature, part.redacted, part.provider_details)
+            yield ReasoningDelta(part.text, part.signature, part.redacted, part.provider_details, part.source)
         elif isinstance(part, ToolCall):
             yield ToolCallStart(part.id, part.name, 0, part.provider_details)
             if part.arguments_raw:

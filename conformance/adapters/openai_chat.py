@@ -22,8 +22,46 @@ Round trips: ``request_to_wire(request_from_wire(body)).body == body`` (unknown 
 ``provider_details``) but for one documented normalisation: a tool without ``parameters`` (or with
 ``{}``) goes out with ``{"type": "object", "properties": {}}`` ("Omitting `parameters` defines a
 function with an empty parameter list", SDK ``function_definition.py``; reported as a
-``SchemaChange``). Unified -> wire -> unified loses reasoning parts (no Chat field replays them),
-tool ``title``/``output_schema``/``annotations``, and ``is_error=False`` on a text starting ``Error: ``.
+``SchemaChange``). Unified -> wire -> unified loses reasoning parts that name no Chat field (see
+Reasoning), ``ReasoningSettings()`` with nothing set (the wire's default), tool
+``title``/``output_schema``/``annotations``, and ``is_error=False`` on a text starting ``Error: ``.
+
+Reasoning (issue28-wire-facts.md "Headline" and §4). OpenAI's own Chat API sends none (no field in
+openai-python ``chat_completion_message.py``); compatible servers put it on the message / delta:
+``reasoning_content`` (DeepSeek, llama.cpp, vLLM before 0.11), ``reasoning`` (vLLM >= 0.11,
+OpenRouter), and OpenRouter's ``reasoning_details`` list (``reasoning.text {text, signature}``,
+``reasoning.summary {summary}``, ``reasoning.encrypted {data}``, each with ``format`` and ``index``).
+- Decoding, streamed and not: one ``Reasoning`` part per run of reasoning (it ends at the first
+  text, call or finish), ``source="openai_chat"``, ``provider_details`` naming the field(s) the text
+  came in (``field``, and ``also`` when a server sends both) and ``reasoning_details`` verbatim
+  (streamed: fragments merged by type and index, ``_openai_chat_messages.merge_detail``). A streamed
+  ``""``/null field is no reasoning (servers send such markers on content chunks); in a whole body a
+  string field, even ``""``, is kept so it goes back as it came. A field of the wrong JSON type
+  (``reasoning_content`` not a string, ``reasoning_details`` not a list of objects) is a
+  ``malformed_response`` error naming it; the text is read in linear time whatever its size.
+- Replay: a part this wire produced goes back on its assistant message, in every later request, in
+  the fields it came in (text joined, ``reasoning_details`` unmodified). DeepSeek's current rule
+  (V4 thinking mode, https://api-docs.deepseek.com/zh-cn/guides/thinking_mode/): the
+  ``reasoning_content`` of an assistant message that made tool calls must be sent back in all later
+  requests, new user turns included (else 400), and that of a message without calls "may be left
+  out; if sent it is ignored". This adapter always sends it back, calls or not, so every request's
+  messages are the earlier request's extended (the cache prefix only grows) and a history body
+  round-trips. Reasoning another wire produced (``base.reasoning_note``) or naming no Chat field
+  (OpenAI itself has none, so a caller's own reasoning cannot go there) is left out and said in
+  ``WireRequest.notes``.
+- Settings (``_reasoning_settings_to_wire``): ``effort`` -> ``reasoning_effort`` and
+  ``enabled=False`` -> ``reasoning_effort: "none"`` (openai-python ``completion_create_params.py``
+  ``reasoning_effort: none|minimal|low|medium|high|xhigh|max``; ``shared/reasoning_effort.py``);
+  a token budget has no Chat field in the OpenAI SDK: ``UnsupportedContentError``. Read back, an
+  effort the model has no word for (``xhigh``, ``max``) stays in ``provider_details``.
+
+Usage (``_usage``; ``checks/usage.py`` reads the same): ``prompt_tokens``/``completion_tokens``/
+``total_tokens``; ``reasoning_tokens`` = ``completion_tokens_details.reasoning_tokens``;
+``cache_read_tokens`` = ``prompt_tokens_details.cached_tokens``, else DeepSeek's top-level
+``prompt_cache_hit_tokens`` (docs.stigg.io DeepSeek; third-party, partly verified);
+``cache_write_tokens`` = ``prompt_tokens_details.cache_write_tokens`` (openai-python
+``completion_usage.py``; OpenRouter usage accounting). DeepSeek's ``prompt_cache_miss_tokens`` is not
+a write count and is not read.
 """
 
 from __future__ import annotations
@@ -35,7 +73,18 @@ from typing import Any
 
 import orjson
 
-from conformance.adapters._openai_chat_messages import arguments_text, message_from_wire, message_to_wire
+from conformance.adapters._openai_chat_messages import (
+    REASONING_FIELDS,
+    WIRE,
+    arguments_text,
+    check_details,
+    finish_details,
+    json_kind,
+    merge_detail,
+    message_from_wire,
+    message_to_wire,
+    reasoning_part,
+)
 from conformance.adapters._openai_errors import error_from_wire, error_info
 from conformance.adapters.base import (
     Adapter,
@@ -61,6 +110,8 @@ from conformance.model import (
     JSONObject,
     Message,
     ReasoningDelta,
+    ReasoningEffort,
+    ReasoningSettings,
     Request,
     Response,
     StreamEvent,
@@ -101,6 +152,10 @@ _HANDLED_KEYS = frozenset(
     "model messages tools tool_choice parallel_tool_calls stream max_tokens"
     " max_completion_tokens functions function_call".split()
 )
+
+
+_EFFORTS: frozenset[ReasoningEffort] = frozenset({"minimal", "low", "medium", "high"})
+"""The efforts ``ReasoningSettings`` has, each a ``reasoning_effort`` value of openai-python."""
 
 
 def _names(tools: Sequence[Tool]) -> NameMap:
@@ -154,10 +209,11 @@ def request_to_wire(request: Request) -> WireRequest:
     wire_tools = tools_to_wire(request.tools)
     names = wire_tools.names
     messages: list[JSONObject] = []
+    notes: list[str] = []
     if request.system is not None:
         messages.append({"role": details.get("system_role", "system"), "content": request.system})
     for message in request.messages:
-        messages.extend(message_to_wire(message, names))
+        messages.extend(message_to_wire(message, names, notes))
     body: JSONObject = {"model": request.model, "messages": messages} if request.model else {"messages": messages}
     legacy = bool(details.get("legacy_functions"))
     if request.tools:
@@ -181,8 +237,43 @@ def request_to_wire(request: Request) -> WireRequest:
         body["stream"] = True
     if request.max_tokens is not None:
         body[details.get("max_tokens_key", "max_tokens")] = request.max_tokens
+    if request.reasoning is not None:
+        body.update(_reasoning_settings_to_wire(request.reasoning))
     body.update(details.get("extra", {}))
-    return WireRequest(path="/v1/chat/completions", body=body, stream=request.stream, schema_changes=wire_tools.changes)
+    return WireRequest(
+        path="/v1/chat/completions",
+        body=body,
+        stream=request.stream,
+        schema_changes=wire_tools.changes,
+        notes=tuple(notes),
+    )
+
+
+def _reasoning_settings_to_wire(settings: ReasoningSettings) -> JSONObject:
+    """The caller's reasoning settings as Chat fields: ``reasoning_effort`` (openai-python
+    ``completion_create_params.py``: ``none`` turns reasoning off); a token budget has no field on
+    this wire and is refused, never dropped; so is an effort or budget with reasoning off."""
+    if settings.budget_tokens is not None:
+        raise UnsupportedContentError(
+            "reasoning budget_tokens: OpenAI Chat Completions has no token budget for reasoning (only"
+            " reasoning_effort); give an effort instead"
+        )
+    if not settings.enabled:
+        if settings.effort is not None:
+            raise UnsupportedContentError(f"reasoning off with effort {settings.effort!r}: give one or the other")
+        return {"reasoning_effort": "none"}
+    return {} if settings.effort is None else {"reasoning_effort": settings.effort}
+
+
+def _reasoning_settings_from_wire(body: Mapping[str, Any]) -> ReasoningSettings | None:
+    """``reasoning_effort`` read back (``_reasoning_settings_to_wire`` reversed); None when absent or
+    a value the model has no word for (``xhigh``, ``max``, another type: kept as sent)."""
+    effort = body.get("reasoning_effort")
+    if effort == "none":
+        return ReasoningSettings(enabled=False)
+    if effort in _EFFORTS:
+        return ReasoningSettings(effort=effort)
+    return None
 
 
 def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:
@@ -193,7 +284,9 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
     wire_tools = [_tool_from_wire(t, legacy) for t in body.get("functions" if legacy else "tools") or []]
     names = _names(tools) if tools else NameMap()
     details: JSONObject = {}
-    extra = {k: v for k, v in body.items() if k not in _HANDLED_KEYS}
+    reasoning = _reasoning_settings_from_wire(body)
+    handled = _HANDLED_KEYS | {"reasoning_effort"} if reasoning is not None else _HANDLED_KEYS
+    extra = {k: v for k, v in body.items() if k not in handled}
     if body.get("stream") is False:
         extra["stream"] = False
     if "tools" in body and not body["tools"]:
@@ -239,6 +332,7 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
         parallel_tool_calls=body.get("parallel_tool_calls"),
         stream=bool(body.get("stream", False)),
         max_tokens=body.get("max_completion_tokens", body.get("max_tokens")),
+        reasoning=reasoning,
         provider_details=details,
     )
 
@@ -260,13 +354,16 @@ def _tool_choice_from_wire(choice: Any, names: NameMap) -> str | None:
 
 
 def _usage(raw: Mapping[str, Any]) -> Usage:
+    """The usage object (the rule is in the module docstring: ``checks/usage.py`` reads the same)."""
     prompt_details = raw.get("prompt_tokens_details") or {}
     completion_details = raw.get("completion_tokens_details") or {}
+    cached = prompt_details.get("cached_tokens")
     return Usage(
         input_tokens=raw.get("prompt_tokens"),
         output_tokens=raw.get("completion_tokens"),
         total_tokens=raw.get("total_tokens"),
-        cache_read_tokens=prompt_details.get("cached_tokens"),
+        cache_read_tokens=cached if cached is not None else raw.get("prompt_cache_hit_tokens"),
+        cache_write_tokens=prompt_details.get("cache_write_tokens"),
         reasoning_tokens=completion_details.get("reasoning_tokens"),
     )
 
@@ -291,7 +388,7 @@ def _events_from_body(body: Mapping[str, Any], names: NameMap) -> Iterator[Strea
     if not choices or not isinstance(choices, list) or not isinstance(choices[0], Mapping):
         raise WireFormatError("a chat.completion body without choices")
     choice = choices[0]
-    state = _Stream(names)
+    state = _Stream(names, whole=True)
     delta = {"delta": choice.get("message") or {}, "finish_reason": choice.get("finish_reason") or "stop"}
     yield from state.chunk({"id": body.get("id"), "choices": [delta], "usage": body.get("usage")})
     yield from state.close()
@@ -316,6 +413,7 @@ class _Stream:
     vouch for, goes through ``feed`` and ``chunk``: the general path."""
 
     __slots__ = (
+        "details",
         "done",
         "finish_reason",
         "ids",
@@ -324,12 +422,15 @@ class _Stream:
         "pending",
         "policy",
         "produced_calls",
+        "reasoning",
         "response_id",
         "runs",
         "tracker",
+        "where",
+        "whole",
     )
 
-    def __init__(self, names: NameMap, policy: RunPolicy | None = None) -> None:
+    def __init__(self, names: NameMap, policy: RunPolicy | None = None, *, whole: bool = False) -> None:
         self.tracker = CallTracker(names)
         self.finish_reason: str | None = None
         self.produced_calls = False
@@ -342,6 +443,12 @@ class _Stream:
         self.policy = policy
         self.runs: RunReader | None = None  # made by ``start_runs`` once the stream is past the warm-up
         self.learning = False  # the reader is made and still learns (one test per event either way)
+        # the open run of reasoning: text pieces per field (the first field's are events too) and
+        # the merged reasoning_details; None when no run is open
+        self.reasoning: dict[str, list[str]] | None = None
+        self.details: list[dict[str, Any]] | None = None
+        self.whole = whole  # a whole chat.completion body fed as one delta
+        self.where = "choices[0].message" if whole else "choices[0].delta"
 
     def feed(self, data: bytes, event: str = "") -> list[StreamEvent]:
         """One SSE ``data`` payload (``event``: its SSE event name, which only the run reader keeps)."""
@@ -390,8 +497,10 @@ class _Stream:
         if chunk.get("error"):  # §1d: an error payload inside a 200 stream
             info = error_info(chunk["error"], None, {})
             self.done = True
+            events = []
+            self._close_reasoning(events)
             ends = self.tracker.end_all(error=f"the stream failed: {info.message}")
-            return [*self._flush_pending(), *ends, ErrorEvent(info), Finish("error")]
+            return [*events, *self._flush_pending(), *ends, ErrorEvent(info), Finish("error")]
         try:
             self._chunk(chunk, events)
         except (AttributeError, TypeError) as exc:  # a field of the wrong JSON type
@@ -406,10 +515,10 @@ class _Stream:
             choice = choices[0]
             delta = choice.get("delta")
             if delta:
-                reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # vLLM, DeepSeek
-                if reasoning and isinstance(reasoning, str):
-                    events.append(ReasoningDelta(reasoning))
+                self._reasoning(delta, events)
                 content = delta.get("content")  # refusal and obfuscation are not content
+                if (content and isinstance(content, str)) or delta.get("tool_calls") or delta.get("function_call"):
+                    self._close_reasoning(events)  # a run of reasoning ends where the answer starts
                 if content and isinstance(content, str):
                     events.append(TextDelta(content))
                 for position, fragment in enumerate(delta.get("tool_calls") or ()):
@@ -418,12 +527,66 @@ class _Stream:
                     self._fragment({"index": 0, "function": delta["function_call"]}, 0, events)
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
+                self._close_reasoning(events)
                 events.extend(self._flush_pending())
                 finish = _finish(self.finish_reason, self.tracker, self.produced_calls)
                 events.extend(finish[:-1])  # the Finish itself waits for usage and [DONE]
         usage = chunk.get("usage")
         if usage:
             events.append(UsageEvent(_usage(usage)))
+
+    def _reasoning(self, delta: Mapping[str, Any], events: list[StreamEvent]) -> None:
+        """The reasoning fields of one delta (the module docstring's rules); a field of the wrong
+        JSON type raises ``TypeError`` naming it (``chunk`` makes it a ``malformed_response``)."""
+        whole = self.whole
+        for key in REASONING_FIELDS:
+            value = delta.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise TypeError(
+                    f"{self.where}.{key} is a JSON {json_kind(value)}, not a string (DeepSeek, vLLM,"
+                    " llama.cpp and OpenRouter send reasoning as text)"
+                )
+            if not value and not whole:
+                continue  # "" on a content chunk: a marker, no reasoning
+            texts = self.reasoning
+            if texts is None:
+                texts = self.reasoning = {}
+            if not texts or key == next(iter(texts)):
+                events.append(ReasoningDelta(value, source=WIRE))
+            texts.setdefault(key, []).append(value)
+        details = delta.get("reasoning_details")
+        if details is None:
+            return
+        try:
+            check_details(details, self.where)
+        except WireFormatError as exc:
+            raise TypeError(str(exc)) from None
+        if not details and not (whole and self.reasoning is not None):
+            return  # [] on a content chunk
+        if self.details is None:
+            self.details = []
+        if whole:
+            self.details.extend(details)
+        else:
+            for fragment in details:
+                merge_detail(self.details, fragment)
+
+    def _close_reasoning(self, events: list[StreamEvent]) -> None:
+        """End the open run of reasoning: one delta carrying the fields it came in, which closes the
+        folded ``Reasoning`` part (its text when only ``reasoning_details`` held any)."""
+        texts, details = self.reasoning, self.details
+        if texts is None and details is None:
+            return
+        self.reasoning = self.details = None
+        part = reasoning_part(
+            {key: "".join(pieces) for key, pieces in (texts or {}).items()},
+            None if details is None else finish_details(details),
+        )
+        text = "" if texts else part.text
+        redacted = part.redacted if not texts else None
+        events.append(ReasoningDelta(text, part.signature, redacted, part.provider_details, source=WIRE))
 
     def _fragment(self, fragment: Mapping[str, Any], position: int, events: list[StreamEvent]) -> None:
         index = fragment.get("index")
@@ -481,7 +644,9 @@ class _Stream:
 
     def _broken(self, kind: ErrorKind, message: str) -> list[StreamEvent]:
         self.done = True
-        return self._flush_pending() + stream_broken(self.tracker, kind, message)
+        events: list[StreamEvent] = []
+        self._close_reasoning(events)
+        return events + self._flush_pending() + stream_broken(self.tracker, kind, message)
 
     def terminate(self) -> list[StreamEvent]:
         """The ``[DONE]`` terminator. A stream that reaches it without a non-null ``finish_reason``
@@ -491,7 +656,10 @@ class _Stream:
         if self.done or self.finish_reason is not None:
             return self.close()
         self.done = True
-        events = self._flush_pending() + self.tracker.end_all()
+        events: list[StreamEvent] = []
+        self._close_reasoning(events)
+        events += self._flush_pending()
+        events += self.tracker.end_all()
         return [*events, Finish("tool_calls" if self.produced_calls else "stop", None)]
 
     def close(self) -> list[StreamEvent]:
@@ -572,7 +740,8 @@ def _fragment_only(chunk: Mapping[str, Any]) -> bool:
 
 capabilities = frozenset(
     "streaming parallel_tool_calls disable_parallel_tool_calls system_prompt call_ids"
-    " tool_choice_auto tool_choice_none tool_choice_required tool_choice_named".split()
+    " tool_choice_auto tool_choice_none tool_choice_required tool_choice_named"
+    " reasoning_replay reasoning_effort reasoning_off".split()
 )
 
 ADAPTER = Adapter(

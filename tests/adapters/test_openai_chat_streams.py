@@ -590,8 +590,14 @@ def test_ignored_fields_comments_and_unknown_chunks() -> None:
 
 
 def test_reasoning_content_of_compatible_servers() -> None:
+    # the run of reasoning ends where the answer starts: one delta names the field it came in
     body = sse(chunk({"reasoning_content": "think"}), chunk({"content": "answer"}), chunk({}, "stop"))
-    assert run(body) == [ReasoningDelta("think"), TextDelta("answer"), Finish("stop", "stop")]
+    assert run(body) == [
+        ReasoningDelta("think", source="openai_chat"),
+        ReasoningDelta("", provider_details={"field": "reasoning_content"}, source="openai_chat"),
+        TextDelta("answer"),
+        Finish("stop", "stop"),
+    ]
 
 
 def test_events_leave_as_soon_as_their_bytes_arrive() -> None:
