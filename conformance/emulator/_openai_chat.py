@@ -24,10 +24,19 @@ DashScope and vLLM send them: anomalyco/opencode#40969, InternLM/lmdeploy#3412),
 ``id_null_repeated`` (``"id": null``, ``type`` and ``"name": null`` on every later fragment, as
 SGLang serializes its unset fields: sgl-project/sglang#35542), ``args_in_first_chunk`` (the whole
 argument text in the header fragment, like Mistral, E6), ``empty_args_string`` (``""`` for a
-call without arguments, E3), ``reasoning_content`` (reasoning as ``delta.reasoning_content``,
-as vLLM and DeepSeek send it; OpenAI itself sends no reasoning on Chat), ``finish_reason_null``
-(a stream whose last chunk keeps ``finish_reason: null`` before ``[DONE]``, as OpenAI-compatible
-gateways send it).
+call without arguments, E3), ``finish_reason_null`` (a stream whose last chunk keeps
+``finish_reason: null`` before ``[DONE]``, as OpenAI-compatible gateways send it).
+
+Reasoning (issue28-wire-facts.md §4): OpenAI itself sends none on Chat, so a reply's reasoning is
+sent only under one of three quirks, in the whole body (``message``) and the stream (``delta``):
+``reasoning_content`` (DeepSeek, llama.cpp, vLLM before 0.11), ``reasoning_field`` (``reasoning``:
+vLLM >= 0.11, OpenRouter), ``reasoning_details`` (OpenRouter: ``reasoning`` plus ``reasoning_details``
+``[{type: "reasoning.text", text, signature, format: "anthropic-claude-v1", index: 0}]``; streamed,
+each piece as ``reasoning`` and a ``reasoning.text`` fragment, then a text-less fragment with the
+signature, as agno-agi/agno#8794 recorded OpenRouter's stream). The one field holds the reply's
+``reasoning`` then each call's ``reasoning``, joined by ``"\n"`` (Chat has one reasoning field per
+message). Redacted reasoning (``reasoning_redacted``) has a form only under ``reasoning_details``
+(a ``reasoning.encrypted`` entry with ``data``, ``reasoning`` null); the other two quirks send none.
 """
 
 from __future__ import annotations
@@ -90,9 +99,14 @@ KNOWN_QUIRKS = frozenset(
         "args_in_first_chunk",
         "empty_args_string",
         "reasoning_content",
+        "reasoning_field",
+        "reasoning_details",
         "finish_reason_null",
     }
 )
+
+_DETAILS_FORMAT = "anthropic-claude-v1"
+"""``reasoning_details[].format`` of the OpenRouter form (its Anthropic models')."""
 
 _FINISH = {"stop": "stop", "tool_calls": "tool_calls", "length": "length", "content_filter": "content_filter"}
 
@@ -107,6 +121,62 @@ def _call_id(ctx: WireContext, index: int) -> str:
 
 def _fingerprint(ctx: WireContext) -> str:
     return "fp_" + hex_id(10, "fingerprint", ctx.model)
+
+
+def _reasoning_text(reply: Reply) -> str | None:
+    """The one reasoning field's text: the reply's reasoning, then each call's, joined by ``"\n"``."""
+    pieces = [reply.reasoning] if reply.reasoning else []
+    pieces += [call.reasoning for call in reply.tool_calls if call.reasoning]
+    return "\n".join(pieces) if pieces else None
+
+
+def _reasoning_fields(reply: Reply, ctx: WireContext) -> dict[str, Any]:
+    """The message fields of a whole body's reasoning under the reply's quirk (none without one)."""
+    text = _reasoning_text(reply)
+    quirks = reply.quirks
+    if text is None:
+        return {}
+    if "reasoning_details" in quirks:
+        if reply.reasoning_redacted:
+            return {"reasoning": None, "reasoning_details": [_encrypted(ctx)]}
+        detail = {"type": "reasoning.text", "text": text, "signature": _signature(ctx), "format": _DETAILS_FORMAT}
+        return {"reasoning": text, "reasoning_details": [{**detail, "index": 0}]}
+    if reply.reasoning_redacted:
+        return {}
+    if "reasoning_field" in quirks:
+        return {"reasoning": text}
+    return {"reasoning_content": text} if "reasoning_content" in quirks else {}
+
+
+def _reasoning_deltas(reply: Reply, ctx: WireContext) -> list[dict[str, Any]]:
+    """``_reasoning_fields`` as stream deltas."""
+    text = _reasoning_text(reply)
+    quirks = reply.quirks
+    if text is None:
+        return []
+    if "reasoning_details" in quirks:
+        if reply.reasoning_redacted:
+            return [{"reasoning": None, "reasoning_details": [_encrypted(ctx)]}]
+        fragment = {"type": "reasoning.text", "format": _DETAILS_FORMAT, "index": 0}
+        deltas = [
+            {"reasoning": piece, "reasoning_details": [{"type": "reasoning.text", "text": piece, **fragment}]}
+            for piece in fragments(text)
+        ]
+        return [*deltas, {"reasoning_details": [{**fragment, "signature": _signature(ctx)}]}]
+    if reply.reasoning_redacted:
+        return []
+    key = "reasoning" if "reasoning_field" in quirks else "reasoning_content" if "reasoning_content" in quirks else None
+    return [] if key is None else [{key: piece} for piece in fragments(text)]
+
+
+def _signature(ctx: WireContext) -> str:
+    """The signature of a ``reasoning.text`` entry (an Anthropic one, as OpenRouter passes it on)."""
+    return "Eq" + base62(86, *ctx.key("reasoning-signature"))
+
+
+def _encrypted(ctx: WireContext) -> dict[str, Any]:
+    data = "Eu" + base62(118, *ctx.key("reasoning-encrypted"))
+    return {"type": "reasoning.encrypted", "data": data, "format": _DETAILS_FORMAT, "index": 0}
 
 
 def _usage(reply: Reply, ctx: WireContext) -> dict[str, Any]:
@@ -132,9 +202,7 @@ def _usage(reply: Reply, ctx: WireContext) -> dict[str, Any]:
 
 def response_body(reply: Reply, ctx: WireContext) -> dict[str, Any]:
     """A ``chat.completion`` object (key order as recorded)."""
-    message: dict[str, Any] = {"role": "assistant", "content": reply.text}
-    if reply.reasoning and "reasoning_content" in reply.quirks:
-        message["reasoning_content"] = reply.reasoning
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text, **_reasoning_fields(reply, ctx)}
     if reply.tool_calls:
         message["tool_calls"] = [
             {
@@ -199,8 +267,7 @@ def _deltas(reply: Reply, ctx: WireContext) -> list[dict[str, Any]]:
     """The ``delta`` objects of the content chunks, the first one carrying the role."""
     quirks = reply.quirks
     deltas: list[dict[str, Any]] = []
-    if reply.reasoning and "reasoning_content" in quirks:
-        deltas.extend({"reasoning_content": piece} for piece in fragments(reply.reasoning))
+    deltas.extend(_reasoning_deltas(reply, ctx))
     cut = prompt_pieces if ctx.prompt_format is not None else text_fragments
     deltas.extend({"content": piece} for piece in cut(reply.text or ""))
     offset = 1 if "index_offset" in quirks else 0

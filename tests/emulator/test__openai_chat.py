@@ -20,6 +20,7 @@ from _emulator_http import (
     request_for,
     sse_blocks,
 )
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from conformance.adapters import get_adapter
 from conformance.assembly import lifecycle_problems
@@ -254,6 +255,81 @@ def test_reasoning_content_carries_the_reasoning(emu: Emulator, client: httpx.Cl
 def test_without_the_quirk_reasoning_is_not_sent(emu: Emulator, client: httpx.Client) -> None:
     outcome, _ = _play(emu, client, Reply(reasoning="secret", text="Checking."), stream=False)
     assert b"secret" not in outcome.body
+
+
+# Reasoning quirks (issue28-wire-facts.md §4): each shape parses with openai-python's own types
+# (extra fields kept in ``model_extra``) and decodes as the reasoning the reply played.
+
+THINK = "The user wants the weather."
+CALL_THINK = ScriptedCall(name="get_time", arguments={}, arguments_raw="{}", reasoning="And the time.")
+
+
+def _sdk_messages(outcome: Any, payloads: list[Any], stream: bool) -> list[dict[str, Any]]:
+    """The message (whole) or the deltas (stream) as openai-python parses them, extras included."""
+    if not stream:
+        body = ChatCompletion.model_validate(json.loads(outcome.body))
+        return [body.choices[0].message.model_dump(exclude_none=False)]
+    chunks = [ChatCompletionChunk.model_validate(p) for p in payloads[:-1]]
+    return [c.choices[0].delta.model_dump(exclude_none=False) for c in chunks if c.choices]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("quirk", ["reasoning_content", "reasoning_field"])
+def test_reasoning_fields_are_the_servers_own(emu: Emulator, client: httpx.Client, quirk: str, stream: bool) -> None:
+    reply = Reply(reasoning=THINK, tool_calls=(WEATHER, CALL_THINK), finish="tool_calls", quirks=(quirk,))
+    outcome, payloads = _play(emu, client, reply, stream=stream)
+    field = "reasoning_content" if quirk == "reasoning_content" else "reasoning"
+    messages = _sdk_messages(outcome, payloads, stream)
+    sent = "".join(m[field] for m in messages if isinstance(m.get(field), str))
+    assert sent == THINK + "\n" + "And the time."  # one field per message: the call's reasoning joined in order
+    other = "reasoning" if field == "reasoning_content" else "reasoning_content"
+    assert not any(other in m for m in messages)
+    (part,) = (p for p in outcome.response.parts if p.kind == "reasoning")
+    assert (part.text, part.source, part.provider_details) == (sent, WIRE, {"field": field})
+    assert outcome.response.parts[0] is part  # before the calls
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_reasoning_details_in_openrouters_form(emu: Emulator, client: httpx.Client, stream: bool) -> None:
+    reply = Reply(reasoning=THINK, tool_calls=(WEATHER,), finish="tool_calls", quirks=("reasoning_details",))
+    outcome, payloads = _play(emu, client, reply, stream=stream)
+    messages = _sdk_messages(outcome, payloads, stream)
+    details = [d for m in messages for d in m.get("reasoning_details") or []]
+    assert {d["type"] for d in details} == {"reasoning.text"} and {d["index"] for d in details} == {0}
+    assert {d["format"] for d in details} == {"anthropic-claude-v1"}
+    signatures = [d["signature"] for d in details if "signature" in d]
+    assert len(signatures) == 1 and signatures[0]
+    if stream:  # agno-agi/agno#8794: pieces of text, then a text-less fragment with the signature
+        assert len(details) > 2 and "text" not in details[-1] and details[-1]["signature"] == signatures[0]
+    assert "".join(d.get("text", "") for d in details) == THINK
+    assert "".join(m["reasoning"] for m in messages if isinstance(m.get("reasoning"), str)) == THINK
+    (part,) = (p for p in outcome.response.parts if p.kind == "reasoning")
+    merged = {"type": "reasoning.text", "text": THINK, "signature": signatures[0], "format": "anthropic-claude-v1"}
+    assert part.provider_details["reasoning_details"] == [{**merged, "index": 0}]
+    assert (part.text, part.signature, part.source) == (THINK, signatures[0], WIRE)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+def test_redacted_reasoning_is_an_encrypted_detail(emu: Emulator, client: httpx.Client, stream: bool) -> None:
+    reply = Reply(reasoning=THINK, reasoning_redacted=True, text="Checking.", quirks=("reasoning_details",))
+    outcome, payloads = _play(emu, client, reply, stream=stream)
+    assert THINK.encode() not in outcome.body
+    details = [d for m in _sdk_messages(outcome, payloads, stream) for d in m.get("reasoning_details") or []]
+    assert [d["type"] for d in details] == ["reasoning.encrypted"] and details[0]["data"]
+    (part,) = (p for p in outcome.response.parts if p.kind == "reasoning")
+    assert (part.text, part.redacted) == ("", details[0]["data"])
+    for quirk in ("reasoning_content", "reasoning_field"):  # no redacted form on those servers
+        plain, _ = _play(emu, client, Reply(reasoning=THINK, reasoning_redacted=True, quirks=(quirk,)), stream=stream)
+        assert THINK.encode() not in plain.body and not [p for p in plain.response.parts if p.kind == "reasoning"]
+
+
+def test_reasoning_usage_is_counted(emu: Emulator, client: httpx.Client) -> None:
+    outcome, _ = _play(emu, client, Reply(reasoning=THINK, text="Hi.", quirks=("reasoning_content",)), stream=False)
+    usage = ChatCompletion.model_validate(json.loads(outcome.body)).usage
+    assert usage is not None and usage.completion_tokens_details is not None
+    reasoning = usage.completion_tokens_details.reasoning_tokens
+    assert reasoning is not None and 0 < reasoning < usage.completion_tokens
+    assert outcome.response.usage.reasoning_tokens == reasoning
 
 
 # --------------------------------------------------------------------------------------------
