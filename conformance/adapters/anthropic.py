@@ -35,12 +35,12 @@ Quirks handled here:
   ``WireFormatError`` (whole body) or a ``malformed_response`` error (stream);
 - reasoning another wire produced, or without a signature, is left out of a request and said in
   ``WireRequest.notes`` (``_anthropic_messages``);
-- ``Request.reasoning`` <-> ``thinking`` (+ ``output_config.effort``): off ``{"type": "disabled"}``, a
-  budget ``{"type": "enabled", "budget_tokens": N}`` (N ≥ 1024 and < ``max_tokens``; only tool
-  choice auto/none then: platform.claude.com
-  build-with-claude/thinking-tool-workflows), otherwise ``{"type": "adaptive"}``; an effort low/medium/high is
-  ``output_config.effort`` (there is no ``minimal``); what the wire cannot say is
-  ``UnsupportedContentError`` (``_reasoning_settings_to_wire``);
+- ``Request.reasoning`` <-> ``thinking`` (+ ``output_config.effort``): off ``{"type": "disabled"}``,
+  a budget ``{"type": "enabled", "budget_tokens": N}`` (N ≥ 1024 and < ``max_tokens``; only tool
+  choice auto/none then: platform.claude.com build-with-claude/thinking-tool-workflows), otherwise
+  ``{"type": "adaptive"}``; an effort low/medium/high is ``output_config.effort`` (there is no
+  ``minimal``); what the wire cannot say is ``UnsupportedContentError``
+  (``_reasoning_settings_to_wire``);
 - ``usage.output_tokens_details.thinking_tokens`` is ``Usage.reasoning_tokens`` (ANT-SDK ``usage.py``);
 - ``cache_control`` breakpoints: ``Tool.cache_control`` on the tool, ``Request.system_cache_control``
   on the system prompt sent as one text block, ``Text`` / ``ToolResult.cache_control`` on their block
