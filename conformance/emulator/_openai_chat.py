@@ -48,6 +48,7 @@ from typing import Any
 from conformance.emulator._deterministic import (
     CREATED,
     base62,
+    count_tokens,
     fragments,
     hex_id,
     input_tokens,
@@ -180,14 +181,17 @@ def _encrypted(ctx: WireContext) -> dict[str, Any]:
 
 
 def _usage(reply: Reply, ctx: WireContext) -> dict[str, Any]:
-    prompt, completion = input_tokens(ctx.turn), output_tokens(reply)
+    """Usage as OpenAI reports it (reasoning tokens counted whether or not a quirk sends the text);
+    the calls' own reasoning counts as reasoning and completion tokens too."""
+    between = sum(count_tokens(call.reasoning) for call in reply.tool_calls if call.reasoning)
+    prompt, completion = input_tokens(ctx.turn), output_tokens(reply) + between
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
         "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
         "completion_tokens_details": {
-            "reasoning_tokens": reasoning_tokens(reply),
+            "reasoning_tokens": reasoning_tokens(reply) + between,
             "audio_tokens": 0,
             "accepted_prediction_tokens": 0,
             "rejected_prediction_tokens": 0,

@@ -324,12 +324,19 @@ def test_redacted_reasoning_is_an_encrypted_detail(emu: Emulator, client: httpx.
 
 
 def test_reasoning_usage_is_counted(emu: Emulator, client: httpx.Client) -> None:
-    outcome, _ = _play(emu, client, Reply(reasoning=THINK, text="Hi.", quirks=("reasoning_content",)), stream=False)
-    usage = ChatCompletion.model_validate(json.loads(outcome.body)).usage
-    assert usage is not None and usage.completion_tokens_details is not None
-    reasoning = usage.completion_tokens_details.reasoning_tokens
-    assert reasoning is not None and 0 < reasoning < usage.completion_tokens
-    assert outcome.response.usage.reasoning_tokens == reasoning
+    counted = []
+    for reply in (
+        Reply(reasoning=THINK, text="Hi.", quirks=("reasoning_content",)),
+        Reply(reasoning=THINK, tool_calls=(CALL_THINK,), finish="tool_calls", quirks=("reasoning_content",)),
+    ):
+        outcome, _ = _play(emu, client, reply, stream=False)
+        usage = ChatCompletion.model_validate(json.loads(outcome.body)).usage
+        assert usage is not None and usage.completion_tokens_details is not None
+        reasoning = usage.completion_tokens_details.reasoning_tokens
+        assert reasoning is not None and 0 < reasoning < usage.completion_tokens
+        assert outcome.response.usage.reasoning_tokens == reasoning
+        counted.append(reasoning)
+    assert counted[1] > counted[0]  # the call's own reasoning counts too
 
 
 # --------------------------------------------------------------------------------------------
