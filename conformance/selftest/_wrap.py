@@ -189,10 +189,14 @@ def response_events(response: Response) -> list[StreamEvent]:
             events.append(TextDelta(part.text))
         elif isinstance(part, Reasoning):
             if part.redacted is not None:
-                events.append(ReasoningDelta(redacted=part.redacted))
+                events.append(
+                    ReasoningDelta(redacted=part.redacted, provider_details=part.provider_details, source=part.source)
+                )
             else:
                 events.append(
-                    ReasoningDelta(part.text, signature=part.signature, provider_details=part.provider_details)
+                    ReasoningDelta(
+                        part.text, signature=part.signature, provider_details=part.provider_details, source=part.source
+                    )
                 )
         elif isinstance(part, ToolCall):
             events.append(ToolCallStart(part.id, part.name, index, part.provider_details))

@@ -285,3 +285,25 @@ def test_the_openai_sdks_generic_5xx_class_is_its_design_but_a_changed_status_is
     changed = kind_of(replace(sdk, error_info=five_hundred))
     assert changed.status == "fail"
     assert {f.path for f in changed.findings} == {"$.error.kind", "$.error.status"}
+
+
+REPLAY = "## Replay and prefix\n\n| id | wire | rule | why | source |\n|---|---|---|---|---|\n"
+
+
+def test_replay_rules_are_read_checked_and_applied_only_on_their_wires() -> None:
+    from conformance.checks.equivalences import REPLAY_RULES, replay_rule
+
+    bundled = bundled_table()
+    assert {r.rule for r in bundled.replay} == set(REPLAY_RULES)
+    assert replay_rule(bundled, "signature as bytes", "gemini") is not None
+    assert replay_rule(bundled, "signature as bytes", "anthropic") is None
+    assert replay_rule(bundled, "thinking omitted after user text", "anthropic") is not None
+    with pytest.raises(UsageError, match=r"mine\.md:5: unknown rule 'bytes' in 'rule'"):
+        parse_table(REPLAY + "| x | gemini | bytes | | https://x.example |\n", "mine.md")
+    with pytest.raises(UsageError, match="has no source"):
+        parse_table(REPLAY + "| x | gemini | signature as bytes | | |\n", "mine.md")
+    with pytest.raises(UsageError, match="already used"):
+        row = "| gemini-signature-bytes | gemini | signature as bytes | | https://x.example |\n"
+        merged([bundled, parse_table(REPLAY + row, "mine.md")])
+    mine = parse_table(REPLAY + "| mine | ollama | signature as bytes | | https://x.example |\n", "mine.md")
+    assert replay_rule(merged([bundled, mine]), "signature as bytes", "ollama") is not None

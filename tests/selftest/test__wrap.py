@@ -79,8 +79,9 @@ def test_identity_rewrites_leave_every_bundled_case_unchanged(
 
 def test_response_events_fold_back_to_the_same_response() -> None:
     events: list[StreamEvent] = [
-        ReasoningDelta("thinking", signature="sig"),
-        ReasoningDelta(redacted="opaque"),
+        ReasoningDelta("thinking", signature="sig", source="anthropic"),
+        ReasoningDelta(redacted="opaque", source="anthropic"),
+        ReasoningDelta(redacted="gAAAA", provider_details={"id": "rs_1", "type": "reasoning"}, source="anthropic"),
         TextDelta("Let me look."),
         ToolCallStart("call_1", "get_weather", 0, {"item_id": "fc_1"}),
         ToolCallChunk("call_1", '{"city":"Paris"}'),
