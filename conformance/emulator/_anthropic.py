@@ -13,7 +13,9 @@ spring-projects/spring-ai#3513); ``tool_use`` with an ``input`` object), ``stop_
 signature (opaque: ANT-SDK ``thinking_block.py``); a reply that played reasoning reports
 ``usage.output_tokens_details.thinking_tokens`` (ANT-SDK ``output_tokens_details.py``: part of
 ``output_tokens``), in the body and the cumulative ``message_delta``, never in ``message_start``
-(whose ``output_tokens`` is the count so far).
+(whose ``output_tokens`` is the count so far). ``cache_control`` breakpoints leave the cache counts at
+0, as Anthropic answers a prompt below its minimum cacheable length (1,024 tokens on most models, as
+write-ups of its prompt-caching page quote it); the emulator's prompts count 40 + 30 per turn.
 
 Stream (``event:`` + ``data:``): ``message_start``; per block ``content_block_start``, deltas,
 ``content_block_stop``; a ``ping`` right after the first block starts (as recorded); a thinking

@@ -382,3 +382,23 @@ def test_thinking_tokens_count_every_thinking_block_within_output_tokens(
     assert decoded is not None and decoded.reasoning_tokens == thinking
     plain = _play(emu, client, CALLS, stream=stream)
     assert b"output_tokens_details" not in plain.body  # no reasoning, no breakdown (as recorded)
+
+
+def test_breakpoints_on_a_prompt_below_the_minimum_cacheable_length_cache_nothing(
+    emu: Emulator, client: httpx.Client
+) -> None:
+    # the emulator's prompts are tens of tokens; Anthropic caches nothing below its minimum (docs/emulator.md)
+    from anthropic.types import Message
+
+    marked = dataclasses.replace(
+        request_for(WIRE, stream=False),
+        system="Be brief.",
+        system_cache_control={"type": "ephemeral"},
+    )
+    emu.set_script(EmulatorScript(scenario_id="anthropic/x", replies=(Reply(text="Sunny."),)))
+    outcome = exchange(client, WIRE, marked)
+    assert json.loads(outcome.body)["usage"]["input_tokens"] < 1024
+    usage = Message.model_validate(json.loads(outcome.body)).usage
+    assert (usage.cache_creation_input_tokens, usage.cache_read_input_tokens) == (0, 0)
+    decoded = outcome.response.usage
+    assert decoded is not None and (decoded.cache_read_tokens, decoded.cache_write_tokens) == (0, 0)
