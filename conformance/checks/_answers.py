@@ -13,8 +13,12 @@ not the wire's shape gives nothing, never an exception.
   ``lib/streaming/_messages.py:489-493``), ``text_delta`` appends, ``input_json_delta`` appends to the
   arguments text.
 - ``gemini``: the first candidate's ``content.parts``; streamed, every chunk's parts in order.
-- ``openai_responses``: ``output`` items; streamed, the ``response.completed`` event's output, else each
-  ``response.output_item.done`` item (the one to replay: openai-python ``response_reasoning_item.py:51-60``).
+- ``openai_responses``: ``output`` items; streamed, each ``response.output_item.done`` item (the one to
+  replay: openai-python ``response_reasoning_item.py:51-60``; a recorded gpt-5.5 stream's
+  ``response.completed`` carries another ``encrypted_content`` than its ``output_item.done``, and the
+  client replayed the latter: ``tests/realworld/cassettes/openai_responses/``
+  ``pydantic-ai__test_openai_responses_phase_streamed_on_part_start.yaml``), else the
+  ``response.completed`` event's output.
 - ``openai_chat``: the first choice's ``message``; streamed, the deltas joined: ``reasoning_content``,
   ``reasoning`` and ``content`` appended, ``tool_calls`` by index, OpenRouter's ``reasoning_details``
   merged by ``type`` and ``index`` (langchain #36400: fragments are merged by both first).
@@ -125,15 +129,14 @@ def _gemini(payloads: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def _responses(payloads: Sequence[Mapping[str, Any]], *, stream: bool) -> list[dict[str, Any]]:
     if not stream:
         return [dict(i) for i in _dicts(payloads[0].get("output"))] if payloads else []
+    done = [p.get("item") for p in payloads if p.get("type") == "response.output_item.done"]
+    if any(isinstance(i, dict) for i in done):
+        return [dict(i) for i in done if isinstance(i, dict)]
     for p in payloads:
         response = p.get("response")
-        if p.get("type") == "response.completed" and isinstance(response, dict) and _dicts(response.get("output")):
-            return [dict(i) for i in _dicts(response["output"])]
-    return [
-        dict(p["item"])
-        for p in payloads
-        if p.get("type") == "response.output_item.done" and isinstance(p.get("item"), dict)
-    ]
+        if p.get("type") == "response.completed" and isinstance(response, dict):
+            return [dict(i) for i in _dicts(response.get("output"))]
+    return []
 
 
 def _chat(payloads: Sequence[Mapping[str, Any]], *, stream: bool) -> list[dict[str, Any]]:

@@ -478,8 +478,9 @@ def _responses(
                     continue
                 after = next((s for s in sent[where + 1 :] if _item_type(s) != "reasoning"), None)
                 ok = isinstance(after, dict) and _item_type(after) == _item_type(following)
-                if ok and before_call:
-                    ok = after is not None and after.get("call_id") == following.get("call_id")
+                if ok and before_call and isinstance(after, dict):  # the same item: its id, else its call id
+                    same_id = following.get("id") is not None and after.get("id") == following.get("id")
+                    ok = same_id or after.get("call_id") == following.get("call_id")
                 if not ok:
                     findings.append(
                         _finding(

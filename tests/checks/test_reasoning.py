@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -440,3 +441,35 @@ def test_bodies_that_are_not_the_wire_shape_give_nothing_never_an_exception() ->
     for wire in _PATHS:
         ctx = _case(wire, [hostile, hostile], [_ANTHROPIC_ANSWER, _ANTHROPIC_ANSWER])
         check_reasoning_replay(ctx)  # no exception
+
+
+# ---- real traffic ------------------------------------------------------------------------------
+
+REALWORLD = Path(__file__).resolve().parents[1] / "realworld" / "cassettes"
+REAL_REPLAYS = [
+    # google-genai replays the signature in URL-safe base64 (the answer used standard): same bytes
+    ("gemini", "gemini/pydantic-ai__test_google_streaming_tool_call_thought_signature.yaml"),
+    ("gemini", "gemini/llm-gemini__test_tools.yaml"),
+    # the reasoning item replayed as output_item.done gave it (response.completed carries another
+    # encrypted_content), before the message and the function_call it preceded
+    ("openai_responses", "openai_responses/pydantic-ai__test_openai_responses_phase_streamed_on_part_start.yaml"),
+    ("openai_responses", "other/pydantic-ai__test_reused_tool_call_ids[stream].yaml"),
+]
+
+
+@pytest.mark.realworld
+@pytest.mark.parametrize(("wire", "name"), REAL_REPLAYS)
+def test_the_recorded_libraries_replays_pass_and_keep_their_prefix(wire: str, name: str) -> None:
+    from conformance.checks.prefix import check_cache_prefix
+    from conformance.traffic.cassettes import is_streaming, load_cassette
+
+    cassette = load_cassette(REALWORLD / name)
+    requests = [i.request.json for i in cassette.interactions]
+    answers = [i.response.body for i in cassette.interactions if i.response is not None]
+    streams = {is_streaming(i) for i in cassette.interactions}
+    assert len(requests) >= 2 and len(streams) == 1
+    ctx = _case(wire, requests, answers, stream=streams.pop())
+    found = _replay(ctx)
+    assert (found.status, found.findings) == ("pass", ())
+    prefix = check_cache_prefix(ctx)
+    assert prefix is not None and prefix.status == "pass"
