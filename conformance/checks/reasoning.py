@@ -510,7 +510,7 @@ def _chat(
     for turn, messages in answers.items():
         message = messages[0] if messages else {}
         ids = {c.get("id") for c in _dicts(message.get("tool_calls")) if isinstance(c.get("id"), str)}
-        content = message.get("reasoning_content")
+        content = message.get("reasoning_content") or None  # an empty one: no documented rule (issue28 facts §4)
         details = _dicts(message.get("reasoning_details"))
         if not ids or (content is None and not details):
             continue

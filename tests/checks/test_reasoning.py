@@ -473,3 +473,11 @@ def test_the_recorded_libraries_replays_pass_and_keep_their_prefix(wire: str, na
     assert (found.status, found.findings) == ("pass", ())
     prefix = check_cache_prefix(ctx)
     assert prefix is not None and prefix.status == "pass"
+
+
+def test_an_empty_reasoning_content_has_no_rule_to_send_it_back() -> None:
+    """Sending ``"reasoning_content": ""`` back is reported by implementers, not documented (issue28
+    wire facts §4): neither sending nor leaving it out is judged."""
+    answer = _chat_answer(content=None, reasoning_content="", tool_calls=[_TC])
+    first = {"messages": [{"role": "user", "content": "Weather?"}]}
+    assert check_reasoning_replay(_case("openai_chat", [first, _chat_second({})], [answer] * 2)) is None
