@@ -35,9 +35,11 @@ if TYPE_CHECKING:
 
 __all__ = ["CHECK_IDS", "CHECK_VERSION", "suite_fingerprint", "suite_info", "suite_version"]
 
-CHECK_VERSION = 1
+CHECK_VERSION = 2
 """Bumped whenever a check's judgement changes without its id changing (a new finding, a path or
-severity judged differently): every report made before then is from another suite."""
+severity judged differently): every report made before then is from another suite. 2: issue 28
+(``roundtrip.usage`` reads Anthropic's input as input plus cache tokens and the reasoning and cache
+counts of every wire; ``roundtrip.call_ids`` leaves the scenario's own history ids aside)."""
 
 CHECK_IDS: dict[str, tuple[str, ...]] = {
     "translation": (
