@@ -96,6 +96,12 @@ def _assistant(parts: tuple[Any, ...], wire: str) -> AIMessage:
             content.append({"type": "thinking", "thinking": p.text, "signature": p.signature or ""})
         elif isinstance(p, Text):
             content.append({"type": "text", "text": p.text})
+        elif isinstance(p, ToolCall) and p.arguments is not None:
+            # in its place among the blocks, as the AIMessage ChatAnthropic returns holds it (its content keeps the
+            # answer's blocks in order, tool_use included): "If a tool_call with the same id as a tool_use content
+            # block exists, the tool_call is preferred" there (chat_models.py:797-799), so thinking between calls
+            # stays between them
+            content.append({"type": "tool_use", "id": p.id, "name": p.name, "input": p.arguments})
     calls = [p for p in parts if isinstance(p, ToolCall)]
     return AIMessage(
         content=content,  # type: ignore[arg-type]
@@ -179,6 +185,19 @@ def _thinking(call: Call) -> dict[str, Any]:
 
 
 def _response(message: AIMessage, wire: str) -> Response:
+    """The message's content blocks in their order, each ``tool_use`` block as the call LangChain parsed from it
+    (``tool_calls``, or ``invalid_tool_calls`` for arguments that did not parse), so thinking between two calls
+    stays between them; calls without a block of their own follow."""
+    calls: dict[str, ToolCall] = {}
+    for c in message.tool_calls:
+        args = c["args"]
+        calls[c["id"] or ""] = ToolCall(
+            id=c["id"] or "", name=c["name"], arguments=args, arguments_raw=json.dumps(args)
+        )
+    for c in message.invalid_tool_calls:
+        calls[c["id"] or ""] = ToolCall(
+            id=c["id"] or "", name=c["name"] or "", arguments_raw=c["args"] or "", arguments_error=c["error"]
+        )
     parts: list[Any] = []
     blocks = message.content if isinstance(message.content, list) else [{"type": "text", "text": message.content}]
     for block in blocks:
@@ -190,13 +209,9 @@ def _response(message: AIMessage, wire: str) -> Response:
             parts.append(Reasoning(redacted=block.get("data"), source=wire))
         elif block.get("type") == "text" and block.get("text"):
             parts.append(Text(text=block["text"]))
-    for c in message.tool_calls:
-        args = c["args"]
-        parts.append(ToolCall(id=c["id"] or "", name=c["name"], arguments=args, arguments_raw=json.dumps(args)))
-    for c in message.invalid_tool_calls:
-        parts.append(
-            ToolCall(id=c["id"] or "", name=c["name"] or "", arguments_raw=c["args"] or "", arguments_error=c["error"])
-        )
+        elif block.get("type") == "tool_use" and block.get("id") in calls:
+            parts.append(calls.pop(block["id"]))
+    parts += calls.values()
     raw_reason = message.response_metadata.get("stop_reason")
     has_calls = any(isinstance(p, ToolCall) for p in parts)
     return Response(parts=tuple(parts), finish_reason=finish_reason(ANTHROPIC_FINISH, raw_reason, has_calls=has_calls))
