@@ -185,8 +185,8 @@ def _messages(call: Call, model: Model) -> list[ModelMessage]:
                     parts.append(
                         ThinkingPart(
                             content=p.text,
-                            signature=p.signature,
-                            id=saved.get("id"),
+                            signature=p.redacted if p.redacted is not None else p.signature,
+                            id=saved.get("id") or (REDACTED if p.redacted is not None else None),
                             provider_name=saved.get("part_provider_name")
                             or (PROVIDERS.get(p.source, p.source) if p.source else provider_name),
                             provider_details=details,
@@ -297,6 +297,17 @@ def _keep(response: ModelResponse, part: Any) -> dict[str, Any]:
     return keep
 
 
+REDACTED = "redacted_thinking"
+"""The ``ThinkingPart.id`` pydantic-ai gives Anthropic's redacted thinking, whose data it keeps as the part's
+``signature`` (models/anthropic/__init__.py:2426, sent back as a redacted_thinking block at 3374-3377)."""
+
+
+def _reasoning(part: ThinkingPart, keep: dict[str, Any], wire: str) -> Reasoning:
+    if part.id == REDACTED:
+        return Reasoning(redacted=part.signature or "", source=wire, provider_details={KEY: keep})
+    return Reasoning(text=part.content, signature=part.signature, source=wire, provider_details={KEY: keep})
+
+
 def _response(response: ModelResponse, wire: str) -> Response:
     parts: list[Any] = []
     for part in response.parts:
@@ -304,9 +315,7 @@ def _response(response: ModelResponse, wire: str) -> Response:
         if isinstance(part, TextPart):
             parts.append(Text(text=part.content, provider_details={KEY: keep}))
         elif isinstance(part, ThinkingPart):
-            parts.append(
-                Reasoning(text=part.content, signature=part.signature, source=wire, provider_details={KEY: keep})
-            )
+            parts.append(_reasoning(part, keep, wire))
         elif isinstance(part, ToolCallPart):
             parts.append(_tool_call(part, keep))
     # pydantic-ai gives no normalized reason for a reason outside its set (Anthropic pause_turn, Gemini OTHER:
@@ -322,6 +331,8 @@ def _part_end(part: Any, response: ModelResponse, wire: str) -> list[StreamEvent
     signature on an empty part of its own) the same way, marked to go back as a text part. A text delta has no
     slot for a signature that rides on text."""
     keep = _keep(response, part)
+    if isinstance(part, ThinkingPart) and part.id == REDACTED:
+        return [ReasoningDelta(redacted=part.signature or "", provider_details={KEY: keep}, source=wire)]
     if isinstance(part, ThinkingPart):
         return [ReasoningDelta("", signature=part.signature, provider_details={KEY: keep}, source=wire)]
     if isinstance(part, TextPart) and not part.content and part.provider_details:
