@@ -92,3 +92,36 @@ def test_langchain_gathers_a_call_cut_off_by_max_tokens_as_a_valid_call(venv: st
     [finding] = verdict["findings"]
     assert (finding["path"], finding["expected"]) == ("$.tool_calls[0].arguments", "arguments_error")
     assert finding["actual"] == {"path": "src/server/middleware/auth.ts"}
+
+
+@pytest.mark.parametrize(
+    ("venv", "driver", "reordered"),
+    [
+        ("litellm", "litellm_driver.py", True),
+        ("langchain-anthropic", "langchain_anthropic_driver.py", False),
+        ("pydantic-ai", "pydantic_ai_driver.py", False),
+    ],
+)
+def test_interleaved_thinking_goes_back_between_the_calls_it_came_between(
+    venv: str, driver: str, reordered: bool, tmp_path: Path
+) -> None:
+    """Anthropic's answer [thinking, tool_use, thinking, tool_use] goes back unmodified while the tool loop is open
+    ("thinking blocks ... pass them back exactly as received", anthropic types/thinking_block_param.py; the
+    scenario's source). LiteLLM keeps an assistant message's thinking in ``thinking_blocks`` beside its
+    ``tool_calls`` and writes every thinking block first (litellm_core_utils/prompt_templates/factory.py:3346-3355;
+    in order only with server tools, PR #23093): the second thinking block lands before the first tool_use, which
+    Anthropic answers with 400 "blocks in the latest assistant message cannot be modified". ChatAnthropic and
+    pydantic-ai send the blocks in their order."""
+    cases = _certify(venv, driver, ["reasoning/interleaved_between_calls"], tmp_path)
+    cases = [c for c in cases if c["adapter"].endswith("/anthropic")]
+    statuses = {
+        c["mode"]: [v["status"] for v in c["checks"] if v["check"] == "roundtrip.reasoning_replay"] for c in cases
+    }
+    assert statuses == {mode: ["fail" if reordered else "pass"] for mode in ("non_stream", "stream")}
+    if not reordered:
+        return
+    failing = _failing(cases, "roundtrip.reasoning_replay")
+    assert sorted(mode for (_, _, mode) in failing) == ["non_stream", "stream"]
+    for findings in failing.values():
+        assert [f["path"] for f in findings][:1] == ["$.messages[1].content[1]"]
+        assert findings[0]["actual"][0] == "thinking"
