@@ -369,14 +369,13 @@ def _client_tool_search(item: Any) -> bool:
 
 
 def _reasoning_part(item: Any) -> Reasoning:
-    """A reasoning item: its summary as the text, its ``encrypted_content`` as the signature, and the item
-    whole (``model_dump(exclude_none=True)``) to pass back as it came."""
-    return Reasoning(
-        text=_reasoning_text(item),
-        signature=item.encrypted_content,
-        source="openai_responses",
-        provider_details={"item": item.model_dump(exclude_none=True)},
-    )
+    """A reasoning item: its summary as the text, its ``encrypted_content`` as the signature (or, with no
+    readable text, as redacted reasoning: the payload alone, as docs/adapters.md "Reasoning" reads it), and the
+    item whole (``model_dump(exclude_none=True)``) to pass back as it came."""
+    text, details = _reasoning_text(item), {"item": item.model_dump(exclude_none=True)}
+    if item.encrypted_content is not None and not text:
+        return Reasoning(redacted=item.encrypted_content, source="openai_responses", provider_details=details)
+    return Reasoning(text=text, signature=item.encrypted_content, source="openai_responses", provider_details=details)
 
 
 def _reasoning_text(item: Any) -> str:
@@ -407,8 +406,16 @@ def _responses_events(stream: Any) -> Iterator[StreamEvent]:
             elif kind == "response.output_item.done" and event.item.type == "reasoning":
                 # The whole item closes the block (and carries it for replay); its summary is the text
                 # when no delta streamed it.
-                text = "" if event.item.id in reasoning_streamed else _reasoning_text(event.item)
+                streamed = event.item.id in reasoning_streamed
+                text = "" if streamed else _reasoning_text(event.item)
                 item = event.item.model_dump(exclude_none=True)
+                if event.item.encrypted_content is not None and not streamed and not text:
+                    yield ReasoningDelta(
+                        redacted=event.item.encrypted_content,
+                        provider_details={"item": item},
+                        source="openai_responses",
+                    )
+                    continue
                 yield ReasoningDelta(
                     text=text,
                     signature=event.item.encrypted_content,
