@@ -23,7 +23,7 @@ from _prompt_wire import coalesce, sse
 
 from conformance.adapters import get_adapter, prompt_adapters
 from conformance.assembly import fold
-from conformance.model import Response, StreamEvent
+from conformance.model import Reasoning, Response, StreamEvent
 from conformance.run.runner import RunOptions, run_suite
 from conformance.scenarios.loader import load_scenarios
 from conformance.traffic.cassettes import iter_cassette_files, load_cassette
@@ -151,7 +151,10 @@ def test_a_streamed_reply_decodes_as_its_whole_body_twin(name: str) -> None:
             response = adapter.response_from_wire(body)
             assert b.chunks is not None
             folded = _fold(name, b.chunks)
-            assert (folded.parts, folded.finish_reason) == (response.parts, response.finish_reason), a.path
+            # the twin body is rebuilt from the content alone; the reasoning a reply carries beside it
+            # (reasoning_content) is the chat wire's, judged in tests/adapters/test_openai_chat_reasoning.py
+            streamed_parts = tuple(p for p in folded.parts if not isinstance(p, Reasoning))
+            assert (streamed_parts, folded.finish_reason) == (response.parts, response.finish_reason), a.path
             compared += 1
     assert compared > 50
 
@@ -173,7 +176,12 @@ def _run(mcp: bool) -> None:
         lacking = scenario.requires - adapter.capabilities
         excluded = scenario.wire_excluded(adapter.name, adapter.wire_format)
         assert (case.status == "unsupported") == bool(lacking or excluded), (case.adapter, case.scenario, case.status)
-    assert {c.status for c in result.cases} <= {"pass", "unsupported"}
+    # xfail: only where the adapter declares a known gap (Qwen-Agent's running tool loop moves the prefix)
+    for case in result.cases:
+        if case.status == "xfail":
+            gaps = get_adapter(case.adapter).known_gaps
+            assert any(key.endswith("@" + case.scenario) for key in gaps), (case.adapter, case.scenario)
+    assert {c.status for c in result.cases} <= {"pass", "unsupported", "xfail"}
 
 
 def test_the_suite_passes_for_the_prompt_adapters_over_the_bundled_cassettes() -> None:

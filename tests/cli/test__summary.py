@@ -123,7 +123,7 @@ def test_the_full_runs_summary_fits_80_columns(columns_80: None, tmp_path: Path)
     assert matrix_lines(result, WIDTH) == []  # type: ignore[arg-type]
     assert "do not all pass" not in text
     [said] = [n for n, line in enumerate(text.splitlines()) if line.startswith(f"{unsupported} cases unsupported: ")]
-    why = " ".join(text.splitlines()[said : said + 3])
+    why = " ".join(" ".join(text.splitlines()[said : said + 4]).split())  # wrapped lines, indents aside
     assert "images_in_tool_results not declared" in why and "reasoning_replay not declared" in why
 
 
