@@ -490,12 +490,40 @@ def _arguments(finding: FindingData, related: Sequence[FindingData], wire: str, 
     return None
 
 
+def _reasoning(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
+    """The issue-28 checks: reasoning decoded, sent back, and the cache prefix (docs/adapters.md)."""
+    check, said = finding["check"], _clip(finding["message"], 200)
+    name = _wire_name(wire)
+    if check == "roundtrip.reasoning":
+        sentence = f"Decodes the model's reasoning otherwise than {name} sent it: {said}."
+        return Words(
+            sentence, "loses_data", remedy="keep each reasoning part as the provider sent it", shown=_sides(finding)
+        )
+    if check == "roundtrip.reasoning_replay":
+        if "cannot verify" in said:
+            sentence = f"Sends reasoning another provider produced to {name}: {said}."
+            remedy = "leave out reasoning another wire produced (its signature cannot be verified)"
+        else:
+            sentence = f"Does not send back the reasoning {name} produced as its replay rule says: {said}."
+            remedy = "send each reasoning block back unmodified, in its place, on every later request"
+        return Words(sentence, "rejected", remedy=remedy, shown=_sides(finding))
+    if check == "roundtrip.cache_prefix":
+        sentence = (
+            f"Moves the cacheable prefix between requests ({said}): {name} cannot reuse its prompt cache,"
+            " so every later request pays the full input price."
+        )
+        remedy = "send tools, system and earlier messages again exactly as before, and only append"
+        return Words(sentence, "changes_meaning", remedy=remedy, shown=_sides(finding))
+    return None
+
+
 _RECOGNISERS: tuple[_Recogniser, ...] = (
     _left,
     _note,
     _arguments,
     _order,
     _call_id,
+    _reasoning,
     _calls,
     _finish,
     _stream_cut,
