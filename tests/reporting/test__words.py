@@ -244,3 +244,31 @@ def test_every_sentence_is_one_sentence_without_python_reprs(width: int) -> None
     client = REVERSED
     for defect in client_defects(client, "multi_turn/parallel_results", "basic/get_time"):
         assert "None" not in defect["sentence"] and defect["sentence"].endswith(".")
+
+
+# -- reasoning and the cache prefix (issue 28) ---------------------------------------------------------------
+
+
+def test_a_signature_not_sent_back_is_a_request_the_provider_rejects() -> None:
+    # Gemini 3 answers 400 when a call's thoughtSignature does not come back on its part (wire facts §2c)
+    defect = only(adapter_defects(MUTANTS["gemini~thought_signature_moved"].adapter(), "reasoning/call_after_thinking"))
+    assert defect["check"] == "roundtrip.reasoning_replay" and defect["severity"] == "rejected"
+    assert defect["sentence"].startswith("Does not send back the reasoning Gemini produced as its replay rule says:")
+    assert "thoughtSignature" in defect["sentence"] and "unmodified" in defect["remedy"]
+
+
+def test_reasoning_sent_to_another_wire_says_which_wire_made_it() -> None:
+    mutant = MUTANTS["anthropic~foreign_reasoning_sent"].adapter()
+    defect = only(adapter_defects(mutant, "reasoning/cross_wire_history_to_anthropic"))
+    assert defect["sentence"].startswith("Sends reasoning another provider produced to Anthropic:")
+    assert "produced by gemini" in defect["sentence"] and defect["severity"] == "rejected"
+    assert defect["remedy"].startswith("leave out reasoning another wire produced")
+
+
+def test_tools_reordered_between_turns_move_the_cache_prefix_at_the_first_tool() -> None:
+    defect = only(
+        adapter_defects(MUTANTS["openai_chat~tools_reordered_between_turns"].adapter(), "multi_turn/two_rounds")
+    )
+    assert defect["check"] == "roundtrip.cache_prefix"
+    assert defect["sentence"].startswith("Moves the cacheable prefix between requests (request 0 -> 1:")
+    assert "$.tools[0]" in defect["sentence"] and "cannot reuse its prompt cache" in defect["sentence"]
