@@ -269,6 +269,63 @@ _LITELLM_27 = (
     " raises `KeyError`, surfaced as `MidStreamFallbackError`."
 )
 
+_LITELLM_28 = (
+    "LiteLLM splits Anthropic's answer into `thinking_blocks` and `tool_calls`, and rebuilds the assistant "
+    "turn with every thinking block first and the `tool_use` blocks after them: the interleaved order is kept "
+    "only when server tools are present (`litellm/litellm_core_utils/prompt_templates/factory.py:3242-3245`, "
+    "the fix for litellm #23047), not for client tool calls (the sequential mode, `factory.py:3346-3356`). "
+    "[thinking, tool_use, thinking, tool_use] goes back as [thinking, thinking, tool_use, tool_use]. Anthropic "
+    "requires the thinking blocks of the open tool loop unmodified and in place, and rejects the request with "
+    '400 "`thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified" '
+    "(https://docs.claude.com/en/docs/build-with-claude/extended-thinking#preserving-thinking-blocks)."
+)
+
+_LITELLM_29 = (
+    "LiteLLM turns a Gemini `thought` part into a `thinking_blocks` entry that carries Gemini's "
+    "`thoughtSignature` as its `signature` (`litellm/llms/vertex_ai/gemini/vertex_and_google_ai_studio_gemini.py:"
+    "2155-2165`). Its Anthropic request builder sends every signed thinking block back as it is, whatever "
+    "provider signed it (`_replayable_thinking_blocks`, `litellm/litellm_core_utils/prompt_templates/"
+    "factory.py:2827-2837`, emitted at `3355-3356`). A conversation begun on Gemini and continued on Claude with"
+    " the same messages therefore sends Anthropic a thinking block whose signature Anthropic did not issue, "
+    "and Anthropic verifies signatures and answers 400 (https://docs.claude.com/en/docs/build-with-claude/"
+    "extended-thinking#thinking-encryption)."
+)
+
+_LITELLM_30 = (
+    "LiteLLM's OpenAI Chat path rewrites only user content parts and sends every other message as given "
+    "(`litellm/llms/openai/chat/gpt_transformation.py:448-472`). An Anthropic answer's `reasoning_content` and "
+    "its signed `thinking_blocks`, which LiteLLM puts on the assistant message, therefore reach an "
+    "OpenAI-compatible server when the conversation moves there. OpenAI answers 400 `Unknown parameter` for a "
+    "message field it does not define, as for `messages[N].is_error` above, and a strict server rejects it too: "
+    "Fireworks answered \"Extra inputs are not permitted, field: 'messages[2].thinking_blocks'\" "
+    "(AndyMik90/Aperant#1988)."
+)
+
+_LITELLM_31 = (
+    "LiteLLM never sends OpenRouter's `reasoning_details` back. It reads only `reasoning`/`reasoning_content` "
+    "into `message.reasoning_content` (`litellm/litellm_core_utils/prompt_templates/reasoning_utils.py:22-39`), "
+    "the signed details land in `provider_specific_fields`, and its Chat path passes assistant messages through "
+    "(`litellm/llms/openai/chat/gpt_transformation.py:448-472`); no request builder of the pinned version "
+    "writes `reasoning_details` (the name occurs only in `litellm_core_utils/redact_messages.py`). OpenRouter "
+    'requires the details back unmodified on the assistant message with the tool calls: "Gemini models '
+    'require OpenRouter reasoning details to be preserved in each request", a 400 '
+    "(https://openrouter.ai/docs/guides/best-practices/reasoning-tokens#preserving-reasoning-blocks)."
+)
+
+_LITELLM_32 = (
+    "A `thoughtSignature` that Gemini sends on a part of its own (an empty text part after the `functionCall`) "
+    "is kept only in the message's `provider_specific_fields.thought_signatures` "
+    "(`litellm/llms/vertex_ai/gemini/vertex_and_google_ai_studio_gemini.py:2168-2183`). LiteLLM replays those "
+    "signatures only on a string `content` text part (`litellm/llms/vertex_ai/gemini/transformation.py:883-910`), "
+    "and the content of a calls-only answer is `None`. The call goes back without the signature: with the "
+    "`skip_thought_signature_validator` placeholder on Gemini 3 names (`litellm/litellm_core_utils/"
+    "prompt_templates/factory.py:1413-1421`) and with nothing on older ones. This is so even when the caller "
+    "appends LiteLLM's own message. LiteLLM's docstring for the placeholder says Google documents it as a last "
+    'resort that "will negatively impact model performance", only for when no real signature is available '
+    "(`factory.py:1332-1346`). Google says to pass the signature back exactly as received "
+    "(https://ai.google.dev/gemini-api/docs/thought-signatures)."
+)
+
 _PYDANTIC_AI_1 = (
     "When the caller sets no max_tokens, pydantic-ai sends the model's whole output limit "
     "(`pydantic_ai/models/anthropic/__init__.py:950-967`, applied at :1866; 128000 for claude-sonnet-5). "
@@ -475,6 +532,62 @@ DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("gemini | roundtrip.finish_reason at $.finish_reason: string -> string", _LITELLM_25),
         ("gemini | streaming.fold at $.finish_reason: string -> string", _LITELLM_25),
         ("gemini | recovery.provider_error at $.error: none -> string", _LITELLM_27),
+        ("anthropic | translation.wire_paths at $.messages[*].content[*].type: string -> string", _LITELLM_28),
+        ("anthropic | roundtrip.reasoning_replay at $.messages[*].content[*]: array -> array", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].id: string -> none", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].name: string -> none", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].arguments: object -> none", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].arguments_error: none -> none", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].kind: string -> string", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].text: none -> string", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].signature: none -> string", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].redacted: none -> none", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].source: none -> string", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*]: none -> object", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].text: string -> none", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].signature: string -> none", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].source: string -> none", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].id: none -> string", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].name: none -> string", _LITELLM_28),
+        ("anthropic | client.recorded_request at $.messages[*].parts[*].arguments.city: none -> string", _LITELLM_28),
+        ("anthropic | roundtrip.reasoning_replay at $.messages[*].content[*].thinking: none -> string", _LITELLM_29),
+        ("anthropic | roundtrip.reasoning_replay at $.messages[*].content[*].signature: none -> string", _LITELLM_29),
+        (
+            "openai_chat | roundtrip.reasoning_replay at $.messages[*].thinking_blocks[*].signature: none -> string",
+            _LITELLM_30,
+        ),
+        ("openai_chat | roundtrip.reasoning_replay at $.messages[*].reasoning_content: none -> string", _LITELLM_30),
+        ("openai_chat | client.recorded_request at $.messages[*].provider_details.extra: none -> string", _LITELLM_30),
+        (
+            "openai_chat | client.recorded_request at $.messages[*].parts[*].provider_details.field: none -> string",
+            _LITELLM_30,
+        ),
+        ("openai_chat | client.recorded_request at $.messages[*].parts[*].id: string -> none", _LITELLM_30),
+        ("openai_chat | client.recorded_request at $.messages[*].parts[*].name: string -> none", _LITELLM_30),
+        ("openai_chat | client.recorded_request at $.messages[*].parts[*].arguments: object -> none", _LITELLM_30),
+        ("openai_chat | client.recorded_request at $.messages[*].parts[*].arguments_error: none -> none", _LITELLM_30),
+        ("openai_chat | client.recorded_request at $.messages[*].parts[*].kind: string -> string", _LITELLM_30),
+        ("openai_chat | client.recorded_request at $.messages[*].parts[*].text: none -> string", _LITELLM_30),
+        ("openai_chat | client.recorded_request at $.messages[*].parts[*].signature: none -> none", _LITELLM_30),
+        ("openai_chat | client.recorded_request at $.messages[*].parts[*].redacted: none -> none", _LITELLM_30),
+        ("openai_chat | client.recorded_request at $.messages[*].parts[*].source: none -> string", _LITELLM_30),
+        ("openai_chat | client.recorded_request at $.messages[*].parts[*]: none -> object", _LITELLM_30),
+        (
+            "openai_chat | translation.wire_paths at $.messages[*].reasoning_details[*].signature: none -> none",
+            _LITELLM_31,
+        ),
+        (
+            "openai_chat | translation.wire_paths at $.messages[*].reasoning_details[*].type: string -> none",
+            _LITELLM_31,
+        ),
+        ("openai_chat | client.recorded_request at $.messages[*].parts[*].signature: string -> none", _LITELLM_31),
+        (
+            "openai_chat | client.recorded_request at $.messages[*].parts[*].provider_details.reasoning_details:"
+            " string -> none",
+            _LITELLM_31,
+        ),
+        ("gemini | roundtrip.reasoning_replay at $.contents[*].parts: string -> none", _LITELLM_32),
+        ("gemini | client.recorded_request at $.messages[*].parts[*]: string -> none", _LITELLM_32),
     ),
     "pydantic-ai": (
         ("anthropic | client.stream_mode at $.stream: boolean -> boolean", _PYDANTIC_AI_1),
