@@ -663,36 +663,29 @@ def _strings(value: Any, path: str, depth: int = 0) -> Iterator[tuple[str, str]]
             yield from _strings(item, f"{path}[{n}]", depth + 1)
 
 
-_REASONING_TEXT_KEYS = {"thinking", "reasoning_content", "reasoning", "text", "summary"}
-
-
-def _in_reasoning_field(wire: str, path: str, body: Mapping[str, Any]) -> bool:
-    """Is ``path`` (a string of ``body``) one of the wire's reasoning text fields?"""
+def _in_verified_field(wire: str, path: str) -> bool:
+    """Is ``path`` a reasoning field the receiving provider verifies? Anthropic checks every
+    ``thinking`` block's ``signature`` (``ThinkingBlockParam.signature`` is required; a rebuilt block
+    is a 400), and a Responses reasoning item needs its own id and ``encrypted_content``. Gemini thought
+    text, Chat ``reasoning_content`` / ``reasoning`` and Ollama ``thinking`` carry no proof: another
+    provider's reasoning *text* there (or rendered as plain text, as pydantic-ai's
+    ``render_replayed_thinking`` does) is nothing the provider can fail to verify, so only its opaque
+    payloads are judged (issue 28: "drops what the other provider cannot verify")."""
     last = path.rsplit(".", 1)[-1]
-    if last not in _REASONING_TEXT_KEYS:
-        return False
     if wire == "anthropic":
         return last == "thinking"
-    if wire == "gemini":
-        return False  # a thought part is text with thought: true; judged below by its part
     if wire == "openai_responses":
-        return ".summary[" in path or (".content[" in path and "reasoning" in path)
-    if wire == "openai_chat":
-        return last in ("reasoning_content", "reasoning") or ".reasoning_details[" in path
-    return last == "thinking"
+        return last in ("text", "summary") and (".summary[" in path or ".content[" in path) and "reasoning" in path
+    return False
 
 
 def _foreign_findings(foreign: Sequence[_Foreign], wire: str, body: Mapping[str, Any], turn: int) -> list[Finding]:
     findings: list[Finding] = []
-    thought_texts = set()
-    if wire == "gemini":
-        for content in _dicts(body.get("contents")):
-            thought_texts |= {p.get("text") for p in _dicts(content.get("parts")) if p.get("thought") is True}
     for path, value in _strings(body, "$"):
         for part in foreign:
             leaked = any(value == p or signature_bytes(value) == p.encode() for p in part.payloads)
             if not leaked and part.text:
-                leaked = value == part.text and (_in_reasoning_field(wire, path, body) or value in thought_texts)
+                leaked = value == part.text and _in_verified_field(wire, path)
             if leaked:
                 findings.append(
                     _finding(

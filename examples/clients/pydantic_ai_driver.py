@@ -464,6 +464,22 @@ CLIENT = SimpleClient(
             " the profile's openai_chat_streaming_requires_finish_reason=True"
         )
         for check in ("recovery.provider_error", "recovery.broken_stream", "streaming.events")
+    }
+    | {
+        f"gemini:{check}@reasoning/settings_off": (
+            "pydantic-ai documents thinking=False as 'on a model that can't turn thinking off, use the lowest effort"
+            " it accepts' (settings.py:612-616) and sends thinkingLevel MINIMAL to Gemini 3 models"
+            " (models/google.py:1220-1230), not thinkingBudget 0"
+        )
+        for check in ("translation.wire_paths", "client.recorded_request")
+    }
+    | {
+        f"openai_chat:{check}@reasoning/chat_reasoning_details": (
+            "OpenRouter's reasoning_details are read and replayed by pydantic-ai's OpenRouterModel, not by the"
+            " OpenAIChatModel certified here (models/_reasoning_details.py:1-7, models/openrouter.py:514-520;"
+            " OpenAIChatModel reads reasoning/reasoning_content only, models/openai/_chat_model.py:726-759)"
+        )
+        for check in ("roundtrip.reasoning_replay", "translation.wire_paths", "client.recorded_request")
     },
     duties={
         "openai_chat": frozenset({"transport", "tool_schemas", "quirks"}),

@@ -400,8 +400,24 @@ def test_reasoning_another_wire_produced_is_never_sent() -> None:
     leaked = {"contents": [{"role": "model", "parts": [{**_CALL, "thoughtSignature": "EqQBCkgIARABanthropic"}]}]}
     found = _replay(_case("gemini", [leaked], [b"{}"], history=history))
     assert [f.path for f in found.findings] == ["$.contents[0].parts[0].thoughtSignature"]
+    # its text as an unsigned Gemini thought carries no proof Gemini would have to verify: not judged
     as_thought = {"contents": [{"role": "model", "parts": [{"text": "Anthropic's thought.", "thought": True}]}]}
-    assert _replay(_case("gemini", [as_thought], [b"{}"], history=history)).status == "fail"
+    assert _replay(_case("gemini", [as_thought], [b"{}"], history=history)).status == "pass"
+    # on Anthropic a thinking block is verified by its signature: the text there is a finding
+    to_anthropic = (
+        Message(role="user", parts=(Text(text="Hi"),)),
+        replace(foreign, parts=(replace(foreign.parts[0], source="gemini"),)),
+    )
+    rebuilt = {
+        "messages": [
+            {
+                "role": "assistant",
+                "content": [{"type": "thinking", "thinking": "Anthropic's thought.", "signature": "x"}],
+            }
+        ]
+    }
+    found = _replay(_case("anthropic", [rebuilt], [b"{}"], history=to_anthropic))
+    assert [f.path for f in found.findings] == ["$.messages[0].content[0].thinking"]
     # its own wire's reasoning is the adapter's to replay
     own = (Message(role="assistant", parts=(replace(foreign.parts[0], source="gemini"),)),)
     assert check_reasoning_replay(_case("gemini", [leaked], [b"{}"], history=own)) is None
