@@ -125,6 +125,8 @@ def meaning(request: Request, served: bytes = b"", rewritten: Collection[str] = 
                 text = "".join(c.text or "" for c in part.content if isinstance(c, Text | Resource))
                 shown["content"] = [c for c in shown["content"] if c.get("kind") not in ("text", "resource")]
                 shown["text"] = "".join(text.split())
+    for plain in out["messages"]:  # reasoning: judged by roundtrip.reasoning_replay, with each wire's rule
+        plain["parts"] = [shown for shown in plain["parts"] if shown.get("kind") != "reasoning"]
     for tool, plain in zip(request.tools, out["tools"], strict=True):
         if tool.name in rewritten:  # a declared rewrite: the schema and its strict flag are the client's
             plain.pop("input_schema", None)

@@ -507,6 +507,7 @@ def _responses(
 
 
 _DETAIL_KEYS = ("type", "text", "summary", "data", "signature")
+_OTHER_NAME = {"reasoning_content": "reasoning", "reasoning": "reasoning_content"}
 
 
 def _chat(
@@ -517,8 +518,15 @@ def _chat(
     for turn, messages in answers.items():
         message = messages[0] if messages else {}
         ids = {c.get("id") for c in _dicts(message.get("tool_calls")) if isinstance(c.get("id"), str)}
-        content = message.get("reasoning_content") or None  # an empty one: no documented rule (issue28 facts §4)
+        # an empty one: no documented rule (issue28 facts §4). vLLM's ``reasoning`` (>= 0.11) may go back under
+        # either name: "reasoning used to be called reasoning_content ... will continue to work"
+        # (https://docs.vllm.ai/en/v0.11.2/features/reasoning_outputs/); which name a server reads back is
+        # not documented, so either is accepted
+        field = "reasoning_content" if message.get("reasoning_content") else "reasoning"
+        content = message.get(field) or None
         details = _dicts(message.get("reasoning_details"))
+        if details and field == "reasoning":
+            content = None  # OpenRouter: reasoning_details are what goes back; its reasoning string is their text
         if not ids or (content is None and not details):
             continue
         for j, body in _later(requests, turn):
@@ -537,16 +545,17 @@ def _chat(
                 continue
             ran = True
             got = sent[where]
-            if content is not None and not same_json(content, got.get("reasoning_content")):
+            sent_back = got.get(field) if field in got else got.get(_OTHER_NAME[field])
+            if content is not None and not same_json(content, sent_back):
                 findings.append(
                     _finding(
-                        f"turn {turn}'s reasoning_content is "
-                        + ("missing" if "reasoning_content" not in got else "changed")
+                        f"turn {turn}'s {field} is "
+                        + ("missing" if field not in got and _OTHER_NAME[field] not in got else "changed")
                         + " on the assistant message with its tool calls: it goes back in every later request"
                         " (DeepSeek answers 400 without it)",
-                        f"$.messages[{where}].reasoning_content",
+                        f"$.messages[{where}].{field}",
                         content,
-                        got.get("reasoning_content"),
+                        sent_back,
                         j,
                     )
                 )
