@@ -462,7 +462,8 @@ def _strip(value: Any, path: str, rows: Sequence[Equivalence], *, in_details: bo
         out: dict[str, Any] = {}
         for key, item in value.items():
             where = step(path, key)
-            details = in_details or key == "provider_details"
+            # wire values: provider_details, and a cache breakpoint's own fields (Anthropic's cache_control)
+            details = in_details or key in ("provider_details", "cache_control", "system_cache_control")
             if any(_same(row.value, item) and glob_matches(where, (row.path,)) for row in rows):
                 if not in_details:
                     out[key] = None  # a field of the unified model: null is "left open"

@@ -206,8 +206,7 @@ CLIENT = SimpleClient(
     # sending: a standard ``reasoning`` block is dropped for Chat Completions, chat_models/_compat.py:185-186), and
     # the maintainers decline to change it (langchain-ai/langchain#35411: "Please use langchain-deepseek,
     # langchain-openrouter, or other compatible provider"). So ``reasoning_replay`` is not declared: the scenarios
-    # that judge what goes back are UNSUPPORTED. A scenario that does not require it but whose history carries
-    # reasoning (reasoning/settings_effort, judged on its effort) fails the checks that compare the history: known.
+    # that judge what goes back are UNSUPPORTED.
     known_gaps={
         f"{check}@{scenarios}": (
             "ChatOpenAI neither reads nor sends back reasoning_content/reasoning/reasoning_details, as its module"
@@ -216,7 +215,6 @@ CLIENT = SimpleClient(
         for check, scenarios in (
             ("roundtrip.reasoning", "*"),
             ("roundtrip.reasoning_replay", "*"),
-            ("client.recorded_request", "reasoning/settings_effort"),
         )
     },
     # ``bind_tools`` takes "any tool definition handled by convert_to_openai_tool" (chat_models/base.py:2526):

@@ -344,7 +344,10 @@ CLIENT = SimpleClient(
         "anthropic": COMMON
         | REASONING
         | {"disable_parallel_tool_calls", "call_ids", "images_in_tool_results", "reasoning_budget", "cache_control"},
-        "gemini": COMMON | REASONING | {"reasoning_budget"},
+        # no reasoning_budget on Gemini: LiteLLM sends a budget to Gemini 2.5 only and, on Gemini 3 and later, leaves
+        # it out with a warning ("Gemini 3 and later set reasoning by thinking level, not budget ... Send
+        # reasoning_effort", llms/vertex_ai/gemini/vertex_and_google_ai_studio_gemini.py:222-225, :1673-1696)
+        "gemini": COMMON | REASONING,
         "ollama": frozenset("streaming parallel_tool_calls system_prompt tool_choice_auto".split()) | REASONING,
     },
     complete=complete,

@@ -466,12 +466,20 @@ CLIENT = SimpleClient(
         for check in ("recovery.provider_error", "recovery.broken_stream", "streaming.events")
     }
     | {
-        f"gemini:{check}@reasoning/settings_off": (
-            "pydantic-ai documents thinking=False as 'on a model that can't turn thinking off, use the lowest effort"
-            " it accepts' (settings.py:612-616) and sends thinkingLevel MINIMAL to Gemini 3 models"
-            " (models/google.py:1220-1230), not thinkingBudget 0"
+        f"{wire}:{check}@reasoning/cross_wire_history*": (
+            "pydantic-ai re-renders another provider's thinking as text without its signature, by design"
+            " (render_replayed_thinking, _thinking_part.py:41-76): in the assistant turn between <think> tags on"
+            " Chat (models/openai/_chat_model.py:917-931), in a user turn between <assistant_thinking> tags on"
+            " Anthropic (models/anthropic/__init__.py:3364-3389); no signature goes out, so nothing the provider"
+            " verifies (roundtrip.reasoning_replay passes), but the conversation's text differs from the caller's"
         )
-        for check in ("translation.wire_paths", "client.recorded_request")
+        for wire, check in (
+            ("openai_chat", "roundtrip.request"),
+            ("openai_chat", "client.recorded_request"),
+            ("anthropic", "roundtrip.request"),
+            ("anthropic", "client.recorded_request"),
+            ("anthropic", "translation.wire_paths"),
+        )
     }
     | {
         f"openai_chat:{check}@reasoning/chat_reasoning_details": (
@@ -479,7 +487,7 @@ CLIENT = SimpleClient(
             " OpenAIChatModel certified here (models/_reasoning_details.py:1-7, models/openrouter.py:514-520;"
             " OpenAIChatModel reads reasoning/reasoning_content only, models/openai/_chat_model.py:726-759)"
         )
-        for check in ("roundtrip.reasoning_replay", "translation.wire_paths", "client.recorded_request")
+        for check in ("roundtrip.reasoning_replay", "translation.wire_paths")
     },
     duties={
         "openai_chat": frozenset({"transport", "tool_schemas", "quirks"}),

@@ -307,3 +307,18 @@ def test_replay_rules_are_read_checked_and_applied_only_on_their_wires() -> None
         merged([bundled, parse_table(REPLAY + row, "mine.md")])
     mine = parse_table(REPLAY + "| mine | ollama | signature as bytes | | https://x.example |\n", "mine.md")
     assert replay_rule(merged([bundled, mine]), "signature as bytes", "ollama") is not None
+
+
+def test_an_explicit_five_minute_ttl_is_the_same_cache_breakpoint() -> None:
+    # anthropic/types/cache_control_ephemeral_param.py: ttl "Defaults to `5m`"
+    table = bundled_table()
+    sent = {
+        "tools": [{"name": "a", "cache_control": {"type": "ephemeral", "ttl": "5m"}}],
+        "system_cache_control": {"type": "ephemeral", "ttl": "5m"},
+        "messages": [{"parts": [{"kind": "text", "text": "x", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}],
+        "provider_details": {},
+    }
+    out = without_equivalents(sent, "anthropic", table, tools_offered=True)
+    assert out["tools"][0]["cache_control"] == {"type": "ephemeral"}
+    assert out["system_cache_control"] == {"type": "ephemeral"}
+    assert out["messages"][0]["parts"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}  # not the default
