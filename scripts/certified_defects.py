@@ -397,6 +397,17 @@ _PYDANTIC_AI_12 = (
     "finishReason."
 )
 
+_PYDANTIC_AI_13 = (
+    'Within a tool loop `OpenAIChatModel._map_messages` backfills `reasoning_content: ""` on an assistant '
+    "message with tool calls that came without reasoning, but only for the messages after the last user message "
+    "(`pydantic_ai/models/openai/_chat_model.py:1178-1200`): once the user asks something new, the same message "
+    'goes out without the field again, as its own comment says ("A message backfilled here goes out without '
+    'the field again once a newer user message follows it", :1184-1185). The request no longer starts with the '
+    "previous request's messages, so the provider's prompt cache (DeepSeek caches the repeated prefix: "
+    "https://api-docs.deepseek.com/guides/kv_cache) misses from that message on, on every later request; "
+    "pydantic-ai tracks prefix stability as a goal (pydantic/pydantic-ai#6528)."
+)
+
 _LANGCHAIN_OPENAI_1 = (
     "LangChain builds a streamed message's `tool_calls` with `parse_partial_json` "
     "(`langchain_core/messages/ai.py:557`, `langchain_core/utils/json.py:60-150`), which closes and trims "
@@ -562,6 +573,7 @@ DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("gemini | roundtrip.reasoning at $.reasoning[*].text: string -> string", _LITELLM_33),
     ),
     "pydantic-ai": (
+        ("openai_chat | roundtrip.cache_prefix at $.messages[*].reasoning_content: string -> none", _PYDANTIC_AI_13),
         ("anthropic | client.stream_mode at $.stream: boolean -> boolean", _PYDANTIC_AI_1),
         ("gemini | roundtrip.finish_reason at $.finish_reason: string -> string", _PYDANTIC_AI_2),
         ("openai_chat | roundtrip.finish_reason at $.finish_reason: string -> string", _PYDANTIC_AI_3),
