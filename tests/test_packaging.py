@@ -149,7 +149,8 @@ def test_run_from_another_directory_passes_every_bundled_case(installed: Install
     done = installed.conformance("run", "--quiet", "--report-dir", "reports", timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     summary = done.stdout.strip().splitlines()[-1]
-    assert re.match(r"\d+ cases: \d+ pass, \d+ unsupported; reports:", summary), summary  # no fail, error, stale
+    # no fail, error or stale; xfail only as a bundled adapter declares it (Qwen-Agent's cache-prefix gap)
+    assert re.match(r"\d+ cases: \d+ pass, (?:\d+ xfail, )?\d+ unsupported; reports:", summary), summary
     assert (installed.workdir / "reports" / "report.json").is_file()
 
 
