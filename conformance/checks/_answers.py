@@ -32,7 +32,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.checks._common import CaseContext
+from conformance.checks._common import CaseContext, json_dicts
 from conformance.checks.usage import stream_payloads
 
 __all__ = ["answer_bodies", "answer_content"]
@@ -88,13 +88,9 @@ def answer_content(wire: str, body: bytes, *, stream: bool) -> list[dict[str, An
     return []
 
 
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
 def _anthropic(payloads: Sequence[Mapping[str, Any]], *, stream: bool) -> list[dict[str, Any]]:
     if not stream:
-        return [dict(b) for b in _dicts(payloads[0].get("content"))] if payloads else []
+        return [dict(b) for b in json_dicts(payloads[0].get("content"))] if payloads else []
     blocks: dict[int, dict[str, Any]] = {}
     for p in payloads:
         index = p.get("index")
@@ -119,48 +115,48 @@ def _anthropic(payloads: Sequence[Mapping[str, Any]], *, stream: bool) -> list[d
 def _gemini(payloads: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for p in payloads:
-        candidates = _dicts(p.get("candidates"))
+        candidates = json_dicts(p.get("candidates"))
         content = candidates[0].get("content") if candidates else None
         if isinstance(content, dict):
-            parts += [dict(part) for part in _dicts(content.get("parts"))]
+            parts += [dict(part) for part in json_dicts(content.get("parts"))]
     return parts
 
 
 def _responses(payloads: Sequence[Mapping[str, Any]], *, stream: bool) -> list[dict[str, Any]]:
     if not stream:
-        return [dict(i) for i in _dicts(payloads[0].get("output"))] if payloads else []
+        return [dict(i) for i in json_dicts(payloads[0].get("output"))] if payloads else []
     done = [p.get("item") for p in payloads if p.get("type") == "response.output_item.done"]
     if any(isinstance(i, dict) for i in done):
         return [dict(i) for i in done if isinstance(i, dict)]
     for p in payloads:
         response = p.get("response")
         if p.get("type") == "response.completed" and isinstance(response, dict):
-            return [dict(i) for i in _dicts(response.get("output"))]
+            return [dict(i) for i in json_dicts(response.get("output"))]
     return []
 
 
 def _chat(payloads: Sequence[Mapping[str, Any]], *, stream: bool) -> list[dict[str, Any]]:
     if not stream:
-        choices = _dicts(payloads[0].get("choices")) if payloads else []
+        choices = json_dicts(payloads[0].get("choices")) if payloads else []
         whole = choices[0].get("message") if choices else None
         return [dict(whole)] if isinstance(whole, dict) else []
     message: dict[str, Any] = {}
     calls: dict[int, dict[str, Any]] = {}
     details: dict[tuple[str, int], dict[str, Any]] = {}
     for p in payloads:
-        choices = _dicts(p.get("choices"))
+        choices = json_dicts(p.get("choices"))
         delta = choices[0].get("delta") if choices else None
         if not isinstance(delta, dict):
             continue
         for key in ("reasoning_content", "reasoning", "content"):
             if isinstance(delta.get(key), str):
                 message[key] = message.get(key, "") + delta[key]
-        for fragment in _dicts(delta.get("tool_calls")):
+        for fragment in json_dicts(delta.get("tool_calls")):
             index = fragment.get("index", len(calls))
             call = calls.setdefault(index if isinstance(index, int) else len(calls), {})
             if isinstance(fragment.get("id"), str) and fragment["id"]:
                 call["id"] = fragment["id"]
-        for detail in _dicts(delta.get("reasoning_details")):
+        for detail in json_dicts(delta.get("reasoning_details")):
             at = detail.get("index")
             merged = details.setdefault((str(detail.get("type")), at if isinstance(at, int) else 0), {})
             for name, value in detail.items():
@@ -188,7 +184,7 @@ def _ollama(payloads: Sequence[Mapping[str, Any]], *, stream: bool) -> list[dict
         for key in ("thinking", "content"):
             if isinstance(piece.get(key), str):
                 message[key] = message.get(key, "") + piece[key]
-        calls += _dicts(piece.get("tool_calls"))
+        calls += json_dicts(piece.get("tool_calls"))
     if calls:
         message["tool_calls"] = calls
     return [message] if message else []

@@ -28,6 +28,8 @@ __all__ = [
     "Check",
     "calls_words",
     "diff_findings",
+    "json_dicts",
+    "json_list",
     "json_type",
     "rename_tools",
     "same_json",
@@ -310,3 +312,13 @@ def unwrapped_results(request: Request) -> Request:
 
     messages = tuple(replace(m, parts=tuple(unwrap(p) for p in m.parts)) for m in request.messages)
     return replace(request, messages=messages)
+
+
+def json_list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array, else an empty list (a body field of the wrong type reads as none)."""
+    return value if isinstance(value, list) else []
+
+
+def json_dicts(value: Any) -> list[dict[str, Any]]:
+    """The objects of the JSON array ``value`` (empty when it is not an array)."""
+    return [v for v in json_list(value) if isinstance(v, dict)]

@@ -32,7 +32,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from conformance.checks._common import CaseContext, diff_findings, same_json, verdict
+from conformance.checks._common import CaseContext, diff_findings, json_list, same_json, verdict
 from conformance.checks.equivalences import bundled_table, replay_rule
 from conformance.checks.reasoning import clip, signature_bytes
 from conformance.verdicts import CheckVerdict, Finding
@@ -106,10 +106,6 @@ def _normal(wire: str, value: Any, as_bytes: bool, depth: int = 0) -> Any:
     return value
 
 
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
 def _without_thinking(element: Any) -> Any:
     if not isinstance(element, dict) or not isinstance(element.get("content"), list):
         return element
@@ -122,7 +118,7 @@ _THINKING = ("thinking", "redacted_thinking")
 
 def _closed(body: Mapping[str, Any]) -> set[int]:
     """The indexes of the assistant messages a user message with more than tool results follows."""
-    messages = _list(body.get("messages"))
+    messages = json_list(body.get("messages"))
     out: set[int] = set()
     later_user_text = False
     for n in range(len(messages) - 1, -1, -1):

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.checks._answers import answer_bodies, answer_content
-from conformance.checks._common import CaseContext, same_json, verdict
+from conformance.checks._common import CaseContext, json_dicts, json_list, same_json, verdict
 from conformance.checks.equivalences import EquivalenceTable, bundled_table, replay_rule
 from conformance.model import Message, Reasoning
 from conformance.verdicts import CheckVerdict, Finding
@@ -196,14 +196,6 @@ def _later(requests: Sequence[tuple[int, dict[str, Any]]], turn: int) -> Iterato
     return ((j, body) for j, body in requests if j > turn)
 
 
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _dicts(value: Any) -> list[dict[str, Any]]:
-    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
-
-
 def _finding(message: str, path: str, expected: Any, actual: Any, turn: int) -> Finding:
     return Finding(check=_REPLAY, message=message, path=path, expected=clip(expected), actual=clip(actual), turn=turn)
 
@@ -236,7 +228,7 @@ def _user_text_after(messages: Sequence[Any], index: int) -> bool:
         if not isinstance(m, dict) or m.get("role") != "user":
             continue
         content = m.get("content")
-        if isinstance(content, str) or any(b.get("type") != "tool_result" for b in _dicts(content)):
+        if isinstance(content, str) or any(b.get("type") != "tool_result" for b in json_dicts(content)):
             return True
     return False
 
@@ -253,14 +245,14 @@ def _anthropic(
         if not ids or not any(s[0] != "tool_use" for s in steps):
             continue  # no thinking before a call: nothing the wire asks back
         for j, body in _later(requests, turn):
-            messages = _list(body.get("messages"))
+            messages = json_list(body.get("messages"))
             where = next(
                 (
                     i
                     for i, m in enumerate(messages)
                     if isinstance(m, dict)
                     and m.get("role") == "assistant"
-                    and any(b.get("type") == "tool_use" and b.get("id") in ids for b in _dicts(m.get("content")))
+                    and any(b.get("type") == "tool_use" and b.get("id") in ids for b in json_dicts(m.get("content")))
                 ),
                 None,
             )
@@ -268,7 +260,7 @@ def _anthropic(
                 continue  # the calls themselves are not sent back: roundtrip.call_ids / request say so
             ran = True
             content = messages[where].get("content")
-            sent = [(n, s) for n, b in enumerate(_dicts(content)) if (s := _anthropic_step(b)) is not None]
+            sent = [(n, s) for n, b in enumerate(json_dicts(content)) if (s := _anthropic_step(b)) is not None]
             closed = _user_text_after(messages, where)
             if closed and omitted is not None and not any(s[0] != "tool_use" for _, s in sent):
                 continue  # left out after a new user turn: the API ignores it (docs/equivalences.md)
@@ -277,7 +269,7 @@ def _anthropic(
                 got = sent[k][1] if k < len(sent) else None
                 if want is not None and got is not None and same_json(list(want), list(got)):
                     continue
-                position = sent[k][0] if k < len(sent) else len(_dicts(content))
+                position = sent[k][0] if k < len(sent) else len(json_dicts(content))
                 what = "changed" if want and got and want[0] == got[0] else "missing or out of order"
                 findings.append(
                     _finding(
@@ -343,20 +335,20 @@ def _gemini(
         if not calls or not (signed_calls or own):
             continue
         for j, body in _later(requests, turn):
-            contents = _list(body.get("contents"))
+            contents = json_list(body.get("contents"))
             matching = [
                 i
                 for i, c in enumerate(contents)
                 if isinstance(c, dict)
                 and c.get("role") == "model"
-                and [_call_key(p) for p in _dicts(c.get("parts")) if _call(p) is not None]
+                and [_call_key(p) for p in json_dicts(c.get("parts")) if _call(p) is not None]
                 == [_call_key(p) for p in calls]
             ]
             if occurrence >= len(matching):
                 continue  # the calls are not sent back: roundtrip.request says so
             ran = True
             where = matching[occurrence]
-            sent = list(enumerate(_dicts(contents[where].get("parts"))))
+            sent = list(enumerate(json_dicts(contents[where].get("parts"))))
             sent_calls = [(n, p) for n, p in sent if _call(p) is not None]
             for n, (position, part) in enumerate(sent_calls):
                 want = dict(signed_calls).get(n)
@@ -517,27 +509,27 @@ def _chat(
     findings: list[Finding] = []
     for turn, messages in answers.items():
         message = messages[0] if messages else {}
-        ids = {c.get("id") for c in _dicts(message.get("tool_calls")) if isinstance(c.get("id"), str)}
+        ids = {c.get("id") for c in json_dicts(message.get("tool_calls")) if isinstance(c.get("id"), str)}
         # an empty one: no documented rule (issue28 facts §4). vLLM's ``reasoning`` (>= 0.11) may go back under
         # either name: "reasoning used to be called reasoning_content ... will continue to work"
         # (https://docs.vllm.ai/en/v0.11.2/features/reasoning_outputs/); which name a server reads back is
         # not documented, so either is accepted
         field = "reasoning_content" if message.get("reasoning_content") else "reasoning"
         content = message.get(field) or None
-        details = _dicts(message.get("reasoning_details"))
+        details = json_dicts(message.get("reasoning_details"))
         if details and field == "reasoning":
             content = None  # OpenRouter: reasoning_details are what goes back; its reasoning string is their text
         if not ids or (content is None and not details):
             continue
         for j, body in _later(requests, turn):
-            sent = _list(body.get("messages"))
+            sent = json_list(body.get("messages"))
             where = next(
                 (
                     i
                     for i, m in enumerate(sent)
                     if isinstance(m, dict)
                     and m.get("role") == "assistant"
-                    and any(c.get("id") in ids for c in _dicts(m.get("tool_calls")))
+                    and any(c.get("id") in ids for c in json_dicts(m.get("tool_calls")))
                 ),
                 None,
             )
@@ -561,7 +553,7 @@ def _chat(
                 )
             if details:
                 want = [{k: d[k] for k in _DETAIL_KEYS if k in d} for d in details]
-                have = [{k: d[k] for k in _DETAIL_KEYS if k in d} for d in _dicts(got.get("reasoning_details"))]
+                have = [{k: d[k] for k in _DETAIL_KEYS if k in d} for d in json_dicts(got.get("reasoning_details"))]
                 if not same_json(want, have):
                     findings.append(
                         _finding(
@@ -581,7 +573,7 @@ def _chat(
 
 def _ollama_calls(message: Mapping[str, Any]) -> list[tuple[Any, Any]]:
     out = []
-    for call in _dicts(message.get("tool_calls")):
+    for call in json_dicts(message.get("tool_calls")):
         function = call.get("function")
         if isinstance(function, dict):
             out.append((function.get("name"), function.get("arguments")))
@@ -602,7 +594,7 @@ def _ollama(
         if not calls or not isinstance(thinking, str) or not thinking:
             continue
         for j, body in _later(requests, turn):
-            sent = _list(body.get("messages"))
+            sent = json_list(body.get("messages"))
             where = next(
                 (
                     i
