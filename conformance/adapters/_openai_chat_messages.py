@@ -36,6 +36,7 @@ __all__ = [
     "WIRE",
     "arguments_text",
     "check_details",
+    "check_reasoning_text",
     "finish_details",
     "json_kind",
     "merge_detail",
@@ -247,6 +248,17 @@ def _reasoning_key(key: str, value: Any) -> bool:
     return value is not None and (key in REASONING_FIELDS or key == "reasoning_details")
 
 
+def check_reasoning_text(value: Any, where: str, key: str) -> str:
+    """A ``reasoning_content`` / ``reasoning`` value as the text those servers send; anything else
+    raises ``WireFormatError`` naming ``where.key``."""
+    if not isinstance(value, str):
+        raise WireFormatError(
+            f"{where}.{key} is a JSON {json_kind(value)}, not a string: DeepSeek, vLLM, llama.cpp"
+            " and OpenRouter send the reasoning as text"
+        )
+    return value
+
+
 def check_details(value: Any, where: str) -> list[Any]:
     """``reasoning_details`` as the list OpenRouter sends (``ReasoningDetail`` objects with a string
     ``type``); anything else raises ``WireFormatError`` naming ``where``."""
@@ -271,14 +283,8 @@ def _reasoning_from_message(raw: Mapping[str, Any], where: str) -> Reasoning | N
     texts: dict[str, str] = {}
     for key in REASONING_FIELDS:
         value = raw.get(key)
-        if value is None:
-            continue
-        if not isinstance(value, str):
-            raise WireFormatError(
-                f"{where}.{key} is a JSON {json_kind(value)}, not a string: DeepSeek, vLLM, llama.cpp"
-                " and OpenRouter send the reasoning as text"
-            )
-        texts[key] = value
+        if value is not None:
+            texts[key] = check_reasoning_text(value, where, key)
     details = raw.get("reasoning_details")
     if details is not None:
         details = check_details(details, where)

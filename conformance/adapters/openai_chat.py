@@ -78,8 +78,8 @@ from conformance.adapters._openai_chat_messages import (
     WIRE,
     arguments_text,
     check_details,
+    check_reasoning_text,
     finish_details,
-    json_kind,
     merge_detail,
     message_from_wire,
     message_to_wire,
@@ -543,11 +543,10 @@ class _Stream:
             value = delta.get(key)
             if value is None:
                 continue
-            if not isinstance(value, str):
-                raise TypeError(
-                    f"{self.where}.{key} is a JSON {json_kind(value)}, not a string (DeepSeek, vLLM,"
-                    " llama.cpp and OpenRouter send reasoning as text)"
-                )
+            try:
+                check_reasoning_text(value, self.where, key)
+            except WireFormatError as exc:
+                raise TypeError(str(exc)) from None
             if not value and not whole:
                 continue  # "" on a content chunk: a marker, no reasoning
             texts = self.reasoning
