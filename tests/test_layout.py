@@ -32,6 +32,7 @@ PACKAGES = {
     "checks",
     "cli",
     "clients",
+    "console",
     "emulator",
     "framing",
     "mcp_bridge",

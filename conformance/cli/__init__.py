@@ -705,7 +705,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(f"{name}: interrupted (Ctrl-C)")
         return INTERRUPTED
     except BrokenPipeError:
-        from conformance.cli._output import quiet_stdout
+        from conformance.console.output import quiet_stdout
 
         quiet_stdout()
         return BROKEN_PIPE
@@ -713,8 +713,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _scrubbed(stream: TextIO) -> TextIO:
     """``stream`` scrubbed of key shapes and the process's secrets, as stdout is
-    (``conformance.cli._output.QuietOnBrokenPipe``)."""
-    from conformance.cli._output import QuietOnBrokenPipe
+    (``conformance.console.output.QuietOnBrokenPipe``)."""
+    from conformance.console.output import QuietOnBrokenPipe
 
     return QuietOnBrokenPipe.around(stream)
 

@@ -54,7 +54,6 @@ def load_client(spec: str, python: str | None = None) -> Any:
 
 def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    from conformance.cli._output import QuietOnBrokenPipe
     from conformance.cli.run import (
         Finished,
         Progress,
@@ -75,6 +74,7 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         split_list,
     )
     from conformance.clients.harness import CertifyOptions, case_modes, certify, chosen_pairs, client_adapter
+    from conformance.console.output import QuietOnBrokenPipe
     from conformance.reporting import check_report_dir
     from conformance.run.runner import run_result
 

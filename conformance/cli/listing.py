@@ -16,7 +16,7 @@ import sys
 from typing import Any, TextIO
 
 from conformance.adapters import BUILTIN
-from conformance.cli._output import output_width, wrapped
+from conformance.console.output import output_width, wrapped
 from conformance.errors import UsageError
 
 __all__ = ["list_command"]

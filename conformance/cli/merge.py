@@ -41,9 +41,9 @@ def read_report(spec: str) -> tuple[str, Any]:
 
 def merge_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    from conformance.cli._output import QuietOnBrokenPipe, Style, output_width
-    from conformance.cli._summary import adapter_lines, defect_lines
     from conformance.cli.run import families_and_formats
+    from conformance.console.output import QuietOnBrokenPipe, Style, output_width
+    from conformance.console.summary import adapter_lines, defect_lines
     from conformance.reporting import check_report_dir, merge_reports, report_defects, report_schema, write_report_data
     from conformance.verdicts import STATUS_ORDER
 

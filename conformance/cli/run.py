@@ -11,7 +11,7 @@ translation,roundtrip,streaming,recovery`` (families, or check ids such as ``rou
 The terminal shows a live progress bar (counts and time left; rich) or, when the output is not a
 terminal, one line of symbols per adapter; then the failing cases grouped by check id and
 scenario, each with the command that reruns it, the scenarios that do not all pass, and the counts
-per adapter, every line within the terminal's width (``conformance.cli._summary``), in colour on a
+per adapter, every line within the terminal's width (``conformance.console.summary``), in colour on a
 terminal (``NO_COLOR`` and ``FORCE_COLOR`` respected).
 
 Before a case runs, a selection of no case is a usage error (exit 2, with a hint; the reports of the
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from conformance.adapters import BUILTIN, get_adapter, native_adapters, prompt_adapters
-from conformance.cli._output import (
+from conformance.console.output import (
     QuietOnBrokenPipe,
     Style,
     cut,
@@ -52,7 +52,7 @@ from conformance.cli._output import (
     visible_width,
     wrapped,
 )
-from conformance.cli._summary import (
+from conformance.console.summary import (
     SYMBOLS,
     adapter_lines,
     case_lines,
@@ -538,7 +538,7 @@ def finish(
 def _last_line(counts: str, written: Sequence[Path], width: int) -> str:
     """The run's last line, ``N cases: ...; reports: ...``; when the reports do not fit on it, they are
     listed on the lines before it (and counts too long for a line are wrapped)."""
-    from conformance.cli._output import visible_width
+    from conformance.console.output import visible_width
 
     reports = ", ".join(map(str, written)) or "none"
     line = f"{counts}; reports: {reports}"

@@ -170,7 +170,9 @@ def test_main_turns_a_broken_pipe_into_141_with_stdout_quieted(monkeypatch: pyte
         raise BrokenPipeError
 
     monkeypatch.setattr("conformance.cli.listing.list_command", broken)
-    monkeypatch.setattr("conformance.cli._output.quiet_stdout", lambda: quieted.append(True))  # not pytest's own fd 1
+    monkeypatch.setattr(
+        "conformance.console.output.quiet_stdout", lambda: quieted.append(True)
+    )  # not pytest's own fd 1
     assert main(["list"]) == 141
     assert quieted == [True]
 

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.cli._output import command_lines, visible_width
 from conformance.cli.run import (
     LEGEND_WORDS,
     PROGRESS_HEADING,
@@ -28,6 +27,7 @@ from conformance.cli.run import (
     time_left,
     time_left_text,
 )
+from conformance.console.output import command_lines, visible_width
 from conformance.verdicts import CaseResult
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""``conformance.cli._output``: lines counted in terminal cells (wide characters two, combining marks
+"""``conformance.console.output``: lines counted in terminal cells (wide characters two, combining marks
 and zero-width characters none), and text from outside shown safely (issue 25): a control character
 is escaped on the screen, and a rerun command pasted in a shell gives back the exact word."""
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.cli._output import Style, command_lines, cut, shell_word, shown, visible_width, wrapped
+from conformance.console.output import Style, command_lines, cut, shell_word, shown, visible_width, wrapped
 
 WEATHER = "22°C, 晴れ ☀️ and 東京タワー at night 🌃"
 FAMILY = "👨\u200d👩\u200d👧"  # a ZWJ sequence: three emoji joined, shown as one (or three) on a terminal

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.cli._output import Style, command_lines, cut, shown, visible_width, wrapped
+from conformance.console.output import Style, command_lines, cut, shown, visible_width, wrapped
 from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, severity_counts
 from conformance.reporting._format import MODE_WORDS, defect_where, evidence_place, quantity
 from conformance.verdicts import STATUS_ORDER, CaseResult, CheckVerdict, Finding, RunResult, Status

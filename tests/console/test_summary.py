@@ -1,4 +1,4 @@
-"""``conformance.cli._summary`` and the end of ``conformance run``: what a person reads in an 80-column
+"""``conformance.console.summary`` and the end of ``conformance run``: what a person reads in an 80-column
 terminal.
 
 The full run is the bundled suite's shape (every bundled scenario x the eight bundled adapters, both
@@ -26,9 +26,9 @@ import pytest
 from conformance.adapters import BUILTIN, get_adapter
 from conformance.adapters.base import Adapter
 from conformance.cli import main
-from conformance.cli._output import visible_width
-from conformance.cli._summary import SYMBOLS, adapter_lines, defect_lines, findings_lines, matrix_lines
 from conformance.cli.run import LEGEND_WORDS, PROGRESS_HEADING, Progress, finish
+from conformance.console.output import visible_width
+from conformance.console.summary import SYMBOLS, adapter_lines, defect_lines, findings_lines, matrix_lines
 from conformance.reporting import report_defects
 from conformance.run.runner import case_result, run_result
 from conformance.scenarios.loader import load_scenarios

@@ -1,4 +1,4 @@
-"""``conformance.cli._output``: a stream that goes quiet when its reader goes away; colour as the
+"""``conformance.console.output``: a stream that goes quiet when its reader goes away; colour as the
 environment says; lines that keep to the width, and commands wrapped so that they paste as one."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conformance.cli._output import (
+from conformance.console.output import (
     QuietOnBrokenPipe,
     Style,
     command_lines,
