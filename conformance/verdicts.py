@@ -9,10 +9,15 @@ Statuses: ``pass``; ``fail`` (findings with a JSON path, expected and actual); `
 (the scenario requires a capability the adapter does not declare); ``xfail`` (the adapter declares
 a known gap, with a reason); ``left`` (left to the caller: a black-box client does not take on the
 duty the check judges, docs/clients.md "Duties"; shown and counted, never a failure and never a
-pass); ``stale`` (declared a known gap, but the check now passes; a baselined defect no longer found,
-under ``--strict-baseline``; or, for a whole case with no check run, its cassette was recorded from
-another version of the scenario: ``message`` names it and the line that re-records it); ``error``
-(the adapter crashed or hung, the cassette is missing: ``message`` and ``traceback`` say which).
+pass); ``deviated`` (the model behind a live server did not do what the scenario asks: text instead
+of a call, another tool, other arguments; the scenario's script could not be judged, but what the
+server sent was still judged for shape, and a malformed answer is a ``fail`` that wins as the worse
+check; the model's choice, never a server defect: shown, counted and listed apart from the defects,
+never a failure and never a pass); ``stale`` (declared a known gap, but the check now passes; a
+baselined defect no longer found, under ``--strict-baseline``; or, for a whole case with no check
+run, its cassette was recorded from another version of the scenario: ``message`` names it and the
+line that re-records it); ``error`` (the adapter crashed or hung, the cassette is missing:
+``message`` and ``traceback`` say which).
 
 A ``Finding`` is one of four kinds (``FindingKind``): a ``defect`` (the library lost or changed what
 the caller gave or the provider sent, or sent what the provider rejects: the only kind that fails a
@@ -50,8 +55,8 @@ __all__ = [
     "worst",
 ]
 
-Status: TypeAlias = Literal["pass", "xfail", "unsupported", "left", "stale", "fail", "error"]
-STATUS_ORDER: tuple[Status, ...] = ("pass", "xfail", "unsupported", "left", "stale", "fail", "error")
+Status: TypeAlias = Literal["pass", "xfail", "unsupported", "left", "deviated", "stale", "fail", "error"]
+STATUS_ORDER: tuple[Status, ...] = ("pass", "xfail", "unsupported", "left", "deviated", "stale", "fail", "error")
 """From best to worst; a case shows its worst check."""
 
 FindingKind: TypeAlias = Literal["defect", "unasked", "note", "left"]
