@@ -70,6 +70,7 @@ __all__ = [
     "DEFAULT_EXCHANGE_TIMEOUT",
     "DEFAULT_MAX_BODY",
     "DEFAULT_PAIR_TIMEOUT",
+    "Fence",
     "PairResult",
     "cassette_path",
     "record_pairs",
@@ -202,8 +203,9 @@ def record_with_emulator(
         )
 
 
-class _Fence(httpx.BaseTransport):
-    """The HTTP transport of one pair: its connections are not kept between exchanges, and each
+class Fence(httpx.BaseTransport):
+    """The HTTP transport of one pair (and of one case of ``conformance.servers``, which bounds a
+    live server's exchanges the same way): its connections are not kept between exchanges, and each
     exchange is watched from its request to the last byte of its body.
 
     Once ``cancel()`` is called (the pair timed out), every request raises instead of reaching the
@@ -270,10 +272,10 @@ class _Fence(httpx.BaseTransport):
 
 
 class _Watch:
-    """One exchange of a ``_Fence``: its sockets, and the watchdog that shuts them down at the
+    """One exchange of a ``Fence``: its sockets, and the watchdog that shuts them down at the
     exchange's deadline or when the pair is cancelled (``fire``)."""
 
-    def __init__(self, fence: _Fence, what: str) -> None:
+    def __init__(self, fence: Fence, what: str) -> None:
         self.fence, self.what = fence, what
         self.lock = threading.Lock()
         self.sockets: list[socket.socket] = []
@@ -334,7 +336,7 @@ class _Watch:
 
 
 class _Watched(httpx.SyncByteStream):
-    """A response body of a ``_Fence`` exchange: it stops at the first piece past the deadline or
+    """A response body of a ``Fence`` exchange: it stops at the first piece past the deadline or
     after the pair was cancelled, and ends its exchange's watch when closed."""
 
     def __init__(self, inner: httpx.SyncByteStream, watch: _Watch) -> None:
@@ -377,7 +379,7 @@ def _timed(
 ) -> PairResult:
     """``_record_one`` in a daemon thread, given ``timeout`` seconds; the emulator script is set
     and cleared here, in the caller's thread, so a late pair never clears the next one's."""
-    fence = _Fence(options.exchange_timeout)
+    fence = Fence(options.exchange_timeout)
     outcome: list[PairResult] = []
 
     def work() -> None:
@@ -407,7 +409,7 @@ def _failed(adapter: Adapter, scenario: Scenario, detail: str) -> PairResult:
     return PairResult(adapter=adapter.name, scenario=scenario.id, status="failed", detail=detail)
 
 
-def _record_one(adapter: Adapter, scenario: Scenario, options: _Options, fence: _Fence) -> PairResult:
+def _record_one(adapter: Adapter, scenario: Scenario, options: _Options, fence: Fence) -> PairResult:
     excluded = scenario.wire_excluded(adapter.name, adapter.wire_format)
     if excluded is not None:
         return PairResult(adapter=adapter.name, scenario=scenario.id, status="unsupported", detail=excluded)
@@ -434,7 +436,7 @@ def _record_pair(
     scenario: Scenario,
     executor: McpExecutor | None,
     options: _Options,
-    fence: _Fence,
+    fence: Fence,
 ) -> PairResult:
     live = options.mode == "live"
     chosen_model = options.model or DEFAULT_MODELS.get(adapter.wire_format, "model")
@@ -567,7 +569,7 @@ def _failure(
     exchanges: Sequence[Exchange],
     *,
     live: bool,
-    fence: _Fence,
+    fence: Fence,
     too_large: str | None,
 ) -> str | None:
     """Why the pair's traffic must not be written, or None: an exchange past its deadline or without
