@@ -42,7 +42,7 @@ import socketserver
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -52,10 +52,14 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 from conformance.adapters import detect_adapter, for_format
 from conformance.emulator import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses, _prompt_formats
 from conformance.emulator._cassette import CassettePlay, PlayedAnswer, is_stream_request, served_pieces
+from conformance.emulator._openai_chat import openai_error
+from conformance.emulator._refusals import Refusal, refusal
+from conformance.emulator._scenario_book import Ambiguous, Found, ScenarioBook, known_quirks_only
 from conformance.emulator._wire import DEFAULT_AFTER, ErrorAnswer, Headers, WireContext, WireEncoder
 from conformance.errors import UsageError
 from conformance.limits import ENV_VAR as LIMITS_ENV_VAR
 from conformance.limits import current as current_limits
+from conformance.model import Request
 from conformance.scenarios.values import HTTP_FAULTS, STREAM_FAULTS, Reply, Scenario
 from conformance.traffic.cassettes import Cassette
 from conformance.traffic.network_guard import is_loopback
@@ -158,6 +162,14 @@ class _BadRequest(Exception):
     """A request the emulator answers with a 400 in the wire's error shape."""
 
 
+class _Refused(Exception):
+    """A request a provider refuses (``_refusals``), answered as that provider answers it."""
+
+    def __init__(self, found: Refusal) -> None:
+        super().__init__(found.message)
+        self.refusal = found
+
+
 class Emulator:
     """The loopback provider emulator: a real HTTP/1.1 server on 127.0.0.1 in a daemon thread.
 
@@ -189,6 +201,8 @@ class Emulator:
         self._log: deque[str] = deque(maxlen=_MAX_NOTES)
         self._responses: dict[str, tuple[str, int]] = {}  # Responses ids -> (scenario id, turn), newest last
         self._play: CassettePlay | None = None
+        self._book: ScenarioBook | None = None
+        self._scripts: dict[str, EmulatorScript] = {}  # scenario id -> its script (play_scenarios)
         self._played: deque[PlayedAnswer] = deque()
         self._server = _Server(port, self)
         self._thread = threading.Thread(
@@ -240,6 +254,27 @@ class Emulator:
         """Play ``script`` from now on; ``None`` goes back to the default reply."""
         with self._lock:
             self._script = script
+
+    def play_scenarios(self, scenarios: Sequence[Scenario] | None) -> ScenarioBook | None:
+        """With no script set, answer each request from the scenario it belongs to, read from the
+        request itself (``_scenario_book``: its system prompt, first user message, tools, tool choice
+        and reasoning settings as the wire's reference adapter reads them), at the turn its history
+        says; a request that matches none gets the default reply, one that matches scenarios whose
+        replies differ a 400 naming them. ``None`` stops. Returns the book (``skipped``: what a wire
+        cannot carry)."""
+        book = ScenarioBook.of(scenarios, tuple(ENCODERS)) if scenarios is not None else None
+        scripts = {s.id: EmulatorScript.from_scenario(s) for s in scenarios or ()}
+        with self._lock:
+            self._book = book
+            self._scripts = scripts
+        return book
+
+    @property
+    def validating(self) -> bool:
+        """Does the emulator refuse what a provider refuses (``_refusals``)? Only when it plays no
+        script: a scripted run judges the client, whose checks give better evidence than a 400."""
+        with self._lock:
+            return self._script is None and self._play is None
 
     def play_cassette(self, cassette: Cassette | None) -> None:
         """Answer from now on with ``cassette``'s recorded answers (``conformance.emulator._cassette``:
@@ -339,6 +374,9 @@ class Emulator:
             ctx, reply = self._plan(wire, raw_path, body)
         except _BadRequest as exc:
             _send_whole(handler, *encoder.invalid_request(str(exc), _bare_context(wire, raw_path)))
+            return
+        except _Refused as exc:
+            _send_whole(handler, *_refusal_answer(encoder, exc.refusal, _bare_context(wire, raw_path)))
             return
         self._answer(handler, encoder, ctx, reply)
 
@@ -469,16 +507,24 @@ class Emulator:
             raise _BadRequest(f"the request body must be a JSON object (a {wire} request)")
         prompt = _prompt_formats.detect_format(parsed) if wire == "openai_chat" else None
         reader = prompt or wire  # a prompt format's history holds its calls and results as text
+        validating = self.validating and prompt is None
         try:
             request = for_format(reader).request_from_wire(parsed, path=raw_path)
         except Exception as exc:  # any adapter complaint: the request is not that wire's shape
+            found = refusal(wire, parsed, None) if validating else None
+            if found is not None:  # what the provider says of it (a schema that is not an object)
+                raise _Refused(found) from exc
             raise _BadRequest(f"cannot read the request as {reader}: {exc}") from exc
+        if validating and (found := refusal(wire, parsed, request)) is not None:
+            raise _Refused(found)
         turn = sum(1 for message in request.messages if message.role == "assistant")
-        script = self.script or _DEFAULT_SCRIPT
+        script = self.script or self._played_scenario(wire, request, turn, prompt) or _DEFAULT_SCRIPT
         previous = parsed.get("previous_response_id") if wire == "openai_responses" else None
         if isinstance(previous, str):
             with self._lock:
                 seen = self._responses.get(previous)
+                if seen is not None and self._script is None and seen[0] in self._scripts:
+                    script = self._scripts[seen[0]]  # play_scenarios: the scenario that response played
             if seen is not None and seen[0] == script.scenario_id:
                 turn += seen[1] + 1  # a stateful Responses client sends only the new items
         url = urlsplit(raw_path)
@@ -514,6 +560,31 @@ class Emulator:
                 )
             reply = _prompt_formats.prompt_reply(prompt, reply, parsed)
         return ctx, reply
+
+    def _played_scenario(self, wire: str, request: Request, turn: int, prompt: str | None) -> EmulatorScript | None:
+        """``play_scenarios``: the script of the scenario this request belongs to, None for none
+        (the default reply), or ``_BadRequest`` when it matches scenarios whose replies differ."""
+        with self._lock:
+            book, scripts = self._book, self._scripts
+        if book is None or prompt is not None:
+            return None
+        encoder = ENCODERS[wire]
+        known = encoder.KNOWN_QUIRKS | SERVER_QUIRKS | ERROR_QUIRKS.get(wire, frozenset())
+
+        def alike(a: Reply, b: Reply) -> bool:
+            return known_quirks_only(a, known) == known_quirks_only(b, known)
+
+        found = book.find(wire, request, turn, same=alike)
+        if isinstance(found, Ambiguous):
+            raise _BadRequest(
+                f"this request matches scenarios {' and '.join(repr(s) for s in found.scenario_ids)} (the same first "
+                f"request) and the rest of it does not tell them apart, but their replies for turn {found.turn} "
+                "differ; "
+                "play one of them (conformance emulator --scenario ID) or leave the other out of --play-scenarios"
+            )
+        if isinstance(found, Found):
+            return scripts[found.scenario.id]
+        return None
 
     def _answer(self, handler: _Handler, encoder: WireEncoder, ctx: WireContext, reply: Reply) -> None:
         unknown = sorted(set(reply.quirks) - encoder.KNOWN_QUIRKS - SERVER_QUIRKS - ERROR_QUIRKS.get(ctx.wire, set()))
@@ -647,6 +718,15 @@ def _too_deep(body: bytes) -> str | None:
         f"no provider request does: send a shallower body, or start the emulator with {LIMITS_ENV_VAR}=nesting_depth=N "
         "(docs/limits.md)"
     )
+
+
+def _refusal_answer(encoder: WireEncoder, found: Refusal, ctx: WireContext) -> ErrorAnswer:
+    """A provider's refusal in the wire's error shape: OpenAI's envelope with its ``param`` and
+    ``code``, the other wires' invalid-request body (``invalid_request``) with the status."""
+    _, headers, body = encoder.invalid_request(found.message, ctx)
+    if ctx.wire in ("openai_chat", "openai_responses"):
+        body = openai_error(found.message, "invalid_request_error", param=found.param, code=found.code)
+    return found.status, headers, body
 
 
 def _generic_error(status: int, message: str) -> ErrorAnswer:
