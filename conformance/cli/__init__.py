@@ -141,6 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="your scenarios, added to the bundled ones (same id: yours wins; repeatable)",
     )
     emulator.add_argument(
+        "--play-scenarios",
+        action="store_true",
+        help="answer each request from the scenario it belongs to, read from the request (docs/emulator.md)",
+    )
+    emulator.add_argument(
         "--max-requests",
         type=_number("--max-requests", int, low=0, what="0 or more (0 keeps nothing in the request log)"),
         default=1000,
@@ -762,6 +767,7 @@ def _emulator(args: argparse.Namespace) -> int:
         scenarios_dir=args.scenarios_dir,
         max_requests=args.max_requests,
         max_log_bytes=args.max_log_bytes,
+        play_scenarios=args.play_scenarios,
     )
 
 

@@ -7,8 +7,9 @@ import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from conformance.emulator._scenario_book import server_playable
 from conformance.emulator._server import (
     DEFAULT_MAX_LOG_BYTES,
     DEFAULT_MAX_REQUESTS,
@@ -16,6 +17,10 @@ from conformance.emulator._server import (
     Emulator,
     EmulatorScript,
 )
+
+if TYPE_CHECKING:
+    from conformance.scenarios.loader import LoadResult
+    from conformance.scenarios.values import Scenario
 
 __all__ = ["serve_command"]
 
@@ -37,12 +42,16 @@ def serve_command(
     *,
     max_requests: int = DEFAULT_MAX_REQUESTS,
     max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
+    play_scenarios: bool = False,
     stop: threading.Event | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
     """Serve the emulator (playing ``scenario`` when given) until Ctrl-C, or until ``stop`` is set;
     its request log keeps the newest ``max_requests`` requests, ``max_log_bytes`` of bodies in all.
+    ``play_scenarios``: play every scenario a server is asked (``server_playable``; the bundled ones
+    and those of ``scenarios_dir``), each request answered from the one it belongs to
+    (``Emulator.play_scenarios``).
 
     Prints the base URL and the paths first. Exit codes: 0 after a clean stop, 1 when the scenario
     has problems or the port cannot be bound, 2 for an unknown scenario id or a bad port.
@@ -59,6 +68,19 @@ def serve_command(
             file=err,
         )
         return _USAGE
+    if play_scenarios and scenario is not None:
+        print(
+            f"conformance emulator: error: --play-scenarios plays every scenario, chosen by each request; "
+            f"it does not go with --scenario {scenario} (which plays that one for every request): give one of them",
+            file=err,
+        )
+        return _USAGE
+    playing: list[Scenario] = []
+    if play_scenarios:
+        loaded, code = _load_scenarios(scenarios_dir, err)
+        if loaded is None:
+            return code
+        playing = [s for s in loaded if server_playable(s)]
     script: EmulatorScript | None = None
     if scenario is not None:
         script, code = _load_script(scenario, scenarios_dir, err)
@@ -75,11 +97,18 @@ def serve_command(
         )
         return _PROBLEMS
     with emulator:
+        book = emulator.play_scenarios(playing) if play_scenarios else None
         print(f"conformance emulator listening on {emulator.base_url}", file=out)
         for wire in ENCODERS:
             print(f"  {wire:<17} POST {emulator.base_url}{_PATHS[wire]}", file=out)
         if script is not None:
             print(f"playing scenario {script.scenario_id} ({len(script.replies)} turn(s))", file=out)
+        elif book is not None:
+            print(
+                f"playing {len(book)} scenario(s), each request answered from the one it belongs to "
+                "(no scripted faults, no provider quirks); a request that matches none gets the default reply",
+                file=out,
+            )
         else:
             print("no scenario: every request gets the default reply", file=out)
         print(f"request log: the newest {max_requests} request(s), {max_log_bytes} body bytes in all", file=out)
@@ -94,10 +123,9 @@ def serve_command(
     return 0
 
 
-def _load_script(
-    scenario: str, scenarios_dir: str | Sequence[str] | None, err: TextIO
-) -> tuple[EmulatorScript | None, int]:
-    """The script of scenario ``scenario``, or None and the exit code after printing why not."""
+def _load(scenarios_dir: str | Sequence[str] | None, err: TextIO) -> tuple[LoadResult | None, list[str], int]:
+    """The bundled scenarios and those of ``scenarios_dir`` (and the folders), or None and the exit code
+    after printing why not."""
     from conformance.errors import UsageError
     from conformance.scenarios.loader import load_with_user_dirs
 
@@ -105,12 +133,32 @@ def _load_script(
     missing = [d for d in dirs if not Path(d).is_dir()]
     if missing:
         print(f"conformance emulator: error: --scenarios-dir {missing[0]}: no such folder", file=err)
-        return None, _USAGE
+        return None, dirs, _USAGE
     try:
-        result = load_with_user_dirs(dirs)
+        return load_with_user_dirs(dirs), dirs, 0
     except UsageError as exc:
         print(f"conformance emulator: error: {exc}", file=err)
-        return None, _USAGE
+        return None, dirs, _USAGE
+
+
+def _load_scenarios(scenarios_dir: str | Sequence[str] | None, err: TextIO) -> tuple[list[Scenario] | None, int]:
+    """Every scenario that loads (``--play-scenarios``); the files with problems are named on ``err``
+    and left out."""
+    result, _, code = _load(scenarios_dir, err)
+    if result is None:
+        return None, code
+    for problem in result.problems:
+        print(f"conformance emulator: left out (check with `conformance validate`): {problem}", file=err)
+    return list(result.scenarios), 0
+
+
+def _load_script(
+    scenario: str, scenarios_dir: str | Sequence[str] | None, err: TextIO
+) -> tuple[EmulatorScript | None, int]:
+    """The script of scenario ``scenario``, or None and the exit code after printing why not."""
+    result, dirs, code = _load(scenarios_dir, err)
+    if result is None:
+        return None, code
     for candidate in result.scenarios:
         if candidate.id == scenario:
             return EmulatorScript.from_scenario(candidate), 0

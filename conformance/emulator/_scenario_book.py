@@ -29,7 +29,15 @@ from conformance.adapters import for_format
 from conformance.model import Message, Request, Text, ToolResult
 from conformance.scenarios.values import Reply, Scenario
 
-__all__ = ["Ambiguous", "Found", "ScenarioBook", "known_quirks_only", "request_key", "scenario_inputs"]
+__all__ = [
+    "Ambiguous",
+    "Found",
+    "ScenarioBook",
+    "known_quirks_only",
+    "request_key",
+    "scenario_inputs",
+    "server_playable",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,6 +61,20 @@ class _Entry:
     prefix: int
     """How many messages the key covers (the history and the turn-0 user message)."""
     key: str
+
+
+def server_playable(scenario: Scenario) -> bool:
+    """Is ``scenario`` one a live server is asked (what ``conformance emulator --play-scenarios``
+    plays)? Not when a turn scripts a fault (``HTTP_FAULTS``, ``STREAM_FAULTS``: a server is not told
+    to fail), when a tag marks a provider quirk or a deviation (``quirk``, ``deviation:...``: the shape
+    of one provider, not of the wire), or when its tools come from an MCP server (empty until one runs).
+    Among the bundled scenarios that leaves 79 of 115; their first requests collide once
+    (docs/emulator.md, "Playing scenarios by request")."""
+    if scenario.mcp is not None:
+        return False
+    if any(turn.reply.fault is not None for turn in scenario.turns):
+        return False
+    return not any(tag == "quirk" or tag == "deviation" or tag.startswith("deviation:") for tag in scenario.tags)
 
 
 def _plain(value: Any) -> Any:
