@@ -73,6 +73,18 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
         "client.request_headers",
         "client.typed_errors",
     ),
+    "server": (  # conformance.checks.server.SERVER_CHECKS: model servers and gateways, judged on their answers
+        "server.status",
+        "server.shape",
+        "server.framing",
+        "server.ids",
+        "server.arguments",
+        "server.finish",
+        "server.usage",
+        "server.errors",
+        "server.modes",
+        "server.model",
+    ),
 }
 """Every check id a run can give, per family (``conformance list`` shows them; a test keeps it complete)."""
 
