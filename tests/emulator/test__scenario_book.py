@@ -51,13 +51,13 @@ def _groups(book: ScenarioBook, wire: str) -> list[list[str]]:
 def test_the_bundled_server_scenarios_and_their_one_collision(bundled: list[Scenario], book: ScenarioBook) -> None:
     """docs/emulator.md ("Playing scenarios by request") gives these figures."""
     assert len(load_scenarios().scenarios) == 115
-    assert len(bundled) == 79
+    assert len(bundled) == 76
     assert {wire: len(book.wires[wire]) for wire in WIRES} == {
-        "openai_chat": 66,
-        "openai_responses": 69,
-        "anthropic": 71,
-        "gemini": 69,
-        "ollama": 60,
+        "openai_chat": 63,
+        "openai_responses": 66,
+        "anthropic": 68,
+        "gemini": 66,
+        "ollama": 57,
     }
     for wire in WIRES:
         assert _groups(book, wire) == [["multi_turn/call_id_sent_back", "multi_turn/results_then_user_text"]]
