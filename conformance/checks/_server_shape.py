@@ -124,6 +124,17 @@ def _pydantic_findings(out: Collector, exc: Exception, type_name: str, prefix: s
     if not callable(errors):
         out.add("server.shape", prefix, f"{type_name} does not read it: {exc}", remedy=_REMEDY)
         return
+    guess = wire_guess(value)
+    if guess is not None and guess != wire:
+        out.add(
+            "server.shape",
+            prefix,
+            f"{type_name} does not read it: it looks like the {guess} wire's (is the server answering another"
+            " wire at this path?)",
+            expected=wire,
+            actual=guess,
+            remedy=f"answer the {wire} endpoint in the {wire} wire",
+        )
     for error in _members_meant(list(errors())):
         loc = [step for step in error.get("loc", ()) if not _union_step(step)]
         path = prefix + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in loc)
@@ -141,10 +152,6 @@ def _pydantic_findings(out: Collector, exc: Exception, type_name: str, prefix: s
         else:
             message = f"{type_name}.{field}: {error.get('msg', kind)}"
             expected, actual = kind, error.get("input")
-        if not loc:
-            guess = wire_guess(value)
-            if guess and guess != wire:
-                message += f" (the answer looks like the {guess} wire's: is the server answering another wire here?)"
         out.add("server.shape", path, message, expected=expected, actual=_small(actual), remedy=_REMEDY)
 
 
