@@ -315,11 +315,11 @@ def _ping(frame: Frame) -> bool:
 def error_body_problems(wire: str, body: bytes) -> list[str]:
     """What keeps ``body`` from being ``wire``'s documented error body (empty: it is one).
 
-    - OpenAI Chat and Responses: ``{"error": {"message": str, "type": str, "param", "code"}}``
-      (the OpenAPI ``ErrorResponse``; wire-formats.md §1e). openai-python reads ``body["error"]``
-      (``_client.py`` ``_make_status_error``) and takes ``code`` and ``param`` as optional, any
-      ``code`` made a string (``_exceptions.py`` ``APIError.__init__``): absent or numeric ones are
-      accepted, a missing ``message`` or ``type`` is not.
+    - OpenAI Chat and Responses: ``{"error": {"message": str, "type": str, "param": str|null,
+      "code": str|null}}``, all four required (the OpenAPI ``ErrorResponse``/``Error``; every recorded
+      OpenAI 4xx has them, wire-formats.md §1e). openai-python reads ``body["error"]`` (``_client.py``
+      ``_make_status_error``) and makes any ``code`` a string (``_exceptions.py``
+      ``APIError.__init__``), so a numeric ``code`` is accepted; a missing key is not.
     - Anthropic: ``{"type": "error", "error": {"type": str, "message": str}}`` (§3e; anthropic
       ``types/shared/error_response.py``).
     - Gemini: ``{"error": {"code": int, "message": str, "status": str}}`` (the Google RPC envelope,
@@ -342,16 +342,25 @@ def error_body_problems(wire: str, body: bytes) -> list[str]:
         return [f"no error object ({_ERROR_SHAPES[wire]}): {quote(body, 120)}"]
     wanted = _ERROR_FIELDS[wire]
     for key, types in wanted.items():
-        if not isinstance(error.get(key), types) or isinstance(error.get(key), bool):
-            problems.append(f"error.{key} missing or not a {types[0].__name__} ({_ERROR_SHAPES[wire]})")
+        if key not in error:
+            problems.append(f"error.{key} missing ({_ERROR_SHAPES[wire]})")
+        elif not isinstance(error.get(key), types) or isinstance(error.get(key), bool):
+            names = " or ".join("null" if t is type(None) else t.__name__ for t in types)
+            problems.append(f"error.{key} is not {names} ({_ERROR_SHAPES[wire]})")
     if wire == "anthropic" and value.get("type") != "error":
         problems.append(f'type is {value.get("type")!r}, not "error" ({_ERROR_SHAPES[wire]})')
     return problems
 
 
+_OPENAI_ERROR: Mapping[str, tuple[type, ...]] = {
+    "message": (str,),
+    "type": (str,),
+    "param": (str, type(None)),
+    "code": (str, int, type(None)),
+}
 _ERROR_FIELDS: Mapping[str, Mapping[str, tuple[type, ...]]] = {
-    "openai_chat": {"message": (str,), "type": (str,)},
-    "openai_responses": {"message": (str,), "type": (str,)},
+    "openai_chat": _OPENAI_ERROR,
+    "openai_responses": _OPENAI_ERROR,
     "anthropic": {"type": (str,), "message": (str,)},
     "gemini": {"code": (int,), "message": (str,), "status": (str,)},
 }
