@@ -5,11 +5,11 @@ no earlier assistant message made.
 ``refusal(wire, body, request)`` reads the request body as sent (``body``, parsed JSON) and as the
 wire's reference adapter decodes it (``request``, for the tool choice, which each wire spells its
 own way) and returns the ``Refusal`` the provider answers with (a 400, its message, and OpenAI's
-``param``/``code``), or None. A body that is not JSON is refused earlier, by the server
-(``_server._plan``). The emulator refuses these only when it plays no script (the default reply or
-``Emulator.play_scenarios``, where it stands for a provider under test); a scripted run judges the
-client, and the client checks give better evidence than a 400 would (docs/emulator.md,
-"Requests a provider refuses").
+``param``/``code``), or None. The emulator refuses these only when it plays no script (the default
+reply or ``Emulator.play_scenarios``, where it stands for a provider under test); a scripted run
+judges the client, and the client checks give better evidence than a 400 would (docs/emulator.md,
+"Requests a provider refuses"). ``not_json(wire, body, error)`` is the refusal of a body that is not
+JSON, in every mode (the server asks for it before any adapter reads the body).
 
 Sources of each status and message, per wire:
 
@@ -40,6 +40,15 @@ Sources of each status and message, per wire:
   ``functionCallingConfig.allowedFunctionNames`` entry or a ``parameters`` that no declaration has:
   ``INVALID_ARGUMENT`` in the "GenerateContentRequest proto is invalid" form Gemini gives every bad
   field (kaitranntt/ccs#25; the wording for these two fields is UNVERIFIED).
+- A body that is not JSON: OpenAI 400 "We could not parse the JSON body of your request. (HINT: ...)"
+  with ``param`` and ``code`` null (quoted whole in public security reports and proxies that mirror
+  it); Anthropic 400 "The request body is not valid JSON: " and Python's own ``json`` error, "line L
+  column C (char N)" (anthropics/claude-code#6508, #8272, promptfoo/promptfoo#4489); Gemini 400
+  ``INVALID_ARGUMENT`` "Invalid JSON payload received. Unexpected token." then the text near it and a
+  ``^`` line (quoted in many repositories); Ollama 400 ``{"error": ...}`` with Go's ``encoding/json``
+  error (``server/routes.go`` answers a bind error with ``err.Error()``; "unexpected EOF" for a body
+  cut short, "invalid character 'x' looking for beginning of value" otherwise: the wording of Go's
+  decoder, UNVERIFIED against a running Ollama).
 - Ollama documents none of these (``docs/api/errors.mdx``): it renders every tool message into the
   prompt and has no ``tool_choice``; a ``parameters`` that is not an object fails Go's JSON decoding
   (400 ``{"error": "json: cannot unmarshal ..."}``, the emulator's ``invalid_tool_schema`` fault).
@@ -53,7 +62,7 @@ from typing import Any
 
 from conformance.model import Request
 
-__all__ = ["Refusal", "refusal"]
+__all__ = ["Refusal", "not_json", "refusal"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -80,6 +89,38 @@ def refusal(wire: str, body: Mapping[str, Any], request: Request | None) -> Refu
     if found is None:
         found = _result_refusal(wire, body)
     return found
+
+
+def not_json(wire: str, body: bytes, error: ValueError) -> Refusal:
+    """The refusal of a body that is not JSON (``error``: what Python's ``json`` said of it)."""
+    if wire in ("openai_chat", "openai_responses"):
+        message = (
+            "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP "
+            "library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you "
+            "have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)"
+        )
+        return Refusal(message=message, what="body_not_json")
+    if wire == "anthropic":
+        return Refusal(message=f"The request body is not valid JSON: {error}", what="body_not_json")
+    position = getattr(error, "pos", 0)
+    if wire == "gemini":
+        line_start = body.rfind(b"\n", 0, position) + 1
+        near = body[line_start : line_start + 60].decode("utf-8", "replace")
+        caret = " " * (position - line_start) + "^"
+        message = f"Invalid JSON payload received. Unexpected token.\n{near}\n{caret}"
+        return Refusal(message=message, what="body_not_json")
+    if position >= len(body.rstrip()):
+        return Refusal(message="unexpected EOF", what="body_not_json")
+    found = body[position : position + 1].decode("utf-8", "replace")
+    reason = str(getattr(error, "msg", ""))
+    looking = (
+        "looking for beginning of object key string"
+        if reason.startswith("Expecting property name")
+        else "after top-level value"
+        if reason.startswith("Extra data")
+        else "looking for beginning of value"
+    )
+    return Refusal(message=f"invalid character {found!r} {looking}", what="body_not_json")
 
 
 # ---- schemas --------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ from conformance.adapters import detect_adapter, for_format
 from conformance.emulator import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses, _prompt_formats
 from conformance.emulator._cassette import CassettePlay, PlayedAnswer, is_stream_request, served_pieces
 from conformance.emulator._openai_chat import openai_error
-from conformance.emulator._refusals import Refusal, refusal
+from conformance.emulator._refusals import Refusal, not_json, refusal
 from conformance.emulator._scenario_book import Ambiguous, Found, ScenarioBook, known_quirks_only
 from conformance.emulator._wire import DEFAULT_AFTER, ErrorAnswer, Headers, WireContext, WireEncoder
 from conformance.errors import UsageError
@@ -502,7 +502,7 @@ class Emulator:
         try:
             parsed = json.loads(body) if body else None
         except ValueError as exc:
-            raise _BadRequest(f"the request body is not JSON ({exc}); send the {wire} request body as JSON") from exc
+            raise _Refused(not_json(wire, body, exc)) from exc  # the provider's own words for it
         if not isinstance(parsed, dict):
             raise _BadRequest(f"the request body must be a JSON object (a {wire} request)")
         prompt = _prompt_formats.detect_format(parsed) if wire == "openai_chat" else None

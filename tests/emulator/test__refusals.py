@@ -150,6 +150,15 @@ _PARAMS = {
 }
 
 
+_NOT_JSON = {
+    "openai_chat": "We could not parse the JSON body of your request. (HINT: This likely means",
+    "openai_responses": "We could not parse the JSON body of your request.",
+    "anthropic": "The request body is not valid JSON: Expecting value: line 1 column 29 (char 28)",
+    "gemini": "Invalid JSON payload received. Unexpected token.\n",
+    "ollama": "unexpected EOF",
+}
+
+
 def _body(wire: str, probe: str) -> tuple[str, dict[str, Any]]:
     path, base = _BASE[wire]
     return path, _PROBES[probe](wire, json.loads(json.dumps(base)))
@@ -207,8 +216,11 @@ def test_a_body_that_is_not_json_is_a_400_in_the_wires_error_shape(
     path, _ = _BASE[wire]
     response = client.post(path, content=b'{"model": "m", "messages": [', headers={"content-type": "application/json"})
     assert response.status_code == 400
-    status, message, _ = _sdk_error(wire, emu.base_url, response)
-    assert status == 400 and "not JSON" in message
+    status, message, parsed = _sdk_error(wire, emu.base_url, response)
+    assert status == 400
+    assert message.startswith(_NOT_JSON[wire]), message
+    if wire.startswith("openai"):
+        assert parsed["param"] is None and parsed["code"] is None
 
 
 @pytest.mark.parametrize("wire", sorted(_BASE))

@@ -177,7 +177,10 @@ def test_an_unreadable_body_is_a_400_in_the_wire_shape(
     assert answer.status_code == 400
     error = get_adapter(wire).error_from_wire(answer.status_code, answer.headers, answer.content).info
     assert error.kind == "invalid_request"
-    assert "JSON" in error.message
+    if wire == "ollama" and body == b"{not json":  # Go's decoder's words (docs/emulator.md)
+        assert error.message == "invalid character 'n' looking for beginning of object key string"
+    else:
+        assert "JSON" in error.message
     assert client.post(
         _PATHS[wire], json=get_adapter(wire).request_to_wire(request_for(wire, stream=False)).body
     ).is_success
