@@ -305,10 +305,11 @@ def _scenario_cases(
         return [_case(column, scenario.id, mode, "unsupported", message=why) for mode in modes]
     cases: list[CaseResult] = []
     non_stream: ConversationOutcome | None = None
+    asked = False  # the non-streamed case ran (its outcome, if any, is the one to compare with)
     for mode in modes:
-        case, outcome = _scenario_case(column, scenario, mode, options, non_stream, answered)
+        case, outcome = _scenario_case(column, scenario, mode, options, non_stream, answered, asked=asked)
         if mode == "non_stream":
-            non_stream = outcome
+            non_stream, asked = outcome, True
         cases.append(case)
     return cases
 
@@ -320,7 +321,13 @@ def _scenario_case(
     options: ServerOptions,
     non_stream: ConversationOutcome | None,
     answered: list[Exchange],
+    *,
+    asked: bool,
 ) -> tuple[CaseResult, ConversationOutcome | None]:
+    """One scenario case. The streamed one is compared with ``non_stream``, the outcome of the
+    non-streamed case; when that case was not run (``asked`` false: ``-k`` chose the stream alone)
+    the non-streamed request is asked here first, unreported, as the runner does; when it ran and
+    has no outcome (it broke), there is nothing to compare."""
     fence = Fence(options.exchange_timeout)
     box: dict[str, _Ran] = {}
     model = options.model or DEFAULT_MODELS.get(column.wire_format, "model")
@@ -354,12 +361,17 @@ def _scenario_case(
             outcome = ran.outcome
             if mode != "stream" or outcome is None or fence.overran or transport.too_large:
                 return
-            first = non_stream or converse("non_stream")
-            ran = replace(ran, first=first)
-            box["ran"] = ran
-            whole, streamed = _answers(first), _answers(outcome)
-            if whole is not None and streamed is not None and whole != streamed:
-                box["ran"] = replace(ran, repeat=converse("non_stream"))
+            try:
+                first = non_stream if asked else converse("non_stream")
+                if first is None:
+                    return
+                ran = replace(ran, first=first)
+                box["ran"] = ran
+                whole, streamed = _answers(first), _answers(outcome)
+                if whole is not None and streamed is not None and whole != streamed:
+                    box["ran"] = replace(ran, repeat=converse("non_stream"))
+            except Exception:  # a non-streamed answer the adapter cannot decode: judged in its own case
+                return
 
     run = run_case(work, timeout=options.timeout, fence=fence, name=f"certify {column.name} {scenario.id} {mode}")
     ran = box.get("ran")
@@ -383,7 +395,7 @@ def _scenario_case(
         ), None
     verdicts = _judge(column, mode, ran, options)
     status = worst([v.status for v in verdicts])
-    message = _message(ran.fence, ran.too_large, ran.exchanges, ran.outcome, verdicts, options)
+    message = _message(ran.fence, ran.too_large, ran.exchanges, ran.outcome, verdicts, options, ran.crash)
     kept = ran.exchanges if status in ("fail", "error", "deviated") else ()
     case = _case(column, scenario.id, mode, status, checks=verdicts, message=message, exchanges=kept)
     return case, ran.outcome
@@ -549,6 +561,7 @@ def _message(
     outcome: ConversationOutcome | None,
     verdicts: Sequence[CheckVerdict],
     options: ServerOptions,
+    crash: BaseException | None = None,
 ) -> str:
     """The case's one line: what cut it (and the option that moves the bound), else why it stopped."""
     if fence.overran is not None:
@@ -562,8 +575,10 @@ def _message(
             return f"{where}, a redirect, refused: only {options.base_url} is connected to"
         if exchange.status is None:
             return f"{exchange.method} {path}: no answer ({exchange.error or 'none'})"
+    if crash is not None:
+        return f"the reference adapter could not decode the answer: {type(crash).__name__}: {crash}"
     deviated = next((v.message for v in verdicts if v.status == "deviated"), "")
-    if deviated:
+    if deviated and worst([v.status for v in verdicts]) == "deviated":
         return deviated
     if outcome is not None and outcome.stopped:
         return f"conversation stopped early: {outcome.stopped}"
