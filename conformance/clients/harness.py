@@ -147,6 +147,12 @@ class CertifyOptions:
     worker_memory: int | None = field(default_factory=memory_limit_from_env)
     """Bytes each worker process may take (None: no limit); ``$CONFORMANCE_WORKER_MEMORY`` or
     ``conformance.run.workers.default_memory_limit()`` by default."""
+    port: int = 0
+    """The port the emulator listens on (0: a free one). A fixed port (a gateway configured to call
+    it, ``conformance.servers.gateway``) runs every case in this process, one at a time."""
+    case_verdicts: Callable[[CaseContext], Sequence[CheckVerdict]] | None = None
+    """More verdicts for each judged case, after the families' (a gateway's downstream answers judged
+    by ``conformance.checks.server``)."""
 
 
 def client_adapter(client: Client, wire: str) -> Adapter:
@@ -187,7 +193,7 @@ def certify(
     pairs = chosen_pairs(adapters, scenarios, options)
     cases: list[CaseResult] = []
     remote = isinstance(client, RemoteClient)
-    here = not options.isolate or not can_fork() or (remote and options.jobs <= 1)
+    here = not options.isolate or not can_fork() or (remote and options.jobs <= 1) or options.port != 0
     run = uuid.uuid4().hex
     results = _in_process(pairs, client, options, run) if here else _in_workers(pairs, client, options, run)
     try:
@@ -208,7 +214,7 @@ def _in_process(
     """The cases of each pair, run in this process."""
     with (
         _guarded(f"{run}.main"),
-        Emulator() as server,
+        Emulator(port=options.port) as server,
         EventLoop() as loop,
         McpPool(start_timeout=options.timeout) as pool,
     ):
@@ -520,6 +526,9 @@ class Harness:
         )
         duties = client_duties(self.client, adapter.wire_format)
         verdicts = run_checks(ctx, self.options.families, only=self.options.checks)
+        if self.options.case_verdicts is not None:
+            more = self.options.case_verdicts(ctx)
+            verdicts = (*verdicts, *(v for v in more if self.options.checks is None or v.check in self.options.checks))
         verdicts = _with_refusals(verdicts, self.refused)
         verdicts = apply_gaps(left_to_caller(verdicts, ctx, duties), adapter, scenario)
         status = worst([v.status for v in verdicts])

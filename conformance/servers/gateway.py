@@ -1,0 +1,297 @@
+"""Certify a gateway: a server that takes one wire downstream and calls a provider on another.
+
+A gateway (LiteLLM's proxy, an OpenRouter-style router, an Anthropic-to-OpenAI bridge) is a
+black-box client of its upstream wire, so it is certified the way a client is
+(``conformance.clients.harness.certify``): the emulator plays each scenario's cassette for the
+upstream wire on ``upstream_port`` (the port the gateway is configured to call), captures what the
+gateway sent there, and the translation, round-trip and ``client.*`` checks judge it. The client
+under certification is a ``GatewayClient``: each turn it encodes the call's request with the
+downstream wire's reference adapter (the model is the gateway's route for that upstream), POSTs it
+to the gateway and decodes the answer with the same adapter (``response_from_wire``,
+``stream_from_wire``; an error status through ``error_from_wire``, raised as the
+``ProviderError`` whose info ``error_info`` returns). So a 529 the emulator plays upstream must
+reach the caller as the downstream wire's overload error with its retry-after, which the recovery
+checks judge. Each downstream answer's bytes are also judged for shape by
+``conformance.checks.server.answer_verdicts`` (``ServerExchange``), added to the case's verdicts.
+
+Columns are ``name@downstream/upstream`` (``litellm-proxy@openai_chat/anthropic``). The emulator
+has one fixed port, so the cases run one at a time in this process.
+
+Bounded as ``record --live`` is: the suite connects to ``base_url`` alone (redirects are not
+followed, no proxy from the environment), each exchange has ``exchange_timeout`` seconds in all
+(and as much per read), a body past ``max_body`` bytes is cut; a gateway that does not answer, answers
+forever or sends too much makes that case an ERROR naming the URL and what to do, and the run goes
+on. The gateway's key (``api_key``, from ``--api-key-env``) goes in the downstream wire's auth header
+(``conformance.traffic.transport.auth_headers``) and never into a report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from conformance.adapters import for_format
+from conformance.adapters.base import Adapter, WireRequest, load_json_body
+from conformance.checks import FAMILIES, CaseContext
+from conformance.checks.server import ServerExchange, answer_verdicts
+from conformance.clients.contract import CLIENT_WIRES, Call, Completion
+from conformance.clients.harness import CertifyOptions, certify
+from conformance.clients.invoke import ClientCrashed
+from conformance.errors import ProviderError, TransportError, TransportTimeoutError, UsageError, WireFormatError
+from conformance.model import ErrorInfo
+from conformance.run.shard import Shard
+from conformance.scenarios.values import MODES, Mode, Scenario
+from conformance.traffic.transport import Transport
+from conformance.verdicts import CaseResult, CheckVerdict, RunResult
+
+__all__ = [
+    "CROSS_WIRE_LOSSES",
+    "DEFAULT_MAX_BODY",
+    "GATEWAY_DUTIES",
+    "GatewayClient",
+    "GatewayOptions",
+    "certify_gateway",
+    "gateway_capabilities",
+    "shape_judged",
+]
+
+DEFAULT_MAX_BODY = 16 * 1024 * 1024
+"""Bytes one downstream answer may have (decoded) before it is cut: a scenario's answer is a few KB."""
+
+GATEWAY_DUTIES: frozenset[str] = frozenset({"transport", "tool_names", "tool_schemas"})
+"""What a translating gateway takes on (``conformance.clients.contract.DUTIES``): it carries the
+conversation, and maps the caller's tool names and schemas to what the upstream accepts (the
+caller wrote them for the downstream wire). Reading providers' quirks is not asked of it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayOptions:
+    """What ``certify_gateway`` needs: the gateway, its wires, and the run's choices."""
+
+    base_url: str
+    """The gateway (``http://127.0.0.1:4000``): the only URL the suite connects to."""
+    wire: str
+    """The downstream wire the suite speaks to the gateway."""
+    upstreams: tuple[str, ...]
+    """The wires the gateway calls the emulator with, one column each."""
+    upstream_port: int
+    """The emulator listens here: the gateway is configured to call ``http://127.0.0.1:PORT``."""
+    model: str = "emulator-{upstream}"
+    """The gateway's route name; ``{upstream}`` is replaced by each upstream wire."""
+    api_key: str | None = None
+    """The gateway's key (``--api-key-env``): sent in the downstream wire's auth header, never printed."""
+    name: str = "gateway"
+    families: tuple[str, ...] = tuple(FAMILIES)
+    checks: frozenset[str] | None = None
+    select: Callable[[str, str, str], bool] | None = None
+    """``-k``: (column, scenario id, mode) -> run this case?"""
+    modes: tuple[Mode, ...] = MODES
+    timeout: float = 120.0
+    """Seconds per turn (the gateway's own retries and timeouts count in it)."""
+    exchange_timeout: float = 60.0
+    """Seconds one downstream exchange may take in all, and per read."""
+    max_body: int = DEFAULT_MAX_BODY
+    fail_fast: bool = False
+    shard: Shard | None = None
+    known_gaps: Mapping[str, str] = field(default_factory=dict)
+    """Check id (or ``check@glob``, ``wire:check``) -> why the gateway is known to fail it: XFAIL."""
+
+
+CROSS_WIRE_LOSSES: frozenset[str] = frozenset({"reasoning_replay"})
+"""What no gateway can carry from one wire to another: a provider's signed or encrypted reasoning
+(an Anthropic ``thinking`` block's ``signature``, a Gemini ``thoughtSignature``, a Responses
+``encrypted_content``) has no field on another wire's request, so the caller cannot send it back
+through the gateway (wire-formats.md §1b-§5b)."""
+
+
+def gateway_capabilities(downstream: str, upstream: str) -> frozenset[str]:
+    """What a gateway from ``downstream`` to ``upstream`` can be asked: what both wires' reference
+    adapters carry, less ``CROSS_WIRE_LOSSES`` between two different wires (a scenario needing more
+    is UNSUPPORTED on that column)."""
+    both = for_format(downstream).capabilities & for_format(upstream).capabilities
+    return both if downstream == upstream else both - CROSS_WIRE_LOSSES
+
+
+class GatewayClient:
+    """The gateway as a ``conformance.clients.contract.Client``: its wires are the upstreams, each
+    turn goes to the gateway on the downstream wire. The raw downstream exchanges of the case in
+    progress are kept (``take_exchanges``) for the shape checks."""
+
+    def __init__(self, options: GatewayOptions) -> None:
+        self.options = options
+        self.name = f"{options.name}@{options.wire}"
+        self.wires: Mapping[str, frozenset[str]] = {
+            upstream: gateway_capabilities(options.wire, upstream) for upstream in options.upstreams
+        }
+        self.known_gaps: Mapping[str, str] = dict(options.known_gaps)
+        self.duties: frozenset[str] = GATEWAY_DUTIES
+        self.adapter: Adapter = for_format(options.wire)
+        self._lock = threading.Lock()
+        self._case: tuple[str, str, bool] | None = None
+        self._exchanges: list[ServerExchange] = []
+
+    def route(self, upstream: str) -> str:
+        """The gateway's model name for ``upstream``."""
+        return self.options.model.replace("{upstream}", upstream)
+
+    def complete(self, call: Call) -> Completion:
+        request = dataclasses.replace(call.request(), model=self.route(call.wire))
+        wire = self.adapter.request_to_wire(request)
+        tools = tuple(t.name for t in call.tools)
+        named = call.tool_choice if call.tool_choice not in (None, "auto", "none", "required") else None
+        with Transport(
+            self.options.base_url,
+            wire=self.options.wire,
+            api_key=self.options.api_key,
+            timeout=self.options.exchange_timeout,
+            max_body=self.options.max_body,
+        ) as transport:
+            status, headers, chunks, error = self._exchange(transport, wire)
+        body = b"".join(chunks)
+        self._keep(
+            call,
+            ServerExchange(
+                wire=self.options.wire,
+                stream=wire.stream,
+                request=json.dumps(wire.body).encode(),
+                status=status,
+                headers=headers,
+                body=body,
+                chunks=tuple(chunks) if wire.stream else (),
+                turn=call.turn,
+                error=error or "",
+                truncated=error is not None and "max_body" in error,
+                tools=tools,
+                forced=named,
+            ),
+        )
+        if error is not None:
+            raise ClientCrashed(
+                f"the gateway at {self.options.base_url} did not answer {wire.path} in full: {error}; check that it"
+                " runs and calls the emulator on the upstream port"
+            )
+        if status >= 400:
+            raise self.adapter.error_from_wire(status, headers, body)
+        try:
+            if wire.stream:
+                return list(self.adapter.stream_from_wire(chunks, tools=call.tools))
+            parsed = load_json_body(body)
+            if not isinstance(parsed, dict):
+                raise WireFormatError(f"the answer is not a JSON object: {body[:200]!r}")
+            return self.adapter.response_from_wire(parsed, tools=call.tools)
+        except WireFormatError as exc:
+            raise ProviderError(
+                ErrorInfo(kind="malformed_response", message=f"the gateway's answer is not {self.options.wire}: {exc}")
+            ) from exc
+
+    def _exchange(
+        self, transport: Transport, wire: WireRequest
+    ) -> tuple[int, Mapping[str, str], list[bytes], str | None]:
+        """(status, headers, the body as it arrived, what broke the exchange) of one POST, within
+        ``exchange_timeout`` seconds in all and ``max_body`` bytes."""
+        deadline = time.monotonic() + self.options.exchange_timeout
+        chunks: list[bytes] = []
+        try:
+            if not wire.stream:
+                answer = transport.send(wire)
+                return answer.status, answer.headers, [answer.body], None
+            with transport.stream(wire) as response:
+                for piece in response.chunks():
+                    chunks.append(piece)
+                    if time.monotonic() > deadline:
+                        raise TransportTimeoutError(
+                            f"the stream went on past {self.options.exchange_timeout:g} s", url=transport.url(wire)
+                        )
+                return response.status, response.headers, chunks, None
+        except TransportError as exc:
+            cut = " (max_body)" if transport.too_large else ""
+            return 0, {}, chunks, f"{type(exc).__name__}: {exc}{cut}"
+
+    def error_info(self, exc: BaseException) -> ErrorInfo | None:
+        return exc.info if isinstance(exc, ProviderError) else None
+
+    def _keep(self, call: Call, exchange: ServerExchange) -> None:
+        with self._lock:
+            case = (call.scenario, call.wire, call.stream)
+            if case != self._case:
+                self._case, self._exchanges = case, []
+            self._exchanges.append(exchange)
+
+    def take_exchanges(self, scenario: str, upstream: str, stream: bool) -> list[ServerExchange]:
+        """The downstream exchanges of that case (then forgotten)."""
+        with self._lock:
+            kept = self._exchanges if self._case == (scenario, upstream, stream) else []
+            self._case, self._exchanges = None, []
+            return kept
+
+    def case_verdicts(self, ctx: CaseContext) -> Sequence[CheckVerdict]:
+        """The ``server.*`` verdicts of the case's downstream answers, on the turns where the
+        emulator played an answer a provider sends as it is (``shape_judged``)."""
+        exchanges = self.take_exchanges(ctx.scenario.id, ctx.adapter.wire_format, ctx.mode == "stream")
+        judged = [e for e in exchanges if shape_judged(ctx.scenario, e.turn)]
+        return answer_verdicts(judged) if judged else ()
+
+
+def shape_judged(scenario: Scenario, turn: int) -> bool:
+    """Is the gateway's downstream answer to this turn judged by the ``server.*`` checks? Not where
+    the emulator played something broken on purpose or scripted beyond the wire's rules: a fault
+    (an error status, a broken stream: the scenario expects the error, and ``recovery.*`` judges how
+    it reached the caller), malformed argument text (``recovery.arguments_error`` judges it), a
+    provider quirk, or a cut at ``length`` (the emulator's cut is at its own token count, not at the
+    request's limit). A gateway that relays those as they came is doing its job; the shape checks
+    would blame it for the upstream's answer."""
+    if not 0 <= turn < len(scenario.turns):
+        return True
+    spec = scenario.turns[turn]
+    reply, expect = spec.reply, spec.expect
+    if reply.fault is not None or reply.quirks or expect.error is not None or reply.finish == "length":
+        return False
+    return not any(call.arguments_error for call in expect.tool_calls or ())
+
+
+def _problems(options: GatewayOptions) -> list[str]:
+    problems: list[str] = []
+    if options.wire not in CLIENT_WIRES:
+        problems.append(f"unknown downstream wire {options.wire!r} (valid: {', '.join(CLIENT_WIRES)})")
+    if not options.upstreams:
+        problems.append("name at least one upstream wire")
+    if unknown := [u for u in options.upstreams if u not in CLIENT_WIRES]:
+        problems.append(f"unknown upstream wire {', '.join(unknown)} (valid: {', '.join(CLIENT_WIRES)})")
+    if not 0 < options.upstream_port < 65536:
+        problems.append(f"the upstream port must be the one the gateway calls (1-65535), not {options.upstream_port}")
+    if not options.base_url.startswith(("http://", "https://")):
+        problems.append(f"the gateway URL must start with http:// or https:// (got {options.base_url!r})")
+    return problems
+
+
+def certify_gateway(
+    scenarios: Sequence[Scenario],
+    options: GatewayOptions,
+    *,
+    progress: Callable[[CaseResult], None] | None = None,
+    problems: Sequence[str] = (),
+) -> RunResult:
+    """Every chosen (upstream, scenario, mode) case of the gateway; the run's ``RunResult``.
+    ``UsageError`` for options that cannot be run (an unknown wire, no upstream, no port)."""
+    wrong = _problems(options)
+    if wrong:
+        raise UsageError("; ".join(wrong))
+    client = GatewayClient(options)
+    cert = CertifyOptions(
+        families=options.families,
+        checks=options.checks,
+        modes=options.modes,
+        timeout=options.timeout,
+        select=options.select,
+        fail_fast=options.fail_fast,
+        isolate=False,
+        jobs=1,
+        shard=options.shard,
+        port=options.upstream_port,
+        case_verdicts=client.case_verdicts,
+    )
+    return certify(scenarios, client, cert, progress=progress, problems=problems)
