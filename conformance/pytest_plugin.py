@@ -277,8 +277,9 @@ class ConformanceCase:
         return self._result
 
     def check(self) -> None:
-        """Pass, or fail with the findings, xfail on a known gap, skip when unsupported or left to
-        the caller (a duty the client does not take on: the skip says what the caller must do)."""
+        """Pass, or fail with the findings, xfail on a known gap, skip when unsupported, left to
+        the caller (a duty the client does not take on: the skip says what the caller must do) or
+        deviated (the model did not do what the scenario asks: the skip says what it did)."""
         case = self.result()
         if case.status == "pass":
             return
@@ -287,6 +288,15 @@ class ConformanceCase:
         if case.status == "left":
             remedies = [f.remedy or f.message for v in case.checks if v.status == "left" for f in v.findings]
             pytest.skip("left to the caller: " + "; ".join(dict.fromkeys(remedies)))
+        if case.status == "deviated":  # the model's choice, never the server's defect (conformance.verdicts)
+            did = [v.message or "; ".join(f.message for f in v.findings) for v in case.checks if v.status == "deviated"]
+            pytest.skip(
+                "model deviated: "
+                + (
+                    "; ".join(dict.fromkeys(d for d in [case.message, *did] if d))
+                    or "the model did not do what the scenario asks"
+                )
+            )
         if case.status == "xfail":
             reasons = [v.message for v in case.checks if v.status == "xfail"]
             pytest.xfail("; ".join(dict.fromkeys(reasons)) or "known gap")

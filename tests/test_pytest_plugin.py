@@ -536,3 +536,35 @@ def test_the_entry_point_names_the_plugin_module() -> None:
     pyproject = tomllib.loads((Path(conformance.__file__).resolve().parents[1] / "pyproject.toml").read_text())
     assert pyproject["project"]["entry-points"]["pytest11"] == {"conformance": "conformance.pytest_plugin"}
     assert all(callable(getattr(pytest_plugin, hook)) for hook in ("pytest_addoption", "pytest_configure"))
+
+
+def test_a_deviated_case_is_skipped_saying_what_the_model_did() -> None:
+    # the model behind a live server did not do what the scenario asks: the model's choice, never a
+    # failure of the server (conformance.verdicts), so the test is skipped with what the model did
+    from typing import Any, cast
+
+    from conformance.verdicts import CaseResult, CheckVerdict
+
+    said = "the model answered text instead of calling get_weather"
+    case = CaseResult(
+        adapter="llama/openai_chat",
+        scenario="basic/get-weather",
+        mode="stream",
+        status="deviated",
+        checks=(
+            CheckVerdict(check="server.shape", status="pass"),
+            CheckVerdict(check="roundtrip.calls", status="deviated", message=said),
+        ),
+    )
+    unused = cast(Any, None)
+    conformance_case = pytest_plugin.ConformanceCase(
+        wire="openai_chat",
+        scenario="basic/get-weather",
+        mode="stream",
+        _spec=unused,
+        _plugin=unused,
+        _item=unused,
+        _result=case,
+    )
+    with pytest.raises(pytest.skip.Exception, match=f"^model deviated: {said}$"):
+        conformance_case.check()

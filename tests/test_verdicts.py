@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from conformance.checks._common import verdict
-from conformance.verdicts import Finding, generalised_path, signature, value_kind, worst
+from conformance.verdicts import (
+    STATUS_ORDER,
+    CaseResult,
+    Finding,
+    RunResult,
+    generalised_path,
+    signature,
+    value_kind,
+    worst,
+)
 
 
 @pytest.mark.parametrize(
@@ -55,3 +64,20 @@ def test_only_a_defect_fails_a_check() -> None:
     assert verdict("c", [finding("left"), finding("defect")]).status == "fail"
     assert worst(["pass", "left", "unsupported"]) == "left"
     assert worst(["left", "stale"]) == "stale"
+
+
+def test_a_deviation_ranks_above_left_and_below_what_fails() -> None:
+    # the model did not do what the scenario asks: shown above the duties left to the caller, and a
+    # malformed answer (fail), a stale gap or an error wins over it as the case's worst check
+    assert STATUS_ORDER == ("pass", "xfail", "unsupported", "left", "deviated", "stale", "fail", "error")
+    assert worst(["pass", "left", "deviated", "unsupported"]) == "deviated"
+    assert worst(["deviated", "fail"]) == "fail"
+    assert worst(["deviated", "stale"]) == "stale"
+    assert worst(["error", "deviated"]) == "error"
+    counts = RunResult(
+        suite_version="0",
+        adapters=(),
+        scenarios=(),
+        cases=(CaseResult(adapter="s/openai_chat", scenario="x", mode="stream", status="deviated"),),
+    ).counts()
+    assert list(counts) == list(STATUS_ORDER) and counts["deviated"] == 1

@@ -161,6 +161,7 @@ _COLOURS = {
     "stale": "33",  # yellow
     "xfail": "33",
     "left": "36",  # cyan
+    "deviated": "34",  # blue: the model's choice, not a defect
     "unsupported": "2",  # dim
     "bold": "1",
     "dim": "2",

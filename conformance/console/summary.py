@@ -1,6 +1,8 @@
 """What a run prints at its end, laid out for the terminal's width: the defects (one block each, worst
-first: ``conformance.reporting._defects``), the scenarios that do not all pass, and one line of counts
-per adapter; with ``-v``, also every failing case grouped by check id then scenario.
+first: ``conformance.reporting._defects``), the model deviations apart from them (``deviation_lines``:
+the model behind a live server did not do what a scenario asks, never a defect of the server), the
+scenarios that do not all pass, and one line of counts per adapter; with ``-v``, also every failing
+case grouped by check id then scenario.
 
 Every line fits ``width`` columns (colour codes take none). Only the cases the run held are shown, so
 ``-k`` and ``--scenarios`` narrow every table. Values are shown as compact JSON (``null``, never
@@ -31,6 +33,7 @@ __all__ = [
     "adapter_lines",
     "case_lines",
     "defect_lines",
+    "deviation_lines",
     "finding_lines",
     "findings_lines",
     "matrix_lines",
@@ -48,8 +51,10 @@ SYMBOLS: dict[str, str] = {
     "unsupported": "u",
     "xfail": "x",
     "left": "c",
+    "deviated": "~",
     "stale": "S",
 }
+"""Status -> its one-character symbol in the progress lines and the matrix (each status its own)."""
 PROBLEMS: tuple[Status, ...] = ("fail", "error", "stale")
 """The statuses that make a run fail (and get a rerun command)."""
 DEFECTS_SHOWN = 10
@@ -315,6 +320,34 @@ def defect_lines(
     return lines
 
 
+DEVIATIONS_SHOWN = 5
+"""Cases in which the model deviated shown with what it did (the reports list them all)."""
+
+
+def deviation_lines(
+    result: RunResult, width: int, *, style: Style | None = None, shown: int = DEVIATIONS_SHOWN
+) -> list[str]:
+    """The cases in which the model deviated from the scenario (a ``deviated`` case, or a check of a case):
+    how many, said apart from the defects (the model's choice, not a server defect, not a failure), then
+    the first ``shown`` with what the model did; none: no line."""
+    style = style or Style()
+    cases = [c for c in result.cases if c.status == "deviated" or any(v.status == "deviated" for v in c.checks)]
+    if not cases:
+        return []
+    head = f"{quantity(len(cases), 'case')}: the model deviated (not a server defect; every one: the reports)"
+    lines = [style.paint(cut(head, width), "bold")]
+    for case in cases[:shown]:
+        lines.append(cut(f"  {_case_title(case, style)}", width))
+        said = [v.message or "; ".join(f.message for f in v.findings) for v in case.checks if v.status == "deviated"]
+        own = [case.message] if case.status == "deviated" else []  # a failing case's message is its failure's
+        words = "; ".join(dict.fromkeys(" ".join(w.split()) for w in [*own, *said] if w.strip())) or "deviated"
+        told = message_lines(words, width, indent="    ")
+        lines += told[:2] + ([cut("    …", width)] if len(told) > 2 else [])
+    if len(cases) > shown:
+        lines.append(cut(f"  and {len(cases) - shown} more", width))
+    return lines
+
+
 PROBLEMS_SHOWN = 5
 """Erroring or stale cases shown with their message and rerun command (the reports have them all)."""
 
@@ -449,7 +482,7 @@ def matrix_lines(result: RunResult, width: int, *, style: Style | None = None) -
         style.paint(cut("Scenarios that do not all pass", width), "bold"),
         *wrapped(
             "(each cell: non-streamed then streamed; . pass, F fail, E error, u unsupported, x xfail,"
-            " c left to the caller, S stale, - not run)",
+            " c left to the caller, ~ model deviated, S stale, - not run)",
             width,
         ),
     ]

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NotRequired, TypedDict, cast
 
 from conformance.reporting._defects import DefectData, defects_of
+from conformance.reporting._deviations import DeviationData, deviations_of
 from conformance.reporting._shapes import MODES, CaseData, CheckData, FindingData
 from conformance.traffic.scrub import Scrubber
 from conformance.verdicts import (
@@ -42,6 +43,7 @@ __all__ = [
     "CaseData",
     "CheckData",
     "CommandData",
+    "DeviationData",
     "FindingData",
     "MatrixCell",
     "MatrixData",
@@ -61,6 +63,7 @@ __all__ = [
     "check_family",
     "matrix_of",
     "report_defects",
+    "report_deviations",
     "run_defects",
     "summary_of",
 ]
@@ -188,6 +191,9 @@ class Report(TypedDict):
     defects: NotRequired[list[DefectData]]
     """The findings grouped into defects (``conformance.reporting._defects``; absent from older reports:
     ``report_defects`` computes them)."""
+    deviations: NotRequired[list[DeviationData]]
+    """The cases in which the model deviated from the scenario, listed apart from the defects
+    (``conformance.reporting._deviations``; absent from older reports: ``report_deviations`` computes them)."""
     cases: list[CaseData]
     provenance: list[ProvenanceEntry]
     problems: list[str]
@@ -201,6 +207,14 @@ def report_defects(report: Report) -> list[DefectData]:
     if kept is not None:
         return kept
     return defects_of(report["cases"], {a["name"]: a["wire_format"] for a in report["adapters"]})
+
+
+def report_deviations(report: Report) -> list[DeviationData]:
+    """The report's model deviations: as kept, or (a report written before they were kept) computed from its cases."""
+    kept = report.get("deviations")
+    if kept is not None:
+        return kept
+    return deviations_of(report["cases"])
 
 
 def check_family(check: str) -> str:
@@ -225,6 +239,7 @@ def build_report(run: RunResult, *, secrets: Iterable[str] = (), incomplete: str
         "scenarios": [_scenario(run, name) for name in scenarios],
         "matrix": matrix_of(cases, adapters, scenarios),
         "defects": defects_of(cases, {a.name: a.wire_format for a in run.adapters}),
+        "deviations": deviations_of(cases),
         "cases": cases,
         "provenance": _provenance(run, cases),
         "problems": [str(p) for p in run.problems],

@@ -24,8 +24,10 @@ report's cases into ``DefectData``, each said once:
 
 Defects are ordered by severity, then by how many cases they fail, then by signature. Only the findings
 that count are grouped: ``defect`` findings of a failing check, ``left`` findings, and ``note`` or
-``unasked`` findings; a check accepted as XFAIL (a declared gap, a baseline) or STALE is left out.
-A case that erred or went stale has no findings: it is not a defect (the reports list it apart).
+``unasked`` findings; a check accepted as XFAIL (a declared gap, a baseline) or STALE is left out,
+and so is a DEVIATED one (the model did not do what the scenario asks: its choice, never a defect of
+the server; ``conformance.reporting._deviations`` lists those apart). A case that erred or went
+stale has no findings: it is not a defect (the reports list it apart).
 """
 
 from __future__ import annotations
@@ -145,6 +147,8 @@ class DefectData(TypedDict):
 
 
 def _class_of(finding: FindingData, status: str) -> _Class | None:
+    if status == "deviated":  # the model's choice: listed apart (``conformance.reporting._deviations``)
+        return None
     kind = finding["kind"]
     if kind == "defect":
         return "defect" if status == "fail" else None

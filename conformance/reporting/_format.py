@@ -35,7 +35,8 @@ __all__ = [
 MODE_LABELS = {"non_stream": "non-stream", "stream": "stream"}
 
 FAILING_STATUSES = frozenset({"fail", "error", "stale"})
-"""The case statuses that make a run fail (exit 1); ``unsupported`` and ``xfail`` do not."""
+"""The case statuses that make a run fail (exit 1); ``unsupported``, ``xfail``, ``left`` and ``deviated``
+(the model did not do what the scenario asks: never a defect of the server) do not."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class Outcome:
 def run_outcome(tally: Tally, *, problems: int = 0, incomplete: bool = False) -> Outcome:
     """The headline of ``tally``: ``failed`` when a case failed, errored or is stale or a scenario file had
     problems (the run exits 1); ``incomplete`` when the run was interrupted; else ``passed``, even when
-    some cases are unsupported or xfail (the exit code is 0 then too)."""
+    some cases are unsupported, xfail, left or deviated (the exit code is 0 then too)."""
     statuses = tally["statuses"]
     order = [s for s in reversed(STATUS_ORDER) if s in FAILING_STATUSES] + [
         s for s in STATUS_ORDER if s not in FAILING_STATUSES

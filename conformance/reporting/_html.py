@@ -7,6 +7,9 @@ exit code says) in a compact header, then the defects (``conformance.reporting._
 once, worst first, with its severity, where it appears, what to do, why, and its evidence linking
 to its case), so that both fit the first screen (1280 x 900) above the matrix; past
 ``_MANY_DEFECTS`` only the worst ``_DEFECT_BLOCKS`` are blocks, the rest one linked line each.
+The model deviations follow, apart from the defects (``conformance.reporting._deviations``: a
+table of the cases in which the model behind a live server did not do what the scenario asks,
+each linked to its case; none: no section).
 Then one summary row per adapter, the filters, the scenario x adapter matrix (one coloured cell
 per mode, each linking to its case) in a box whose header row and scenario column stay in view
 while it scrolls, and the cases. Filtering by verdict and by adapter is pure
@@ -40,6 +43,7 @@ from conformance.reporting._data import (
     ScenarioData,
     as_report,
     report_defects,
+    report_deviations,
 )
 from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, severity_counts
 from conformance.reporting._format import (
@@ -65,9 +69,11 @@ STATUS_COLOURS: dict[str, tuple[str, str]] = {
     "unsupported": ("#6e7781", "#ffffff"),
     "xfail": ("#f0b72f", "#3d2a00"),
     "left": ("#0969da", "#ffffff"),
+    "deviated": ("#1b7c83", "#ffffff"),
     "stale": ("#8250df", "#ffffff"),
 }
-"""Status -> (background, text) of a verdict cell; every pair has a contrast ratio of 4.5 or more."""
+"""Status -> (background, text) of a verdict cell; every pair has a contrast ratio of 4.5 or more
+(``deviated``: teal, apart from the blue of ``left`` and the red of the defects)."""
 
 OUTCOME_COLOURS: dict[str, tuple[str, str]] = {
     "passed": ("#1a7f37", "#ffffff"),
@@ -85,7 +91,7 @@ SEVERITY_COLOURS: dict[str, tuple[str, str]] = {
 }
 """Defect severity (``SEVERITIES``) -> (background, text) of its badge; the background also edges its block."""
 
-SHORT_LABELS = {"unsupported": "unsup."}
+SHORT_LABELS = {"unsupported": "unsup.", "deviated": "dev."}
 """A matrix cell's text when the status is too long for the cell (its title has the whole word)."""
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -237,6 +243,7 @@ def render_html(
         "<body>",
         _header(data),
         _defects(data, anchors, reruns or {}, explain),
+        _deviations(data, anchors, adapters),
         _adapters(data),
         _problems(data),
         _filters(data, adapters),
@@ -389,6 +396,8 @@ def _header(data: Report) -> str:
         notes.append("<b>left</b>: left to the caller, a duty the client does not take on (what to do is in the case)")
     if summary["statuses"].get("xfail"):
         notes.append("<b>xfail</b>: a known gap the adapter declares")
+    if summary["statuses"].get("deviated"):
+        notes.append("<b>deviated</b>: the model did not do what the scenario asks, not a defect of the server")
     verdict = {1: "It does not fail a run.", 2: "Neither fails a run."}.get(len(notes), "None of them fails a run.")
     note = f'<p class="meta">{"; ".join(notes)}. {verdict}</p>' if notes and outcome.word == "passed" else ""
     return (
@@ -505,6 +514,31 @@ def _defect(
         f"<p>{scenarios}</p></details></li>"
     )
     return "".join(body)
+
+
+def _deviations(data: Report, anchors: Mapping[str, str], adapters: Mapping[str, int]) -> str:
+    """The cases in which the model deviated from the scenario, apart from the defects: a row each (column,
+    scenario, mode, the case's status, what the model did), linked to its case and hidden with its column
+    by the adapter filter; none: no section."""
+    deviations = report_deviations(data)
+    if not deviations:
+        return ""
+    rows = "".join(
+        f'<tr class="ad-{adapters.get(d["adapter"], -1)}"><td>{_case_link(d["case"], anchors)}</td>'
+        f'<td class="mono">{_e(d["adapter"])}</td><td class="mono">{_e(d["scenario"])}</td>'
+        f"<td>{_e(MODE_LABELS.get(d['mode'], d['mode']))}</td><td>{_badge(d['status'])}</td>"
+        f"<td>{_e(d['message'])}</td></tr>"
+        for d in deviations
+    )
+    return (
+        '<section id="deviations"><h2>Model deviations</h2>'
+        f'<p class="tally">The model did not do what the scenario asks in {_counted(len(deviations), "case")} '
+        "(text instead of a call, another tool, other arguments): the model's choice, not a defect of the server, "
+        "and not a failure. What the server sent was still judged for its shape; a case whose answer was also "
+        "malformed fails, and its defect is listed above.</p>"
+        "<table><thead><tr><th>case</th><th>column</th><th>scenario</th><th>mode</th><th>status</th>"
+        f"<th>what the model did</th></tr></thead><tbody>{rows}</tbody></table></section>"
+    )
 
 
 def _counted(count: int, noun: str) -> str:

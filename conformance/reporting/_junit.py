@@ -7,9 +7,10 @@
 evidence), then every check that did not pass with its findings; a stale case is a failure too (a
 known gap that passes now must go, like pytest's strict xpass; a cassette recorded from another version
 of its scenario must be recorded again); an error gets ``<error>`` with the traceback;
-unsupported and xfail get ``<skipped message=...>``. The ``tests``/``failures``/``errors``/``skipped``
-counts follow. ``<testsuites>`` carries no ``skipped`` attribute, which that XSD does not allow there.
-An incomplete report (an interrupted run) gives every ``<testsuite>`` a
+unsupported, xfail, left and deviated get ``<skipped message=...>`` (deviated: ``model deviated:
+<what the model did>``, the model's choice, never a failure of the server). The
+``tests``/``failures``/``errors``/``skipped`` counts follow. ``<testsuites>`` carries no ``skipped``
+attribute, which that XSD does not allow there. An incomplete report (an interrupted run) gives every ``<testsuite>`` a
 ``<property name="incomplete" value="<why>"/>``.
 """
 
@@ -26,7 +27,9 @@ from conformance.verdicts import RunResult
 
 __all__ = ["render_junit"]
 
-_SKIPPED = frozenset({"unsupported", "xfail", "left"})
+_SKIPPED = frozenset({"unsupported", "xfail", "left", "deviated"})
+_SKIP_WORDS = {"deviated": "model deviated"}
+"""A skipped status in the ``<skipped>`` message, where the status alone would not say what it is."""
 _FAILED = frozenset({"fail", "stale"})
 _MESSAGE_LIMIT = 500
 
@@ -122,7 +125,7 @@ def _testcase(suite: ET.Element, case: CaseData, defects: list[DefectData]) -> N
             text = f"{text}\n\n{printable(case['traceback'])}" if text else printable(case["traceback"])
         child.text = text
     elif status in _SKIPPED:
-        ET.SubElement(element, "skipped", {"message": _a(f"{status}: {_message(case)}")})
+        ET.SubElement(element, "skipped", {"message": _a(f"{_SKIP_WORDS.get(status, status)}: {_message(case)}")})
     else:  # pragma: no cover - STATUS_ORDER is closed; a new status must be placed above
         raise AssertionError(f"unhandled status {status!r}")
 

@@ -1,6 +1,7 @@
 """The Markdown report (pure): the outcome, the defects (each once, worst first:
-``conformance.reporting._defects``), the summary counts, the scenario x adapter matrix, then every
-case that did not pass.
+``conformance.reporting._defects``), the model deviations apart from them (when the model behind a
+live server did not do what a scenario asks: ``conformance.reporting._deviations``), the summary
+counts, the scenario x adapter matrix, then every case that did not pass.
 
 Ids and values go in code spans (their text is literal, so ``<script>`` in a value stays text);
 prose is escaped. Table cells never hold a raw ``|`` or a line break. GitHub-flavoured tables.
@@ -13,7 +14,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from conformance.reporting._data import CaseData, ModeCell, Report, as_report, report_defects
+from conformance.reporting._data import CaseData, ModeCell, Report, as_report, report_defects, report_deviations
 from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, severity_counts
 from conformance.reporting._format import (
     MODE_LABELS,
@@ -46,6 +47,7 @@ def render_markdown(
     out: list[str] = []
     _headline(data, out)
     _defects(data, out, reruns or {}, explain)
+    _deviations(data, out)
     _summary(data, out)
     _matrix(data, out)
     if data["problems"]:
@@ -171,6 +173,34 @@ def _defects(
             "</details>",
             "",
         ]
+
+
+def _deviations(data: Report, out: list[str]) -> None:
+    """The cases in which the model deviated from the scenario, apart from the defects (none: no section)."""
+    deviations = report_deviations(data)
+    if not deviations:
+        return
+    out += [
+        "## Model deviations",
+        "",
+        f"The model did not do what the scenario asks in {quantity(len(deviations), 'case')} (text instead of a "
+        "call, another tool, other arguments): the model's choice, not a defect of the server, and not a failure. "
+        "What the server sent was still judged for its shape; a case whose answer was also malformed fails, and "
+        "its defect is listed above.",
+        "",
+        _row(["column", "scenario", "mode", "status", "what the model did"]),
+        _row(["---"] * 5),
+    ]
+    for deviation in deviations:
+        cells = [
+            _code(deviation["adapter"]),
+            _code(deviation["scenario"]),
+            MODE_LABELS.get(deviation["mode"], deviation["mode"]),
+            _status(deviation["status"]),
+            _text(deviation["message"]),
+        ]
+        out.append(_row(cells))
+    out.append("")
 
 
 def _summary(data: Report, out: list[str]) -> None:

@@ -2,8 +2,9 @@
 
 ``merge_reports`` takes the parsed ``report.json`` of each shard, with the name of the file it came
 from, and gives one ``Report``: every case of every shard, in the order one run lists them, with
-the summary, the matrix and the verdict recomputed from the cases; the adapters, scenarios,
-provenance, problems and MCP commands joined. Each renderer takes it as it takes a run's report.
+the summary, the matrix, the verdict, the defects and the model deviations recomputed from the
+cases; the adapters, scenarios, provenance, problems and MCP commands joined. Each renderer takes
+it as it takes a run's report.
 
 It refuses (``UsageError``, naming the file and what to do) what would not be the report of one
 run: a file that is not a report (checked against ``report.schema.json``; its ``report_format`` must
@@ -39,6 +40,7 @@ from conformance.reporting._data import (
 from conformance.reporting._defects import (
     defects_of,
 )
+from conformance.reporting._deviations import deviations_of
 
 __all__ = ["MergedReport", "merge_reports"]
 
@@ -112,6 +114,7 @@ def merge_reports(
         "scenarios": scenarios_data,
         "matrix": matrix_of(cases, adapters, scenarios),
         "defects": defects_of(cases, {a["name"]: a["wire_format"] for a in adapters_data}),
+        "deviations": deviations_of(cases),
         "cases": cases,
         "provenance": _provenance([e for _, d in reports for e in d["provenance"]], cases),
         "problems": problems,

@@ -18,12 +18,14 @@ A failing check whose defect findings all have listed signatures becomes XFAIL w
 (in every report); a check with one defect whose signature is not listed still FAILs, and its message
 names the new signature(s): a known defect stays known, and a new one in the same case and check
 fails CI (version 1 accepted a whole failing check, which masked them). Only ``defect`` findings
-count: ``unasked``, ``note`` and ``left`` findings never fail a check. An entry without signatures
-accepts the case being an ERROR. An entry without a reason accepts nothing: reading a file that has
-one is refused (``missing_reasons`` says what to do and lists them), and ``--update-baseline``, which
-writes them for new failures, leaves those failing and fails the run until they are filled in. A
-listed signature that no longer appears in a check that ran is *stale*: a warning line, or a STALE
-verdict that fails the run under ``--strict-baseline``, so the baseline only shrinks.
+count: ``unasked``, ``note`` and ``left`` findings never fail a check, and a ``deviated`` check or case
+(the model behind a live server did not do what the scenario asks) is no failure to baseline. An
+entry without signatures accepts the case being an ERROR. An entry without a reason accepts nothing:
+reading a file that has one is refused (``missing_reasons`` says what to do and lists them), and
+``--update-baseline``, which writes them for new failures, leaves those failing and fails the run
+until they are filled in. A listed signature that no longer appears in a check that ran is *stale*:
+a warning line, or a STALE verdict that fails the run under ``--strict-baseline``, so the baseline
+only shrinks.
 
 Pure functions (parse, validate, apply, update, render) and one function with the file I/O
 (``baseline_file``; ``read_baseline`` / ``write_baseline`` are its two directions).
@@ -84,7 +86,9 @@ _VERSION1_KEYS = ("case", "check", "reason")
 _TOP_KEYS = ("version", "entries")
 _JUDGED: frozenset[Status] = frozenset({"pass", "fail", "left", "xfail", "stale"})
 """The statuses of a check that ran to a judgement (its findings say which defects it has); an
-``unsupported`` or ``error`` check says nothing about them, so its listed signatures are not stale."""
+``unsupported`` or ``error`` check says nothing about them, nor does a ``deviated`` one (the model did
+not do what the scenario asks, so the script could not be judged), so its listed signatures are not
+stale, and ``--update-baseline`` keeps them."""
 _EXAMPLE = "roundtrip.text at $.text: string -> string"
 _FORM = "<check> at <path>: <expected-kind> -> <actual-kind>"
 _SIGNATURE = re.compile(r"(?P<check>\S+) at (?P<path>.+): (?P<expected>\S+) -> (?P<actual>\S+)")

@@ -295,3 +295,105 @@ def suited_run() -> RunResult:
             command="certify", scenarios=("basic/*",), checks=("translation",), model="m-1", shard="2/3"
         ),
     )
+
+
+DEVIATION_TEXT = "the model answered text instead of calling get_weather: 'I cannot look up the weather.'"
+DEVIATION_TOOL = "the model called get_time instead of get_weather"
+
+
+def deviated_run() -> RunResult:
+    """A live server's run (columns ``name/wire``) in which the model did not always do what the scenario
+    asks (``deviated``: conformance.verdicts):
+
+        scenario           llama/openai_chat          llama/anthropic
+                           ns               s         ns      s
+        basic/get-weather  deviated (text)  pass      pass    fail (arguments not JSON; deviated: another tool)
+
+    The deviated checks carry a finding of kind ``defect`` on purpose: a deviation is never a defect,
+    whatever its findings say. The failing case's malformed answer is the server's defect."""
+    shape = CheckVerdict(check="server.shape", status="pass")
+    text = CaseResult(
+        adapter="llama/openai_chat",
+        scenario="basic/get-weather",
+        mode="non_stream",
+        status="deviated",
+        checks=(
+            shape,
+            CheckVerdict(
+                check="roundtrip.calls",
+                status="deviated",
+                message=DEVIATION_TEXT,
+                findings=(
+                    Finding(
+                        check="roundtrip.calls",
+                        message="no call",
+                        path="$.choices[0].message.tool_calls",
+                        expected=[{"name": "get_weather"}],
+                        actual=None,
+                    ),
+                ),
+            ),
+        ),
+        duration=0.5,
+    )
+    malformed = CaseResult(
+        adapter="llama/anthropic",
+        scenario="basic/get-weather",
+        mode="stream",
+        status="fail",
+        checks=(
+            CheckVerdict(
+                check="server.arguments",
+                status="fail",
+                findings=(
+                    Finding(
+                        check="server.arguments",
+                        message="the tool_use input is not a JSON object",
+                        path="stream[3].data.delta.partial_json",
+                        expected="object",
+                        actual='{"city": ',
+                        turn=0,
+                    ),
+                ),
+            ),
+            CheckVerdict(
+                check="roundtrip.calls",
+                status="deviated",
+                findings=(Finding(check="roundtrip.calls", message=DEVIATION_TOOL, path="$.content[0].name", turn=0),),
+            ),
+        ),
+        duration=0.5,
+    )
+
+    def passing(adapter: str, mode: str) -> CaseResult:
+        return CaseResult(
+            adapter=adapter,
+            scenario="basic/get-weather",
+            mode=mode,  # type: ignore[arg-type]
+            status="pass",
+            checks=(shape, CheckVerdict(check="roundtrip.calls", status="pass")),
+            duration=0.5,
+        )
+
+    return RunResult(
+        suite_version="0.1.0",
+        adapters=(
+            AdapterInfo(name="llama/openai_chat", wire_format="openai-chat", model="qwen2.5-coder-0.5b"),
+            AdapterInfo(name="llama/anthropic", wire_format="anthropic-messages", model="qwen2.5-coder-0.5b"),
+        ),
+        scenarios=(ScenarioInfo(id="basic/get-weather", behavior="One call with a city.", source="s"),),
+        cases=(
+            text,
+            passing("llama/openai_chat", "stream"),
+            passing("llama/anthropic", "non_stream"),
+            malformed,
+        ),
+    )
+
+
+def deviated_only_run() -> RunResult:
+    """``deviated_run`` without its failing case: every case passes or deviated."""
+    from dataclasses import replace
+
+    run = deviated_run()
+    return replace(run, cases=tuple(c for c in run.cases if c.status != "fail"))

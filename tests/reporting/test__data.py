@@ -36,7 +36,7 @@ from tests.reporting._runs import (
     build_mixed_run,
 )
 
-STATUSES = ["pass", "xfail", "unsupported", "left", "stale", "fail", "error"]
+STATUSES = ["pass", "xfail", "unsupported", "left", "deviated", "stale", "fail", "error"]
 
 
 def counts(**given: int) -> dict[str, int]:
@@ -56,6 +56,7 @@ def test_top_level_keys_come_in_a_fixed_order(mixed_run: RunResult) -> None:
         "scenarios",
         "matrix",
         "defects",
+        "deviations",
         "cases",
         "provenance",
         "problems",

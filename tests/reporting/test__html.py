@@ -405,11 +405,11 @@ def test_the_adapter_summary_follows_the_defects_with_counts_and_outcome(page: s
     assert sections[:4] == ["defects", "adapters", "filters", "matrix"]
     table = doc.find("table", "adapters")
     rows = [[c.text() for c in tr.children if isinstance(c, Node)] for tr in table.find("tbody").find_all("tr")]
-    # adapter, wire format, outcome, cases, pass, xfail, unsupported, left, stale, fail, error, share bar
-    assert [r[:11] for r in rows] == [
-        ["openai_chat", "openai-chat", "failed", "5", "4", "0", "0", "0", "0", "1", "0"],
-        ["anthropic", "anthropic-messages", "failed", "4", "1", "1", "0", "0", "1", "0", "1"],
-        ["gemini", "gemini", "passed", "3", "1", "0", "2", "0", "0", "0", "0"],  # unsupported does not fail it
+    # adapter, wire format, outcome, cases, pass, xfail, unsupported, left, deviated, stale, fail, error, share bar
+    assert [r[:12] for r in rows] == [
+        ["openai_chat", "openai-chat", "failed", "5", "4", "0", "0", "0", "0", "0", "1", "0"],
+        ["anthropic", "anthropic-messages", "failed", "4", "1", "1", "0", "0", "0", "1", "0", "1"],
+        ["gemini", "gemini", "passed", "3", "1", "0", "2", "0", "0", "0", "0", "0"],  # unsupported does not fail it
     ]
     chips = doc.find("div", "chips")
     assert [c.text() for c in chips.find_all("span", "chip")] == [
@@ -417,6 +417,7 @@ def test_the_adapter_summary_follows_the_defects_with_counts_and_outcome(page: s
         "xfail1",
         "unsupported2",
         "left0",
+        "deviated0",
         "stale1",
         "fail1",
         "error1",
@@ -473,8 +474,8 @@ def test_mode_counts_tables(page: str) -> None:
     by_mode = section.find_all("table")[0]
     rows = [[c.text() for c in tr.children if isinstance(c, Node)] for tr in by_mode.find("tbody").find_all("tr")]
     assert rows == [
-        ["non-stream", "7", "4", "1", "1", "0", "0", "1", "0"],
-        ["stream", "5", "2", "0", "1", "0", "1", "0", "1"],
+        ["non-stream", "7", "4", "1", "1", "0", "0", "0", "1", "0"],
+        ["stream", "5", "2", "0", "1", "0", "0", "1", "0", "1"],
     ]
 
 

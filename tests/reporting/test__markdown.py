@@ -51,15 +51,27 @@ def test_summary_counts_and_verdict(mixed_run: RunResult) -> None:
         ["xfail", "1"],
         ["unsupported", "2"],
         ["left", "0"],
+        ["deviated", "0"],
         ["stale", "1"],
         ["fail", "1"],
         ["error", "1"],
     ]
     [by_adapter] = tables(section(markdown, "### By adapter"))
-    assert by_adapter[0] == ["adapter", "cases", "pass", "xfail", "unsupported", "left", "stale", "fail", "error"]
-    assert by_adapter[2] == ["`anthropic`", "4", "1", "1", "0", "0", "1", "0", "1"]
+    assert by_adapter[0] == [
+        "adapter",
+        "cases",
+        "pass",
+        "xfail",
+        "unsupported",
+        "left",
+        "deviated",
+        "stale",
+        "fail",
+        "error",
+    ]
+    assert by_adapter[2] == ["`anthropic`", "4", "1", "1", "0", "0", "0", "1", "0", "1"]
     [families] = tables(section(markdown, "### By check family"))
-    assert families[3] == ["`translation`", "15", "14", "0", "0", "0", "0", "1", "0"]
+    assert families[3] == ["`translation`", "15", "14", "0", "0", "0", "0", "0", "1", "0"]
 
 
 def test_a_run_whose_other_cases_are_unsupported_reads_passed(mixed_run: RunResult) -> None:

@@ -125,3 +125,20 @@ def test_report_format_true_is_refused_without_the_schema_too() -> None:
     changed["report_format"] = True
     with pytest.raises(UsageError, match=r"^odd/report\.json: report_format is true, not 1"):
         merge_reports([shards[0], ("odd/report.json", changed)])
+
+
+def test_merged_shards_keep_the_model_deviations_apart_from_the_defects() -> None:
+    from conformance.verdicts import SuiteInfo
+    from tests.reporting._runs import FINGERPRINT, deviated_run
+
+    run = dataclasses.replace(
+        deviated_run(),
+        suite=SuiteInfo(fingerprint=FINGERPRINT, version="0.1.0", check_version=1, scenarios=1, equivalences="ab" * 32),
+        selection=Selection(command="certify"),
+    )
+    whole = build_report(run)
+    merged = merge_reports(_shards(2, run), schema=report_schema()).report
+    assert merged["deviations"] == whole["deviations"] and len(merged["deviations"]) == 2
+    assert merged["summary"]["statuses"]["deviated"] == 1
+    assert [d["check"] for d in merged["defects"]] == ["server.arguments"]
+    assert not list(jsonschema.Draft202012Validator(report_schema()).iter_errors(merged))

@@ -611,3 +611,17 @@ def test_a_link_at_the_baseline_path_is_followed_only_inside_its_folder(tmp_path
     assert read_baseline(tmp_path / "ci" / "baselines" / "main.yaml", check_ids=CHECKS).entries == (
         BaselineEntry(case=STREAM, reason="ACME-1"),
     )
+
+
+def test_a_deviated_case_is_no_failure_to_baseline_and_keeps_what_it_could_not_judge() -> None:
+    # the model did not do what the scenario asks (conformance.verdicts "deviated"): its script could not
+    # be judged, so a listed signature of that check is neither stale nor dropped, and nothing is added
+    deviated = check("roundtrip.calls", NAME, status="deviated")  # a finding of kind defect: the status decides
+    result = run(case("stream", deviated, check("roundtrip.text"), status="deviated"))
+    assert current_failures(result) == []
+    assert updated_entries(result, None) == []
+    entries = baseline(entry(STREAM, NAME_SIG, reason="ACME-1"))
+    applied = apply_baseline(result, entries, strict=True)
+    assert applied.stale == () and applied.baselined == 0 and applied.new == {}
+    assert applied.result.cases == result.cases  # still deviated: never a failure, never accepted
+    assert updated_entries(result, entries) == list(entries.entries)
