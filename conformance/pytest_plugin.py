@@ -289,14 +289,10 @@ class ConformanceCase:
             remedies = [f.remedy or f.message for v in case.checks if v.status == "left" for f in v.findings]
             pytest.skip("left to the caller: " + "; ".join(dict.fromkeys(remedies)))
         if case.status == "deviated":  # the model's choice, never the server's defect (conformance.verdicts)
+            from conformance.reporting._deviations import model_did
+
             did = [v.message or "; ".join(f.message for f in v.findings) for v in case.checks if v.status == "deviated"]
-            pytest.skip(
-                "model deviated: "
-                + (
-                    "; ".join(dict.fromkeys(d for d in [case.message, *did] if d))
-                    or "the model did not do what the scenario asks"
-                )
-            )
+            pytest.skip("model deviated: " + model_did([case.message, *did]))
         if case.status == "xfail":
             reasons = [v.message for v in case.checks if v.status == "xfail"]
             pytest.xfail("; ".join(dict.fromkeys(reasons)) or "known gap")

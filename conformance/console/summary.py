@@ -22,6 +22,7 @@ from typing import Any
 
 from conformance.console.output import Style, command_lines, cut, shown, visible_width, wrapped
 from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, severity_counts
+from conformance.reporting._deviations import model_did
 from conformance.reporting._format import MODE_WORDS, defect_where, evidence_place, quantity
 from conformance.verdicts import STATUS_ORDER, CaseResult, CheckVerdict, Finding, RunResult, Status
 
@@ -340,8 +341,7 @@ def deviation_lines(
         lines.append(cut(f"  {_case_title(case, style)}", width))
         said = [v.message or "; ".join(f.message for f in v.findings) for v in case.checks if v.status == "deviated"]
         own = [case.message] if case.status == "deviated" else []  # a failing case's message is its failure's
-        words = "; ".join(dict.fromkeys(" ".join(w.split()) for w in [*own, *said] if w.strip())) or "deviated"
-        told = message_lines(words, width, indent="    ")
+        told = message_lines(model_did([*own, *said]), width, indent="    ")
         lines += told[:2] + ([cut("    …", width)] if len(told) > 2 else [])
     if len(cases) > shown:
         lines.append(cut(f"  and {len(cases) - shown} more", width))

@@ -13,7 +13,7 @@ deviation is listed here too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, TypedDict
 
 from conformance.verdicts import Status
@@ -21,9 +21,12 @@ from conformance.verdicts import Status
 if TYPE_CHECKING:
     from conformance.reporting._shapes import CaseData
 
-__all__ = ["DeviationData", "deviations_of"]
+__all__ = ["NO_WORDS", "DeviationData", "deviations_of", "model_did"]
 
-_NO_WORDS = "the model did not do what the scenario asks (no check said how)"
+NO_WORDS = "the model did not do what the scenario asks (no check said how)"
+"""What the model did when no check said it."""
+_PREFIX = "model deviated:"
+"""How a check may start its message (``conformance.servers.server``'s ``server.model``); said once."""
 
 
 class DeviationData(TypedDict):
@@ -56,7 +59,6 @@ def deviations_of(cases: Sequence[CaseData]) -> list[DeviationData]:
         said += [f["message"] for check in deviated if not check["message"] for f in check["findings"]]
         if case["status"] == "deviated" and case["message"]:
             said.insert(0, case["message"])
-        words = [" ".join(text.split()) for text in said if text.strip()]
         found.append(
             {
                 "case": case["id"],
@@ -65,7 +67,21 @@ def deviations_of(cases: Sequence[CaseData]) -> list[DeviationData]:
                 "mode": case["mode"],
                 "status": case["status"],
                 "checks": [check["check"] for check in deviated],
-                "message": "; ".join(dict.fromkeys(words)) or _NO_WORDS,
+                "message": model_did(said),
             }
         )
     return found
+
+
+def model_did(texts: Iterable[str]) -> str:
+    """What the model did, from the words of the checks (and the case) that saw it: each text on one
+    line, a leading ``model deviated:`` dropped (the reports say it once), each said once, joined by
+    ``; `` (none: ``NO_WORDS``)."""
+    words: list[str] = []
+    for text in texts:
+        line = " ".join(text.split())
+        if line.lower().startswith(_PREFIX):
+            line = line[len(_PREFIX) :].strip()
+        if line:
+            words.append(line)
+    return "; ".join(dict.fromkeys(words)) or NO_WORDS

@@ -22,14 +22,13 @@ from typing import Any
 
 from conformance.reporting._data import CaseData, Report, as_report, report_defects
 from conformance.reporting._defects import SEVERITY_WORDS, DefectData
+from conformance.reporting._deviations import deviations_of
 from conformance.reporting._format import case_findings_text, failing_checks, printable
 from conformance.verdicts import RunResult
 
 __all__ = ["render_junit"]
 
 _SKIPPED = frozenset({"unsupported", "xfail", "left", "deviated"})
-_SKIP_WORDS = {"deviated": "model deviated"}
-"""A skipped status in the ``<skipped>`` message, where the status alone would not say what it is."""
 _FAILED = frozenset({"fail", "stale"})
 _MESSAGE_LIMIT = 500
 
@@ -124,8 +123,11 @@ def _testcase(suite: ET.Element, case: CaseData, defects: list[DefectData]) -> N
         if case["traceback"]:
             text = f"{text}\n\n{printable(case['traceback'])}" if text else printable(case["traceback"])
         child.text = text
+    elif status == "deviated":  # what the model did, as the report's deviations say it
+        did = next(iter(deviations_of([case])))["message"]
+        ET.SubElement(element, "skipped", {"message": _line(f"model deviated: {did}")})
     elif status in _SKIPPED:
-        ET.SubElement(element, "skipped", {"message": _a(f"{_SKIP_WORDS.get(status, status)}: {_message(case)}")})
+        ET.SubElement(element, "skipped", {"message": _a(f"{status}: {_message(case)}")})
     else:  # pragma: no cover - STATUS_ORDER is closed; a new status must be placed above
         raise AssertionError(f"unhandled status {status!r}")
 

@@ -309,6 +309,8 @@ def deviated_run() -> RunResult:
                            ns               s         ns      s
         basic/get-weather  deviated (text)  pass      pass    fail (arguments not JSON; deviated: another tool)
 
+    The deviated cases are shaped as ``conformance.servers.server`` makes them: the ``server.model`` check
+    deviated with ``model deviated: ...`` (_model_verdict), the case's message the same (_case_message).
     The deviated checks carry a finding of kind ``defect`` on purpose: a deviation is never a defect,
     whatever its findings say. The failing case's malformed answer is the server's defect."""
     shape = CheckVerdict(check="server.shape", status="pass")
@@ -317,15 +319,16 @@ def deviated_run() -> RunResult:
         scenario="basic/get-weather",
         mode="non_stream",
         status="deviated",
+        message=f"model deviated: {DEVIATION_TEXT}",
         checks=(
             shape,
             CheckVerdict(
-                check="roundtrip.calls",
+                check="server.model",
                 status="deviated",
-                message=DEVIATION_TEXT,
+                message=f"model deviated: {DEVIATION_TEXT}",
                 findings=(
                     Finding(
-                        check="roundtrip.calls",
+                        check="server.model",
                         message="no call",
                         path="$.choices[0].message.tool_calls",
                         expected=[{"name": "get_weather"}],
@@ -356,10 +359,10 @@ def deviated_run() -> RunResult:
                     ),
                 ),
             ),
-            CheckVerdict(
-                check="roundtrip.calls",
+            CheckVerdict(  # no message: its findings say what the model did
+                check="server.model",
                 status="deviated",
-                findings=(Finding(check="roundtrip.calls", message=DEVIATION_TOOL, path="$.content[0].name", turn=0),),
+                findings=(Finding(check="server.model", message=DEVIATION_TOOL, path="$.content[0].name", turn=0),),
             ),
         ),
         duration=0.5,
@@ -371,7 +374,7 @@ def deviated_run() -> RunResult:
             scenario="basic/get-weather",
             mode=mode,  # type: ignore[arg-type]
             status="pass",
-            checks=(shape, CheckVerdict(check="roundtrip.calls", status="pass")),
+            checks=(shape, CheckVerdict(check="server.model", status="pass")),
             duration=0.5,
         )
 

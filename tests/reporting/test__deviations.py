@@ -42,8 +42,8 @@ def test_each_case_in_which_the_model_deviated_is_listed_with_what_it_did() -> N
             "scenario": "basic/get-weather",
             "mode": "non_stream",
             "status": "deviated",
-            "checks": ["roundtrip.calls"],
-            "message": DEVIATION_TEXT,  # the check's message
+            "checks": ["server.model"],
+            "message": DEVIATION_TEXT,  # the case's and the check's message, "model deviated:" said once
         },
         {  # the model deviated and the answer was malformed: the case fails, its deviation is listed too
             "case": "llama/anthropic/basic/get-weather/stream",
@@ -51,7 +51,7 @@ def test_each_case_in_which_the_model_deviated_is_listed_with_what_it_did() -> N
             "scenario": "basic/get-weather",
             "mode": "stream",
             "status": "fail",
-            "checks": ["roundtrip.calls"],
+            "checks": ["server.model"],
             "message": DEVIATION_TOOL,  # no message on the check: its findings say it
         },
     ]
@@ -92,7 +92,7 @@ def test_a_deviation_is_never_a_defect() -> None:
     defects = build_report(deviated_run())["defects"]
     # the deviated checks' findings are of kind "defect" on purpose: the status decides
     assert [d["check"] for d in defects] == ["server.arguments"]
-    assert all("roundtrip.calls" not in [r["check"] for r in d["restated"]] for d in defects)
+    assert all("server.model" not in [r["check"] for r in d["restated"]] for d in defects)
     assert build_report(deviated_only_run())["defects"] == []
 
 
@@ -102,7 +102,8 @@ def test_deviated_is_counted_and_fails_nothing() -> None:
     assert summary["statuses"]["deviated"] == 1 and summary["statuses"]["pass"] == 2
     assert summary["verdict"] == "deviated"
     assert summary["by_adapter"]["llama/openai_chat"]["statuses"]["deviated"] == 1
-    assert summary["by_check_family"]["roundtrip"]["statuses"]["deviated"] == 1
+    deviated_checks = {**dict.fromkeys(STATUS_ORDER, 0), "pass": 5, "deviated": 1}  # 3 server.shape, 2 server.model
+    assert summary["by_check_family"]["server"]["statuses"] == deviated_checks
     assert "deviated" not in FAILING_STATUSES
     tally = {"total": summary["cases"], "statuses": summary["statuses"]}
     assert run_outcome(tally).word == "passed"  # the exit code is 0 then too (FAILING_STATUSES)
@@ -141,7 +142,7 @@ def test_the_markdown_report_lists_the_deviations_apart_from_the_defects() -> No
     assert rows[3].startswith("| `llama/anthropic` | `basic/get-weather` | stream | **fail** | ")
     assert "instead of get_weather" in rows[3]
     defects = section(markdown, "## Defects")
-    assert "1 defect" in defects and "roundtrip.calls" not in defects and "get_time" not in defects
+    assert "1 defect" in defects and "server.model" not in defects and "get_time" not in defects
     only = render_markdown(deviated_only_run())
     assert "\n**PASSED**: 2 pass, 1 deviated\n" in only
     assert "None: no check found a defect." in only
