@@ -36,10 +36,12 @@ PACKAGES = {
     "emulator",
     "framing",
     "mcp_bridge",
+    "pipeline",
     "reporting",
     "run",
     "scenarios",
     "selftest",
+    "servers",
     "traffic",
 }
 
