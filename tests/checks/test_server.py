@@ -166,6 +166,24 @@ def test_a_real_llama_cpp_servers_responses_answers_lack_fields_the_sdk_requires
     assert len({signature(f) for f in shape.findings}) == len(shape.findings)
 
 
+LLAMA = EMULATOR / "live" / "llama.cpp-qwen2.5-coder-0.5b" / "structured"
+
+
+def test_a_real_llama_cpp_anthropic_stream_leaves_the_tool_use_input_out_of_its_block_start() -> None:
+    """anthropic ``RawContentBlockStartEvent.content_block`` is a ``ToolUseBlock`` whose ``input`` is
+    required (Anthropic sends ``input: {}`` there, wire-formats.md §3d); llama.cpp's stream omits it."""
+    verdicts = answer_verdicts(list(exchanges(LLAMA / "anthropic" / "basic" / "single_call.yaml", "anthropic")))
+    assert _only(verdicts, "server.shape") == ["stream[1].data.content_block.input"]
+
+
+def test_a_real_llama_cpp_responses_answer_cut_by_max_output_tokens_says_completed() -> None:
+    """48 output tokens of the 48 allowed, the call's arguments cut mid-object, and status completed:
+    the arguments check names the call (a cut answer says incomplete, and is then not judged)."""
+    path = LLAMA / "openai_responses" / "schemas" / "enums.yaml"
+    verdicts = answer_verdicts(list(exchanges(path, "openai_responses")))
+    assert _paths(verdicts, "server.arguments") == ["$.output[1].arguments", "stream[35].data.item.arguments"]
+
+
 # --------------------------------------------------------------------------------------------
 # OpenAI Chat
 # --------------------------------------------------------------------------------------------
