@@ -45,7 +45,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from conformance.cli import build_parser
-from conformance.cli.run import rerun_command
+from conformance.cli.plans import rerun_command
 from conformance.reporting import render_json, render_markdown
 from conformance.reporting._data import Report, report_defects
 from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, defects_of
@@ -389,7 +389,7 @@ def reruns_of(arguments: list[str], report: dict[str, Any]) -> dict[str, str]:
     for case in report["cases"]:
         if case["status"] not in ("fail", "error", "stale"):
             continue
-        # how certify names the client in a rerun (conformance/cli/certify.py, _rerun_words)
+        # how certify names the client in a rerun (conformance/pipeline/targets.py, client_rerun_words)
         words = ["certify", "--client", args.client, "--python", args.python]
         words += [*(["--intercept"] if args.intercept else []), "--wires", str(case["adapter"]).rpartition("/")[2]]
         where = SimpleNamespace(adapter=case["adapter"], scenario=case["scenario"], mode=case["mode"])  # all it reads

@@ -27,19 +27,62 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+from conformance.cli.options import PAIR_TIMEOUT_HELP, add_limit_option, add_live_options, seconds
 
-from conformance.adapters import BUILTIN, get_adapter
-from conformance.errors import ConformanceError, UsageError
-from conformance.traffic.cassette_diff import Change, compare_cassettes
+if TYPE_CHECKING:
+    from conformance.traffic.cassette_diff import Change
 
-__all__ = ["PairDrift", "drift_command"]
+__all__ = ["PairDrift", "add_command", "drift_command"]
 
 _USAGE = 2
 _RECORDED = frozenset({"written", "unchanged", "recorded"})
 """What ``record_pairs`` says of a pair it recorded (``recorded``: the live recorder's word)."""
+
+
+def add_command(commands: Any) -> None:
+    """The ``drift`` subcommand and its options."""
+    drift = commands.add_parser(
+        "drift",
+        help="re-record into a scratch folder and show what changed against the stored cassettes",
+        description=(
+            "Record the chosen scenarios x adapters as `conformance record` would, into a temporary folder (the stored "
+            "cassettes are only read), and print per pair `unchanged` or what changed: field paths and JSON types "
+            "added, removed or changed in bodies and stream events, and values, with volatile values (ids, created, "
+            "timings) normalised. Exit 0 when every pair is unchanged, 1 when any drifted, is missing or failed, "
+            "2 on usage errors."
+        ),
+    )
+    drift.add_argument("--base-url", metavar="URL", help="the live provider's base URL")
+    drift.add_argument("--emulator", action="store_true", help="record against the loopback emulator instead")
+    drift.add_argument(
+        "--adapters", "--adapter", dest="adapter", action="append", metavar="A,B", help="adapter names (repeatable)"
+    )
+    drift.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    drift.add_argument("--model", metavar="NAME", help="model name to request (default: per adapter)")
+    drift.add_argument(
+        "--scenarios", "--scenario", dest="scenario", action="append", metavar="ID|GLOB", help="scenario ids or globs"
+    )
+    drift.add_argument(
+        "--scenarios-dir",
+        action="append",
+        metavar="DIR",
+        help="your scenarios, added to the bundled ones (same id: yours wins; repeatable); without --scenarios, "
+        "only yours are recorded",
+    )
+    drift.add_argument("--cassette-dir", metavar="DIR", help="the stored cassettes (default: the bundled ones)")
+    drift.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
+        "docs/scenarios.md#trust)",
+    )
+    drift.add_argument("--timeout", type=seconds("--timeout"), default=300.0, help=PAIR_TIMEOUT_HELP)
+    drift.add_argument("--format", choices=("text", "json"), default="text", help="output (default: %(default)s)")
+    add_live_options(drift)
+    add_limit_option(drift)
+    drift.set_defaults(handler=drift_command)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,7 +117,9 @@ def drift_command(args: argparse.Namespace) -> int:
 
 
 def _drift(args: argparse.Namespace) -> int:
+    from conformance.adapters import BUILTIN, get_adapter
     from conformance.cli.record import key_from_env, no_match, scenario_pool, unknown_adapters
+    from conformance.errors import UsageError
     from conformance.run.live import DEFAULT_SAMPLING
     from conformance.run.recording import cassette_path, record_pairs, record_with_emulator, select_scenarios
     from conformance.scenarios import bundled
@@ -179,6 +224,10 @@ def _judge(adapter: str, scenario: str, status: str, detail: str, *, stored: Pat
         return pair("failed", detail=f"{status}: {why}")
     if not stored.is_file():
         return pair("missing", f"no stored cassette at {stored}; record it with conformance record, then drift again")
+    import yaml
+
+    from conformance.errors import ConformanceError
+    from conformance.traffic.cassette_diff import compare_cassettes
     from conformance.traffic.safe_yaml import load_yaml
 
     try:

@@ -15,16 +15,42 @@ import json
 import sys
 from typing import Any, TextIO
 
-from conformance.adapters import BUILTIN
-from conformance.console.output import output_width, wrapped
-from conformance.errors import UsageError
+from conformance.cli.options import add_limit_option
 
-__all__ = ["list_command"]
+__all__ = ["add_command", "list_command"]
+
+
+def add_command(commands: Any) -> None:
+    """The ``list`` subcommand and its options."""
+    listing = commands.add_parser(
+        "list",
+        help="show the scenarios, adapters (with capabilities) and checks",
+        description="Show what `conformance run` chooses from: the scenarios (bundled, plus --scenarios-dir), the "
+        "adapters with their capabilities, and the check ids. Takes run's selection flags. Exit 0, 1 when a "
+        "scenario file has problems (listed), 2 on usage errors.",
+    )
+    listing.add_argument("--scenarios", action="append", metavar="PATH|GLOB", help="scenario files/folders or id glob")
+    listing.add_argument("--adapter", action="append", metavar="NAME|MODULE:OBJECT", help="adapter to show (repeat)")
+    listing.add_argument("--adapters", action="append", metavar="A,B", help="comma-separated adapter names")
+    listing.add_argument(
+        "--scenarios-dir",
+        action="append",
+        metavar="DIR",
+        help="your scenarios, added to the bundled ones (same id: yours wins; repeatable)",
+    )
+    listing.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: %(default)s)"
+    )
+    add_limit_option(listing)
+    listing.set_defaults(handler=list_command)
 
 
 def list_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Print what ``run`` would choose from; the exit code (0, 1 for scenario problems, 2 usage)."""
-    from conformance.cli.run import CHECK_IDS, load_adapter, select_scenarios, split_list
+    from conformance.adapters import BUILTIN
+    from conformance.console.output import output_width, wrapped
+    from conformance.errors import UsageError
+    from conformance.pipeline.selection import CHECK_IDS, load_adapter, select_scenarios, split_list
 
     out = out or sys.stdout
     try:

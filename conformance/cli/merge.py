@@ -17,15 +17,45 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from conformance.errors import UsageError
-from conformance.reporting._read import load_report
+from conformance.cli.options import add_limit_option
 
-__all__ = ["merge_command", "read_report"]
+__all__ = ["add_command", "merge_command", "read_report"]
+
+
+def add_command(commands: Any) -> None:
+    """The ``merge-reports`` subcommand and its options."""
+    merge = commands.add_parser(
+        "merge-reports",
+        help="join the JSON reports of the shards of one run (--shard K/N) into one report",
+        description=(
+            "Read the report.json of every shard (a file, or the --report-dir a shard wrote) and write one report "
+            "of all their cases, with the counts, matrix and verdict recomputed, in every --format. The reports "
+            "must come from the same suite (one fingerprint) and the same selection, hold no case twice, and be "
+            "every shard of K/N (or, with --allow-partial, some of them: the report is marked incomplete, naming "
+            "the shards missing). Reports of runs without --shard merge too when no case is in two of them. "
+            "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors or the merged "
+            "report is incomplete, 2 on usage errors (naming the file and what to do)."
+        ),
+    )
+    merge.add_argument("reports", nargs="+", metavar="REPORT", help="a shard's report.json, or the folder holding it")
+    merge.add_argument("--report-dir", default="reports", metavar="DIR", help="where to write (default: %(default)s)")
+    merge.add_argument("--format", default="json,md,html,junit", help="report formats (default: %(default)s)")
+    merge.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="merge when some shards of K/N are missing (the report is marked incomplete and names them)",
+    )
+    merge.add_argument("--quiet", action="store_true", help="only the summary line")
+    add_limit_option(merge)
+    merge.set_defaults(handler=merge_command)
 
 
 def read_report(spec: str) -> tuple[str, Any]:
     """(the file's name, its parsed JSON) for a REPORT argument: a file, or a folder holding
     ``report.json``; ``UsageError`` naming it and what to give instead (bounded: ``load_report``)."""
+    from conformance.errors import UsageError
+    from conformance.reporting._read import load_report
+
     path = Path(spec)
     if path.is_dir():
         path = path / "report.json"
@@ -41,15 +71,16 @@ def read_report(spec: str) -> tuple[str, Any]:
 
 def merge_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
-    from conformance.cli.run import families_and_formats
     from conformance.console.output import QuietOnBrokenPipe, Style, output_width
     from conformance.console.summary import adapter_lines, defect_lines
+    from conformance.errors import UsageError
+    from conformance.pipeline.selection import read_formats
     from conformance.reporting import check_report_dir, merge_reports, report_defects, report_schema, write_report_data
     from conformance.verdicts import STATUS_ORDER
 
     out = QuietOnBrokenPipe.around(out)
     try:
-        _, formats = families_and_formats(argparse.Namespace(checks=None, format=args.format))
+        formats = read_formats(args.format)
         reports = [read_report(spec) for spec in args.reports]
         merged = merge_reports(reports, schema=report_schema(), allow_partial=args.allow_partial)
         report_dir = Path(args.report_dir)

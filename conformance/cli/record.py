@@ -19,21 +19,84 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from conformance.adapters import BUILTIN, get_adapter, native_adapters
-from conformance.errors import UsageError
-from conformance.run.live import DEFAULT_SAMPLING
-from conformance.run.recording import record_pairs, record_with_emulator, select_scenarios
-from conformance.scenarios.problems import closest
+from conformance.cli.options import PAIR_TIMEOUT_HELP, add_limit_option, add_live_options, seconds
 
 if TYPE_CHECKING:
     from conformance.mcp_bridge.trust import CommandLog
     from conformance.scenarios.values import Scenario
 
-__all__ = ["key_from_env", "no_match", "record_command_main", "scenario_pool", "unknown_adapters"]
+__all__ = ["add_command", "key_from_env", "no_match", "record_command_main", "scenario_pool", "unknown_adapters"]
 
 _USAGE = 2
+
+
+def add_command(commands: Any) -> None:
+    """The ``record`` subcommand and its options."""
+    record = commands.add_parser(
+        "record",
+        help="(re)record cassettes by running adapters against the emulator or a live provider",
+        description=(
+            "Run the chosen scenarios x adapters, non-streaming then streaming, and write one scrubbed cassette per "
+            "pair to CASSETTE_DIR/<adapter>/<scenario-id>.yaml. Each pair is recorded, unchanged (the file is left "
+            "byte-identical), model deviated (--live: the model did not do what the scenario allows; nothing is "
+            "written unless --allow-deviation), unsupported or failed (nothing is written, the old cassette stays). "
+            "Exit 0 when every pair was recorded, unchanged or unsupported, 1 when any deviated (unless "
+            "--allow-deviation) or failed, 2 on usage errors."
+        ),
+    )
+    source = record.add_mutually_exclusive_group(required=True)
+    source.add_argument("--emulator", action="store_true", help="record against the loopback emulator")
+    source.add_argument("--live", action="store_true", help="record against --base-url (a real provider)")
+    record.add_argument(
+        "--adapters", "--adapter", dest="adapter", action="append", metavar="A,B", help="adapter names (repeatable)"
+    )
+    record.add_argument(
+        "--scenarios", "--scenario", dest="scenario", action="append", metavar="ID|GLOB", help="scenario ids or globs"
+    )
+    record.add_argument("--base-url", metavar="URL", help="provider base URL (with --live)")
+    record.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key (with --live)")
+    record.add_argument(
+        "--model",
+        metavar="NAME",
+        help="model name to request (default: per adapter; a live cassette then says model_default, and records "
+        "the model that answered as served_model either way)",
+    )
+    record.add_argument(
+        "--scenarios-dir",
+        action="append",
+        metavar="DIR",
+        help="your scenarios, added to the bundled ones (same id: yours wins; repeatable); without --scenario, "
+        "only yours are recorded",
+    )
+    record.add_argument(
+        "--cassette-dir",
+        metavar="DIR",
+        help="where to write (default: the bundled cassettes in a checkout; required when installed)",
+    )
+    record.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
+        "docs/scenarios.md#trust)",
+    )
+    record.add_argument("--timeout", type=seconds("--timeout"), default=300.0, help=PAIR_TIMEOUT_HELP)
+    live_knobs = add_live_options(record)
+    record.add_argument(
+        "--provenance",
+        action="append",
+        metavar="KEY=VALUE",
+        help="one more provenance line in each live cassette (repeatable): the server build, the model file and "
+        "its sha256, the flags it runs with (no secrets)",
+    )
+    live_knobs.add_argument(
+        "--allow-deviation",
+        action="store_true",
+        help="write the pairs whose model deviated from the scenario too (exit 0 unless one failed)",
+    )
+    add_limit_option(record)
+    record.set_defaults(handler=record_command_main)
 
 
 def record_command_main(args: argparse.Namespace) -> int:
@@ -46,6 +109,10 @@ def record_command_main(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace, started: CommandLog) -> int:
+    from conformance.adapters import BUILTIN, get_adapter, native_adapters
+    from conformance.errors import UsageError
+    from conformance.run.live import DEFAULT_SAMPLING
+    from conformance.run.recording import record_pairs, record_with_emulator, select_scenarios
     from conformance.scenarios import bundled
 
     names = [n.strip() for value in (args.adapter or []) for n in value.split(",") if n.strip()] or (
@@ -148,6 +215,9 @@ _RESERVED = frozenset(
 
 def unknown_adapters(names: list[str]) -> str:
     """The usage error for names that are no bundled adapter (with the nearest), or ``""``."""
+    from conformance.adapters import BUILTIN
+    from conformance.scenarios.problems import closest
+
     unknown = [n for n in names if n not in BUILTIN]
     if not unknown:
         return ""
@@ -169,7 +239,7 @@ def scenario_pool(args: argparse.Namespace) -> tuple[tuple[Scenario, ...], int]:
     problems are printed): the bundled ones plus ``--scenarios-dir``'s, only the user's when that is
     given without ``--scenarios``. ``UsageError`` for a folder that is missing, a file, or holds a
     link leaving it."""
-    from conformance.cli.run import check_scenarios_dirs
+    from conformance.pipeline.selection import check_scenarios_dirs
     from conformance.scenarios import bundled
     from conformance.scenarios.loader import load_with_user_dirs
 
@@ -185,6 +255,8 @@ def scenario_pool(args: argparse.Namespace) -> tuple[tuple[Scenario, ...], int]:
 
 def no_match(patterns: list[str] | None, pool: tuple[Scenario, ...]) -> str:
     """The usage error for ``--scenarios`` patterns that choose nothing, with the nearest ids."""
+    from conformance.scenarios.problems import closest
+
     ids = [s.id for s in pool]
     hints = [f"{g}: {h}" for g in patterns or () if (h := closest(g, ids))]
     near = f" ({'; '.join(hints)})" if hints else ""

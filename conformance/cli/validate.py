@@ -10,24 +10,51 @@ usage errors.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from conformance.errors import UsageError
-from conformance.mcp_bridge.trust import ALLOW_FLAG, server_command
-from conformance.scenarios.loader import default_scenarios_dir, load_scenarios
+from conformance.cli.options import add_limit_option
 
-__all__ = ["validate_command"]
+__all__ = ["add_command", "validate_command"]
 
 _OK, _PROBLEMS, _USAGE = 0, 1, 2
 
 
+def add_command(commands: Any) -> None:
+    """The ``validate`` subcommand and its options."""
+    validate = commands.add_parser(
+        "validate",
+        help="check scenario files against the published schema",
+        description=(
+            "Check scenario files (files, or directories searched for *.yaml and *.yml; default: the bundled "
+            "scenarios) against conformance/schemas/scenario.schema.json and the semantic rules of docs/scenarios.md. "
+            "Every problem is printed as file:line:column, the JSON pointer, what was expected and a hint. "
+            "Exit 0 when all are valid, 1 when any has problems, 2 on usage errors."
+        ),
+    )
+    validate.add_argument("paths", nargs="*", metavar="PATH", help="scenario file or directory")
+    validate.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: %(default)s)"
+    )
+    add_limit_option(validate)
+    validate.set_defaults(handler=_validate)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    return validate_command(args.paths, output_format=args.format)
+
+
 def validate_command(paths: Sequence[str], *, output_format: Literal["text", "json"] | str = "text") -> int:
     """``conformance validate``: print every problem of every file; 0 all valid, 1 problems, 2 usage."""
+    from conformance.errors import UsageError
+    from conformance.mcp_bridge.trust import ALLOW_FLAG, server_command
+    from conformance.scenarios.loader import default_scenarios_dir, load_scenarios
+
     try:
         result = load_scenarios(paths)
     except UsageError as exc:

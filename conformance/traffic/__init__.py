@@ -8,7 +8,9 @@
   values; ``safe_yaml`` is the one YAML loader for untrusted cassette files;
 - ``scrub``: remove secrets from headers, queries and bodies (pure); ``atomic``: replace a file so
   that a writer killed at any moment leaves the old one intact;
-- ``network_guard``: no socket beyond loopback while the test suite runs.
+- ``network_guard``: no socket beyond loopback while the test suite runs;
+- ``inspect``: recorded traffic decoded with the reference adapters, as text or JSON
+  (``conformance inspect``).
 
 Adapters never import this package: translation stays pure.
 """

@@ -1,4 +1,4 @@
-"""``conformance inspect``: decode recorded traffic with the reference adapters and show it.
+"""Recorded traffic decoded with the reference adapters, and shown (``conformance inspect``).
 
 For every interaction of every cassette: pick the adapter from the URL (``detect_adapter``),
 decode the request, then the provider error (status >= 400), the stream (folded with

@@ -209,7 +209,7 @@ def test_image_bytes_compare_as_bytes_whatever_the_base64_alphabet() -> None:
 
 
 def test_the_check_id_is_listed_so_a_known_gap_may_name_it() -> None:
-    from conformance.cli.run import CHECK_IDS
+    from conformance.pipeline.selection import CHECK_IDS
 
     assert CHECK in CHECK_IDS["client"]
 

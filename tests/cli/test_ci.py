@@ -28,7 +28,7 @@ import pytest
 from conformance import __version__
 from conformance.cli import main
 from conformance.cli.certify import _rerun_words
-from conformance.cli.run import rerun_command
+from conformance.cli.plans import rerun_command
 from conformance.traffic.safe_yaml import load_yaml
 from conformance.verdicts import CaseResult
 
@@ -427,7 +427,7 @@ def test_the_documented_baseline_and_workflow_are_valid() -> None:
     import yaml
 
     from conformance.cli import build_parser
-    from conformance.cli.run import CHECK_IDS
+    from conformance.pipeline.selection import CHECK_IDS
     from conformance.run.baseline import parse_baseline
 
     text = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")

@@ -10,7 +10,7 @@ import pytest
 
 from conformance.adapters import BUILTIN
 from conformance.cli import main
-from conformance.cli.run import CHECK_IDS
+from conformance.pipeline.selection import CHECK_IDS
 from conformance.scenarios.bundled import scenarios_dir
 
 BUNDLED_IDS = sorted(p.relative_to(scenarios_dir()).with_suffix("").as_posix() for p in scenarios_dir().rglob("*.yaml"))

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from conformance.cli import main
-from conformance.cli.run import CHECK_IDS, FAMILIES, compile_keyword, load_adapter
 from conformance.errors import UsageError
+from conformance.pipeline.selection import CHECK_IDS, FAMILIES, compile_keyword, load_adapter
 from conformance.reporting import FORMATS
 from conformance.scenarios.loader import default_scenarios_dir, scenario_files
 
@@ -52,9 +52,12 @@ def test_bad_adapter_specs_say_what_to_do(spec: str, needle: str) -> None:
 
 
 def test_check_families_match_the_registry() -> None:
+    """The families the registry runs on a case are those of ``--checks`` and of the check ids, in their
+    order; ``server`` (model servers and gateways, judged on their exchanges) is the one family more."""
     from conformance.checks import FAMILIES as REGISTRY
 
-    assert tuple(REGISTRY) == FAMILIES == tuple(CHECK_IDS)
+    assert tuple(REGISTRY) == FAMILIES[: len(REGISTRY)] == tuple(CHECK_IDS)[: len(REGISTRY)]
+    assert set(FAMILIES) - set(REGISTRY) <= {"server"} and set(CHECK_IDS) <= set(FAMILIES)
 
 
 def test_checks_takes_check_ids_and_keeps_only_their_verdicts(tmp_path: Path) -> None:
@@ -162,7 +165,7 @@ def test_exhaustive_runs_get_a_longer_default_timeout(monkeypatch: pytest.Monkey
     """Every 2-way cut decodes a stream again: a case costs the square of its streams' length, so
     ``--exhaustive`` gives each case ``EXHAUSTIVE_TIMEOUT`` unless ``--timeout`` says otherwise."""
     from conformance.cli import main
-    from conformance.cli import run as run_module
+    from conformance.pipeline import selection as run_module
 
     seen: list[float] = []
 
@@ -415,7 +418,7 @@ def test_an_internal_error_mid_run_still_writes_the_reports_of_the_finished_case
 
 
 def test_a_finding_nested_too_deeply_for_repr_is_shown_cut() -> None:
-    from conformance.cli.run import case_text
+    from conformance.pipeline.finish import case_text
     from conformance.verdicts import CaseResult, CheckVerdict, Finding
 
     deep: Any = []

@@ -14,20 +14,19 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.cli.run import (
+from conformance.cli.plans import rerun_command
+from conformance.console.output import command_lines, visible_width
+from conformance.console.progress import (
     LEGEND_WORDS,
     PROGRESS_HEADING,
     Progress,
     bar_colour,
-    case_text,
-    compile_keyword,
-    keyword_literal,
     legend_lines,
-    rerun_command,
     time_left,
     time_left_text,
 )
-from conformance.console.output import command_lines, visible_width
+from conformance.pipeline.finish import case_text
+from conformance.pipeline.selection import compile_keyword, keyword_literal
 from conformance.verdicts import CaseResult
 
 REPO = Path(__file__).resolve().parents[2]

@@ -220,7 +220,7 @@ FINDINGS: dict[str, list[Finding]] = {
 
 
 def _load(name: str) -> Any:
-    from conformance.cli.certify import load_client
+    from conformance.pipeline.targets import load_client
 
     stem, obj, _ = DRIVERS[name]
     return load_client(f"{CLIENTS / (stem + '_driver.py')}:{obj}")
@@ -371,7 +371,7 @@ def test_the_worked_example_of_the_docs_is_what_the_minimal_driver_does() -> Non
     """docs/clients.md, "A worked example", shows a run of ``minimal_openai_driver.py``: its summary line
     and the scenarios its list of FAILs names are this run's."""
     pytest.importorskip("openai")
-    from conformance.cli.certify import load_client
+    from conformance.pipeline.targets import load_client
 
     doc = (ROOT / "docs" / "clients.md").read_text(encoding="utf-8")
     section = doc[doc.index("## A worked example") : doc.index("## A library in its own virtualenv")]

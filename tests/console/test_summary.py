@@ -26,9 +26,10 @@ import pytest
 from conformance.adapters import BUILTIN, get_adapter
 from conformance.adapters.base import Adapter
 from conformance.cli import main
-from conformance.cli.run import LEGEND_WORDS, PROGRESS_HEADING, Progress, finish
 from conformance.console.output import visible_width
+from conformance.console.progress import LEGEND_WORDS, PROGRESS_HEADING, Progress
 from conformance.console.summary import SYMBOLS, adapter_lines, defect_lines, findings_lines, matrix_lines
+from conformance.pipeline.finish import finish
 from conformance.reporting import report_defects
 from conformance.run.runner import case_result, run_result
 from conformance.scenarios.loader import load_scenarios

@@ -16,9 +16,9 @@ import pytest
 
 from conformance.checks.duties import REMEDIES
 from conformance.checks.equivalences import bundled_table
-from conformance.cli.run import CHECK_IDS
 from conformance.clients.contract import DUTIES, Call, Client
 from conformance.clients.harness import CertifyOptions
+from conformance.pipeline.selection import CHECK_IDS
 from conformance.run.runner import RunOptions
 from conformance.scenarios import bundled
 from conformance.verdicts import RunResult

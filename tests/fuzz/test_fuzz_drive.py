@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import conformance.cli.inspect
 import conformance.run.runner  # imported before a test patches load_cassette: they bind it by name
 import conformance.traffic.cassettes
+import conformance.traffic.inspect
 import tests.fuzz._drive
 from tests.fuzz._crafted import crafted
 from tests.fuzz._drive import check_input, cpu_seconds, run_inputs, schedstat, stalled

@@ -192,7 +192,7 @@ def test_usage_errors_exit_2(argv: list[str], needle: str, capsys: pytest.Captur
 
 def test_list_shows_scenarios_adapters_with_capabilities_and_check_ids(capsys: pytest.CaptureFixture[str]) -> None:
     from conformance.adapters import BUILTIN
-    from conformance.cli.run import CHECK_IDS
+    from conformance.pipeline.selection import CHECK_IDS
 
     assert main(["list"]) == 0
     out = capsys.readouterr().out

@@ -344,7 +344,7 @@ def test_the_rerun_commands_are_certifys(script: ModuleType) -> None:
     """The page's rerun command names the client as ``conformance certify`` does (its own words)."""
     from conformance.cli import build_parser
     from conformance.cli.certify import _rerun_words
-    from conformance.cli.run import rerun_command
+    from conformance.cli.plans import rerun_command
 
     for lib, label, folder, report in reports(script):
         added = next(a for lbl, _f, a in script.runs(lib) if lbl == label)

@@ -1,4 +1,4 @@
-"""Tests for ``conformance.cli.inspect`` and ``conformance inspect``.
+"""Tests for ``conformance.traffic.inspect`` and ``conformance inspect``.
 
 Two parts:
 
@@ -23,19 +23,11 @@ from typing import Any
 import pytest
 import yaml
 
-import conformance.cli.inspect as inspect_module
+import conformance.traffic.inspect as inspect_module
 from conformance.adapters import get_adapter
 from conformance.adapters.base import Adapter, WireRequest, WireTools, error_kind_from_status, retry_after_from_headers
 from conformance.assembly import fold
 from conformance.cli import main
-from conformance.cli.inspect import (
-    CassetteReport,
-    InteractionReport,
-    inspect_cassette,
-    inspect_paths,
-    render_json,
-    render_text,
-)
 from conformance.errors import ProviderError, WireFormatError
 from conformance.framing import JSONArrayDecoder, SSEDecoder
 from conformance.model import (
@@ -57,6 +49,14 @@ from conformance.model import (
     UsageEvent,
 )
 from conformance.traffic.cassettes import Interaction, load_cassette
+from conformance.traffic.inspect import (
+    CassetteReport,
+    InteractionReport,
+    inspect_cassette,
+    inspect_paths,
+    render_json,
+    render_text,
+)
 
 # --------------------------------------------------------------------------------------------
 # a fake adapter and synthetic cassettes

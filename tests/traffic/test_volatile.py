@@ -180,7 +180,7 @@ def decoded(path: Path, ids: dict[str, str] | None = None) -> Any:
     """What ``conformance inspect`` decodes from a cassette, its values mapped by ``ids``; left out:
     the file's path, the raw provider details (timestamps) and call ids, which an adapter
     synthesises from the content when the provider sends none."""
-    from conformance.cli.inspect import inspect_paths, render_json
+    from conformance.traffic.inspect import inspect_paths, render_json
 
     def comparable(value: Any) -> Any:
         if isinstance(value, dict):
