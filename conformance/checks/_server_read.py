@@ -88,7 +88,7 @@ class Frame:
 def _parse(text: str) -> tuple[Any, bool]:
     try:
         return json.loads(text), True
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested past the interpreter's depth
         return None, False
 
 
@@ -224,7 +224,7 @@ def object_problem(text: Any) -> str | None:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         return f"the arguments are not JSON ({exc.msg} at character {exc.pos}): {quote(text, 120)}"
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested past the interpreter's depth
         return f"the arguments are not JSON: {quote(text, 120)}"
     if not isinstance(value, dict):
         return f"the arguments are JSON but not an object: {quote(text, 120)}"

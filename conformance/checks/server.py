@@ -32,6 +32,7 @@ generalise in ``conformance.verdicts.signature``, so the same defect in a hundre
 from __future__ import annotations
 
 import json
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -138,10 +139,13 @@ def answer_verdicts(exchanges: Sequence[ServerExchange]) -> tuple[CheckVerdict, 
     """The ``server.status`` ... ``server.usage`` verdicts of a case's answers to valid requests.
 
     ``server.status`` is always given; a check that had nothing to look at (every answer an error)
-    is left out. ``server.shape`` is ``unsupported`` when the wire's SDK is not installed."""
+    is left out. ``server.shape`` is ``unsupported`` when the wire's SDK is not installed. Never
+    raises: an answer that breaks a check's own code gives ``server.internal`` (``error``, with the
+    traceback), and the other answers are judged."""
     found: dict[str, list[Finding]] = {check: [] for check in ANSWER_CHECKS}
     judged: set[str] = {"server.status"}
     missing = ""
+    broken: list[str] = []
     for exchange in exchanges:
         out = Collector(exchange.turn, ANSWER_CHECKS)
         try:
@@ -149,6 +153,8 @@ def answer_verdicts(exchanges: Sequence[ServerExchange]) -> tuple[CheckVerdict, 
         except Missing as exc:
             missing = str(exc)
             out.judged.discard("server.shape")
+        except Exception as exc:  # a bug of ours on an answer nobody foresaw: said, never raised
+            broken.append(f"turn {exchange.turn}: {type(exc).__name__}: {exc}\n{traceback.format_exc()}")
         for check in ANSWER_CHECKS:
             found[check] += out.findings(check)
         judged |= out.judged
@@ -158,6 +164,8 @@ def answer_verdicts(exchanges: Sequence[ServerExchange]) -> tuple[CheckVerdict, 
             verdicts.append(CheckVerdict(check=check, status="unsupported", message=missing))
         elif check in judged:
             verdicts.append(verdict(check, found[check]))
+    if broken:
+        verdicts.append(CheckVerdict(check="server.internal", status="error", message="\n".join(broken)))
     return tuple(verdicts)
 
 
@@ -166,7 +174,7 @@ def _judge(exchange: ServerExchange, out: Collector) -> None:
         return
     try:
         request = json.loads(exchange.request)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested past the interpreter's depth
         request = {}
     request = request if isinstance(request, Mapping) else {}
     if exchange.stream:
@@ -228,7 +236,7 @@ def _judge_whole(exchange: ServerExchange, request: Mapping[str, Any], out: Coll
     _content_type(exchange, out, "application/json")
     try:
         value = json.loads(exchange.body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested past the interpreter's depth
         out.add(
             "server.shape",
             "$",
@@ -328,7 +336,7 @@ def error_body_problems(wire: str, body: bytes) -> list[str]:
     """
     try:
         value = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested past the interpreter's depth
         return [f"the error body is not JSON: {quote(body, 120) or '(empty)'}"]
     if not isinstance(value, Mapping):
         return [f"the error body is not a JSON object: {quote(body, 120)}"]

@@ -440,3 +440,55 @@ def test_ollama_arguments_as_text_fail_arguments_and_shape() -> None:
 
     failing = _failing(answer_verdicts([edit_body(one(OLLAMA_WHOLE, "ollama"), edit)]))
     assert set(failing) == {"server.arguments", "server.shape"}
+
+
+# --------------------------------------------------------------------------------------------
+# Hostile answers: a verdict each, never an exception
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stream", "body", "check"),
+    [
+        (False, b"[" * 100_000, "server.shape"),  # JSON nested past the interpreter's depth
+        (True, b"data: " + b"[" * 100_000 + b"\n\n", "server.framing"),
+        (False, b"\xff\xfe\x00garbage", "server.shape"),
+        (True, b"", "server.framing"),
+        (True, b"\x00" * 10_000, "server.framing"),
+    ],
+)
+def test_a_hostile_body_gets_a_verdict_naming_the_place(stream: bool, body: bytes, check: str) -> None:
+    content_type = "text/event-stream" if stream else "application/json"
+    answer = ServerExchange(
+        wire="anthropic", stream=stream, request=b"{", status=200, headers={"content-type": content_type}, body=body
+    )
+    verdicts = answer_verdicts([answer])
+    assert check in _failing(verdicts) and "server.internal" not in {v.check for v in verdicts}
+
+
+def test_another_wires_stream_fails_with_the_wire_it_looks_like() -> None:
+    anthropic = (
+        REALWORLD
+        / "anthropic"
+        / "crewai__TestAnthropicToolCallStreaming.test_anthropic_streaming_emits_tool_call_events.yaml"
+    )
+    answer = replace(one(anthropic, "anthropic"), wire="openai_chat")
+    failing = _failing(answer_verdicts([answer]))
+    assert {"server.framing", "server.shape"} <= set(failing)
+    assert any("anthropic wire's" in line for line in failing["server.shape"])
+
+
+def test_a_check_that_breaks_on_an_answer_is_an_internal_error_and_the_others_are_judged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from conformance.checks import server
+
+    def broken(*_args: Any) -> None:
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(server, "chat_whole", broken)
+    whole, stream = one(CHAT_WHOLE, "openai_chat"), _chat_stream()
+    verdicts = answer_verdicts([whole, stream])
+    internal = next(v for v in verdicts if v.check == "server.internal")
+    assert internal.status == "error" and "KeyError: 'surprise'" in internal.message
+    assert _failing(verdicts).keys() == {"server.internal"}  # the stream was judged and passed
