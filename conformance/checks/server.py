@@ -186,22 +186,24 @@ def _judge(exchange: ServerExchange, out: Collector) -> None:
 def _status(exchange: ServerExchange, out: Collector) -> bool:
     """``server.status``; whether there is an answer to judge further."""
     out.judge("server.status")
-    if exchange.error or exchange.status == 0:
-        out.add(
-            "server.status",
-            "$",
-            f"no HTTP answer: {exchange.error or 'the connection gave none'}",
-            expected=200,
-            remedy="the server must answer within the timeout, at the URL given, within the size bound",
-        )
-        return False
     if exchange.truncated:
         out.add(
             "server.status",
             "$",
-            f"the answer was cut at {len(exchange.body)} bytes, the size bound: {quote(exchange.body[-200:])}",
+            f"the answer was cut at {len(exchange.body)} bytes, the size bound: ...{quote(exchange.body[-200:])}",
             expected="a bounded answer",
             remedy="a reply to a short tool-calling request is far below this bound; check the server's max tokens",
+        )
+        return False
+    if exchange.error or exchange.status == 0:
+        what = "no HTTP answer" if exchange.status == 0 else f"the answer (HTTP {exchange.status}) broke off"
+        out.add(
+            "server.status",
+            "$",
+            f"{what}: {exchange.error or 'the connection gave none'}",
+            expected=200,
+            actual=exchange.status or None,
+            remedy="the server must answer within the timeout, at the URL given, within the size bound",
         )
         return False
     if exchange.status != 200:

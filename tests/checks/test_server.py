@@ -347,6 +347,7 @@ def test_a_500_to_a_valid_request_fails_status_with_its_body_quoted() -> None:
     [
         ({"status": 0, "error": "timeout after 120 s"}, "timeout after 120 s"),
         ({"truncated": True}, "the size bound"),
+        ({"error": "the server closed the connection mid-body"}, "(HTTP 200) broke off: the server closed"),
     ],
 )
 def test_no_answer_or_a_cut_one_fails_status_saying_what_happened(kw: dict[str, Any], words: str) -> None:
