@@ -16,9 +16,12 @@ is exercised by a test with a real mutant (tests/reporting/test__words.py):
 - a request the provider would reject (its request schema);
 - a field lost on the way to the provider, or out of an answer;
 - a duty left to the caller, a note (the check's own remedy);
+- what a model server or gateway answered (the ``server.*`` checks, ``conformance.checks.server``):
+  the check's message, which says what the server sent as evidence, as the sentence;
 - anything else: the check's message, with the value expected and the value found.
 
-A sentence starts with a verb whose subject is the library under test ("Sends ...", "Drops ...").
+A sentence starts with a verb whose subject is the library under test ("Sends ...", "Drops ..."); a
+server's defect is said as its check says it (a server translates nothing: "Changes ..." would not fit).
 """
 
 from __future__ import annotations
@@ -208,6 +211,16 @@ def _note(finding: FindingData, related: Sequence[FindingData], wire: str, modes
     else:
         sentence = f"{finding['message'][:1].upper()}{finding['message'][1:]}."
     return Words(sentence, "note", remedy=finding["remedy"], shown=_sides(finding))
+
+
+def _server(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
+    """A server's or gateway's answer judged by a ``server.*`` check: its message is the evidence a maintainer
+    reads ("the arguments are not JSON ...", "the invalid request (...) was accepted with 200: ...")."""
+    if not finding["check"].startswith("server.") or finding["kind"] != "defect":
+        return None
+    said = _clip(finding["message"], 200)
+    sentence = f"{said[:1].upper()}{said[1:]}."
+    return Words(sentence, severity_of(finding), remedy=finding["remedy"], shown=_sides(finding))
 
 
 def _order(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
@@ -520,6 +533,7 @@ def _reasoning(finding: FindingData, related: Sequence[FindingData], wire: str, 
 _RECOGNISERS: tuple[_Recogniser, ...] = (
     _left,
     _note,
+    _server,
     _arguments,
     _order,
     _call_id,

@@ -272,3 +272,65 @@ def test_tools_reordered_between_turns_move_the_cache_prefix_at_the_first_tool()
     assert defect["check"] == "roundtrip.cache_prefix"
     assert defect["sentence"].startswith("Moves the cacheable prefix between requests (request 0 -> 1:")
     assert "$.tools[0]" in defect["sentence"] and "cannot reuse its prompt cache" in defect["sentence"]
+
+
+def test_a_servers_defect_is_said_as_its_check_says_it() -> None:
+    # real server.* verdicts (conformance.checks.server) of a server that answers arguments that are not JSON
+    # and accepts an invalid request with a 200: the server translates nothing, so no "Changes ..." sentence
+    from conformance.checks.server import ServerExchange, answer_verdicts, error_verdict
+    from conformance.verdicts import AdapterInfo, CaseResult, ScenarioInfo
+
+    call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": '}}
+    answer = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [call],
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
+    }
+    body = json.dumps(answer).encode()
+    exchange = ServerExchange(
+        wire="openai_chat",
+        stream=False,
+        request=b"{}",
+        status=200,
+        headers={"content-type": "application/json"},
+        body=body,
+        tools=("get_weather",),
+    )
+    verdicts = answer_verdicts([exchange])
+    probe = error_verdict("unknown_tool_choice", exchange, documented=True)  # its own case, as the probes are
+    failing = [v for v in (*verdicts, probe) if v.status == "fail"]
+    assert [v.check for v in failing] == ["server.arguments", "server.errors"]
+    column = "llama/openai_chat"
+    run = RunResult(
+        suite_version="0",
+        adapters=(AdapterInfo(name=column, wire_format="openai_chat"),),
+        scenarios=(ScenarioInfo(id="s", behavior="", source=""),),
+        cases=(
+            CaseResult(adapter=column, scenario="s", mode="non_stream", status="fail", checks=verdicts),
+            CaseResult(
+                adapter=column,
+                scenario="server/invalid/unknown_tool_choice",
+                mode="non_stream",
+                status="fail",
+                checks=(probe,),
+            ),
+        ),
+    )
+    sentences = {d["check"]: d["sentence"] for d in build_report(run)["defects"]}
+    [arguments] = failing[0].findings
+    assert sentences["server.arguments"] == arguments.message[:1].upper() + arguments.message[1:] + "."
+    assert sentences["server.arguments"].startswith("The arguments are not JSON")
+    assert sentences["server.errors"].startswith("The invalid request (unknown_tool_choice) was accepted with 200: ")
