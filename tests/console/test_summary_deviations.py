@@ -4,10 +4,13 @@ block of its own, apart from the defects, saying what the model did (issue 29, p
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
 from conformance.console.output import Style, visible_width
 from conformance.console.summary import SYMBOLS, adapter_lines, deviation_lines, matrix_lines
 from conformance.verdicts import STATUS_ORDER
-from tests.reporting._runs import DEVIATION_TEXT, DEVIATION_TOOL, build_mixed_run, deviated_run
+from tests.reporting._runs import DEVIATION_TEXT, DEVIATION_TOOL, build_mixed_run, deviated_only_run, deviated_run
 
 WIDTH = 80
 
@@ -47,3 +50,18 @@ def test_the_deviations_are_cut_after_the_first_few_and_painted_in_their_colour(
     assert lines[-1] == "  and 1 more"
     painted = deviation_lines(deviated_run(), WIDTH, style=Style(colour=True))
     assert "\x1b[34mDEVIATED\x1b[0m" in painted[1]
+
+
+def test_a_run_whose_other_cases_pass_ends_with_exit_0_and_says_what_the_model_did(tmp_path: Path) -> None:
+    from conformance.pipeline.finish import finish
+
+    out = io.StringIO()
+    code = finish(deviated_only_run(), out, progress=None, quiet=False, report_dir=tmp_path, formats=["json", "md"])
+    text = out.getvalue()
+    assert code == 0  # a deviation is never a failure
+    assert "1 case: the model deviated (not a server defect; every one: the reports)" in text
+    assert DEVIATION_TEXT in " ".join(text.split())
+    assert text.rstrip().splitlines()[-1].startswith("3 cases: 2 pass, 1 deviated")
+    assert "## Model deviations" in (tmp_path / "report.md").read_text(encoding="utf-8")
+    failing = io.StringIO()
+    assert finish(deviated_run(), failing, progress=None, quiet=False, report_dir=tmp_path, formats=[]) == 1
