@@ -387,6 +387,9 @@ def test_drift_against_the_emulator(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------------------------
 
 PYTHON: dict[tuple[str, str], Entry] = {
+    ("servers.md", "from conformance.scenarios.loader import load_scenarios"): Elsewhere(
+        "tests/servers/test_server.py::test_the_docs_example_certifies_the_control"
+    ),
     ("adapters.md", "from conformance.adapters.base import Adapter"): Elsewhere(
         "tests/cli/test_third_party_adapter.py::test_conformance_run_takes_it_by_object_path"
         " (the declaration of the file it names, tests/data/third_party/acme_agents/hermes_adapter.py)"

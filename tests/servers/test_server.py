@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -76,6 +78,17 @@ def _failing(result: RunResult) -> list[str]:
         for c in result.cases
         if c.status not in ("pass", "unsupported")
     ]
+
+
+def test_the_docs_example_certifies_the_control(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "servers.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(from conformance.scenarios.loader import load_scenarios\n.*?)```", doc, re.S)
+    assert block is not None
+    with _control() as emulator:
+        code = block.group(1).replace("http://127.0.0.1:8080", emulator.base_url)
+        exec(compile(code, "docs/servers.md", "exec"), {})
+    counts = eval(capsys.readouterr().out)  # the dict result.counts() printed
+    assert counts["pass"] > 0 and counts["error"] == counts["deviated"] == 0  # every scenario ran and was played
 
 
 def test_server_scenarios_leave_out_what_a_model_cannot_be_asked() -> None:
