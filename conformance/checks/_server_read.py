@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from conformance.verdicts import Finding, signature
+from conformance.verdicts import Finding, FindingKind, signature
 
 __all__ = [
     "MAX_FINDINGS",
@@ -188,6 +188,7 @@ class Collector:
         expected: Any = None,
         actual: Any = None,
         remedy: str = "",
+        kind: FindingKind = "defect",
     ) -> None:
         self.judged.add(check)
         finding = Finding(
@@ -198,6 +199,7 @@ class Collector:
             actual=actual,
             turn=self.turn,
             remedy=remedy,
+            kind=kind,
         )
         kept = self._found.setdefault(check, {})
         key = signature(finding)

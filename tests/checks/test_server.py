@@ -117,10 +117,7 @@ def _expected(wire: str, scenario: str) -> set[str]:
     if scenario in ("arguments/malformed_json", "arguments/truncated_by_length") and not wire.startswith("openai"):
         fault.add("server.shape")  # the SDK types arguments as an object on these wires
     if scenario == "arguments/truncated_by_length" and wire.startswith("openai"):
-        # cut by the limit: not judged (Responses says incomplete); the emulator's Chat usage is below it
-        return {"server.finish"} if wire == "openai_chat" else set()
-    if scenario == "basic/max_tokens_length" and wire == "openai_chat":
-        return {"server.finish"}  # the emulator says 15 completion tokens of the 32 allowed, with length
+        return set()  # cut by the limit (Chat length, Responses incomplete): the arguments are not judged
     return fault
 
 
@@ -493,3 +490,16 @@ def test_a_check_that_breaks_on_an_answer_is_an_internal_error_and_the_others_ar
     internal = next(v for v in verdicts if v.check == "server.internal")
     assert internal.status == "error" and "KeyError: 'surprise'" in internal.message
     assert _failing(verdicts).keys() == {"server.internal"}  # the stream was judged and passed
+
+
+def test_length_below_the_requests_limit_is_noted_not_failed() -> None:
+    """openai-python's ``ChatCompletion.finish_reason``: length when the request's maximum was reached;
+    a server's own cap (llama.cpp ``-n``) or a full context window ends an answer too."""
+    answer = one(CHAT_WHOLE, "openai_chat", 4)
+    request = {**json.loads(answer.request), "max_tokens": 1000}
+    cut = edit_body(
+        replace(answer, request=json.dumps(request).encode()), lambda b: b["choices"][0].update(finish_reason="length")
+    )
+    finish = next(v for v in answer_verdicts([cut]) if v.check == "server.finish")
+    assert finish.status == "pass" and [f.kind for f in finish.findings] == ["note"]
+    assert finish.findings[0].expected == "length at 1000 tokens"
