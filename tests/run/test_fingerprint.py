@@ -58,5 +58,5 @@ def test_every_part_counts(part: str) -> None:
 
 
 def test_the_check_ids_are_those_the_checks_give() -> None:
-    assert tuple(CHECK_IDS) == ("translation", "roundtrip", "streaming", "recovery", "client")
+    assert tuple(CHECK_IDS) == ("translation", "roundtrip", "streaming", "recovery", "client", "server")
     assert fingerprint.CHECK_IDS is __import__("conformance.pipeline.selection", fromlist=["CHECK_IDS"]).CHECK_IDS
