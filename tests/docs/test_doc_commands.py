@@ -140,6 +140,7 @@ COMMANDS: dict[tuple[str, str], Entry] = {
     ("emulator.md", "conformance emulator --port 0 --scenario basic/get_time"): Serve(),
     ("emulator.md", "conformance emulator --scenario my/case --scenarios-dir ./my-scenarios"): Serve(),
     ("emulator.md", "conformance emulator --max-requests 100 --max-log-bytes 8388608"): Serve(),
+    ("emulator.md", "conformance emulator --port 8089 --play-scenarios"): Serve(),
     # docs/live.md
     ("live.md", "python scripts/local_model_server.py build"): Offline(
         "downloads llama.cpp's sdist from the package index and compiles it (8-21 minutes)"

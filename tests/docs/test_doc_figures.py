@@ -348,6 +348,16 @@ FIGURES: dict[tuple[str, str], str | Elsewhere | Unchecked] = {
     ("clients.md", "1 left"): CONSOLE,
     ("emulator-fidelity.md", "five adapters"): "fidelity_adapters",
     ("emulator.md", "64 MiB"): "request_log_bytes",
+    ("emulator.md", "115 bundled scenarios"): Elsewhere(
+        "tests/emulator/test__scenario_book.py::test_the_bundled_server_scenarios_and_their_one_collision"
+    ),
+    ("emulator.md", "76 bundled scenarios"): Elsewhere(
+        "tests/emulator/test__scenario_book.py::test_the_bundled_server_scenarios_and_their_one_collision"
+    ),
+    ("emulator.md", "five wires"): Unchecked("not a figure", "the wires the emulator serves, listed in its table"),
+    ("emulator.md", "four wires"): Elsewhere(
+        "tests/emulator/test__scenario_book.py::test_equal_first_requests_are_told_apart_later_or_named"
+    ),
     ("emulator.md", "10 MB"): EMULATOR_RSS,
     ("emulator.md", "33 MB"): EMULATOR_RSS,
     ("emulator.md", "538 MB"): EMULATOR_RSS,
