@@ -144,6 +144,15 @@ def chat_whole(value: Any, request: Mapping[str, Any], out: Collector, forced: s
             if finish != "length":
                 judge_arguments(out, f"{path}.function.arguments", dict_of(call.get("function")).get("arguments"))
         _chat_finish(out, f"$.choices[{ci}].finish_reason", finish, len(calls), request, usage, forced)
+    if not list_of(body.get("choices")):
+        out.add(
+            "server.finish",
+            "$.choices",
+            "an answer without a choice: a request without n answers with one",
+            expected="one choice",
+            actual=body.get("choices"),
+            remedy="answer with choices[0]: the message and its finish_reason",
+        )
     _chat_usage(out, "$.usage", body.get("usage"), required=True, why="on a whole answer")
 
 

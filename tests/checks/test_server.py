@@ -503,3 +503,8 @@ def test_length_below_the_requests_limit_is_noted_not_failed() -> None:
     finish = next(v for v in answer_verdicts([cut]) if v.check == "server.finish")
     assert finish.status == "pass" and [f.kind for f in finish.findings] == ["note"]
     assert finish.findings[0].expected == "length at 1000 tokens"
+
+
+def test_a_whole_chat_answer_without_a_choice_fails_finish() -> None:
+    mutated = edit_body(one(CHAT_WHOLE, "openai_chat"), lambda b: b.update(choices=[]))
+    assert _only(answer_verdicts([mutated]), "server.finish") == ["$.choices"]
