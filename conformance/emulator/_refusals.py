@@ -22,7 +22,9 @@ Sources of each status and message, per wire:
   ``input``, ``code`` null (continuedev/continue#10092, the body quoted whole).
 - OpenAI (both), a ``tool_choice`` naming no offered tool: 400 ``invalid_request_error``, "Tool choice
   'NAME' not found in 'tools' parameter.", ``param`` ``tool_choice`` (upstream bodies quoted in public
-  gateway tests and in vercel/ai's changeset for the Responses ``allowedTools`` option).
+  gateway tests and in vercel/ai's changeset for the Responses ``allowedTools`` option); with no
+  ``tools`` at all: "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are
+  specified." (dapr/dapr-agents#248, the body quoted whole).
 - OpenAI (both), a schema that is not an object: 400 ``invalid_request_error`` ``invalid_function_parameters``,
   "Invalid schema for function 'NAME': schema must be a JSON Schema of 'type: "object"', got 'type:
   "T"'." (quoted from OpenAI-compatible endpoints in many repositories, found by that text); a
@@ -248,6 +250,9 @@ def _tool_choice_refusal(wire: str, request: Request) -> Refusal | None:
     if choice in {tool.name for tool in request.tools}:
         return None
     if wire in ("openai_chat", "openai_responses"):
+        if not request.tools:  # dapr/dapr-agents#248 quotes OpenAI's answer whole
+            message = "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified."
+            return Refusal(message=message, param="tool_choice", what="unknown_tool_choice")
         message = f"Tool choice '{choice}' not found in 'tools' parameter."
         return Refusal(message=message, param="tool_choice", what="unknown_tool_choice")
     if wire == "anthropic":

@@ -236,6 +236,15 @@ def test_a_scripted_run_answers_what_it_is_sent(emu: Emulator, client: httpx.Cli
     assert client.post(path, json=body).status_code == 200
 
 
+def test_a_tool_choice_without_tools_is_openais_own_400(emu: Emulator, client: httpx.Client) -> None:
+    path, body = _body("openai_chat", "unknown_tool_choice")
+    del body["tools"]
+    response = client.post(path, json=body)
+    status, message, parsed = _sdk_error("openai_chat", emu.base_url, response)
+    assert status == 400 and parsed["param"] == "tool_choice"
+    assert message == "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified."
+
+
 def test_calls_made_earlier_are_answered() -> None:
     body = {
         "messages": [
