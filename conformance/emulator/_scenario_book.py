@@ -65,8 +65,9 @@ class _Entry:
 
 def server_playable(scenario: Scenario) -> bool:
     """Is ``scenario`` one a live server is asked (what ``conformance emulator --play-scenarios``
-    plays)? Not when a turn scripts a fault (``HTTP_FAULTS``, ``STREAM_FAULTS``: a server is not told
-    to fail), when a reply scripts argument text that is not a JSON object (``arguments/malformed_json``,
+    plays; ``conformance.servers.server_scenarios`` asks the same ones)? Not when a turn scripts a
+    fault (``HTTP_FAULTS``, ``STREAM_FAULTS``: a server is not told to fail) or expects an error, when
+    a reply scripts argument text that is not a JSON object (``arguments/malformed_json``,
     ``arguments/empty_string``, ``arguments/truncated_by_length``: what an adapter must survive, a
     defect in a server's answer), when a tag marks a provider quirk or a deviation (``quirk``,
     ``deviation:...``: the shape of one provider, not of the wire), or when its tools come from an MCP
@@ -74,7 +75,7 @@ def server_playable(scenario: Scenario) -> bool:
     requests collide once (docs/emulator.md, "Playing scenarios by request")."""
     if scenario.mcp is not None:
         return False
-    if any(turn.reply.fault is not None for turn in scenario.turns):
+    if any(turn.reply.fault is not None or turn.expect.error is not None for turn in scenario.turns):
         return False
     if any(not _object_text(call.arguments_raw) for turn in scenario.turns for call in turn.reply.tool_calls):
         return False
