@@ -67,6 +67,7 @@ __all__ = [
     "SERVER_WIRES",
     "ServerExchange",
     "answer_verdicts",
+    "error_body_notes",
     "error_body_problems",
     "error_verdict",
 ]
@@ -280,6 +281,7 @@ def _judge_stream(exchange: ServerExchange, request: Mapping[str, Any], out: Col
     for path, words in problems:
         out.add("server.framing", path, words, expected="a well-formed stream")
     judged: list[Frame] = []
+    errored = False
     for frame in frames:
         if not frame.ok:
             out.add(
@@ -291,6 +293,7 @@ def _judge_stream(exchange: ServerExchange, request: Mapping[str, Any], out: Col
                 remedy="send one JSON value per event",
             )
         elif stream_error(wire, frame):
+            errored = True
             out.add(
                 "server.status",
                 frame.path,
@@ -305,7 +308,9 @@ def _judge_stream(exchange: ServerExchange, request: Mapping[str, Any], out: Col
         empty = quote(body) or "(empty body)"
         out.add("server.framing", "stream[0]", f"a stream without events: {empty}", expected="events")
         return
-    if wire == "openai_chat":
+    if errored:
+        pass  # the error event ends the stream (openai-python raises on it): no terminator, finish or usage follow
+    elif wire == "openai_chat":
         chat_stream(frames, request, out, exchange.forced)
     else:
         _STREAM[wire](frames, request, out)
@@ -325,11 +330,13 @@ def _ping(frame: Frame) -> bool:
 def error_body_problems(wire: str, body: bytes) -> list[str]:
     """What keeps ``body`` from being ``wire``'s documented error body (empty: it is one).
 
-    - OpenAI Chat and Responses: ``{"error": {"message": str, "type": str, "param": str|null,
-      "code": str|null}}``, all four required (the OpenAPI ``ErrorResponse``/``Error``; every recorded
-      OpenAI 4xx has them, wire-formats.md §1e). openai-python reads ``body["error"]`` (``_client.py``
-      ``_make_status_error``) and makes any ``code`` a string (``_exceptions.py``
-      ``APIError.__init__``), so a numeric ``code`` is accepted; a missing key is not.
+    - OpenAI Chat and Responses: ``{"error": {"message": str, ...}}``. The OpenAPI ``Error`` lists
+      ``message``, ``type``, ``param`` and ``code`` (every recorded OpenAI 4xx has the four,
+      wire-formats.md §1e), but openai-python needs only the ``error`` object: it reads
+      ``body["error"]`` (``_client.py`` ``_make_status_error``) and each of ``code``, ``param`` and
+      ``type`` with ``body.get`` (``_exceptions.py`` ``APIError.__init__``: absent is None, a numeric
+      ``code`` becomes a string). So a missing ``message`` (what a caller shows) is a problem; a
+      missing ``type``, ``param`` or ``code`` is a note (``error_body_notes``), never a failure.
     - Anthropic: ``{"type": "error", "error": {"type": str, "message": str}}`` (§3e; anthropic
       ``types/shared/error_response.py``).
     - Gemini: ``{"error": {"code": int, "message": str, "status": str}}`` (the Google RPC envelope,
@@ -362,12 +369,35 @@ def error_body_problems(wire: str, body: bytes) -> list[str]:
     return problems
 
 
-_OPENAI_ERROR: Mapping[str, tuple[type, ...]] = {
-    "message": (str,),
+_OPENAI_ERROR: Mapping[str, tuple[type, ...]] = {"message": (str,)}
+_OPENAI_LISTED: Mapping[str, tuple[type, ...]] = {
     "type": (str,),
     "param": (str, type(None)),
     "code": (str, int, type(None)),
 }
+"""The keys the OpenAPI ``Error`` lists beside ``message`` that openai-python reads with ``body.get``
+(``_exceptions.py`` ``APIError.__init__``): one missing changes nothing a caller of the SDK gets."""
+
+
+def error_body_notes(wire: str, body: bytes) -> list[str]:
+    """The keys the wire's documented error body lists that ``body`` leaves out although its SDK reads
+    them as absent-is-None (OpenAI's ``type``, ``param``, ``code``): notes, never a failure."""
+    if wire not in ("openai_chat", "openai_responses"):
+        return []
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return []
+    error = value.get("error") if isinstance(value, Mapping) else None
+    if not isinstance(error, Mapping):
+        return []
+    return [
+        f"error.{key} missing: the OpenAPI Error lists it ({_ERROR_SHAPES[wire]}); openai-python reads it as None"
+        for key in _OPENAI_LISTED
+        if key not in error
+    ]
+
+
 _ERROR_FIELDS: Mapping[str, Mapping[str, tuple[type, ...]]] = {
     "openai_chat": _OPENAI_ERROR,
     "openai_responses": _OPENAI_ERROR,
@@ -449,6 +479,16 @@ def error_verdict(probe: str, exchange: ServerExchange, *, documented: bool) -> 
                     expected=_ERROR_SHAPES.get(exchange.wire),
                     actual=quote(exchange.body, 200),
                     remedy="answer errors in the wire's error shape: its SDK reads the message from there",
+                )
+            )
+        for note in error_body_notes(exchange.wire, exchange.body):
+            findings.append(
+                Finding(
+                    check=check,
+                    turn=exchange.turn,
+                    path="$.error",
+                    message=f"the {status} for {probe}: {note}",
+                    kind="note",
                 )
             )
     return verdict(check, findings)
