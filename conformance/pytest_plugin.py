@@ -23,6 +23,13 @@ A thin layer over the runner (``conformance.run.runner.run_pair``) and the clien
   pair's items an ERROR saying so, the next pair gets a new worker, and the session goes on. The
   worker inherits the session's network guard. Under xdist, an item carries from its setup the ERROR
   case the controller keeps should its xdist worker die before the item's call report.
+- **server=.** ``@pytest.mark.conformance(server="http://127.0.0.1:8080", wires=["openai_chat"])``
+  certifies a model server (``conformance.servers.certify_server``, docs/servers.md): one item per
+  (wire, scenario a live server can be asked, mode) and per invalid-request probe
+  (``server/invalid/<probe>``, non-streamed), with optional ``scenarios``, ``modes``, ``model``,
+  ``api_key_env`` (the name of the variable holding the key) and ``name``. Each pair runs once, in
+  this process (the server is judged, not our code: its bounds are the server target's); a deviated
+  case (the model's choice) skips saying what the model did.
 - **conformance_server.** A loopback ``Emulator`` playing one scenario's cassette for one wire
   (``@pytest.mark.conformance_server(scenario=..., wire=...)`` or indirect parametrisation with a
   ``{"scenario": ..., "wire": ...}`` param): ``base_url``, ``requests``, ``played``.
@@ -225,6 +232,8 @@ class _Target:
     key: int
     adapter: Adapter | None
     client: Any
+    server: Any = None
+    """``server=``: the ``conformance.servers.ServerOptions`` of a model server (all wires)."""
 
 
 @dataclass(frozen=True)
@@ -465,6 +474,8 @@ class _Plugin:
         from conformance.scenarios.values import MODES
 
         kwargs = dict(marker.kwargs)
+        if "server" in kwargs:
+            return self._server_specs(kwargs, where, marker.args)
         unknown = sorted(set(kwargs) - {"client", "adapter", "wires", "scenarios", "modes"})
         if unknown or ("client" in kwargs) == ("adapter" in kwargs) or marker.args:
             _usage(
@@ -513,7 +524,7 @@ class _Plugin:
 
         key = (spec.target.key, spec.wire, spec.scenario, spec.modes)
         if key not in self._pairs:
-            self._pairs[key] = self._run_isolated(spec)
+            self._pairs[key] = self._run_isolated(spec) if spec.target.server is None else self._run_server(spec)
         for case in self._pairs[key][0]:
             if case.mode == spec.mode:
                 return case
@@ -530,6 +541,8 @@ class _Plugin:
 
         if spec.target.adapter is not None:
             return spec.target.adapter
+        if spec.target.server is not None:
+            return self._server_column(spec)
         return client_adapter(spec.target.client, spec.wire)
 
     def _guard_children(self) -> contextlib.AbstractContextManager[object]:
@@ -776,18 +789,20 @@ class _Plugin:
 
     def planned(self, spec: _Spec) -> str:
         """``carried`` for the ERROR case of an item whose xdist worker dies before its call report."""
-        from conformance.run.runner import case_result
+        from conformance.verdicts import CaseResult
 
-        adapter, scenario = self._adapter(spec), self.scenario(spec.scenario)
         mode: Mode = "stream" if spec.mode == "stream" else "non_stream"
         message = "the pytest-xdist worker running this case died before it finished"
-        return self.carried(spec, case_result(adapter, scenario, mode, "error", message=message))
+        case = CaseResult(
+            adapter=self._adapter(spec).name, scenario=spec.scenario, mode=mode, status="error", message=message
+        )
+        return self.carried(spec, case)
 
     def carried(self, spec: _Spec, case: CaseResult) -> str:
         """The case as JSON, with what the report needs about its column and scenario."""
         from conformance.run.runner import adapter_info
 
-        scenario = self.scenario(spec.scenario)
+        scenario = self._scenario_row(spec.scenario)
         info = adapter_info(self._adapter(spec))
         provenance = self._pairs.get((spec.target.key, spec.wire, spec.scenario, spec.modes), ([], {}))[1]
         return json.dumps(
@@ -804,6 +819,89 @@ class _Plugin:
             },
             default=repr,
         )
+
+    # ---- server= : a model server on its wires (conformance.servers, docs/servers.md) -----------
+
+    def _server_specs(self, kwargs: dict[str, Any], where: str, args: tuple[Any, ...]) -> list[_Spec]:
+        """The items of ``@pytest.mark.conformance(server=URL, wires=[...], ...)``: each scenario a live
+        server can be asked, per wire and mode, and each invalid-request probe per wire (non-streamed)."""
+        from conformance.scenarios.values import MODES
+        from conformance.servers import SERVER_WIRES, ServerOptions, server_scenarios
+        from conformance.servers.invalid import PROBES, probe_id
+
+        allowed = {"server", "wires", "scenarios", "modes", "model", "api_key_env", "name"}
+        url, wires = kwargs.get("server"), kwargs.get("wires")
+        if sorted(set(kwargs) - allowed) or args or not isinstance(url, str) or not wires:
+            _usage(
+                f"{where}: @pytest.mark.conformance(server=URL, wires=[...]) takes optional scenarios=, modes=, "
+                f"model=, api_key_env=, name= (got {', '.join(sorted(kwargs)) or 'nothing'})"
+            )
+        if bad := [w for w in wires if w not in SERVER_WIRES]:
+            _usage(f"{where}: a server is certified on {', '.join(SERVER_WIRES)}, not {', '.join(bad)}")
+        modes = tuple(kwargs.get("modes") or MODES)
+        if bad := [m for m in modes if m not in MODES]:
+            _usage(f"{where}: unknown mode {', '.join(bad)} (modes: {', '.join(MODES)})")
+        key_env = kwargs.get("api_key_env")
+        if key_env is not None and not os.environ.get(key_env):
+            _usage(f"{where}: api_key_env={key_env!r}, but ${key_env} is not set")
+        options = ServerOptions(
+            base_url=url,
+            wires=tuple(wires),
+            name=kwargs.get("name") or "server",
+            model=kwargs.get("model"),
+            api_key=os.environ.get(key_env) if key_env else None,
+        )
+        target = _Target(key=id(options), adapter=None, client=None, server=options)
+        patterns = kwargs.get("scenarios") or ["*"]
+
+        def chosen(scenario_id: str) -> bool:
+            return any(scenario_id == p or fnmatch.fnmatchcase(scenario_id, p) for p in patterns)
+
+        asked = [
+            (s.id, tuple(m for m in modes if m in s.modes)) for s in server_scenarios(list(self.scenarios().values()))
+        ]
+        asked += [(probe_id(p), ("non_stream",) if "non_stream" in modes else ()) for p in PROBES]
+        pairs = [(scenario_id, pair_modes) for scenario_id, pair_modes in asked if chosen(scenario_id) and pair_modes]
+        if not pairs:
+            _usage(f"{where}: no scenario a server is asked matches {', '.join(patterns)}")
+        return [
+            _Spec(target, wire, scenario_id, mode, pair_modes)
+            for wire in wires
+            for scenario_id, pair_modes in pairs
+            for mode in pair_modes
+        ]
+
+    def _run_server(self, spec: _Spec) -> _PairRun:
+        """One (wire, scenario) pair of a server, both its modes, in this process."""
+        from dataclasses import replace
+
+        from conformance.servers import certify_server
+
+        options = replace(
+            spec.target.server,
+            wires=(spec.wire,),
+            modes=_modes(spec),
+            select=lambda column, scenario_id, mode: scenario_id == spec.scenario,
+        )
+        result = certify_server(list(self.scenarios().values()), options)
+        return list(result.cases), dict(result.provenance)
+
+    def _server_column(self, spec: _Spec) -> Adapter:
+        from dataclasses import replace
+
+        from conformance.servers import server_columns
+
+        return server_columns(replace(spec.target.server, wires=(spec.wire,)))[0]
+
+    def _scenario_row(self, scenario_id: str) -> Any:
+        """The report's row of a case's scenario: the suite's, or a server probe's (``server/invalid/*``)."""
+        from conformance.servers.invalid import PROBE_BEHAVIOR
+        from conformance.verdicts import ScenarioInfo
+
+        probe = scenario_id.removeprefix("server/invalid/")
+        if probe != scenario_id and probe in PROBE_BEHAVIOR:
+            return ScenarioInfo(id=scenario_id, behavior=PROBE_BEHAVIOR[probe], source="suite")
+        return self.scenario(scenario_id)
 
 
 # ---- messages and reports ----------------------------------------------------------------------
