@@ -15,6 +15,7 @@ from conformance.servers.server import (
     certify_server,
     server_case_count,
     server_columns,
+    server_result,
     server_scenarios,
 )
 
@@ -24,5 +25,6 @@ __all__ = [
     "certify_server",
     "server_case_count",
     "server_columns",
+    "server_result",
     "server_scenarios",
 ]

@@ -74,6 +74,7 @@ __all__ = [
     "server_case_count",
     "server_columns",
     "server_exchanges",
+    "server_result",
     "server_scenarios",
 ]
 
@@ -213,8 +214,6 @@ def certify_server(
 ) -> RunResult:
     """Certify the server at ``options.base_url`` on ``options.wires`` (see the module docstring).
     Every case ends with a verdict, whatever the server does; ``progress(case)`` after each."""
-    chosen = server_scenarios(scenarios)
-    columns = server_columns(options)
     basic = basic_scenario(list(scenarios))
     scrubber = Scrubber([options.api_key] if options.api_key else [])
     key = _provenance_key(options)
@@ -240,9 +239,24 @@ def certify_server(
             if options.fail_fast and case.status in ("fail", "error", "stale"):
                 stop = True
                 break
-    served = served_model(answered)
+    return server_result(scenarios, options, cases, problems=problems, served=served_model(answered))
+
+
+def server_result(
+    scenarios: Sequence[Scenario],
+    options: ServerOptions,
+    cases: Sequence[CaseResult],
+    *,
+    problems: Sequence[str] = (),
+    served: str | None = None,
+) -> RunResult:
+    """The ``RunResult`` of a server certification with ``cases`` (all of them, or those finished
+    when a run stopped early): the columns, the scenarios asked and the probes run, and the server's
+    facts (provenance ``server URL``: URL, wires, the model asked for, ``served`` (the model the
+    answers named), the sampling; the note ``server URL, answering as MODEL``), the API key scrubbed."""
+    scrubber = Scrubber([options.api_key] if options.api_key else [])
     provenance = {
-        key: scrubber.json(
+        _provenance_key(options): scrubber.json(
             {
                 "mode": "server",
                 "base_url": options.base_url,
@@ -253,13 +267,15 @@ def certify_server(
             }
         )
     }
+    columns = server_columns(options)
+    chosen = server_scenarios(scenarios)
     result = run_result(columns, chosen, cases, provenance=provenance, problems=problems, model=options.model)
     probe_rows = tuple(
         ScenarioInfo(id=probe_id(p), behavior=PROBE_BEHAVIOR[p], source="suite")
         for p in PROBES
-        if options.probes and any(c.scenario == probe_id(p) for c in cases)
+        if any(c.scenario == probe_id(p) for c in cases)
     )
-    note = f"server {options.base_url}" + (f", answering as {served}" if served else "")
+    note = scrubber.text(f"server {options.base_url}" + (f", answering as {served}" if served else ""))
     return replace(
         result,
         scenarios=(*result.scenarios, *probe_rows),

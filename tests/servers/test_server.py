@@ -26,6 +26,7 @@ from conformance.servers import (
     certify_server,
     server_case_count,
     server_columns,
+    server_result,
     server_scenarios,
 )
 from conformance.servers.invalid import PROBES, probe_id
@@ -160,6 +161,19 @@ def test_the_model_choosing_text_is_deviated_never_a_server_defect() -> None:
         assert "answered in text" in verdicts["server.model"].message
         assert verdicts["server.status"].status == "pass"
         assert case.message.startswith("model deviated: turn 0")
+
+
+def test_a_run_stopped_early_is_reported_with_the_server_and_the_cases_it_finished() -> None:
+    options = ServerOptions(base_url="http://127.0.0.1:1", wires=("openai_chat",), api_key="sk-" + "z" * 24)
+    done = CaseResult(
+        adapter="server/openai_chat", scenario=probe_id("body_not_json"), mode="non_stream", status="pass"
+    )
+    result = server_result(ALL, options, [done])
+    assert result.cases == (done,)
+    assert result.provenance["server http://127.0.0.1:1"]["served_model"] is None
+    assert probe_id("body_not_json") in {s.id for s in result.scenarios}
+    assert result.selection is not None and result.selection.note == "server http://127.0.0.1:1"
+    assert "z" * 24 not in repr(result)
 
 
 def test_columns_and_wires() -> None:
