@@ -109,6 +109,13 @@ prefixes: ``anthropic/``, ``gemini/`` for Google AI Studio, ``ollama_chat/`` for
 ``openai/`` for any OpenAI-compatible server)."""
 
 
+API_PATHS: Mapping[str, str] = {"openai_chat": "/v1"}
+"""The path an ``api_base`` carries for a wire: LiteLLM's ``openai/`` routes append
+``/chat/completions`` to it (the openai SDK's ``base_url``, which ends in ``/v1``); the Anthropic,
+Gemini and Ollama routes append the wire's whole path (``/v1/messages``, ``/v1beta/models/...``,
+``/api/chat``)."""
+
+
 class GatewayServerError(ConformanceError):
     """The proxy's venv could not be built or the proxy did not start; the message names the
     command or log and what to do next."""
@@ -231,7 +238,8 @@ def build(cache: Cache, *, force: bool = False) -> None:
 
 def proxy_config(upstream_port: int, upstreams: Sequence[str] = tuple(ROUTES)) -> str:
     """The proxy's config (YAML; JSON is YAML): one route ``emulator-WIRE`` per upstream wire, each
-    calling the emulator at ``http://127.0.0.1:UPSTREAM_PORT`` with the fake key; the master key
+    calling the emulator at ``http://127.0.0.1:UPSTREAM_PORT`` (``/v1`` after it for OpenAI Chat,
+    ``API_PATHS``) with the fake key; the master key
     read from the environment by LiteLLM (``os.environ/LITELLM_MASTER_KEY``)."""
     unknown = [u for u in upstreams if u not in ROUTES]
     if unknown:
@@ -241,7 +249,7 @@ def proxy_config(upstream_port: int, upstreams: Sequence[str] = tuple(ROUTES)) -
             "model_name": f"emulator-{wire}",
             "litellm_params": {
                 "model": ROUTES[wire],
-                "api_base": f"http://{HOST}:{upstream_port}",
+                "api_base": f"http://{HOST}:{upstream_port}{API_PATHS.get(wire, '')}",
                 "api_key": FAKE_API_KEY,
             },
         }

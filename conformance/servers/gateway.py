@@ -51,6 +51,7 @@ from conformance.verdicts import CaseResult, CheckVerdict, RunResult
 __all__ = [
     "CROSS_WIRE_LOSSES",
     "DEFAULT_MAX_BODY",
+    "DOWNSTREAM_DIFFERENCES",
     "GATEWAY_DUTIES",
     "GatewayClient",
     "GatewayOptions",
@@ -66,6 +67,17 @@ GATEWAY_DUTIES: frozenset[str] = frozenset({"transport", "tool_names", "tool_sch
 """What a translating gateway takes on (``conformance.clients.contract.DUTIES``): it carries the
 conversation, and maps the caller's tool names and schemas to what the upstream accepts (the
 caller wrote them for the downstream wire). Reading providers' quirks is not asked of it."""
+
+
+DOWNSTREAM_DIFFERENCES: Mapping[str, Mapping[str, str]] = {
+    "anthropic": {
+        "$.max_tokens": "the Anthropic wire requires max_tokens (wire-formats.md §3a), so a caller of a gateway's"
+        " Anthropic endpoint always sends one (the reference adapter 1024 when the scenario sets none) and the"
+        " gateway rightly forwards it"
+    },
+}
+"""Downstream wire -> what every request through it carries beyond the scenario (the read-back path
+glob -> why), so ``client.recorded_request`` does not hold it against the gateway."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,6 +141,7 @@ class GatewayClient:
         }
         self.known_gaps: Mapping[str, str] = dict(options.known_gaps)
         self.duties: frozenset[str] = GATEWAY_DUTIES
+        self.request_differences: Mapping[str, str] = dict(DOWNSTREAM_DIFFERENCES.get(options.wire, {}))
         self.adapter: Adapter = for_format(options.wire)
         self._lock = threading.Lock()
         self._case: tuple[str, str, bool] | None = None

@@ -98,7 +98,7 @@ def test_every_route_calls_the_emulator_with_the_fake_key_and_the_wires_default_
         },
         "emulator-openai_chat": {
             "model": "openai/gpt-5.4-mini",
-            "api_base": "http://127.0.0.1:18555",
+            "api_base": "http://127.0.0.1:18555/v1",
             "api_key": FAKE_API_KEY,
         },
     }
