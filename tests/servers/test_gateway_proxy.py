@@ -1,6 +1,6 @@
 """The ``gateway`` tier: LiteLLM's real proxy (scripts/gateway_server.py) certified as a gateway.
 
-Opt-in (``python -m pytest -m gateway tests/servers/test_gateway_proxy.py``, about 2 minutes on 2
+Opt-in (``python -m pytest -m gateway tests/servers/test_gateway_proxy.py``, about 30 s on 2
 cores): without ``-m gateway`` these tests are skipped saying so, and without the proxy's venv
 (``python scripts/gateway_server.py build``) they are skipped naming that command. One proxy is
 started for the module, bound to 127.0.0.1 with a random master key, its routes calling the
@@ -38,7 +38,7 @@ pytestmark = pytest.mark.gateway
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "gateway_server.py"
-OPT_IN = "opt-in tier (LiteLLM's proxy, about 2 minutes): run it with `python -m pytest -m gateway`"
+OPT_IN = "opt-in tier (LiteLLM's proxy, about 30 s): run it with `python -m pytest -m gateway`"
 BASIC = ["basic/single_call", "basic/text_only_reply", "basic/parallel_calls", "multi_turn/call_result_answer"]
 
 
