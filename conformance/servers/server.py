@@ -33,9 +33,8 @@ answers named, the sampling sent).
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -45,8 +44,7 @@ from conformance.adapters import get_adapter
 from conformance.adapters.base import Adapter, WireRequest
 from conformance.checks.server import SERVER_WIRES, ServerExchange, answer_verdicts, error_verdict
 from conformance.checks.streaming import response_projection
-from conformance.errors import McpServerError, ScenarioError, TransportError, UsageError
-from conformance.mcp_bridge.scenario_tools import McpExecutor, open_scenario_tools
+from conformance.errors import TransportError, UsageError
 from conformance.run.conversation import DEFAULT_MODELS, ConversationOutcome, run_conversation
 from conformance.run.live import Sampling, deviations, served_model, with_sampling
 from conformance.run.recording import DEFAULT_MAX_BODY, Fence
@@ -297,7 +295,6 @@ class _Ran:
     """What one scenario case's work left behind."""
 
     scenario: Scenario
-    """The scenario as run (its MCP tools filled in)."""
     outcome: ConversationOutcome | None
     exchanges: tuple[Exchange, ...]
     """The case's own exchanges (not the silent non-streamed run, nor the repeat)."""
@@ -349,31 +346,26 @@ def _scenario_case(
     model = options.model or DEFAULT_MODELS.get(column.wire_format, "model")
 
     def work() -> None:
-        with (
-            open_transport(
-                options.base_url,
-                wire=column.wire_format,
-                api_key=options.api_key,
-                exchange_timeout=options.exchange_timeout,
-                max_body=options.max_body,
-                fence=fence,
-            ) as transport,
-            _tools(scenario, options.timeout) as (ready, executor),
-        ):
-            adapter, sent = with_sampling(column, ready, options.sampling)
+        with open_transport(
+            options.base_url,
+            wire=column.wire_format,
+            api_key=options.api_key,
+            exchange_timeout=options.exchange_timeout,
+            max_body=options.max_body,
+            fence=fence,
+        ) as transport:
+            adapter, sent = with_sampling(column, scenario, options.sampling)
 
             def converse(run_mode: Mode) -> ConversationOutcome:
-                return run_conversation(sent, adapter, transport, mode=run_mode, model=model, executor=executor)
+                return run_conversation(sent, adapter, transport, mode=run_mode, model=model)
 
-            ran = _Ran(scenario=ready, outcome=None, exchanges=(), fence=fence)
+            ran = _Ran(scenario=scenario, outcome=None, exchanges=(), fence=fence)
             try:
                 ran = replace(ran, outcome=converse(mode))
             except Exception as exc:  # the reference adapter could not decode an answer: judged below
                 ran = replace(ran, crash=exc)
             ran = replace(ran, exchanges=tuple(transport.exchanges), too_large=transport.too_large)
             box["ran"] = ran
-            if executor is not None and executor.failure is not None:
-                raise executor.failure
             outcome = ran.outcome
             if mode != "stream" or outcome is None or fence.overran or transport.too_large:
                 return
@@ -400,11 +392,7 @@ def _scenario_case(
         )
         return _case(column, scenario.id, mode, "error", message=message, exchanges=ran.exchanges if ran else ()), None
     if ran is None or (run.error is not None and not isinstance(run.error, TransportError)):
-        error = run.error
-        if isinstance(error, McpServerError | ScenarioError):
-            message = f"the scenario's MCP server failed: {error}"
-        else:
-            message = f"the case raised {type(error).__name__}: {error}"
+        message = f"the case raised {type(run.error).__name__}: {run.error}"
         exchanges = ran.exchanges if ran else ()
         return _case(
             column, scenario.id, mode, "error", message=message, traceback=run.trace, exchanges=exchanges
@@ -415,16 +403,6 @@ def _scenario_case(
     kept = ran.exchanges if status in ("fail", "error", "deviated") else ()
     case = _case(column, scenario.id, mode, status, checks=verdicts, message=message, exchanges=kept)
     return case, ran.outcome
-
-
-@contextlib.contextmanager
-def _tools(scenario: Scenario, timeout: float) -> Iterator[tuple[Scenario, McpExecutor | None]]:
-    """The scenario with its tools, and the executor of its MCP results (one server per case)."""
-    if scenario.mcp is None:
-        yield scenario, None
-        return
-    with open_scenario_tools(scenario, start_timeout=timeout) as (ready, executor):
-        yield ready, executor
 
 
 def _judge(column: Adapter, mode: Mode, ran: _Ran, options: ServerOptions) -> tuple[CheckVerdict, ...]:
