@@ -34,7 +34,10 @@ fake key (``conformance.clients.harness.FAKE_API_KEY``) and the wire's default m
 - ``emulator-anthropic``: ``anthropic/claude-sonnet-5`` (Messages, ``/v1/messages``);
 - ``emulator-gemini``: ``gemini/gemini-3.5-flash`` (``/v1beta/models/...:generateContent``);
 - ``emulator-ollama``: ``ollama_chat/qwen3:8b`` (``/api/chat``);
-- ``emulator-openai_chat``: ``openai/gpt-5.4-mini`` (``/v1/chat/completions``).
+- ``emulator-openai_chat``: ``openai/gpt-5.4-mini`` (``/v1/chat/completions``);
+- ``emulator-openai_responses``: ``openai/responses/gpt-5.4-mini`` (``/v1/responses``). The proxy's
+  Anthropic endpoint (``/v1/messages``) calls an ``openai/`` model on ``/v1/responses`` too, so a
+  gateway column from Anthropic to OpenAI is this route.
 
 Nothing else is set: what the proxy does by default is what its users get, and what the suite
 judges. Defaults that change what a caller sees (LiteLLM 1.110.2's source, in the venv):
@@ -103,17 +106,18 @@ ROUTES: Mapping[str, str] = {
     "gemini": f"gemini/{DEFAULT_MODELS['gemini']}",
     "ollama": f"ollama_chat/{DEFAULT_MODELS['ollama']}",
     "openai_chat": f"openai/{DEFAULT_MODELS['openai_chat']}",
+    "openai_responses": f"openai/responses/{DEFAULT_MODELS['openai_responses']}",
 }
 """Upstream wire -> the LiteLLM model string of its route ``emulator-WIRE`` (LiteLLM's provider
 prefixes: ``anthropic/``, ``gemini/`` for Google AI Studio, ``ollama_chat/`` for ``/api/chat``,
 ``openai/`` for any OpenAI-compatible server)."""
 
 
-API_PATHS: Mapping[str, str] = {"openai_chat": "/v1"}
+API_PATHS: Mapping[str, str] = {"openai_chat": "/v1", "openai_responses": "/v1"}
 """The path an ``api_base`` carries for a wire: LiteLLM's ``openai/`` routes append
 ``/chat/completions`` to it (the openai SDK's ``base_url``, which ends in ``/v1``); the Anthropic,
 Gemini and Ollama routes append the wire's whole path (``/v1/messages``, ``/v1beta/models/...``,
-``/api/chat``)."""
+``/api/chat``); ``openai/responses/`` routes append ``/responses``."""
 
 
 class GatewayServerError(ConformanceError):

@@ -101,6 +101,11 @@ def test_every_route_calls_the_emulator_with_the_fake_key_and_the_wires_default_
             "api_base": "http://127.0.0.1:18555/v1",
             "api_key": FAKE_API_KEY,
         },
+        "emulator-openai_responses": {
+            "model": "openai/responses/gpt-5.4-mini",
+            "api_base": "http://127.0.0.1:18555/v1",
+            "api_key": FAKE_API_KEY,
+        },
     }
     # the master key is LiteLLM's reference to the environment, never the key itself
     assert config["general_settings"] == {"master_key": "os.environ/LITELLM_MASTER_KEY"}
