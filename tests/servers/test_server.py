@@ -340,6 +340,17 @@ def test_a_server_answering_in_another_wire_is_a_shape_defect_not_a_crash() -> N
     assert "looks like the openai_chat wire" in " ".join(f.message for f in shape.findings)
 
 
+def test_a_server_that_is_not_there_fails_each_case_saying_so() -> None:
+    with RawServer(lambda peer: None) as gone:
+        url = gone.base_url  # a port that was open, closed when the block ends
+    options = ServerOptions(base_url=url, wires=("gemini",), exchange_timeout=5)
+    result = certify_server([BY_ID["basic/single_call"]], options)
+    assert len(result.cases) == server_case_count([BY_ID["basic/single_call"]], options)
+    for case in result.cases:
+        assert case.status == "fail"
+        assert "no answer" in case.message and "cannot connect" in case.message, case.message
+
+
 def test_a_case_past_its_timeout_is_an_error_and_the_next_case_runs() -> None:
     def answer(peer: Peer) -> None:  # answers after its own slow start: the case's bound cuts it first
         peer.wait(30)
