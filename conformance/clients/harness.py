@@ -632,8 +632,9 @@ class Harness:
             if result.returned == "invalid":
                 broke = f"turn {turn.index}: {result.exception} (see docs/clients.md)"
                 break
-            if result.returned == "crashed":
-                broke = f"turn {turn.index}: {result.exception}; the next case starts a new one"
+            if result.returned == "crashed":  # a --python child is restarted; a gateway's message says all
+                again = "; the next case starts a new one" if isinstance(self.client, RemoteClient) else ""
+                broke = f"turn {turn.index}: {result.exception}{again}"
                 break
             if result.returned == "raised" and (result.exception or "").startswith("builtins.MemoryError"):
                 self.out_of_memory = True

@@ -282,6 +282,7 @@ def test_a_gateway_that_does_not_listen_is_an_error_naming_it(scenarios: dict[st
     assert [c.status for c in result.cases] == ["error", "error"]
     for case in result.cases:
         assert f"the gateway at http://127.0.0.1:{dead} did not answer /v1/chat/completions" in case.message
+        assert case.message.endswith("check that it runs and calls the emulator on the upstream port")
 
 
 def test_a_gateway_that_never_answers_is_bounded(scenarios: dict[str, Scenario]) -> None:
