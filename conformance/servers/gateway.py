@@ -211,8 +211,10 @@ class GatewayClient:
         try:
             if not wire.stream:
                 answer = transport.send(wire)
-                return answer.status, answer.headers, [answer.body], None
+                return answer.status, answer.headers, [answer.body], _redirect(answer.status, answer.headers)
             with transport.stream(wire) as response:
+                if (moved := _redirect(response.status, response.headers)) is not None:
+                    return response.status, response.headers, [], moved
                 for piece in response.chunks():
                     chunks.append(piece)
                     if time.monotonic() > deadline:
@@ -264,6 +266,13 @@ def shape_judged(scenario: Scenario, turn: int) -> bool:
     if reply.fault is not None or reply.quirks or expect.error is not None or reply.finish == "length":
         return False
     return not any(call.arguments_error for call in expect.tool_calls or ())
+
+
+def _redirect(status: int, headers: Mapping[str, str]) -> str | None:
+    """What to say of a redirect (never followed: the suite connects to the URL given alone)."""
+    if not 300 <= status < 400:
+        return None
+    return f"it answered {status}, a redirect to {headers.get('location', '(no location)')!r}, not followed"
 
 
 def _problems(options: GatewayOptions) -> list[str]:

@@ -312,3 +312,45 @@ def test_options_that_cannot_run_are_refused() -> None:
         certify_gateway([], bad)
     for words in ("unknown downstream wire 'soap'", "unknown upstream wire x", "upstream port", "http://"):
         assert words in str(raised.value)
+
+
+def test_a_gateway_that_redirects_is_not_followed(scenarios: dict[str, Scenario]) -> None:
+    port = _free_port()
+
+    class Redirect(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(307)
+            self.send_header("location", "http://198.51.100.7/v1/chat/completions")
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        options = GatewayOptions(
+            base_url=f"http://127.0.0.1:{server.server_address[1]}",
+            wire="openai_chat",
+            upstreams=("anthropic",),
+            upstream_port=port,
+        )
+        result = certify_gateway([scenarios["basic/single_call"]], options)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert [c.status for c in result.cases] == ["error", "error"]
+    for case in result.cases:
+        assert "it answered 307, a redirect to 'http://198.51.100.7/v1/chat/completions', not followed" in case.message
+
+
+def test_an_answer_past_the_size_bound_is_cut_and_said(scenarios: dict[str, Scenario]) -> None:
+    cases = _certify(scenarios, ["basic/single_call"], max_body=200)
+    for case in cases.values():
+        assert case.status == "error"
+        assert "did not answer /v1/chat/completions in full: TransportError" in case.message
+        assert "(max_body)" in case.message
