@@ -24,7 +24,7 @@ INSTALLED = bool(metadata.entry_points(group="pytest11", name="conformance"))
 
 
 def run(pytester: pytest.Pytester, body: str, *args: str) -> pytest.RunResult:
-    pytester.makepyfile(test_server=textwrap.dedent(body))
+    pytester.makepyfile(test_inner_server_marker=textwrap.dedent(body))
     quiet = ("-W", "ignore::pytest.PytestAssertRewriteWarning")
     return pytester.runpytest("-p", "no:cacheprovider", *quiet, *args, plugins=[] if INSTALLED else [pytest_plugin])
 
