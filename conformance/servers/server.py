@@ -4,8 +4,9 @@
 capabilities) and runs, one case at a time (a local model server answers one request at a time):
 
 - each scenario a live server can be asked (``server_scenarios``: no scripted HTTP or stream
-  fault, no provider quirk or tolerated deviation, no expected error: the model cannot be asked
-  for those), streamed and not: the reference adapter's requests for the scenario, with the live
+  fault, no provider quirk or tolerated deviation, no expected error, no scripted arguments that
+  are not JSON: the model cannot be asked for those; no tools from an MCP server), streamed and
+  not: the reference adapter's requests for the scenario, with the live
   recorder's sampling knobs (``conformance.run.live.Sampling``: temperature 0, seed 42, a small
   ``max_tokens``), sent to ``base_url`` and decoded by the same adapter, turn by turn
   (``conformance.run.conversation``). Every answer is judged by ``conformance.checks.server.
