@@ -12,8 +12,11 @@ finds its scenario.
 ``ScenarioBook.find(wire, request, turn)`` keys an incoming request (read by the same adapter) the
 same way. Two scenarios can share a key (their first requests are equal): they are told apart by the
 rest of the request — the user texts and tool results of the later turns, which must appear in the
-request in order — and when that leaves more than one whose replies for this turn differ, the
-answer is ``Ambiguous`` naming them (the server answers a 400), never a silent pick. A scenario a
+request in order. When that leaves more than one, their replies for the turn decide: the same
+reply (the same text, reasoning, calls and finish; the provider quirks it is played with may differ,
+as they change only the shape: an id on a Gemini call) is answered as the first of them by id
+(``Found.also`` names the others; the server notes it in ``Emulator.log``); different replies are
+``Ambiguous`` naming them (the server answers a 400), never a silent pick. A scenario a
 wire cannot carry (``UnsupportedContentError``: Ollama has no named ``tool_choice``) is not in
 that wire's book.
 """
@@ -45,6 +48,9 @@ class Found:
     """The scenario a request plays."""
 
     scenario: Scenario
+    also: tuple[str, ...] = ()
+    """Other scenarios the request matches whose reply for its turn is the same (in another
+    provider shape at most: ``same`` decides), in id order."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,7 +229,8 @@ class ScenarioBook:
         alike = same or (lambda a, b: a == b)
         first = _reply(matches[0], turn)
         if all((r := _reply(s, turn)) is not None and first is not None and alike(first, r) for s in matches[1:]):
-            return Found(scenario=min(matches, key=lambda s: s.id))
+            chosen = min(matches, key=lambda s: s.id)
+            return Found(scenario=chosen, also=tuple(sorted(s.id for s in matches if s is not chosen)))
         return Ambiguous(scenario_ids=tuple(sorted(s.id for s in matches)), turn=turn)
 
 

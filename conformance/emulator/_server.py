@@ -43,7 +43,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, cast
@@ -568,13 +568,7 @@ class Emulator:
             book, scripts = self._book, self._scripts
         if book is None or prompt is not None:
             return None
-        encoder = ENCODERS[wire]
-        known = encoder.KNOWN_QUIRKS | SERVER_QUIRKS | ERROR_QUIRKS.get(wire, frozenset())
-
-        def alike(a: Reply, b: Reply) -> bool:
-            return known_quirks_only(a, known) == known_quirks_only(b, known)
-
-        found = book.find(wire, request, turn, same=alike)
+        found = book.find(wire, request, turn, same=_same_content)
         if isinstance(found, Ambiguous):
             raise _BadRequest(
                 f"this request matches scenarios {' and '.join(repr(s) for s in found.scenario_ids)} (the same first "
@@ -583,8 +577,26 @@ class Emulator:
                 "play one of them (conformance emulator --scenario ID) or leave the other out of --play-scenarios"
             )
         if isinstance(found, Found):
+            if found.also and self._shape_differs(wire, turn, found):
+                others = ", ".join(map(repr, found.also))
+                self._note(
+                    f"{wire} turn {turn}: the request matches {found.scenario.id!r} and {others} (the same request "
+                    f"so far, the same reply in other provider quirks); answered as {found.scenario.id!r}"
+                )
             return scripts[found.scenario.id]
         return None
+
+    def _shape_differs(self, wire: str, turn: int, found: Found) -> bool:
+        """Do the scenarios ``found`` names play their common reply in different shapes on ``wire``
+        (quirks the wire knows)?"""
+        encoder = ENCODERS[wire]
+        known = encoder.KNOWN_QUIRKS | SERVER_QUIRKS | ERROR_QUIRKS.get(wire, frozenset())
+        with self._lock:
+            scripts = [self._scripts[i] for i in (found.scenario.id, *found.also)]
+        shapes = {
+            tuple(known_quirks_only(s.replies[turn], known).quirks) if turn < len(s.replies) else None for s in scripts
+        }
+        return len(shapes) > 1
 
     def _answer(self, handler: _Handler, encoder: WireEncoder, ctx: WireContext, reply: Reply) -> None:
         unknown = sorted(set(reply.quirks) - encoder.KNOWN_QUIRKS - SERVER_QUIRKS - ERROR_QUIRKS.get(ctx.wire, set()))
@@ -718,6 +730,12 @@ def _too_deep(body: bytes) -> str | None:
         f"no provider request does: send a shallower body, or start the emulator with {LIMITS_ENV_VAR}=nesting_depth=N "
         "(docs/limits.md)"
     )
+
+
+def _same_content(a: Reply, b: Reply) -> bool:
+    """Are two replies the same answer (text, reasoning, calls, finish, fault), whatever provider
+    quirks shape them (``play_scenarios``: either is a right answer to the request)?"""
+    return replace(a, quirks=()) == replace(b, quirks=())
 
 
 def _refusal_answer(encoder: WireEncoder, found: Refusal, ctx: WireContext) -> ErrorAnswer:

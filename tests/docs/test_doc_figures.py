@@ -355,6 +355,16 @@ FIGURES: dict[tuple[str, str], str | Elsewhere | Unchecked] = {
         "tests/emulator/test__scenario_book.py::test_the_bundled_server_scenarios_and_their_one_collision"
     ),
     ("emulator.md", "five wires"): Unchecked("not a figure", "the wires the emulator serves, listed in its table"),
+    ("emulator.md", "76 scenarios"): Elsewhere(
+        "tests/emulator/test__scenario_book.py::test_the_bundled_server_scenarios_and_their_one_collision"
+    ),
+    ("emulator.md", "760 cases"): Unchecked(
+        "measured", "the full control run of certify_server, 23 s; tests/servers runs a part"
+    ),
+    ("emulator.md", "629 pass"): Unchecked("measured", "the full control run of certify_server"),
+    ("emulator.md", "131 UNSUPPORTED"): Unchecked("measured", "the full control run of certify_server"),
+    ("emulator.md", "0 fail"): Unchecked("measured", "the full control run of certify_server"),
+    ("emulator.md", "23 s"): Unchecked("measured", "the full control run of certify_server on 2 cores"),
     ("emulator.md", "four wires"): Elsewhere(
         "tests/emulator/test__scenario_book.py::test_equal_first_requests_are_told_apart_later_or_named"
     ),

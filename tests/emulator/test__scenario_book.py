@@ -17,7 +17,7 @@ from conformance.emulator._scenario_book import Ambiguous, Found, ScenarioBook, 
 from conformance.model import Message
 from conformance.run.conversation import build_request, run_conversation
 from conformance.scenarios.loader import load_scenarios
-from conformance.scenarios.values import Scenario
+from conformance.scenarios.values import Reply, Scenario
 from conformance.traffic.transport import Transport
 
 WIRES = ("openai_chat", "openai_responses", "anthropic", "gemini", "ollama")
@@ -98,12 +98,12 @@ def test_equal_first_requests_are_told_apart_later_or_named(book: ScenarioBook, 
     b = next(s for s in bundled if s.id == "multi_turn/results_then_user_text")
     assert scenario_inputs(a, 1) == ["19°C, sunny, light breeze"]
     assert scenario_inputs(b, 1) == ["22°C, clear skies", "Please answer in one short sentence."]
-    # turn 0 on gemini: the replies differ (call_ids gives the call an id there), so the request is named ambiguous
-    found = book.find("gemini", _first_request(a, "gemini"), 0)
-    assert found == Ambiguous(scenario_ids=(a.id, b.id), turn=0)
-    # on a wire that does not know the call_ids quirk the two turn-0 replies are sent alike
-    same = book.find("openai_chat", _first_request(a, "openai_chat"), 0, same=lambda x, y: x.tool_calls == y.tool_calls)
-    assert isinstance(same, Found)
+    # turn 0: equal requests, and replies equal but for call_ids (an id on the Gemini call): compared as equal,
+    # the first by id answers and the other is named
+    same = book.find("gemini", _first_request(a, "gemini"), 0, same=lambda x, y: x.tool_calls == y.tool_calls)
+    assert same == Found(scenario=a, also=(b.id,))
+    # compared with their quirks, they differ: a request nothing more tells apart is named ambiguous
+    assert book.find("gemini", _first_request(a, "gemini"), 0) == Ambiguous(scenario_ids=(a.id, b.id), turn=0)
 
 
 def _check_turns(scenario: Scenario, wire: str, mode: str, base_url: str) -> None:
@@ -126,8 +126,6 @@ def test_play_scenarios_answers_each_scenario_at_its_turn(bundled: list[Scenario
     chosen = [s for s in bundled if s.id in _PLAYED and s.wire_excluded(wire, wire) is None]
     if wire == "ollama":
         chosen = [s for s in chosen if s.tool_choice in (None, "auto", "none")]  # Ollama has no tool_choice
-    if wire == "gemini":  # its turn 0 is call_id_sent_back's too, told apart there only by a quirk (below)
-        chosen = [s for s in chosen if s.id != "multi_turn/results_then_user_text"]
     assert len(chosen) >= 4
     with Emulator(port=0) as emu:
         emu.play_scenarios(bundled)
@@ -145,18 +143,34 @@ def test_a_request_of_no_scenario_gets_the_default_reply(bundled: list[Scenario]
         emu.play_scenarios(None)
 
 
-def test_an_ambiguous_request_is_a_400_naming_both(bundled: list[Scenario]) -> None:
-    scenario = next(s for s in bundled if s.id == "multi_turn/call_id_sent_back")
+def test_equal_first_requests_with_different_answers_are_a_400_naming_both(bundled: list[Scenario]) -> None:
+    """Two scenarios asked alike but answered otherwise (here a copy of basic/get_time whose turn 0
+    answers text) cannot be told apart by the request: a 400 in the wire's error shape names both."""
+    scenario = next(s for s in bundled if s.id == "basic/get_time")
+    turn0 = replace(scenario.turns[0], reply=Reply(text="It is noon."))
+    twin = replace(scenario, id="basic/get_time_twin", turns=(turn0, *scenario.turns[1:]))
     adapter = get_adapter("gemini")
     first = scenario.turns[0]
     sent = adapter.request_to_wire(
         build_request(scenario, (Message(role="user", parts=first.user),), model="m", stream=False)
     )
     with Emulator(port=0) as emu:
-        emu.play_scenarios(bundled)
+        emu.play_scenarios([*bundled, twin])
         answer = httpx.post(f"{emu.base_url}{sent.path}", json=sent.body, timeout=10)
     assert answer.status_code == 400
     error = answer.json()["error"]
     assert error["status"] == "INVALID_ARGUMENT"
-    assert "multi_turn/call_id_sent_back" in error["message"]
-    assert "multi_turn/results_then_user_text" in error["message"]
+    assert "'basic/get_time' and 'basic/get_time_twin'" in error["message"]
+    assert "replies for turn 0 differ" in error["message"]
+
+
+def test_a_reply_played_in_another_providers_shape_is_answered_and_noted(bundled: list[Scenario]) -> None:
+    """call_id_sent_back and results_then_user_text ask the same first question and answer the same
+    call; on Gemini call_id_sent_back plays it with an id (quirk call_ids): the first by id answers,
+    the log says so, and the later turns are told apart by their tool results."""
+    for name in ("multi_turn/call_id_sent_back", "multi_turn/results_then_user_text"):
+        scenario = next(s for s in bundled if s.id == name)
+        with Emulator(port=0) as emu:
+            emu.play_scenarios(bundled)
+            _check_turns(scenario, "gemini", "non_stream", emu.base_url)
+            assert any("answered as 'multi_turn/call_id_sent_back'" in note for note in emu.log)
