@@ -100,6 +100,33 @@ def test_it_plays_a_scenario_by_id(scenarios: Path) -> None:
     assert served.code == 0
 
 
+def test_it_plays_every_scenario_chosen_by_the_request(scenarios: Path) -> None:
+    from conformance.adapters import get_adapter
+    from conformance.model import Message
+    from conformance.run.conversation import build_request
+    from conformance.scenarios.loader import load_scenario
+
+    weather = load_scenario(scenarios / "basic" / "weather.yaml", root=scenarios)
+    adapter = get_adapter("openai_responses")
+    sent = adapter.request_to_wire(
+        build_request(weather, (Message(role="user", parts=weather.turns[0].user),), model="m", stream=False)
+    )
+    served = _Served(port=0, play_scenarios=True, scenarios_dir=str(scenarios))
+    with served as url:
+        answer = httpx.post(f"{url}{sent.path}", json=sent.body, timeout=10).json()
+    calls = [item for item in answer["output"] if item["type"] == "function_call"]
+    assert [(c["name"], c["arguments"]) for c in calls] == [("get_weather", '{"city":"Paris"}')]
+    assert "playing 77 scenario(s), each request answered from the one it belongs to" in served.out.getvalue()
+    assert "left out" in served.err.getvalue() and "broken.yaml" in served.err.getvalue()
+    assert served.code == 0
+
+
+def test_play_scenarios_with_one_scenario_is_a_usage_error() -> None:
+    err = io.StringIO()
+    assert serve_command(port=0, scenario="basic/get_time", play_scenarios=True, out=io.StringIO(), err=err) == 2
+    assert "--play-scenarios" in err.getvalue() and "--scenario basic/get_time" in err.getvalue()
+
+
 def test_an_unknown_scenario_is_a_usage_error_with_the_nearest_ids(scenarios: Path) -> None:
     err = io.StringIO()
     code = serve_command(port=0, scenario="basic/wether", scenarios_dir=str(scenarios), out=io.StringIO(), err=err)
