@@ -139,7 +139,6 @@ def certify_plan(args: argparse.Namespace) -> tuple[ClientTarget, Plan]:
     if args.intercept and args.python:
         raise UsageError("--intercept patches this process's HTTP clients: it cannot reach a --python driver")
     client = load_client(args.client, args.python)
-    target = ClientTarget(client=client, spec=args.client, python=args.python, intercept=args.intercept)
     try:
         if args.python and client.network != "namespace":  # one line: the driver has the guard alone
             print(f"conformance certify: the driver's network: {client.network} (docs/clients.md)", file=sys.stderr)
@@ -154,7 +153,7 @@ def certify_plan(args: argparse.Namespace) -> tuple[ClientTarget, Plan]:
         jobs = read_jobs(args.jobs)
         shard = read_shard(args.shard)
     except UsageError:
-        target.close()
+        ClientTarget(client=client, spec=args.client).close()  # a --python driver's child ends here
         raise
     plan = plan_of(
         args,

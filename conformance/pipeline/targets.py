@@ -5,7 +5,11 @@ A target owns its columns (adapter-like values with a ``.name``: the report's co
 progress, Ctrl-C, the finish). ``AdapterTarget`` runs adapters replayed from cassettes
 (``conformance.run.runner.run_suite``); ``ClientTarget`` certifies a black-box client over loopback
 (``conformance.clients.harness.certify``). A server or a gateway is one more class of the same shape
-(over ``conformance.servers``).
+over ``conformance.servers``: its options from the plan (``dataclasses.replace(self.options,
+select=plan.select, shard=plan.shard, ...)``), ``columns`` (``server_columns``), ``case_count``
+(``server_case_count``), ``run`` (``certify_server(plan.scenarios, options, progress=progress,
+problems=plan.problems)``), ``partial`` (``server_result`` of the cases that finished), the words that
+name it in a rerun (``["certify", "--server", url, "--wires", wire]``) and ``close``.
 """
 
 from __future__ import annotations
