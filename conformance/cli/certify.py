@@ -10,8 +10,9 @@ unsupported/xfail), 1 when any fails or errors; a selection of no case or a ``--
 cannot be written is a usage error before anything runs (exit 2), and Ctrl-C writes the reports of
 the cases that finished, marked incomplete (exit 130).
 
-The target is one of a mutually exclusive group (``--client``; a model server and a gateway are
-the next kinds of target, each a ``conformance.pipeline.targets.Target``).
+The target is one of a mutually exclusive group: ``--client`` (a ``ClientTarget``), ``--server URL``
+(a model server, ``ServerTarget``) or ``--gateway URL`` (a gateway calling the emulator upstream,
+``GatewayTarget``); their own options are read in ``conformance.cli.certify_servers``.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
+from conformance.cli.certify_servers import add_server_arguments
 from conformance.cli.options import add_ci_arguments, add_jobs_and_shard, add_limit_option, add_user_dirs, seconds
 
 if TYPE_CHECKING:
     from conformance.pipeline.plan import Plan
-    from conformance.pipeline.targets import ClientTarget
+    from conformance.pipeline.targets import Target
 
 __all__ = ["add_command", "certify_command", "certify_plan"]
 
@@ -33,14 +35,17 @@ def add_command(commands: Any) -> None:
     """The ``certify`` subcommand and its options."""
     parser = commands.add_parser(
         "certify",
-        help="certify a black-box client (a driver around a library or SDK) over loopback HTTP, and write reports",
+        help="certify a black-box client (a driver around a library or SDK), a model server or a gateway, and "
+        "write reports",
         description=(
             "Serve every chosen scenario's recorded answers over loopback HTTP for each wire the client speaks, "
             "drive the client turn by turn, capture every request it really sent and judge the requests and its "
             "decoded results with the same checks (plus client.*), verdicts and reports as `conformance run`. "
             "Pairs run in --jobs worker processes (each with its own child under --python). "
             "Exit 0 when every case passes (or is unsupported/xfail), 1 when any fails or errors, 2 on usage errors "
-            "(a selection of no case included), 130 on Ctrl-C (reports of the finished cases, marked incomplete)."
+            "(a selection of no case included), 130 on Ctrl-C (reports of the finished cases, marked incomplete). "
+            "--server URL certifies a model server on --wires; --gateway URL a gateway from --wire to each --upstream "
+            "(docs/servers.md)."
         ),
     )
     target = parser.add_mutually_exclusive_group(required=True)  # the kinds of target: one of them
@@ -49,6 +54,7 @@ def add_command(commands: Any) -> None:
         metavar="MODULE:OBJECT|FILE.py:OBJECT",
         help="the driver to certify (docs/clients.md), e.g. examples/clients/openai_driver.py:CLIENT",
     )
+    add_server_arguments(parser, target)
     parser.add_argument(
         "--python",
         metavar="PATH",
@@ -74,7 +80,10 @@ def add_command(commands: Any) -> None:
     parser.add_argument("--report-dir", default="reports", metavar="DIR", help="default: %(default)s")
     parser.add_argument("--format", default="json,md,html,junit", help="report formats (default: %(default)s)")
     parser.add_argument(
-        "--timeout", type=seconds("--timeout"), default=30.0, help="seconds per turn (default: %(default)s)"
+        "--timeout",
+        type=seconds("--timeout"),
+        default=None,
+        help="seconds per turn (default: 30; a gateway's turn 120; a --server case 300, every turn in it)",
     )
     parser.add_argument("--model", metavar="NAME", help="model name to ask for (default: per wire)")
     parser.add_argument(
@@ -114,9 +123,49 @@ def certify_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
     return run_target(target, plan, out)
 
 
-def certify_plan(args: argparse.Namespace) -> tuple[ClientTarget, Plan]:
+def certify_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
     """The target and the plan ``args`` ask for (``UsageError`` on the first thing wrong; a client
     already loaded is closed first)."""
+    if args.server is not None or args.gateway is not None:
+        return _server_plan(args)
+    return _client_plan(args)
+
+
+def _server_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
+    """``--server`` or ``--gateway``: the target and the plan (the client-only options refused)."""
+    from conformance.cli.certify_servers import GATEWAY_TIMEOUT, SERVER_TIMEOUT, gateway_target, server_target
+    from conformance.cli.plans import ci_of, plan_of
+    from conformance.errors import UsageError
+    from conformance.pipeline.selection import compile_keyword, read_checks, read_formats, read_shard, select_scenarios
+
+    flag = "--server" if args.server is not None else "--gateway"
+    for option in ("python", "intercept", "equivalences"):
+        if getattr(args, option):
+            raise UsageError(f"--{option} is for --client: {flag} is certified over HTTP as it answers")
+    target = server_target(args) if args.server is not None else gateway_target(args)
+    checks, formats = read_checks(args.checks), read_formats(args.format)
+    timeout = args.timeout if args.timeout is not None else (SERVER_TIMEOUT if args.server else GATEWAY_TIMEOUT)
+    if timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    scenarios, problems = select_scenarios(args.scenarios or [], args.scenarios_dir or ())
+    plan = plan_of(
+        args,
+        "certify",
+        checks=checks,
+        formats=formats,
+        select=compile_keyword(args.keyword) if args.keyword else None,
+        timeout=timeout,
+        jobs=1,  # a server answers one request at a time; a gateway's emulator has one port
+        shard=read_shard(args.shard),
+        scenarios=scenarios,
+        problems=problems,
+        ci=ci_of(args),
+    )
+    return target, plan
+
+
+def _client_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
+    """``--client``: the driver loaded and checked, the target and the plan."""
     from conformance.cli.plans import ci_of, plan_of
     from conformance.errors import UsageError
     from conformance.pipeline.selection import (
@@ -132,10 +181,14 @@ def certify_plan(args: argparse.Namespace) -> tuple[ClientTarget, Plan]:
     from conformance.pipeline.targets import ClientTarget, load_client, read_equivalences
 
     checks, formats = read_checks(args.checks), read_formats(args.format)
-    if args.timeout <= 0:
+    timeout = 30.0 if args.timeout is None else args.timeout
+    if timeout <= 0:
         raise UsageError("--timeout must be positive")
     select = compile_keyword(args.keyword) if args.keyword else None
     scenarios, problems = select_scenarios(args.scenarios or [], args.scenarios_dir or ())
+    for option in ("wire", "upstream", "upstream_port", "api_key_env", "name", "exchange_timeout", "max_body"):
+        if getattr(args, option) is not None:
+            raise UsageError(f"--{option.replace('_', '-')} is for --server or --gateway, not --client")
     if args.intercept and args.python:
         raise UsageError("--intercept patches this process's HTTP clients: it cannot reach a --python driver")
     client = load_client(args.client, args.python)
@@ -161,7 +214,7 @@ def certify_plan(args: argparse.Namespace) -> tuple[ClientTarget, Plan]:
         checks=checks,
         formats=formats,
         select=select,
-        timeout=args.timeout,
+        timeout=timeout,
         jobs=jobs,
         shard=shard,
         scenarios=scenarios,

@@ -4,7 +4,9 @@ A target owns its columns (adapter-like values with a ``.name``: the report's co
 ``Plan`` into its own options; the pipeline does the rest (usage errors before anything runs,
 progress, Ctrl-C, the finish). ``AdapterTarget`` runs adapters replayed from cassettes
 (``conformance.run.runner.run_suite``); ``ClientTarget`` certifies a black-box client over loopback
-(``conformance.clients.harness.certify``). A server or a gateway is one more class of the same shape
+(``conformance.clients.harness.certify``); ``ServerTarget`` a model server at a URL
+(``conformance.servers.server.certify_server``); ``GatewayTarget`` a gateway calling the emulator
+upstream (``conformance.servers.gateway.certify_gateway``). A server or a gateway is one more class of the same shape
 over ``conformance.servers``: its options from the plan (``dataclasses.replace(self.options,
 select=plan.select, shard=plan.shard, ...)``), ``columns`` (``server_columns``), ``case_count``
 (``server_case_count``), ``run`` (``certify_server(plan.scenarios, options, progress=progress,
@@ -27,9 +29,20 @@ if TYPE_CHECKING:
     from conformance.clients.harness import CertifyOptions
     from conformance.pipeline.plan import Plan
     from conformance.run.runner import RunOptions
+    from conformance.servers.gateway import GatewayOptions
+    from conformance.servers.server import ServerOptions
     from conformance.verdicts import CaseResult, RunResult
 
-__all__ = ["AdapterTarget", "ClientTarget", "Target", "client_rerun_words", "load_client", "read_equivalences"]
+__all__ = [
+    "AdapterTarget",
+    "ClientTarget",
+    "GatewayTarget",
+    "ServerTarget",
+    "Target",
+    "client_rerun_words",
+    "load_client",
+    "read_equivalences",
+]
 
 Progress = Callable[["CaseResult"], None]
 
@@ -214,6 +227,145 @@ class ClientTarget:
         close = getattr(self.client, "close", None)
         if callable(close) and type(self.client).__name__ == "RemoteClient":
             close()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerTarget:
+    """A model server at a URL (``conformance certify --server``): ``options`` without the plan's
+    choices (``for_plan`` adds them); ``words``: how the command line named it, for rerun commands."""
+
+    options: ServerOptions
+    words: tuple[str, ...] = ()
+    noun: str = "wires"
+
+    @property
+    def label(self) -> str:
+        return f"{self.options.name}: "
+
+    @property
+    def known(self) -> str:
+        return f"{self.options.name} is certified on {', '.join(self.options.wires)}"
+
+    @property
+    def columns(self) -> Sequence[Adapter]:
+        from conformance.servers.server import server_columns
+
+        return server_columns(self.options)
+
+    def for_plan(self, plan: Plan) -> ServerOptions:
+        """The server options with the plan's selection, checks and bounds."""
+        from dataclasses import replace
+
+        return replace(
+            self.options,
+            checks=plan.checks,
+            select=plan.select,
+            timeout=plan.timeout,
+            fail_fast=plan.fail_fast,
+            shard=plan.shard,
+        )
+
+    def case_count(self, plan: Plan) -> int:
+        from conformance.servers.server import server_case_count
+
+        return server_case_count(plan.scenarios, self.for_plan(plan))
+
+    def run(self, plan: Plan, progress: Progress) -> RunResult:
+        from conformance.servers.server import certify_server
+
+        return certify_server(plan.scenarios, self.for_plan(plan), progress=progress, problems=plan.problems)
+
+    def partial(self, plan: Plan, cases: Sequence[CaseResult]) -> RunResult:
+        from conformance.servers.server import server_result
+
+        return server_result(plan.scenarios, self.for_plan(plan), cases, problems=plan.problems)
+
+    def rerun_words(self, case: CaseResult) -> list[str]:
+        return ["certify", *self.words, "--wires", case.adapter.rpartition("/")[2]]
+
+    def close(self) -> None:
+        return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayTarget:
+    """A gateway calling the loopback emulator upstream (``conformance certify --gateway``): ``options``
+    without the plan's choices; ``words``: how the command line named it, for rerun commands."""
+
+    options: GatewayOptions
+    words: tuple[str, ...] = ()
+    noun: str = "upstreams"
+
+    @property
+    def label(self) -> str:
+        return f"{self.options.name}: "
+
+    @property
+    def known(self) -> str:
+        return f"{self.options.name} is certified towards {', '.join(self.options.upstreams)}"
+
+    @property
+    def columns(self) -> Sequence[Adapter]:
+        from conformance.clients.harness import client_adapter
+        from conformance.servers.gateway import GatewayClient
+
+        client = GatewayClient(self.options)
+        return [client_adapter(client, w) for w in client.wires]
+
+    def for_plan(self, plan: Plan) -> GatewayOptions:
+        """The gateway options with the plan's selection, checks and bounds."""
+        from dataclasses import replace
+
+        from conformance.checks import FAMILIES
+
+        return replace(
+            self.options,
+            families=tuple(f for f in plan.families if f in FAMILIES),
+            checks=plan.checks,
+            select=plan.select,
+            timeout=plan.timeout,
+            fail_fast=plan.fail_fast,
+            shard=plan.shard,
+        )
+
+    def _certify_options(self, plan: Plan) -> CertifyOptions:
+        from conformance.clients.harness import CertifyOptions
+
+        options = self.for_plan(plan)
+        return CertifyOptions(
+            families=options.families,
+            checks=options.checks,
+            modes=options.modes,
+            timeout=options.timeout,
+            select=options.select,
+            fail_fast=options.fail_fast,
+            isolate=False,
+            jobs=1,
+            shard=options.shard,
+            port=options.upstream_port,
+        )
+
+    def case_count(self, plan: Plan) -> int:
+        from conformance.clients.harness import case_modes, chosen_pairs
+
+        options = self._certify_options(plan)
+        return sum(len(case_modes(c, s, options)) for c, s in chosen_pairs(self.columns, plan.scenarios, options))
+
+    def run(self, plan: Plan, progress: Progress) -> RunResult:
+        from conformance.servers.gateway import certify_gateway
+
+        return certify_gateway(plan.scenarios, self.for_plan(plan), progress=progress, problems=plan.problems)
+
+    def partial(self, plan: Plan, cases: Sequence[CaseResult]) -> RunResult:
+        from conformance.run.runner import run_result
+
+        return run_result(self.columns, plan.scenarios, cases, problems=plan.problems, model=self.options.model)
+
+    def rerun_words(self, case: CaseResult) -> list[str]:
+        return ["certify", *self.words, "--upstream", case.adapter.rpartition("/")[2]]
+
+    def close(self) -> None:
+        return None
 
 
 def client_rerun_words(spec: str, column: str, *, python: str | None = None, intercept: bool = False) -> list[str]:
