@@ -163,6 +163,8 @@ class Client(Protocol):
     # Optional: ``request_differences: Mapping[str, str]``, a JSON path glob of the read-back request
     # (``$.max_tokens``; ``wire:$.max_tokens`` on one wire) -> why the client sends it differently from
     # the recorded request on purpose: ``client.recorded_request`` does not compare those paths.
+    # Optional: ``caller_request(call) -> Request``, what the caller's request is as the client could
+    # know it (a gateway: as its downstream wire carries it); the request checks compare with that.
 
     def error_info(self, exc: BaseException) -> ErrorInfo | None: ...
 

@@ -153,6 +153,9 @@ class CertifyOptions:
     case_verdicts: Callable[[CaseContext], Sequence[CheckVerdict]] | None = None
     """More verdicts for each judged case, after the families' (a gateway's downstream answers judged
     by ``conformance.checks.server``)."""
+    review: Callable[[CaseContext, tuple[CheckVerdict, ...]], tuple[CheckVerdict, ...]] | None = None
+    """The last word on a judged case's verdicts, before the duties (a gateway: findings on what
+    the caller's wire cannot carry become notes, ``conformance.servers.gateway.caller_wire_review``)."""
 
 
 def client_adapter(client: Client, wire: str) -> Adapter:
@@ -529,6 +532,8 @@ class Harness:
         if self.options.case_verdicts is not None:
             more = self.options.case_verdicts(ctx)
             verdicts = (*verdicts, *(v for v in more if self.options.checks is None or v.check in self.options.checks))
+        if self.options.review is not None:
+            verdicts = self.options.review(ctx, tuple(verdicts))
         verdicts = _with_refusals(verdicts, self.refused)
         verdicts = apply_gaps(left_to_caller(verdicts, ctx, duties), adapter, scenario)
         status = worst([v.status for v in verdicts])
@@ -602,6 +607,10 @@ class Harness:
                 turn=turn.index,
                 scenario=scenario.id,
             )
+            # what the caller gave, as the client could know it (a gateway: the request as its
+            # downstream wire carries it, ``Client.caller_request``); the checks compare with this
+            caller = getattr(self.client, "caller_request", None)
+            given: Request = caller(call) if callable(caller) else request
             before = capture.count()
             slack = float(getattr(self.client, "turn_slack", 0.0))  # a client timing its own turns (--python)
             mark = refusal_mark()
@@ -646,8 +655,8 @@ class Harness:
                 )
                 break
             if changes is None:  # the same tools every turn: the wire's and the client's rewrites, once
-                changes = _schema_changes(self.client, adapter, request)
-            answered = _turn_outcome(turn.index, request, sent[-1], result, changes)
+                changes = _schema_changes(self.client, adapter, given)
+            answered = _turn_outcome(turn.index, given, sent[-1], result, changes)
             outcomes.append(answered)
             goes_on, stopped = follow_turn(scenario, turn, answered, history, executor)
             if not goes_on:

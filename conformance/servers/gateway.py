@@ -28,7 +28,9 @@ on. The gateway's key (``api_key``, from ``--api-key-env``) goes in the downstre
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -37,24 +39,32 @@ from dataclasses import dataclass, field
 from conformance.adapters import for_format
 from conformance.adapters.base import Adapter, WireRequest, load_json_body
 from conformance.checks import FAMILIES, CaseContext
+from conformance.checks._common import verdict
 from conformance.checks.server import ServerExchange, answer_verdicts
 from conformance.clients.contract import CLIENT_WIRES, Call, Completion
 from conformance.clients.harness import CertifyOptions, certify
 from conformance.clients.invoke import ClientCrashed
 from conformance.errors import ProviderError, TransportError, TransportTimeoutError, UsageError, WireFormatError
-from conformance.model import ErrorInfo
+from conformance.model import ErrorInfo, Request
 from conformance.run.shard import Shard
 from conformance.scenarios.values import MODES, Mode, Scenario
 from conformance.traffic.transport import Transport
-from conformance.verdicts import CaseResult, CheckVerdict, RunResult
+from conformance.verdicts import CaseResult, CheckVerdict, Finding, RunResult
 
 __all__ = [
+    "BROKEN_TRAFFIC_KINDS",
     "CROSS_WIRE_LOSSES",
     "DEFAULT_MAX_BODY",
     "DOWNSTREAM_DIFFERENCES",
     "GATEWAY_DUTIES",
+    "NAMEABLE_FINISH",
+    "RETRYABLE_STATUSES",
+    "SERVER_SIDE_KINDS",
+    "WIRE_LIMITS",
     "GatewayClient",
     "GatewayOptions",
+    "WireLimit",
+    "caller_wire_review",
     "certify_gateway",
     "gateway_capabilities",
     "shape_judged",
@@ -128,6 +138,217 @@ def gateway_capabilities(downstream: str, upstream: str) -> frozenset[str]:
     return both if downstream == upstream else both - CROSS_WIRE_LOSSES
 
 
+NAMEABLE_FINISH: Mapping[str, frozenset[str]] = {
+    # openai-python types/chat/chat_completion.py: finish_reason Literal["stop", "length", "tool_calls",
+    # "content_filter", "function_call"] (read as conformance.adapters.openai_chat._FINISH_REASONS does)
+    "openai_chat": frozenset({"stop", "length", "tool_calls", "content_filter"}),
+    # anthropic-python types/stop_reason.py: end_turn, max_tokens, stop_sequence, tool_use, pause_turn
+    # (-> other), refusal, model_context_window_exceeded
+    "anthropic": frozenset({"stop", "length", "tool_calls", "content_filter", "other"}),
+    # ollama-python ChatResponse.done_reason: stop or length (wire-formats.md §5)
+    "ollama": frozenset({"stop", "length", "tool_calls"}),
+}
+"""Downstream wire -> the finish reasons (``conformance.model.FinishReason``) its answer can name; a
+scenario's reason outside them reaches the caller as some other name, whatever the gateway does."""
+
+BROKEN_TRAFFIC_KINDS: frozenset[str] = frozenset({"stream_incomplete", "malformed_response"})
+"""Error kinds no wire's error body names: the caller's decoder gives them to broken traffic
+(``conformance.model.ErrorKind``), so a gateway that got broken traffic upstream can only report an
+error of its own: a server error (5xx, or an error the caller's wire does not name) is right, a
+4xx blaming the caller is not."""
+
+SERVER_SIDE_KINDS: frozenset[str] = frozenset({"server", "unknown"})
+"""The kinds of a gateway's own error for a failure upstream (an HTTP 5xx, or an unnamed error)."""
+
+RETRYABLE_STATUSES: frozenset[int] = frozenset({408, 429, 500, 502, 503, 504, 529})
+"""Upstream answers a gateway may retry as its policy (LiteLLM's proxy retries them ``num_retries``
+times by default: https://docs.litellm.ai/docs/proxy/reliability, router_rust/core.py:721-722 of
+litellm 1.110.2); a retry of anything else is still a defect."""
+
+_TOOL_RESULT_PATHS = re.compile(r"\.(is_error|error)$")
+_REASONING_PATHS = re.compile(r"thoughtSignature|signature|encrypted_content|reasoning|thinking")
+
+
+@dataclass(frozen=True, kw_only=True)
+class WireLimit:
+    """Something the caller's (downstream) wire cannot carry, and the findings it explains: on a
+    gateway those findings are notes (what a gateway can deliver is what both wires carry)."""
+
+    name: str
+    downstream: frozenset[str] | None
+    """The downstream wires without it (None: every wire)."""
+    checks: frozenset[str]
+    applies: Callable[[Finding, CaseContext, str], bool]
+    """(finding, the case, the downstream wire) -> is the finding about this limit?"""
+    why: str
+    """Why it is not the gateway's defect, with the source that shows it."""
+    cross_wire: bool = False
+    """Only where the upstream wire differs from the downstream one."""
+
+
+def _error_prefixed(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
+    """Is the finding a tool result's error flag, or its text with the ``Error: `` prefix the
+    caller's wire carries the flag as (conformance.adapters.openai_chat/ollama)?"""
+    if _TOOL_RESULT_PATHS.search(finding.path):  # Anthropic's is_error, Gemini's response.error
+        return finding.path.endswith(".is_error") or "functionResponse" in finding.path
+    if "functionResponse" in finding.path and isinstance(finding.actual, str):  # the text as a result, not an error
+        return finding.actual.startswith("Error: ")
+    if not isinstance(finding.expected, str) or not isinstance(finding.actual, str):
+        return False
+    squeeze = "".join
+    return squeeze(finding.actual.split()) == "Error:" + squeeze(finding.expected.split())
+
+
+def _reasoning_source(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
+    return finding.path.endswith(".source") and finding.actual == downstream
+
+
+def _reasoning_not_replayed(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
+    """Reasoning (or its signature) not sent back; a foreign provider's reasoning sent upstream is
+    still a defect."""
+    if finding.check == "client.recorded_request":
+        return finding.actual is None and _REASONING_PATHS.search(finding.path) is not None
+    return not finding.message.startswith("reasoning produced by")
+
+
+def _unnameable_finish(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
+    nameable = NAMEABLE_FINISH.get(downstream)
+    return finding.path == "$.finish_reason" and nameable is not None and finding.expected not in nameable
+
+
+def _broken_traffic_kind(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
+    return (
+        finding.path == "$.error.kind"
+        and finding.expected in BROKEN_TRAFFIC_KINDS
+        and finding.actual in SERVER_SIDE_KINDS
+    )
+
+
+def _policy_retries(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
+    """Hidden retries of answers a gateway may retry: every request of the turn but the last got
+    one of ``RETRYABLE_STATUSES``."""
+    if not isinstance(finding.actual, int) or finding.actual < 2:
+        return False
+    turn = next((t for t in ctx.client or () if t.turn == finding.turn), None)
+    if turn is None:
+        return False
+    return all(s.status in RETRYABLE_STATUSES for s in turn.sent[:-1])
+
+
+def _mapped_tool_name(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
+    """A caller's tool name the gateway changed for the upstream (``gmail.search`` ->
+    ``gmail_search``, a long name hashed): its duty ``tool_names``; whether the answer's calls
+    carry the caller's names again is judged on the answer (``roundtrip.*``)."""
+    names = {t.name for t in ctx.scenario.tools}
+    return (
+        re.search(r"\.(name|call)$", finding.path) is not None
+        and finding.expected in names
+        and isinstance(finding.actual, str)
+        and finding.actual not in names
+    )
+
+
+WIRE_LIMITS: tuple[WireLimit, ...] = (
+    WireLimit(
+        name="tool_result_error",
+        downstream=frozenset({"openai_chat", "ollama"}),
+        checks=frozenset({"translation.wire_paths", "client.recorded_request", "roundtrip.request"}),
+        applies=_error_prefixed,
+        why="the caller's wire has no error flag on a tool result (openai-python"
+        " ChatCompletionToolMessageParam: role, content, tool_call_id; ollama-python Message: role, content,"
+        " tool_name), so the caller sends it as an 'Error: ' prefix on the text and the gateway cannot know more",
+    ),
+    WireLimit(
+        name="reasoning_source",
+        downstream=None,
+        checks=frozenset({"roundtrip.reasoning"}),
+        applies=_reasoning_source,
+        why="the caller decodes the gateway's answer on its own wire, which has no field naming the provider"
+        " that produced the reasoning",
+        cross_wire=True,
+    ),
+    WireLimit(
+        name="reasoning_replay",
+        downstream=None,
+        checks=frozenset({"roundtrip.reasoning_replay", "client.recorded_request"}),
+        applies=_reasoning_not_replayed,
+        why="the upstream's signed or encrypted reasoning has no field on the caller's wire, so the caller"
+        " cannot send it back through the gateway (CROSS_WIRE_LOSSES; wire-formats.md §1b-§5b)",
+        cross_wire=True,
+    ),
+    WireLimit(
+        name="finish_reason",
+        downstream=None,
+        checks=frozenset({"roundtrip.finish_reason"}),
+        applies=_unnameable_finish,
+        why="the caller's wire has no name for this finish reason (NAMEABLE_FINISH, from the official SDK's"
+        " finish reason type), so the gateway must answer another one",
+        cross_wire=True,
+    ),
+    WireLimit(
+        name="broken_traffic_kind",
+        downstream=None,
+        checks=frozenset({"recovery.provider_error"}),
+        applies=_broken_traffic_kind,
+        why="no wire's error body names broken upstream traffic (BROKEN_TRAFFIC_KINDS); the gateway reported"
+        " it as a server-side error, which is what it can say",
+    ),
+    WireLimit(
+        name="policy_retries",
+        downstream=None,
+        checks=frozenset({"client.one_request"}),
+        applies=_policy_retries,
+        why="a gateway's retries of an upstream 429/5xx are its documented policy, not a hidden defect"
+        " (LiteLLM: num_retries, https://docs.litellm.ai/docs/proxy/reliability)",
+    ),
+    WireLimit(
+        name="tool_names",
+        downstream=None,
+        checks=frozenset(
+            {"translation.tool_definitions", "translation.tool_names", "roundtrip.request", "client.recorded_request"}
+        ),
+        applies=_mapped_tool_name,
+        why="the caller's wire (Chat: ^[a-zA-Z0-9_-]{1,64}$, wire-formats.md §10 E14) or the gateway maps the"
+        " tool names to what the upstream accepts (its duty tool_names); the answer's calls are judged against"
+        " the caller's names (roundtrip.calls)",
+    ),
+)
+"""What a gateway cannot deliver because the caller's wire cannot carry it, written down once:
+``caller_wire_review`` turns the findings each explains into notes. Everything else still fails
+(a retry-after dropped, an overload turned into a 500, broken traffic blamed on the caller with a
+4xx, a cut stream passed off as complete, ids changed, a call crashing the gateway ...)."""
+
+
+def caller_wire_review(
+    ctx: CaseContext, verdicts: tuple[CheckVerdict, ...], *, downstream: str
+) -> tuple[CheckVerdict, ...]:
+    """``verdicts`` with each defect finding a ``WIRE_LIMITS`` entry explains made a ``note`` that
+    says why (a verdict left without defects passes)."""
+    upstream = ctx.adapter.wire_format
+    limits = [
+        limit
+        for limit in WIRE_LIMITS
+        if (limit.downstream is None or downstream in limit.downstream)
+        and not (limit.cross_wire and upstream == downstream)
+    ]
+    out: list[CheckVerdict] = []
+    for v in verdicts:
+        if v.status != "fail":
+            out.append(v)
+            continue
+        findings: list[Finding] = []
+        for f in v.findings:
+            limit = next(
+                (x for x in limits if f.kind == "defect" and v.check in x.checks and x.applies(f, ctx, downstream)),
+                None,
+            )
+            if limit is not None:
+                f = dataclasses.replace(f, kind="note", message=f"{f.message}; not a gateway defect: {limit.why}")
+            findings.append(f)
+        out.append(dataclasses.replace(verdict(v.check, findings), message=v.message))
+    return tuple(out)
+
+
 class GatewayClient:
     """The gateway as a ``conformance.clients.contract.Client``: its wires are the upstreams, each
     turn goes to the gateway on the downstream wire. The raw downstream exchanges of the case in
@@ -150,6 +371,19 @@ class GatewayClient:
     def route(self, upstream: str) -> str:
         """The gateway's model name for ``upstream``."""
         return self.options.model.replace("{upstream}", upstream)
+
+    def caller_request(self, call: Call) -> Request:
+        """The call's request as the downstream wire carries it (``request_from_wire`` of the
+        downstream reference adapter's ``request_to_wire``): what the gateway could know of what
+        the caller gave (a tool result's error flag is an ``Error: `` prefix on OpenAI Chat, replayed
+        reasoning has no field there), so the request checks compare the upstream request with it."""
+        request = call.request()
+        try:
+            wire = self.adapter.request_to_wire(dataclasses.replace(request, model=self.route(call.wire)))
+            seen = self.adapter.request_from_wire(wire.body, path=wire.path, tools=call.tools)
+        except Exception:  # the downstream adapter cannot carry it at all: judged against the scenario's
+            return request
+        return dataclasses.replace(seen, model=request.model, stream=request.stream)
 
     def complete(self, call: Call) -> Completion:
         request = dataclasses.replace(call.request(), model=self.route(call.wire))
@@ -315,5 +549,6 @@ def certify_gateway(
         shard=options.shard,
         port=options.upstream_port,
         case_verdicts=client.case_verdicts,
+        review=functools.partial(caller_wire_review, downstream=options.wire),
     )
     return certify(scenarios, client, cert, progress=progress, problems=problems)

@@ -14,6 +14,7 @@ last tool call of each answer; ``"overload_as_500"`` answers an upstream 529/503
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import threading
@@ -27,7 +28,8 @@ import pytest
 from conformance.adapters import for_format
 from conformance.assembly import fold
 from conformance.clients.harness import FAKE_API_KEY
-from conformance.model import ErrorInfo, Response, Text, ToolCall
+from conformance.errors import WireFormatError
+from conformance.model import ErrorInfo, Message, Reasoning, Response, Text, ToolCall, ToolResult
 from conformance.run.conversation import DEFAULT_MODELS
 from conformance.scenarios.loader import load_scenarios
 from conformance.scenarios.values import Scenario
@@ -80,19 +82,40 @@ class FakeGateway:
             return 404, {"content-type": "application/json"}, b'{"error": {"message": "not found"}}'
         request = for_format("openai_chat").request_from_wire(json.loads(body))
         request = type(request)(**{**request.__dict__, "model": DEFAULT_MODELS[self.upstream]})
+        if self.breaks == "plain_results":  # LiteLLM: the tool text as it came, no error flag read from it
+            request = dataclasses.replace(request, messages=tuple(_plain(m) for m in request.messages))
+        if self.breaks.startswith("rename"):  # names as some upstreams want them (LiteLLM toward Gemini)
+            tools = tuple(dataclasses.replace(t, name=t.name.replace(".", "_")) for t in request.tools)
+            request = dataclasses.replace(request, tools=tools)
         upstream = for_format(self.upstream)
         wire = upstream.request_to_wire(request)
         url = f"http://127.0.0.1:{self.upstream_port}{wire.path}"
         headers = {"content-type": "application/json", **wire.headers, **auth_headers(self.upstream, FAKE_API_KEY)}
         with httpx.Client(timeout=30, trust_env=False) as client:
             got = client.post(url, json=wire.body, headers=headers)
+            for _ in range(2 if self.breaks == "retry" else 0):  # a documented retry policy
+                if got.status_code in (429, 500, 503, 529):
+                    got = client.post(url, json=wire.body, headers=headers)
         if got.status_code >= 400:
             info = upstream.error_from_wire(got.status_code, dict(got.headers), got.content).info
             return self._error(got.status_code, info)
-        if wire.stream:
-            response = fold(upstream.stream_from_wire(_pieces(got.content), tools=request.tools))
-        else:
-            response = upstream.response_from_wire(got.json(), tools=request.tools)
+        try:
+            if wire.stream:
+                response = fold(upstream.stream_from_wire(_pieces(got.content), tools=request.tools))
+            else:
+                response = upstream.response_from_wire(got.json(), tools=request.tools)
+        except (WireFormatError, ValueError) as exc:  # the upstream's bytes are not its wire
+            if self.breaks == "malformed_as_400":
+                return self._error(400, ErrorInfo(kind="invalid_request", message=str(exc)))
+            return self._error(502, ErrorInfo(kind="server", message=f"the upstream answer is not readable: {exc}"))
+        if self.breaks == "rename_leak":  # the caller gets a name it did not give (a hashed one)
+            response = dataclasses.replace(
+                response,
+                parts=tuple(
+                    dataclasses.replace(p, name=f"{p.name}_4d5b4b1f") if isinstance(p, ToolCall) else p
+                    for p in response.parts
+                ),
+            )
         if response.error is not None:
             return self._error(500, response.error)
         if self.breaks == "drop_call":
@@ -111,13 +134,30 @@ class FakeGateway:
     def _error(self, status: int, info: ErrorInfo) -> tuple[int, dict[str, str], bytes]:
         if self.breaks == "overload_as_500" and status in (503, 529):
             status, info = 500, ErrorInfo(kind="server", message=info.message)
-        kinds = {"rate_limit": "rate_limit_exceeded", "overloaded": "overloaded", "server": "server_error"}
+        kinds = {
+            "rate_limit": "rate_limit_exceeded",
+            "overloaded": "overloaded",
+            "server": "server_error",
+            "invalid_request": "invalid_request_error",
+        }
         code = kinds.get(info.kind)
         error = {"message": info.message, "type": code or "api_error", "param": None, "code": code}
         headers = {"content-type": "application/json"}
         if info.retry_after is not None:
             headers["retry-after"] = f"{info.retry_after:g}"
         return status, headers, json.dumps({"error": error}).encode()
+
+
+def _plain(message: Message) -> Message:
+    """The message with each error tool result as Chat carries it: an ``Error: `` text, no flag."""
+
+    def plain(part: Any) -> Any:
+        if not isinstance(part, ToolResult) or not part.is_error:
+            return part
+        text = "".join(c.text for c in part.content if isinstance(c, Text))
+        return dataclasses.replace(part, is_error=False, content=(Text(text=f"Error: {text}"),))
+
+    return dataclasses.replace(message, parts=tuple(plain(p) for p in message.parts))
 
 
 def _pieces(body: bytes) -> Iterator[bytes]:
@@ -145,7 +185,7 @@ def _usage(response: Response) -> dict[str, Any]:
     out: dict[str, Any] = {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
-        "total_tokens": prompt + completion,
+        "total_tokens": (usage.total_tokens if usage else None) or prompt + completion,
     }
     if usage is not None:
         details = {"cached_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens}
@@ -161,9 +201,17 @@ def _finish(response: Response) -> str:
     return _FINISH.get(response.finish_reason or "stop", "stop")
 
 
+def _reasoning(response: Response) -> str:
+    """The answer's reasoning text, sent as ``reasoning_content`` (the field DeepSeek, llama.cpp and
+    LiteLLM use on Chat; the Chat reference adapter reads it): its signature has no Chat field."""
+    return "".join(p.text for p in response.parts if isinstance(p, Reasoning))
+
+
 def _chat_completion(response: Response, model: str) -> dict[str, Any]:
     text = "".join(p.text for p in response.parts if isinstance(p, Text))
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if thought := _reasoning(response):
+        message["reasoning_content"] = thought
     if calls := _calls(response):
         message["tool_calls"] = calls
     return {
@@ -179,6 +227,8 @@ def _chat_completion(response: Response, model: str) -> dict[str, Any]:
 def _chat_stream(response: Response, model: str) -> bytes:
     base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": model}
     events: list[dict[str, Any]] = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+    if thought := _reasoning(response):
+        events.append({**base, "choices": [{"index": 0, "delta": {"reasoning_content": thought}}]})
     text = "".join(p.text for p in response.parts if isinstance(p, Text))
     if text:
         events.append({**base, "choices": [{"index": 0, "delta": {"content": text}}]})
@@ -354,3 +404,104 @@ def test_an_answer_past_the_size_bound_is_cut_and_said(scenarios: dict[str, Scen
         assert case.status == "error"
         assert "did not answer /v1/chat/completions in full: TransportError" in case.message
         assert "(max_body)" in case.message
+
+
+# --------------------------------------------------------------------------------------------
+# What the caller's wire cannot carry is not the gateway's defect (conformance.servers.gateway.WIRE_LIMITS)
+# --------------------------------------------------------------------------------------------
+
+
+def _notes(case: Any, check: str) -> list[Any]:
+    return [f for v in case.checks if v.check == check for f in v.findings if f.kind == "note"]
+
+
+@pytest.mark.parametrize("upstream", ["anthropic", "gemini", "ollama"])
+def test_a_tool_results_error_flag_is_judged_as_the_callers_wire_carries_it(
+    scenarios: dict[str, Scenario], upstream: str
+) -> None:
+    # Chat has no is_error on a tool message (openai-python ChatCompletionToolMessageParam): the caller
+    # sends "Error: ..." and a faithful gateway forwards that text; roundtrip.request compares with the
+    # request as Chat carries it (caller_request), the scenario's wire paths and the recording are notes
+    # (the fake reads the prefix back as the flag, as the reference adapter does: no finding at all;
+    # "plain_results" forwards the text as it came, as LiteLLM does: notes, no defect)
+    for breaks in ("", "plain_results"):
+        cases = _certify(scenarios, ["tool_results/is_error"], upstream=upstream, breaks=breaks)
+        for case in cases.values():
+            assert case.status == "pass", (breaks, [v for v in case.checks if v.status != "pass"])
+        notes = _notes(cases[("tool_results/is_error", "non_stream")], "roundtrip.request")
+        if not breaks:
+            assert not notes
+            continue
+        if upstream == "ollama":  # Ollama's wire carries the flag as the same prefix: nothing differs
+            continue
+        assert notes and all("no error flag on a tool result" in f.message for f in notes)
+        assert {(f.path, f.actual.startswith("Error:")) for f in notes} == {("$.parts[2].result", True)}
+
+
+def test_a_finish_reason_the_callers_wire_cannot_name_is_a_note(scenarios: dict[str, Scenario]) -> None:
+    # Anthropic's pause_turn is "other"; Chat's finish_reason Literal has no such value (openai-python
+    # types/chat/chat_completion.py), so the faithful gateway answers "stop"
+    cases = _certify(scenarios, ["wire_specific/anthropic_pause_turn"])
+    for case in cases.values():
+        assert case.status == "pass", [v for v in case.checks if v.status != "pass"]
+        notes = _notes(case, "roundtrip.finish_reason")
+        assert [(f.expected, f.actual) for f in notes] == [("other", "stop")]
+
+
+@pytest.mark.parametrize("upstream", ["anthropic", "gemini"])
+def test_reasoning_through_chat_is_judged_as_chat_carries_it(scenarios: dict[str, Scenario], upstream: str) -> None:
+    # the faithful gateway sends the reasoning text as reasoning_content; its signature has no Chat
+    # field, so the caller cannot send it back (CROSS_WIRE_LOSSES) and its source is the caller's wire
+    cases = _certify(scenarios, ["reasoning/settings_effort", "streaming/reasoning_then_text"], upstream=upstream)
+    assert len(cases) == 3
+    for key, case in cases.items():
+        assert case.status == "pass", (key, [v for v in case.checks if v.status != "pass"])
+        sources = _notes(case, "roundtrip.reasoning")
+        assert [(f.expected, f.actual) for f in sources] == [(upstream, "openai_chat")], key
+    replay = _notes(cases[("reasoning/settings_effort", "non_stream")], "roundtrip.reasoning_replay")
+    assert replay and all("cannot send it back through the gateway" in f.message for f in replay)
+
+
+def test_broken_upstream_traffic_reported_as_a_server_error_is_a_note(scenarios: dict[str, Scenario]) -> None:
+    # no wire's error body names malformed_response: a 502 is what a gateway can say
+    cases = _certify(scenarios, ["errors/malformed_body"], upstream="gemini")
+    for case in cases.values():
+        assert "recovery.provider_error" not in _failed(case), case.checks
+        notes = _notes(case, "recovery.provider_error")
+        assert [(f.expected, f.actual) for f in notes] == [("malformed_response", "server")]
+
+
+def test_broken_upstream_traffic_blamed_on_the_caller_still_fails(scenarios: dict[str, Scenario]) -> None:
+    # LiteLLM answers a malformed Gemini body with a 422 invalid_request_error: the caller would fix its request
+    cases = _certify(scenarios, ["errors/malformed_body"], upstream="gemini", breaks="malformed_as_400")
+    case = cases[("errors/malformed_body", "non_stream")]
+    assert "recovery.provider_error" in _failed(case)
+    finding = next(f for v in case.checks if v.check == "recovery.provider_error" for f in v.findings)
+    assert (finding.kind, finding.expected, finding.actual) == ("defect", "malformed_response", "invalid_request")
+
+
+def test_a_gateways_retries_of_a_429_are_its_policy(scenarios: dict[str, Scenario]) -> None:
+    cases = _certify(scenarios, ["errors/rate_limit"], breaks="retry", modes=("non_stream",))
+    case = cases[("errors/rate_limit", "non_stream")]
+    assert "client.one_request" not in _failed(case), case.checks
+    notes = _notes(case, "client.one_request")
+    assert [(f.expected, f.actual) for f in notes] == [(1, 3)]
+    assert "documented policy" in notes[0].message
+
+
+def test_tool_names_mapped_for_the_upstream_and_back_are_notes(scenarios: dict[str, Scenario]) -> None:
+    cases = _certify(scenarios, ["names/dotted"], upstream="gemini", breaks="rename")
+    for case in cases.values():
+        assert case.status == "pass", [v for v in case.checks if v.status != "pass"]
+        notes = _notes(case, "translation.tool_definitions")
+        assert {(f.expected, f.actual) for f in notes} == {
+            ("gmail.search", "gmail_search"),
+            ("gmail.send", "gmail_send"),
+        }
+
+
+def test_a_caller_given_a_name_it_did_not_give_fails(scenarios: dict[str, Scenario]) -> None:
+    cases = _certify(scenarios, ["names/dotted"], upstream="gemini", breaks="rename_leak")
+    for case in cases.values():
+        assert case.status == "fail"
+        assert _failed(case) & {"roundtrip.calls", "roundtrip.tool_calls"}, _failed(case)
