@@ -55,6 +55,7 @@ __all__ = [
     "BROKEN_TRAFFIC_KINDS",
     "CROSS_WIRE_LOSSES",
     "DEFAULT_MAX_BODY",
+    "DOCUMENTED_STATUSES",
     "DOWNSTREAM_DIFFERENCES",
     "GATEWAY_DUTIES",
     "NAMEABLE_FINISH",
@@ -151,6 +152,14 @@ NAMEABLE_FINISH: Mapping[str, frozenset[str]] = {
 """Downstream wire -> the finish reasons (``conformance.model.FinishReason``) its answer can name; a
 scenario's reason outside them reaches the caller as some other name, whatever the gateway does."""
 
+DOCUMENTED_STATUSES: Mapping[str, frozenset[int]] = {
+    # wire-formats.md §3e (Anthropic's errors page): 400, 401, 402, 403, 404, 413, 429, 500, 504, 529
+    "anthropic": frozenset({400, 401, 402, 403, 404, 413, 429, 500, 504, 529}),
+}
+"""Downstream wire -> the error statuses it documents; an upstream status outside them (a 503 toward
+Anthropic's wire) reaches the caller under another status, whatever the gateway does (the error's
+kind is still judged)."""
+
 BROKEN_TRAFFIC_KINDS: frozenset[str] = frozenset({"stream_incomplete", "malformed_response"})
 """Error kinds no wire's error body names: the caller's decoder gives them to broken traffic
 (``conformance.model.ErrorKind``), so a gateway that got broken traffic upstream can only report an
@@ -224,6 +233,11 @@ def _broken_traffic_kind(finding: Finding, ctx: CaseContext, downstream: str) ->
     )
 
 
+def _undocumented_status(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
+    documented = DOCUMENTED_STATUSES.get(downstream)
+    return finding.path == "$.error.status" and documented is not None and finding.expected not in documented
+
+
 def _policy_retries(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
     """Hidden retries of answers a gateway may retry: every request of the turn but the last got
     one of ``RETRYABLE_STATUSES``."""
@@ -292,6 +306,14 @@ WIRE_LIMITS: tuple[WireLimit, ...] = (
         applies=_broken_traffic_kind,
         why="no wire's error body names broken upstream traffic (BROKEN_TRAFFIC_KINDS); the gateway reported"
         " it as a server-side error, which is what it can say",
+    ),
+    WireLimit(
+        name="error_status",
+        downstream=frozenset(DOCUMENTED_STATUSES),
+        checks=frozenset({"recovery.provider_error"}),
+        applies=_undocumented_status,
+        why="the caller's wire documents no such status (DOCUMENTED_STATUSES, wire-formats.md §3e: Anthropic's"
+        " overload is 529 overloaded_error); the error's kind is judged on its own",
     ),
     WireLimit(
         name="policy_retries",

@@ -20,6 +20,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -33,8 +34,9 @@ from conformance.model import ErrorInfo, Message, Reasoning, Response, Text, Too
 from conformance.run.conversation import DEFAULT_MODELS
 from conformance.scenarios.loader import load_scenarios
 from conformance.scenarios.values import Scenario
-from conformance.servers.gateway import GatewayOptions, certify_gateway
+from conformance.servers.gateway import GatewayOptions, caller_wire_review, certify_gateway
 from conformance.traffic.transport import auth_headers
+from conformance.verdicts import CheckVerdict, Finding
 
 _FINISH = {"stop": "stop", "tool_calls": "tool_calls", "length": "length", "content_filter": "content_filter"}
 
@@ -505,3 +507,36 @@ def test_a_caller_given_a_name_it_did_not_give_fails(scenarios: dict[str, Scenar
     for case in cases.values():
         assert case.status == "fail"
         assert _failed(case) & {"roundtrip.calls", "roundtrip.tool_calls"}, _failed(case)
+
+
+def _review(findings: tuple[Finding, ...], *, downstream: str, upstream: str, client: Any = ()) -> CheckVerdict:
+    ctx: Any = SimpleNamespace(adapter=SimpleNamespace(wire_format=upstream), client=client)
+    verdict = CheckVerdict(check=findings[0].check, status="fail", findings=findings)
+    return caller_wire_review(ctx, (verdict,), downstream=downstream)[0]
+
+
+def test_a_status_the_callers_wire_does_not_document_is_a_note_but_a_wrong_kind_fails() -> None:
+    # Anthropic documents no 503 (wire-formats.md §3e): its overload is 529 overloaded_error
+    status = Finding(check="recovery.provider_error", message="HTTP status differs", path="$.error.status")
+    status = dataclasses.replace(status, expected=503, actual=529)
+    kind = Finding(check="recovery.provider_error", message="error kind differs", path="$.error.kind")
+    kind = dataclasses.replace(kind, expected="overloaded", actual="server")
+    alone = _review((status,), downstream="anthropic", upstream="anthropic")
+    assert alone.status == "pass" and [f.kind for f in alone.findings] == ["note"]
+    both = _review((status, kind), downstream="anthropic", upstream="anthropic")
+    assert both.status == "fail" and [f.kind for f in both.findings] == ["note", "defect"]
+    # OpenAI Chat's errors carry any status: not explained there
+    assert _review((status,), downstream="openai_chat", upstream="anthropic").status == "fail"
+
+
+def test_only_retries_of_a_429_or_5xx_are_a_gateways_policy() -> None:
+    finding = Finding(check="client.one_request", message="the client sent 2 requests", path="$", turn=0)
+    finding = dataclasses.replace(finding, expected=1, actual=2)
+
+    def turn(*statuses: int) -> Any:
+        return (SimpleNamespace(turn=0, sent=tuple(SimpleNamespace(status=s) for s in statuses)),)
+
+    retried = _review((finding,), downstream="openai_chat", upstream="gemini", client=turn(429, 200))
+    assert retried.status == "pass" and retried.findings[0].kind == "note"
+    resent = _review((finding,), downstream="openai_chat", upstream="gemini", client=turn(400, 200))
+    assert resent.status == "fail" and resent.findings[0].kind == "defect"
