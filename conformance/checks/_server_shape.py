@@ -143,14 +143,14 @@ def _pydantic_findings(out: Collector, exc: Exception, type_name: str, prefix: s
         if kind == "missing" and _optional_in_practice(loc):
             continue
         if kind == "missing":
-            message = f"{type_name}.{field} is required, and the answer leaves it out"
+            message = f"leaves out {field}, which {type_name} requires"
             expected, actual = "required", None
         elif kind in ("literal_error", "enum"):
             want = (error.get("ctx") or {}).get("expected", "")
-            message = f"{type_name}.{field} must be one of {want}"
+            message = f"sends a {field} outside the values {type_name} allows ({want})"
             expected, actual = str(want), error.get("input")
         else:
-            message = f"{type_name}.{field}: {error.get('msg', kind)}"
+            message = f"sends a {field} that {type_name} does not read: {error.get('msg', kind)}"
             expected, actual = kind, error.get("input")
         out.add("server.shape", path, message, expected=expected, actual=_small(actual), remedy=_REMEDY)
 

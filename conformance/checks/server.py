@@ -433,7 +433,7 @@ def error_verdict(probe: str, exchange: ServerExchange, *, documented: bool) -> 
             Finding(
                 check=check,
                 turn=exchange.turn,
-                path="$",
+                path=f"{probe}.status",
                 message=f"no HTTP answer to the invalid request ({probe}): {exchange.error or 'none'}",
                 expected="a 4xx",
                 remedy="refuse an invalid request at once with a 4xx and the wire's error body",
@@ -444,7 +444,7 @@ def error_verdict(probe: str, exchange: ServerExchange, *, documented: bool) -> 
             Finding(
                 check=check,
                 turn=exchange.turn,
-                path="$",
+                path=f"{probe}.status",
                 message=f"the invalid request ({probe}) was accepted with {status}: {quote(exchange.body, 200)}",
                 expected="a 4xx",
                 actual=status,
@@ -456,7 +456,7 @@ def error_verdict(probe: str, exchange: ServerExchange, *, documented: bool) -> 
             Finding(
                 check=check,
                 turn=exchange.turn,
-                path="$",
+                path=f"{probe}.status",
                 message=f"a server error ({status}) for a client's mistake ({probe}): {quote(exchange.body, 200)}",
                 expected="a 4xx",
                 actual=status,
@@ -466,7 +466,14 @@ def error_verdict(probe: str, exchange: ServerExchange, *, documented: bool) -> 
     elif not 400 <= status < 500:
         message = f"status {status} for {probe}"
         findings.append(
-            Finding(check=check, turn=exchange.turn, path="$", message=message, expected="a 4xx", actual=status)
+            Finding(
+                check=check,
+                turn=exchange.turn,
+                path=f"{probe}.status",
+                message=message,
+                expected="a 4xx",
+                actual=status,
+            )
         )
     else:
         for problem in error_body_problems(exchange.wire, exchange.body):
@@ -474,7 +481,7 @@ def error_verdict(probe: str, exchange: ServerExchange, *, documented: bool) -> 
                 Finding(
                     check=check,
                     turn=exchange.turn,
-                    path="$",
+                    path=f"{probe}.body",
                     message=f"the {status} for {probe} has no documented error body: {problem}",
                     expected=_ERROR_SHAPES.get(exchange.wire),
                     actual=quote(exchange.body, 200),
@@ -486,7 +493,7 @@ def error_verdict(probe: str, exchange: ServerExchange, *, documented: bool) -> 
                 Finding(
                     check=check,
                     turn=exchange.turn,
-                    path="$.error",
+                    path=f"{probe}.body.error",
                     message=f"the {status} for {probe}: {note}",
                     kind="note",
                 )

@@ -51,7 +51,7 @@ def test_another_wires_error_body_is_not_the_documented_one(wire: str) -> None:
         if readable:
             assert verdict.status == "pass" and {f.kind for f in verdict.findings} == {"note"}
         else:
-            assert verdict.status == "fail" and verdict.findings[0].path == "$"
+            assert verdict.status == "fail" and verdict.findings[0].path == "schema_not_object.body"
 
 
 @pytest.mark.parametrize(
@@ -111,7 +111,7 @@ def test_a_numeric_openai_code_is_what_the_sdk_reads_and_a_missing_param_is_a_no
     answer = ServerExchange(wire="openai_chat", stream=False, request=b"{", status=400, headers={}, body=body)
     judged = error_verdict("body_not_json", answer, documented=True)
     assert judged.status == "pass"
-    assert [(f.kind, f.path) for f in judged.findings] == [("note", "$.error")]
+    assert [(f.kind, f.path) for f in judged.findings] == [("note", "body_not_json.body.error")]
     no_message = b'{"error": {"code": 400, "type": "invalid_request_error", "param": null}}'
     assert error_body_problems("openai_chat", no_message) == [
         'error.message missing ({"error": {"message", "type", "param", "code"}})'
