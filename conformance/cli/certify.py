@@ -12,7 +12,7 @@ the cases that finished, marked incomplete (exit 130).
 
 The target is one of a mutually exclusive group: ``--client`` (a ``ClientTarget``), ``--server URL``
 (a model server, ``ServerTarget``) or ``--gateway URL`` (a gateway calling the emulator upstream,
-``GatewayTarget``); their own options are read in ``conformance.cli.certify_servers``.
+``GatewayTarget``); their own options are read in ``conformance.cli.certify_targets``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
-from conformance.cli.certify_servers import add_server_arguments
+from conformance.cli.certify_targets import add_server_arguments
 from conformance.cli.options import add_ci_arguments, add_jobs_and_shard, add_limit_option, add_user_dirs, seconds
 
 if TYPE_CHECKING:
@@ -133,7 +133,7 @@ def certify_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
 
 def _server_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
     """``--server`` or ``--gateway``: the target and the plan (the client-only options refused)."""
-    from conformance.cli.certify_servers import GATEWAY_TIMEOUT, SERVER_TIMEOUT, gateway_target, server_target
+    from conformance.cli.certify_targets import GATEWAY_TIMEOUT, SERVER_TIMEOUT, gateway_target, server_target
     from conformance.cli.plans import ci_of, plan_of
     from conformance.errors import UsageError
     from conformance.pipeline.selection import compile_keyword, read_checks, read_formats, read_shard, select_scenarios
