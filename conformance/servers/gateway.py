@@ -239,13 +239,17 @@ def _undocumented_status(finding: Finding, ctx: CaseContext, downstream: str) ->
 
 
 def _policy_retries(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
-    """Hidden retries of answers a gateway may retry: every request of the turn but the last got
-    one of ``RETRYABLE_STATUSES``."""
+    """Hidden retries of answers a gateway may retry: the upstream failed (every request of the turn
+    but the last got one of ``RETRYABLE_STATUSES``, or the emulator played a fault there: a cut or
+    malformed answer is a failed call to the gateway as to any client)."""
     if not isinstance(finding.actual, int) or finding.actual < 2:
         return False
     turn = next((t for t in ctx.client or () if t.turn == finding.turn), None)
     if turn is None:
         return False
+    turns = ctx.scenario.turns
+    if finding.turn is not None and 0 <= finding.turn < len(turns) and turns[finding.turn].reply.fault is not None:
+        return True
     return all(s.status in RETRYABLE_STATUSES for s in turn.sent[:-1])
 
 
@@ -320,7 +324,8 @@ WIRE_LIMITS: tuple[WireLimit, ...] = (
         downstream=None,
         checks=frozenset({"client.one_request"}),
         applies=_policy_retries,
-        why="a gateway's retries of an upstream 429/5xx are its documented policy, not a hidden defect"
+        why="a gateway's retries of an upstream 429/5xx or broken answer are its documented policy, not a hidden"
+        " defect"
         " (LiteLLM: num_retries, https://docs.litellm.ai/docs/proxy/reliability)",
     ),
     WireLimit(

@@ -509,8 +509,14 @@ def test_a_caller_given_a_name_it_did_not_give_fails(scenarios: dict[str, Scenar
         assert _failed(case) & {"roundtrip.calls", "roundtrip.tool_calls"}, _failed(case)
 
 
-def _review(findings: tuple[Finding, ...], *, downstream: str, upstream: str, client: Any = ()) -> CheckVerdict:
-    ctx: Any = SimpleNamespace(adapter=SimpleNamespace(wire_format=upstream), client=client)
+def _review(
+    findings: tuple[Finding, ...], *, downstream: str, upstream: str, client: Any = (), fault: Any = None
+) -> CheckVerdict:
+    ctx: Any = SimpleNamespace(
+        adapter=SimpleNamespace(wire_format=upstream),
+        client=client,
+        scenario=SimpleNamespace(turns=(SimpleNamespace(reply=SimpleNamespace(fault=fault)),)),
+    )
     verdict = CheckVerdict(check=findings[0].check, status="fail", findings=findings)
     return caller_wire_review(ctx, (verdict,), downstream=downstream)[0]
 
@@ -540,3 +546,7 @@ def test_only_retries_of_a_429_or_5xx_are_a_gateways_policy() -> None:
     assert retried.status == "pass" and retried.findings[0].kind == "note"
     resent = _review((finding,), downstream="openai_chat", upstream="gemini", client=turn(400, 200))
     assert resent.status == "fail" and resent.findings[0].kind == "defect"
+    # a malformed answer (200) the emulator played on purpose is a failed call too
+    broken = _review((finding,), downstream="openai_chat", upstream="gemini", client=turn(200, 200), fault="malformed")
+    assert broken.status == "pass"
+    assert _review((finding,), downstream="openai_chat", upstream="gemini", client=turn(200, 200)).status == "fail"
