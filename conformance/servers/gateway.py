@@ -238,6 +238,26 @@ def _undocumented_status(finding: Finding, ctx: CaseContext, downstream: str) ->
     return finding.path == "$.error.status" and documented is not None and finding.expected not in documented
 
 
+def _reasoning_counted_as_output(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
+    """Output tokens that are the upstream's plus the answer's reasoning tokens: the caller's wire
+    counts reasoning in its output (OpenAI Chat's ``completion_tokens``, with
+    ``completion_tokens_details.reasoning_tokens`` a part of it), Gemini's ``candidatesTokenCount``
+    does not."""
+    if finding.path != "$.usage.output_tokens":
+        return False
+    try:
+        expected, actual = int(finding.expected), int(finding.actual)
+    except (TypeError, ValueError):
+        return False
+    for turn in ctx.outcome.turns:
+        usage = turn.response.usage if turn.response is not None else None
+        if finding.turn not in (None, turn.turn) or usage is None or not usage.reasoning_tokens:
+            continue
+        if actual == expected + usage.reasoning_tokens:
+            return True
+    return False
+
+
 def _policy_retries(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
     """Hidden retries of answers a gateway may retry: the upstream failed (every request of the turn
     but the last got one of ``RETRYABLE_STATUSES``, or the emulator played a fault there: a cut or
@@ -310,6 +330,15 @@ WIRE_LIMITS: tuple[WireLimit, ...] = (
         applies=_broken_traffic_kind,
         why="no wire's error body names broken upstream traffic (BROKEN_TRAFFIC_KINDS); the gateway reported"
         " it as a server-side error, which is what it can say",
+    ),
+    WireLimit(
+        name="reasoning_tokens",
+        downstream=frozenset({"openai_chat"}),
+        checks=frozenset({"roundtrip.usage"}),
+        applies=_reasoning_counted_as_output,
+        why="OpenAI Chat counts reasoning in completion_tokens (openai-python CompletionUsage:"
+        " completion_tokens_details.reasoning_tokens); the upstream's output count did not",
+        cross_wire=True,
     ),
     WireLimit(
         name="error_status",

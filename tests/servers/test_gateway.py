@@ -30,7 +30,7 @@ from conformance.adapters import for_format
 from conformance.assembly import fold
 from conformance.clients.harness import FAKE_API_KEY
 from conformance.errors import WireFormatError
-from conformance.model import ErrorInfo, Message, Reasoning, Response, Text, ToolCall, ToolResult
+from conformance.model import ErrorInfo, Message, Reasoning, Response, Text, ToolCall, ToolResult, Usage
 from conformance.run.conversation import DEFAULT_MODELS
 from conformance.scenarios.loader import load_scenarios
 from conformance.scenarios.values import Scenario
@@ -510,11 +510,18 @@ def test_a_caller_given_a_name_it_did_not_give_fails(scenarios: dict[str, Scenar
 
 
 def _review(
-    findings: tuple[Finding, ...], *, downstream: str, upstream: str, client: Any = (), fault: Any = None
+    findings: tuple[Finding, ...],
+    *,
+    downstream: str,
+    upstream: str,
+    client: Any = (),
+    fault: Any = None,
+    outcome: Any = (),
 ) -> CheckVerdict:
     ctx: Any = SimpleNamespace(
         adapter=SimpleNamespace(wire_format=upstream),
         client=client,
+        outcome=SimpleNamespace(turns=outcome),
         scenario=SimpleNamespace(turns=(SimpleNamespace(reply=SimpleNamespace(fault=fault)),)),
     )
     verdict = CheckVerdict(check=findings[0].check, status="fail", findings=findings)
@@ -550,3 +557,17 @@ def test_only_retries_of_a_429_or_5xx_are_a_gateways_policy() -> None:
     broken = _review((finding,), downstream="openai_chat", upstream="gemini", client=turn(200, 200), fault="malformed")
     assert broken.status == "pass"
     assert _review((finding,), downstream="openai_chat", upstream="gemini", client=turn(200, 200)).status == "fail"
+
+
+def test_reasoning_counted_in_chats_completion_tokens_is_a_note() -> None:
+    # Gemini's candidatesTokenCount leaves the thoughts out; Chat's completion_tokens counts them
+    # (openai-python CompletionUsage: completion_tokens_details.reasoning_tokens is a part of it)
+    finding = Finding(
+        check="roundtrip.usage", message="decoded usage output_tokens differs", path="$.usage.output_tokens"
+    )
+    finding = dataclasses.replace(finding, expected=13, actual=19)
+    answer = Response(parts=(), usage=Usage(output_tokens=19, reasoning_tokens=6))
+    outcome = (SimpleNamespace(turn=0, response=answer),)
+    assert _review((finding,), downstream="openai_chat", upstream="gemini", outcome=outcome).status == "pass"
+    other = dataclasses.replace(finding, actual=20)
+    assert _review((other,), downstream="openai_chat", upstream="gemini", outcome=outcome).status == "fail"
