@@ -166,6 +166,7 @@ def _server_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
 
 def _client_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
     """``--client``: the driver loaded and checked, the target and the plan."""
+    from conformance.cli.certify_targets import CLIENT_TIMEOUT
     from conformance.cli.plans import ci_of, plan_of
     from conformance.errors import UsageError
     from conformance.pipeline.selection import (
@@ -181,7 +182,7 @@ def _client_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
     from conformance.pipeline.targets import ClientTarget, load_client, read_equivalences
 
     checks, formats = read_checks(args.checks), read_formats(args.format)
-    timeout = 30.0 if args.timeout is None else args.timeout
+    timeout = CLIENT_TIMEOUT if args.timeout is None else args.timeout
     if timeout <= 0:
         raise UsageError("--timeout must be positive")
     select = compile_keyword(args.keyword) if args.keyword else None

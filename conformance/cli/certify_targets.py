@@ -20,8 +20,17 @@ from conformance.cli.options import number, seconds, size
 if TYPE_CHECKING:
     from conformance.pipeline.targets import GatewayTarget, ServerTarget
 
-__all__ = ["GATEWAY_TIMEOUT", "SERVER_TIMEOUT", "add_server_arguments", "gateway_target", "server_target"]
+__all__ = [
+    "CLIENT_TIMEOUT",
+    "GATEWAY_TIMEOUT",
+    "SERVER_TIMEOUT",
+    "add_server_arguments",
+    "gateway_target",
+    "server_target",
+]
 
+CLIENT_TIMEOUT = 30.0
+"""Seconds per turn of a client by default (``CertifyOptions().timeout``)."""
 SERVER_TIMEOUT = 300.0
 """Seconds per case of a server by default (every turn, and the repeat ``server.modes`` may ask: a
 small model on two cores takes 5-30 s per answer)."""
