@@ -236,12 +236,16 @@ def object_problem(text: Any) -> str | None:
 def stream_error(wire: str, frame: Frame) -> bool:
     """Whether a stream event is the wire's in-stream error (the HTTP status was already 200):
     Chat, Gemini and Ollama a payload with an ``error`` key (wire-formats.md §1d, §4d, §5d), Responses
-    and Anthropic an event of type ``error`` (§2d, §3d)."""
+    and Anthropic an event of type ``error`` (§2d, §3d). On Responses a Chat-style ``{"error": {...}}``
+    payload is one too: openai-python's ``Stream.__stream__`` raises ``APIError`` on any event whose
+    data has an ``error`` key (``_streaming.py``, the ``legacy`` branch), on both OpenAI wires."""
     value = frame.value
     if not isinstance(value, Mapping):
         return False
-    if wire in ("openai_responses", "anthropic"):
+    if wire == "anthropic":
         return value.get("type") == "error" or frame.event == "error"
+    if wire == "openai_responses":
+        return value.get("type") == "error" or frame.event == "error" or isinstance(value.get("error"), Mapping)
     return bool(value.get("error"))
 
 

@@ -45,6 +45,17 @@ def test_a_responses_stream_without_its_terminal_event_fails_framing() -> None:
     assert len(paths) == 1 and paths[0].startswith("stream[")
 
 
+def test_a_chat_style_error_payload_ends_a_responses_stream_as_its_error() -> None:
+    """llama.cpp's /v1/responses sends ``data: {"error": {...}}`` (no event name, no type) when its
+    parser fails; openai-python raises ``APIError`` on any event whose data has an ``error`` key
+    (``_streaming.py``), so it is the stream's error: one ``server.status`` finding, not also a missing
+    terminal event."""
+    error = {"error": {"code": 500, "message": "does not match the expected format", "type": "server_error"}}
+    verdicts = _mutated(lambda ev: [*ev[:4], (None, error)])
+    assert _only(verdicts, "server.status") == ["stream[4].data"]
+    assert [v.check for v in verdicts if v.status == "fail"] == ["server.status"]
+
+
 def test_a_delta_for_an_item_never_added_fails_ids() -> None:
     def edit(events: Events) -> Events:
         events[_where(events, "response.function_call_arguments.delta")][1]["item_id"] = "fc_nowhere"
