@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,6 +193,16 @@ def live_tier() -> None:
     assert re.findall(r"`([\w/]+)`", calls.group(2)) == list(_live.STRUCTURED_SCENARIOS)
     conftest = (REPO / "tests" / "live_local" / "conftest.py").read_text(encoding="utf-8")
     assert "int(os.environ.get(THREADS_ENV) or 1)" in conftest and "sets `-t` (default 1)" in text
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("certify_servers", REPO / "scripts" / "certify_servers.py")
+    assert spec is not None and spec.loader is not None
+    servers = importlib.util.module_from_spec(spec)  # the tier's certification: the ten and tool_choice/required
+    sys.modules.setdefault("certify_servers", servers)
+    spec.loader.exec_module(servers)
+    said = re.search(rf"with the ({WORDS}) scenarios of `LLAMA_SCENARIOS` \(the ten above and `([\w/]+)`\)", text)
+    assert said is not None and NUMBER[said.group(1)] == len(servers.LLAMA_SCENARIOS)
+    assert list(servers.LLAMA_SCENARIOS) == [*_live.SCENARIOS[:8], said.group(2), *_live.SCENARIOS[8:]]
 
 
 def limits_peaks() -> None:
@@ -391,6 +402,7 @@ FIGURES: dict[tuple[str, str], str | Elsewhere | Unchecked] = {
     ("limits.md", "default 300"): "limits_record_timeout",
     ("live.md", "five wires"): "live_tier",
     ("live.md", "ten scenarios"): "live_tier",
+    ("live.md", "eleven scenarios"): "live_tier",
     ("live.md", "three wires"): "live_tier",
     ("live.md", "default 1"): "live_tier",
     ("live.md", "8-21 minutes"): LLAMA,
