@@ -328,27 +328,12 @@ class GatewayTarget:
             shard=plan.shard,
         )
 
-    def _certify_options(self, plan: Plan) -> CertifyOptions:
-        from conformance.clients.harness import CertifyOptions
-
-        options = self.for_plan(plan)
-        return CertifyOptions(
-            families=options.families,
-            checks=options.checks,
-            modes=options.modes,
-            timeout=options.timeout,
-            select=options.select,
-            fail_fast=options.fail_fast,
-            isolate=False,
-            jobs=1,
-            shard=options.shard,
-            port=options.upstream_port,
-        )
-
     def case_count(self, plan: Plan) -> int:
         from conformance.clients.harness import case_modes, chosen_pairs
+        from conformance.servers.gateway import GatewayClient, certify_options
 
-        options = self._certify_options(plan)
+        gateway = self.for_plan(plan)
+        options = certify_options(gateway, GatewayClient(gateway))
         return sum(len(case_modes(c, s, options)) for c, s in chosen_pairs(self.columns, plan.scenarios, options))
 
     def run(self, plan: Plan, progress: Progress) -> RunResult:

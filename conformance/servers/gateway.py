@@ -67,6 +67,7 @@ __all__ = [
     "WireLimit",
     "caller_wire_review",
     "certify_gateway",
+    "certify_options",
     "gateway_capabilities",
     "shape_judged",
 ]
@@ -593,7 +594,14 @@ def certify_gateway(
     if wrong:
         raise UsageError("; ".join(wrong))
     client = GatewayClient(options)
-    cert = CertifyOptions(
+    return certify(scenarios, client, certify_options(options, client), progress=progress, problems=problems)
+
+
+def certify_options(options: GatewayOptions, client: GatewayClient) -> CertifyOptions:
+    """The client harness's options for a gateway: its cases one at a time in this process (the
+    emulator listens on the one port the gateway calls), the downstream answers' shape verdicts
+    added to each case, and the findings the caller's wire explains made notes."""
+    return CertifyOptions(
         families=options.families,
         checks=options.checks,
         modes=options.modes,
@@ -607,4 +615,3 @@ def certify_gateway(
         case_verdicts=client.case_verdicts,
         review=functools.partial(caller_wire_review, downstream=options.wire),
     )
-    return certify(scenarios, client, cert, progress=progress, problems=problems)
