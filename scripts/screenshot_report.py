@@ -70,6 +70,7 @@ OUTCOMES: dict[tuple[str, str], tuple[Status, Status]] = {
     ("streaming/long-arguments", "ollama"): ("pass", "stale"),
     ("errors/rate-limit", "gemini"): ("fail", "pass"),
     ("names/dotted", "openai_chat"): ("left", "left"),
+    ("choice/required", "anthropic"): ("pass", "deviated"),
 }
 
 
@@ -149,6 +150,9 @@ def _case(scenario: str, adapter: str, mode: str, status: Status) -> CaseResult:
             " yourself and map the model's calls back",
         )
         checks.append(CheckVerdict(check="translation.tool_names", status="left", findings=(finding,)))
+    elif status == "deviated":  # a live model's choice (docs/servers.md): never a defect
+        message = 'model deviated: turn 0 (stream): answered in text ("It is 3 pm.") where the scenario expects a call'
+        checks.append(CheckVerdict(check="server.model", status="deviated", message=message))
     return CaseResult(
         adapter=adapter,
         scenario=scenario,

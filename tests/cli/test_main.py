@@ -307,7 +307,7 @@ def test_one_flag_name_means_one_thing_in_every_command(flag: str, commands: tup
     ("argv", "hint"),
     [
         (["run", "--scenaros", "basic/*"], "--scenaros: did you mean '--scenarios'?"),
-        (["certify", "--client", "x:y", "--wire", "openai_chat"], None),  # argparse takes the unique prefix
+        (["certify", "--client", "x:y", "--upstream-p", "4010"], None),  # argparse takes the unique prefix
         (["record", "--emulator", "--scenario-dir", "x"], "--scenario-dir: did you mean '--scenarios-dir'?"),
         (["list", "--formt", "json"], "--formt: did you mean '--format'?"),
         (["emulator", "--prot", "0"], "--prot: did you mean '--port'?"),
@@ -319,7 +319,7 @@ def test_a_misspelt_flag_or_command_is_exit_2_with_the_nearest_name(
     argv: list[str], hint: str | None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if hint is None:  # an unambiguous prefix is argparse's abbreviation, not a misspelling: the command runs
-        monkeypatch.setattr("conformance.cli.certify.certify_command", lambda args: 0 if args.wires else 3)
+        monkeypatch.setattr("conformance.cli.certify.certify_command", lambda args: 0 if args.upstream_port else 3)
         assert main(argv) == 0
         return
     code = main(argv)
