@@ -175,6 +175,8 @@ class Collector:
         self._found: dict[str, dict[str, tuple[Finding, int]]] = {check: {} for check in checks}
         self.judged: set[str] = set()
         """The checks that looked at this answer (a check with nothing to judge stays out)."""
+        self._lacking: dict[str, tuple[str, str, int]] = {}
+        """SDK type -> (the first path, the fields it lacked there, how many values lacked them)."""
 
     def judge(self, *checks: str) -> None:
         self.judged.update(checks)
@@ -209,13 +211,49 @@ class Collector:
         elif len(kept) < MAX_FINDINGS:
             kept[key] = (finding, 1)
 
+    def lack(self, type_name: str, path: str, fields: Sequence[str]) -> None:
+        """``server.shape``: a value of ``type_name`` at ``path`` leaves out ``fields``, which the SDK type
+        requires. An answer's missing fields are one finding (``findings``), whatever types and events
+        lack them: one defect of the server's, listed type by type, not one per field or event."""
+        self.judged.add("server.shape")
+        first, listed, count = self._lacking.get(type_name, (path, ", ".join(fields), 0))
+        self._lacking[type_name] = (first, listed, count + 1)
+
     def findings(self, check: str) -> list[Finding]:
         out = []
+        if check == "server.shape" and self._lacking:
+            out.append(self._lacking_finding())
         for finding, count in self._found.get(check, {}).values():
             if count > 1:
                 finding = replace(finding, message=f"{finding.message} ({count} times in this answer)")
             out.append(finding)
         return out
+
+    def _lacking_finding(self) -> Finding:
+        fields: dict[str, None] = {}
+        for _, listed, _ in self._lacking.values():
+            fields.update(dict.fromkeys(listed.split(", ")))
+        module = next(iter(self._lacking)).rpartition(".")[0]
+        types = ", ".join(name.rpartition(".")[2] for name in self._lacking)
+        first = next(iter(self._lacking.values()))[0]
+        if len(self._lacking) == 1:  # one type: its fields, at the first one's path
+            [(type_name, (where, listed, _))] = self._lacking.items()
+            message = f"leaves out {listed}, which {type_name} requires"
+        else:  # several: every field once, then type by type
+            where = "$" if first.startswith("$") else "stream[*].data"
+            message = f"leaves out {', '.join(fields)}, which {module} {types} require" + "".join(
+                f"; {name.rpartition('.')[2]}: {listed}" for name, (_, listed, _) in self._lacking.items()
+            )
+        return Finding(
+            check="server.shape",
+            message=message,
+            path=where,
+            expected="required",
+            actual=None,
+            turn=self.turn,
+            remedy="send every field the SDK type declares required: the official SDK is what most clients of "
+            "this wire read with",
+        )
 
 
 def object_problem(text: Any) -> str | None:

@@ -135,6 +135,7 @@ def _pydantic_findings(out: Collector, exc: Exception, type_name: str, prefix: s
             actual=guess,
             remedy=f"answer the {wire} endpoint in the {wire} wire",
         )
+    missing: list[tuple[str, str]] = []  # (path, field): one finding per value, naming every field it lacks
     for error in _members_meant(list(errors())):
         loc = [step for step in error.get("loc", ()) if not _union_step(step)]
         path = prefix + "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in loc)
@@ -143,9 +144,9 @@ def _pydantic_findings(out: Collector, exc: Exception, type_name: str, prefix: s
         if kind == "missing" and _optional_in_practice(loc):
             continue
         if kind == "missing":
-            message = f"leaves out {field}, which {type_name} requires"
-            expected, actual = "required", None
-        elif kind in ("literal_error", "enum"):
+            missing.append((path, field))
+            continue
+        if kind in ("literal_error", "enum"):
             want = (error.get("ctx") or {}).get("expected", "")
             message = f"sends a {field} outside the values {type_name} allows ({want})"
             expected, actual = str(want), error.get("input")
@@ -153,6 +154,8 @@ def _pydantic_findings(out: Collector, exc: Exception, type_name: str, prefix: s
             message = f"sends a {field} that {type_name} does not read: {error.get('msg', kind)}"
             expected, actual = kind, error.get("input")
         out.add("server.shape", path, message, expected=expected, actual=_small(actual), remedy=_REMEDY)
+    if missing:  # an answer's missing fields are one finding, listed type by type (Collector.lack)
+        out.lack(type_name, missing[0][0], [field for _, field in missing])
 
 
 _REMEDY = "send the field as the SDK type declares it: the official SDK is what most clients of this wire read with"
