@@ -287,6 +287,17 @@ def _mapped_tool_name(finding: Finding, ctx: CaseContext, downstream: str) -> bo
     )
 
 
+def _gemini_array_items(finding: Finding, ctx: CaseContext, downstream: str) -> bool:
+    """An ``items`` schema the gateway added to an array schema that had none, toward Gemini, which
+    refuses such a schema: its duty ``tool_schemas``."""
+    return (
+        ctx.adapter.wire_format == "gemini"
+        and re.search(r"\.items$", finding.path) is not None
+        and finding.expected is None
+        and isinstance(finding.actual, Mapping)
+    )
+
+
 WIRE_LIMITS: tuple[WireLimit, ...] = (
     WireLimit(
         name="tool_result_error",
@@ -368,6 +379,16 @@ WIRE_LIMITS: tuple[WireLimit, ...] = (
         why="the caller's wire (Chat: ^[a-zA-Z0-9_-]{1,64}$, wire-formats.md §10 E14) or the gateway maps the"
         " tool names to what the upstream accepts (its duty tool_names); the answer's calls are judged against"
         " the caller's names (roundtrip.calls)",
+    ),
+    WireLimit(
+        name="gemini_array_items",
+        downstream=None,
+        checks=frozenset({"translation.tool_definitions", "roundtrip.request", "client.recorded_request"}),
+        applies=_gemini_array_items,
+        why="Gemini refuses an array schema without items (400 'GenerateContentRequest.tools[0]."
+        "function_declarations[N].parameters.properties[x].items: missing field', reported in crmne/ruby_llm#480"
+        " and NousResearch/hermes-agent#69924), so a gateway adding items meets the upstream's rule (its duty"
+        " tool_schemas)",
     ),
 )
 """What a gateway cannot deliver because the caller's wire cannot carry it, written down once:

@@ -522,7 +522,7 @@ def _review(
         adapter=SimpleNamespace(wire_format=upstream),
         client=client,
         outcome=SimpleNamespace(turns=outcome),
-        scenario=SimpleNamespace(turns=(SimpleNamespace(reply=SimpleNamespace(fault=fault)),)),
+        scenario=SimpleNamespace(turns=(SimpleNamespace(reply=SimpleNamespace(fault=fault)),), tools=()),
     )
     verdict = CheckVerdict(check=findings[0].check, status="fail", findings=findings)
     return caller_wire_review(ctx, (verdict,), downstream=downstream)[0]
@@ -571,3 +571,17 @@ def test_reasoning_counted_in_chats_completion_tokens_is_a_note() -> None:
     assert _review((finding,), downstream="openai_chat", upstream="gemini", outcome=outcome).status == "pass"
     other = dataclasses.replace(finding, actual=20)
     assert _review((other,), downstream="openai_chat", upstream="gemini", outcome=outcome).status == "fail"
+
+
+def test_items_added_to_an_array_schema_toward_gemini_is_the_gateways_duty() -> None:
+    # Gemini answers 400 "...parameters.properties[paths].items: missing field" to an array without items
+    finding = Finding(
+        check="translation.tool_definitions",
+        message="adds items, which the caller did not give",
+        path="$.tools[0].input_schema.properties.paths.items",
+    )
+    finding = dataclasses.replace(finding, expected=None, actual={"type": "object"})
+    assert _review((finding,), downstream="openai_chat", upstream="gemini").status == "pass"
+    assert _review((finding,), downstream="openai_chat", upstream="anthropic").status == "fail"  # Anthropic takes it
+    dropped = dataclasses.replace(finding, expected={"type": "string"}, actual=None)
+    assert _review((dropped,), downstream="openai_chat", upstream="gemini").status == "fail"
