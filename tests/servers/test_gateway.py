@@ -583,5 +583,7 @@ def test_items_added_to_an_array_schema_toward_gemini_is_the_gateways_duty() -> 
     finding = dataclasses.replace(finding, expected=None, actual={"type": "object"})
     assert _review((finding,), downstream="openai_chat", upstream="gemini").status == "pass"
     assert _review((finding,), downstream="openai_chat", upstream="anthropic").status == "fail"  # Anthropic takes it
+    leaf = dataclasses.replace(finding, check="client.recorded_request", path=f"{finding.path}.type", actual="object")
+    assert _review((leaf,), downstream="openai_chat", upstream="gemini").status == "pass"
     dropped = dataclasses.replace(finding, expected={"type": "string"}, actual=None)
     assert _review((dropped,), downstream="openai_chat", upstream="gemini").status == "fail"
