@@ -144,9 +144,11 @@ NAMEABLE_FINISH: Mapping[str, frozenset[str]] = {
     # openai-python types/chat/chat_completion.py: finish_reason Literal["stop", "length", "tool_calls",
     # "content_filter", "function_call"] (read as conformance.adapters.openai_chat._FINISH_REASONS does)
     "openai_chat": frozenset({"stop", "length", "tool_calls", "content_filter"}),
-    # anthropic-python types/stop_reason.py: end_turn, max_tokens, stop_sequence, tool_use, pause_turn
-    # (-> other), refusal, model_context_window_exceeded
-    "anthropic": frozenset({"stop", "length", "tool_calls", "content_filter", "other"}),
+    # anthropic-python types/stop_reason.py: end_turn, max_tokens, stop_sequence, tool_use, pause_turn,
+    # refusal, model_context_window_exceeded. The unified "other" is pause_turn there, which tells the caller
+    # to send the turn back to continue it: another provider's unnamed ending (Gemini's OTHER) has no name
+    # on this wire (across wires only: Anthropic to Anthropic carries pause_turn as it is)
+    "anthropic": frozenset({"stop", "length", "tool_calls", "content_filter"}),
     # ollama-python ChatResponse.done_reason: stop or length (wire-formats.md §5)
     "ollama": frozenset({"stop", "length", "tool_calls"}),
 }
