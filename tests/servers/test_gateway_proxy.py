@@ -133,18 +133,19 @@ def test_chat_streamed_from_ollama_changes_the_chunk_id_on_every_chunk(
 
 
 @pytest.mark.parametrize(("upstream", "status"), [("anthropic", 529), ("ollama", 503)])
-def test_an_overload_upstream_reaches_the_caller_after_two_retries(
+def test_an_overload_upstream_reaches_the_caller_after_two_retries_noted_as_its_policy(
     proxy: tuple[str, int, str], scenarios: dict[str, Scenario], upstream: str, status: int
 ) -> None:
     cases = _certify(proxy, scenarios, ["errors/overloaded"], wire="openai_chat", upstream=upstream)
     for key, case in cases.items():
         verdicts = {v.check: v for v in case.checks}
         assert verdicts["recovery.provider_error"].status == "pass", (key, _not_passed(case))
+        # LiteLLM's documented retry policy (num_retries 2, router_rust/core.py:721-722): said as a note, never a
+        # failure of the gateway (conformance.servers.gateway.WIRE_LIMITS, policy_retries)
         retries = verdicts["client.one_request"]
-        assert retries.status == "fail"
-        assert f"the client sent 3 requests for one turn (hidden retries; answered [{status}, {status}, {status}])" in [
-            f.message for f in retries.findings
-        ]
+        assert retries.status == "pass"
+        said = f"the client sent 3 requests for one turn (hidden retries; answered [{status}, {status}, {status}])"
+        assert [(f.kind, f.message.startswith(said)) for f in retries.findings] == [("note", True)]
 
 
 @pytest.mark.parametrize("upstream", ["anthropic", "gemini"])
