@@ -175,8 +175,8 @@ class Collector:
         self._found: dict[str, dict[str, tuple[Finding, int]]] = {check: {} for check in checks}
         self.judged: set[str] = set()
         """The checks that looked at this answer (a check with nothing to judge stays out)."""
-        self._lacking: dict[str, tuple[str, str, int]] = {}
-        """SDK type -> (the first path, the fields it lacked there, how many values lacked them)."""
+        self._lacking: dict[str, tuple[str, tuple[str, ...]]] = {}
+        """SDK type -> (the first path where a value of it lacked fields, the fields it lacked there)."""
 
     def judge(self, *checks: str) -> None:
         self.judged.update(checks)
@@ -216,8 +216,7 @@ class Collector:
         requires. An answer's missing fields are one finding (``findings``), whatever types and events
         lack them: one defect of the server's, listed type by type, not one per field or event."""
         self.judged.add("server.shape")
-        first, listed, count = self._lacking.get(type_name, (path, ", ".join(fields), 0))
-        self._lacking[type_name] = (first, listed, count + 1)
+        self._lacking.setdefault(type_name, (path, tuple(fields)))
 
     def findings(self, check: str) -> list[Finding]:
         out = []
@@ -230,19 +229,17 @@ class Collector:
         return out
 
     def _lacking_finding(self) -> Finding:
-        fields: dict[str, None] = {}
-        for _, listed, _ in self._lacking.values():
-            fields.update(dict.fromkeys(listed.split(", ")))
+        fields = dict.fromkeys(field for _, lacked in self._lacking.values() for field in lacked)
         module = next(iter(self._lacking)).rpartition(".")[0]
         types = ", ".join(name.rpartition(".")[2] for name in self._lacking)
         first = next(iter(self._lacking.values()))[0]
         if len(self._lacking) == 1:  # one type: its fields, at the first one's path
-            [(type_name, (where, listed, _))] = self._lacking.items()
-            message = f"leaves out {listed}, which {type_name} requires"
+            [(type_name, (where, lacked))] = self._lacking.items()
+            message = f"leaves out {', '.join(lacked)}, which {type_name} requires"
         else:  # several: every field once, then type by type
             where = "$" if first.startswith("$") else "stream[*].data"
             message = f"leaves out {', '.join(fields)}, which {module} {types} require" + "".join(
-                f"; {name.rpartition('.')[2]}: {listed}" for name, (_, listed, _) in self._lacking.items()
+                f"; {name.rpartition('.')[2]}: {', '.join(lacked)}" for name, (_, lacked) in self._lacking.items()
             )
         return Finding(
             check="server.shape",

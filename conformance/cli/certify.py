@@ -231,10 +231,3 @@ def _client_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
         equivalences=equivalences,
     )
     return target, plan
-
-
-def _rerun_words(args: argparse.Namespace, adapter: str) -> list[str]:
-    """How the rerun command of a case names the client (``client/wire``: the wire after the slash)."""
-    from conformance.pipeline.targets import client_rerun_words
-
-    return client_rerun_words(args.client, adapter, python=args.python, intercept=args.intercept)

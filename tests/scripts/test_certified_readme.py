@@ -343,8 +343,8 @@ def test_a_certify_run_renders_its_pages_as_render_only_does(
 def test_the_rerun_commands_are_certifys(script: ModuleType) -> None:
     """The page's rerun command names the client as ``conformance certify`` does (its own words)."""
     from conformance.cli import build_parser
-    from conformance.cli.certify import _rerun_words
     from conformance.cli.plans import rerun_command
+    from conformance.pipeline.targets import client_rerun_words
 
     for lib, label, folder, report in reports(script):
         added = next(a for lbl, _f, a in script.runs(lib) if lbl == label)
@@ -353,6 +353,7 @@ def test_the_rerun_commands_are_certifys(script: ModuleType) -> None:
         args = build_parser().parse_args(arguments)
         case = next(c for c in report["cases"] if c["status"] == "fail")
         where = SimpleNamespace(adapter=case["adapter"], scenario=case["scenario"], mode=case["mode"])
-        expected = rerun_command(args, where, _rerun_words(args, case["adapter"]))
+        words = client_rerun_words(args.client, case["adapter"], python=args.python, intercept=args.intercept)
+        expected = rerun_command(args, where, words)
         assert reruns[f"{case['adapter']}::{case['scenario']}::{case['mode']}"] == expected
         assert f"```sh\n{expected}\n```" in (folder / "report.md").read_text(encoding="utf-8")
