@@ -27,8 +27,8 @@ import pytest
 
 from conformance import __version__
 from conformance.cli import main
-from conformance.cli.certify import _rerun_words
 from conformance.cli.plans import rerun_command
+from conformance.pipeline.targets import client_rerun_words
 from conformance.traffic.safe_yaml import load_yaml
 from conformance.verdicts import CaseResult
 
@@ -405,12 +405,16 @@ def test_certify_rerun_commands_name_the_client_python_and_wire() -> None:
         cassette_dir=None,  # the bundled cassettes: nothing to name
     )
     case = CaseResult(adapter="openai-sdk/anthropic", scenario="basic/get_time", mode="stream", status="fail")
-    assert rerun_command(args, case, _rerun_words(args, case.adapter)) == (
+    assert rerun_command(
+        args, case, client_rerun_words(args.client, case.adapter, python=args.python, intercept=args.intercept)
+    ) == (
         "conformance certify --client drivers.py:CLIENT --python .venvs/x/bin/python --wires anthropic "
         "--scenarios basic/get_time --checks client -k openai-sdk/anthropic::basic/get_time::stream"
     )
     args.cassette_dir = ["mine", "theirs"]  # the user's folders (repeatable) are named again, in order
-    assert "--cassette-dir mine --cassette-dir theirs -k" in rerun_command(args, case, _rerun_words(args, case.adapter))
+    assert "--cassette-dir mine --cassette-dir theirs -k" in rerun_command(
+        args, case, client_rerun_words(args.client, case.adapter, python=args.python, intercept=args.intercept)
+    )
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
