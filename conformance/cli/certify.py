@@ -54,6 +54,11 @@ def add_command(commands: Any) -> None:
         metavar="MODULE:OBJECT|FILE.py:OBJECT",
         help="the driver to certify (docs/clients.md), e.g. examples/clients/openai_driver.py:CLIENT",
     )
+    target.add_argument(
+        "--command",
+        metavar="'PROGRAM ARGS'",
+        help="a driver in any language, speaking docs/protocol.md: e.g. 'node examples/clients/node/openai.mjs'",
+    )
     add_server_arguments(parser, target)
     parser.add_argument(
         "--python",
@@ -179,7 +184,7 @@ def _client_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
         select_scenarios,
         split_list,
     )
-    from conformance.pipeline.targets import ClientTarget, load_client, read_equivalences
+    from conformance.pipeline.targets import ClientTarget, load_client, load_command, read_equivalences
 
     checks, formats = read_checks(args.checks), read_formats(args.format)
     timeout = CLIENT_TIMEOUT if args.timeout is None else args.timeout
@@ -190,11 +195,16 @@ def _client_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
     for option in ("wire", "upstream", "upstream_port", "api_key_env", "name", "exchange_timeout", "max_body"):
         if getattr(args, option) is not None:
             raise UsageError(f"--{option.replace('_', '-')} is for --server or --gateway, not --client")
-    if args.intercept and args.python:
-        raise UsageError("--intercept patches this process's HTTP clients: it cannot reach a --python driver")
-    client = load_client(args.client, args.python)
+    if args.intercept and (args.python or args.command):
+        raise UsageError(
+            "--intercept patches this process's HTTP clients: it cannot reach a driver in a process of its own"
+        )
+    if args.command is not None and args.python:
+        raise UsageError("--python is for --client FILE.py:OBJECT; --command runs the program it names as it is")
+    spec = args.client if args.command is None else args.command
+    client = load_client(args.client, args.python) if args.command is None else load_command(args.command)
     try:
-        if args.python and client.network != "namespace":  # one line: the driver has the guard alone
+        if (args.python or args.command) and client.network != "namespace":  # one line: the driver has the guard alone
             print(f"conformance certify: the driver's network: {client.network} (docs/clients.md)", file=sys.stderr)
         check_gap_keys(client.known_gaps, "--client")
         wires = tuple(split_list([args.wires])) if args.wires is not None else None
@@ -207,7 +217,7 @@ def _client_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
         jobs = read_jobs(args.jobs)
         shard = read_shard(args.shard)
     except UsageError:
-        ClientTarget(client=client, spec=args.client).close()  # a --python driver's child ends here
+        ClientTarget(client=client, spec=spec).close()  # a --python or --command driver's process ends here
         raise
     plan = plan_of(
         args,
@@ -224,7 +234,8 @@ def _client_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
     )
     target = ClientTarget(
         client=client,
-        spec=args.client,
+        spec=spec,
+        command=args.command is not None,
         python=args.python,
         intercept=args.intercept,
         wires=wires,

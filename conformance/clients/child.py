@@ -29,23 +29,32 @@ import importlib
 import importlib.util
 import json
 import os
+import shlex
 import signal
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from conformance.clients.codec import from_json, to_json
-from conformance.clients.contract import Call, Client, duties_to_json
-from conformance.clients.invoke import EventLoop, TurnResult, invoke
+from conformance.clients.contract import Client, duties_to_json
+from conformance.clients.invoke import EventLoop, invoke
+from conformance.clients.protocol import (
+    FDS_ENV,
+    MAX_MESSAGE,
+    SCHEMA_ENV,
+    SCHEMA_FILE,
+    VERSION,
+    answer_messages,
+    hello_message,
+    read_call,
+)
 from conformance.clients.sandbox import NAMESPACE, NETWORK_ENV, ChildRelay, NamespaceBroken, enter_namespace
+from conformance.errors import UsageError
 
 __all__ = ["MAX_MESSAGE", "TOKEN_ENV", "end_tree", "load_object", "main", "tree_of"]
-
-MAX_MESSAGE = 16 * 2**20
-"""Bytes one protocol message may take (a turn's result as JSON): 16 MiB. A larger one is the case's
-ERROR, and the suite never reads more than this (plus one read) of an answer."""
 
 TOKEN_ENV = "CONFORMANCE_CHILD_TOKEN"
 """Carried in the environment of the child and every process it starts (``RUN.CHILD``): what
@@ -83,51 +92,137 @@ def main(argv: list[str] | None = None) -> int:
     try:
         network, relay = _isolate()  # first: no thread may exist yet, and the driver is not loaded
     except NamespaceBroken as exc:  # stuck in a namespace without loopback: the suite starts another child
-        _send(_protocol(args)[1], {"fatal": f"no network namespace: {exc}", "network": f"guard: {exc}"})
+        _send(
+            _protocol(args)[1],
+            {"v": VERSION, "type": "fatal", "message": f"no network namespace: {exc}", "network": f"guard: {exc}"},
+        )
         return 2
     calls, out = _protocol(args)
     if args[:1] == ["--fds"]:
         args = args[2:]
     _reap_orphans()
-    if len(args) != 1:
-        _send(out, {"fatal": "usage: python -m conformance.clients.child [--fds R,W] MODULE:OBJECT"})
-        return 2
     try:
-        client: Client = load_object(args[0])
-        hello = {
-            "name": client.name,
-            "wires": {wire: sorted(caps) for wire, caps in client.wires.items()},
-            "known_gaps": dict(getattr(client, "known_gaps", {}) or {}),
-            "schema_rewrites": dict(getattr(client, "schema_rewrites", {}) or {}),
-            "request_differences": dict(getattr(client, "request_differences", {}) or {}),
-            "duties": duties_to_json(getattr(client, "duties", None)),
-            "python": sys.version.split()[0],
-            "executable": sys.executable,
-            "network": network,
-        }
-    except BaseException as exc:  # any failure to load is reported to the suite, which exits 2
-        _send(out, {"fatal": f"cannot load {args[0]} in {sys.executable}: {type(exc).__name__}: {exc}"})
-        return 2
-    _send(out, {"hello": hello})
-    try:
-        with EventLoop() as loop:
-            for line in calls:
-                if not line.strip():
-                    continue
-                call = from_json(json.loads(line)["call"])
-                if not isinstance(call, Call):
-                    _send(out, {"fatal": "the suite sent something that is not a Call"})
-                    return 2
-                if relay is not None:
-                    for problem in relay.serve(call.base_url):
-                        print(problem, file=sys.stderr, flush=True)
-                result = invoke(client, call, loop, timeout=call.timeout)
-                _send(out, {"result": to_json(result)})
+        if args[:1] == ["--command"]:
+            return _launch(args[1:], calls, out, network, relay)
+        if len(args) != 1:
+            _fatal(out, "usage: python -m conformance.clients.child [--fds R,W] MODULE:OBJECT | --command ARGV...")
+            return 2
+        return _drive(args[0], calls, out, network, relay)
     finally:  # the suite is done (or gone): so is everything the driver started
         token = os.environ.get(TOKEN_ENV)
         if token:
             end_tree(os.getpid(), token, spare=os.getpid(), reap=True)
+
+
+def _drive(spec: str, calls: TextIO, out: TextIO, network: str, relay: ChildRelay | None) -> int:
+    """Run the Python driver ``spec`` on the protocol: its hello, then one answer per call."""
+    try:
+        client: Client = load_object(spec)
+        runtime = f"Python {sys.version.split()[0]} ({sys.executable})"
+        hello = hello_message(client, runtime=runtime, duties=duties_to_json(getattr(client, "duties", None)))
+    except BaseException as exc:  # any failure to load is reported to the suite, which exits 2
+        _fatal(out, f"cannot load {spec} in {sys.executable}: {type(exc).__name__}: {exc}")
+        return 2
+    _send(out, {"v": VERSION, "type": "sandbox", "network": network})
+    _send(out, hello)
+    with EventLoop() as loop:
+        for line in calls:
+            if not line.strip():
+                continue
+            try:
+                call_id, call = read_call(json.loads(line))
+            except (ValueError, UsageError) as exc:
+                _fatal(out, f"the suite sent a call that does not fit the protocol: {exc}")
+                return 2
+            if relay is not None:
+                for problem in relay.serve(call.base_url):
+                    print(problem, file=sys.stderr, flush=True)
+            result = invoke(client, call, loop, timeout=call.timeout)
+            for message in answer_messages(call_id, result):
+                if not _send(out, message):
+                    why = (
+                        f"the driver's answer holds a message larger than {MAX_MESSAGE >> 20} MiB of JSON, the bound"
+                        " on one message (docs/protocol.md)"
+                    )
+                    _send(out, {"v": VERSION, "type": "failed", "id": call_id, "reason": "invalid", "message": why})
+                    break
     return 0
+
+
+def _launch(argv: list[str], calls: TextIO, out: TextIO, network: str, relay: ChildRelay | None) -> int:
+    """Run the driver command ``argv`` (any language) in this sandbox, on pipes of its own named by
+    ``FDS_ENV``: the suite's calls go to it (the relay serving each call's port first), its answers
+    come back byte for byte (the suite reads and bounds them). Its stdout and stderr are this
+    process's output, which the suite drains. Exits as it exits (a signal as 128 + its number)."""
+    if argv[:1] == ["--"]:
+        argv = argv[1:]
+    if not argv:
+        _fatal(out, "usage: python -m conformance.clients.child [--fds R,W] --command ARGV...")
+        return 2
+    call_read, call_write = os.pipe()
+    answer_read, answer_write = os.pipe()
+    env = dict(os.environ)
+    env[FDS_ENV] = f"{call_read},{answer_write}"
+    env[SCHEMA_ENV] = str(SCHEMA_FILE)
+    try:
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=2, stderr=2, pass_fds=(call_read, answer_write), env=env
+        )
+    except OSError as exc:
+        _fatal(out, f"cannot start the driver command {shlex.join(argv)}: {exc}")
+        return 2
+    finally:
+        os.close(call_read)
+        os.close(answer_write)
+    _send(out, {"v": VERSION, "type": "sandbox", "network": network})
+    answers = threading.Thread(target=_copy, args=(answer_read, out.fileno()), name="answers", daemon=True)
+    answers.start()
+    threading.Thread(target=_forward_calls, args=(calls, call_write, relay), name="calls", daemon=True).start()
+    code = process.wait()
+    answers.join(5)  # what it wrote before it ended still reaches the suite
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            print(f"the driver command was killed by {signal.Signals(-code).name}", file=sys.stderr, flush=True)
+        return 128 - code
+    return code
+
+
+def _copy(source: int, target: int) -> None:
+    """Copy what ``source`` gives to ``target`` until it ends (bounded chunks; the reader bounds lines)."""
+    while True:
+        try:
+            chunk = os.read(source, 1 << 16)
+        except OSError:
+            return
+        if not chunk:
+            return
+        view = memoryview(chunk)
+        while view:
+            try:
+                written = os.write(target, view)
+            except OSError:
+                return
+            view = view[written:]
+
+
+def _forward_calls(calls: TextIO, target: int, relay: ChildRelay | None) -> None:
+    """Hand each call of the suite to the driver command, serving its base URL's port first; close
+    the driver's pipe when the suite closes this one (the driver then ends)."""
+    with os.fdopen(target, "wb") as pipe:
+        for line in calls:
+            if relay is not None:
+                with contextlib.suppress(Exception):  # the suite's own message: it is a call
+                    for problem in relay.serve(str(json.loads(line)["call"]["base_url"])):
+                        print(problem, file=sys.stderr, flush=True)
+            try:
+                pipe.write(line.encode())
+                pipe.flush()
+            except OSError:  # it ended: the suite sees its pipe close
+                return
+
+
+def _fatal(out: TextIO, message: str) -> None:
+    _send(out, {"v": VERSION, "type": "fatal", "message": message})
 
 
 def _isolate() -> tuple[str, ChildRelay | None]:
@@ -151,6 +246,8 @@ def _protocol(args: list[str]) -> tuple[TextIO, TextIO]:
     sys.stdout.flush()
     if args[:1] == ["--fds"] and len(args) > 1:
         read_fd, write_fd = (int(n) for n in args[1].split(","))
+    elif os.environ.get(FDS_ENV):  # started as a driver command (``certify --command``)
+        read_fd, write_fd = (int(n) for n in os.environ.pop(FDS_ENV).split(","))
     else:
         read_fd, write_fd = os.dup(0), os.dup(1)
     for fd in (read_fd, write_fd):
@@ -176,23 +273,19 @@ def _reap_orphans() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 
 
-def _send(out: TextIO, message: dict[str, Any]) -> None:
-    """Write one protocol line; a result larger than ``MAX_MESSAGE`` is replaced by an ``invalid``
-    turn saying so (encoded piece by piece: the whole is never built)."""
+def _send(out: TextIO, message: dict[str, Any]) -> bool:
+    """Write one protocol line; False (nothing written) for one larger than ``MAX_MESSAGE`` (encoded
+    piece by piece: the whole is never built)."""
     pieces: list[str] = []
     size = 0
     for piece in json.JSONEncoder().iterencode(message):  # ASCII only: its length is its size in bytes
         size += len(piece)
         if size > MAX_MESSAGE:
-            why = (
-                f"the driver's answer is larger than {MAX_MESSAGE >> 20} MiB of JSON, the bound on one turn's"
-                " result (docs/clients.md, 'A library in its own virtualenv')"
-            )
-            pieces = [json.dumps({"result": to_json(TurnResult(returned="invalid", exception=why))})]
-            break
+            return False
         pieces.append(piece)
     out.write("".join(pieces) + "\n")
     out.flush()
+    return True
 
 
 # ---- the process tree ------------------------------------------------------------------------

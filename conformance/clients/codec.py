@@ -1,18 +1,19 @@
-"""The unified model as JSON, for a driver running in another interpreter (pure, stdlib-only).
+"""The unified model as plain JSON, the values of the client protocol (pure, stdlib-only).
 
-``conformance certify --python OTHER`` runs the driver under ``OTHER`` (``conformance.clients.child``)
-and talks to it in JSON lines: each ``Call`` goes there, and the ``Response``, the stream events or
-the ``ErrorInfo`` of the library's exception come back. Every value of ``conformance.model`` (and
-``Call``) is written as an object tagged with its class (``{"$": "ToolCall", ...}``); lists that are
-fields of a value come back as tuples, lists inside plain JSON (arguments, schemas) stay lists; a
-plain object that has a ``$`` key of its own is wrapped (``{"$": "$map", "value": ...}``) so it
-comes back as it was.
+A driver in any language (docs/protocol.md, "Values") reads each ``Call`` and writes its
+``Response``, stream events and ``ErrorInfo`` as plain JSON: an object per value with its fields by
+name, lists as arrays, ``null`` for none. No class tag: where a field holds one of several kinds, the
+value says which by the field the model already has, ``kind`` for message parts and tool-result
+content (``text``, ``tool_call``, ...), ``type`` for stream events (``text_delta``, ``finish``, ...).
+So decoding is driven by the declared type: ``from_json(data, Response)`` reads a response,
+``from_json(data, StreamEvent)`` an event.
 
-What comes back from another process is not trusted: ``from_json`` checks every value against its
-class's field types (``misfit``: a string where a string is declared, a known literal, a tuple of
-the declared values, plain JSON where ``Any`` is declared) and raises ``UsageError`` naming the
-first field that does not fit, so a hostile or broken driver cannot hand the checks a value they
-would crash on.
+What comes back from another process is not trusted: ``from_json`` refuses an unknown field, a
+missing required one, a value of another type, a kind outside the union, and raises ``UsageError``
+naming the first place (``$.parts[1].arguments``) and what is wrong, so a hostile or broken driver
+cannot hand the checks a value they would crash on. ``json_schema`` writes the same rules as JSON
+Schema (``conformance/clients/protocol.schema.json``): the two are one contract, and
+``tests/clients/test_protocol.py`` holds them to it.
 """
 
 from __future__ import annotations
@@ -24,29 +25,34 @@ from collections.abc import Mapping
 from typing import Any, Literal, Union
 
 from conformance import model
-from conformance.clients.contract import Call
-from conformance.clients.invoke import TurnResult
 from conformance.errors import UsageError
 
-__all__ = ["from_json", "misfit", "to_json"]
+__all__ = ["DISCRIMINATED", "discriminator", "from_json", "json_schema", "misfit", "to_json"]
 
-_CLASSES: Mapping[str, type] = {
-    name: getattr(model, name)
-    for name in model.__all__
-    if isinstance(getattr(model, name), type) and dataclasses.is_dataclass(getattr(model, name))
-} | {"Call": Call, "TurnResult": TurnResult}
+_MAX_DEPTH = 200
+"""Nesting a value may reach (plain JSON inside a schema or arguments included)."""
+
+DISCRIMINATED: frozenset[type] = frozenset(
+    typing.get_args(model.Part) + typing.get_args(model.ContentItem) + typing.get_args(model.StreamEvent)
+)
+"""The classes a value must name (``kind`` or ``type``): each is one of several in some field."""
+
+
+def discriminator(cls: type) -> tuple[str, str] | None:
+    """The field naming ``cls`` among its union's members and its value (``("kind", "text")``)."""
+    for name in ("kind", "type"):
+        hint = _hints(cls).get(name)
+        if hint is not None and typing.get_origin(hint) is Literal and len(typing.get_args(hint)) == 1:
+            return name, typing.get_args(hint)[0]
+    return None
 
 
 def to_json(value: Any) -> Any:
-    """A JSON-ready form of a model value (or of plain JSON holding some)."""
+    """The plain JSON of a model value (or of plain JSON holding some): every field, by name."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out: dict[str, Any] = {"$": type(value).__name__}
-        for f in dataclasses.fields(value):
-            out[f.name] = to_json(getattr(value, f.name))
-        return out
+        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
-        plain = {str(k): to_json(v) for k, v in value.items()}
-        return {"$": "$map", "value": plain} if "$" in plain else plain
+        return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_json(v) for v in value]
     if isinstance(value, frozenset | set):
@@ -54,48 +60,208 @@ def to_json(value: Any) -> Any:
     return value
 
 
-def from_json(data: Any) -> Any:
-    """The value ``to_json`` wrote; raises ``UsageError`` on a tag that is no model class."""
-    if isinstance(data, dict):
-        tag = data.get("$")
-        if tag is None:
-            return {k: from_json(v) for k, v in data.items()}
-        if tag == "$map" and isinstance(data.get("value"), dict):
-            return {k: from_json(v) for k, v in data["value"].items()}
-        cls = _CLASSES.get(tag) if isinstance(tag, str) else None
-        if cls is None:
-            raise UsageError(f"unknown value {tag!r} in a driver's answer (known: {', '.join(sorted(_CLASSES))})")
-        names = {f.name for f in dataclasses.fields(cls) if f.init}
-        kwargs = {k: _field(v) for k, v in data.items() if k != "$" and k in names}
+def from_json(data: Any, hint: Any, where: str = "$") -> Any:
+    """The value of type ``hint`` that ``data`` writes; ``UsageError`` names the first place that does
+    not fit and why."""
+    return _decode(data, hint, where, 0)
+
+
+def _decode(data: Any, hint: Any, where: str, depth: int) -> Any:
+    if depth > _MAX_DEPTH:
+        raise UsageError(f"{where}: nested deeper than {_MAX_DEPTH} levels")
+    if hint is Any:
+        if not _plain(data, depth):
+            raise UsageError(f"{where}: not plain JSON")
+        return data
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _decode_value(data, hint, where, depth)
+    origin = typing.get_origin(hint)
+    if origin is Union or origin is types.UnionType:
+        return _decode_union(data, typing.get_args(hint), where, depth)
+    if origin is Literal:
+        allowed = typing.get_args(hint)
+        if any(type(data) is type(a) and data == a for a in allowed):
+            return data
+        raise UsageError(f"{where}: {_kind(data)} is none of {', '.join(repr(a) for a in allowed)}")
+    if origin is tuple:
+        if not isinstance(data, list):
+            raise UsageError(f"{where}: {_kind(data)} where an array is declared")
+        item = typing.get_args(hint)[0]
+        return tuple(_decode(v, item, f"{where}[{i}]", depth + 1) for i, v in enumerate(data))
+    if origin in (dict, Mapping) or hint in (dict, Mapping):
+        if not isinstance(data, dict):
+            raise UsageError(f"{where}: {_kind(data)} where an object is declared")
+        if not _plain(data, depth):
+            raise UsageError(f"{where}: not plain JSON")
+        return data
+    if hint is float:
+        if isinstance(data, int | float) and not isinstance(data, bool):
+            return float(data) if isinstance(data, int) else data
+        raise UsageError(f"{where}: {_kind(data)} where a number is declared")
+    if hint is int:
+        if isinstance(data, int) and not isinstance(data, bool):
+            return data
+        raise UsageError(f"{where}: {_kind(data)} where an integer is declared")
+    if hint is type(None):
+        if data is None:
+            return None
+        raise UsageError(f"{where}: {_kind(data)} where null is declared")
+    if isinstance(hint, type):
+        if isinstance(data, hint) and not (hint is not bool and isinstance(data, bool)):
+            return data
+        raise UsageError(f"{where}: {_kind(data)} where {_named(hint)} is declared")
+    raise UsageError(f"{where}: the model declares a type the protocol does not know ({hint!r})")
+
+
+def _decode_value(data: Any, cls: type, where: str, depth: int) -> Any:
+    if not isinstance(data, dict):
+        raise UsageError(f"{where}: {_kind(data)} where a {cls.__name__} object is declared")
+    hints = _hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(k for k in data if k not in fields)
+    if unknown:
+        raise UsageError(
+            f"{where}: {cls.__name__} has no field {unknown[0]!r} (its fields: {', '.join(sorted(fields))})"
+        )
+    kwargs: dict[str, Any] = {}
+    for name, f in fields.items():
+        if name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise UsageError(f"{where}: {cls.__name__} needs {name!r}")
+            continue
+        kwargs[name] = _decode(data[name], hints[name], f"{where}.{name}", depth + 1)
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"{where}: a {cls.__name__} that does not fit the model: {exc}") from None
+
+
+def _decode_union(data: Any, members: tuple[Any, ...], where: str, depth: int) -> Any:
+    if data is None and type(None) in members:
+        return None
+    classes = [m for m in members if isinstance(m, type) and dataclasses.is_dataclass(m)]
+    if classes and isinstance(data, dict):
+        if len(classes) == 1:
+            return _decode_value(data, classes[0], where, depth)
+        tagged = [(discriminator(c), c) for c in classes]
+        fields = {tag[0] for tag, _cls in tagged if tag is not None}
+        if len(fields) == 1 and all(tag is not None for tag, _cls in tagged):
+            field = fields.pop()
+            value = data.get(field)
+            for tag, cls in tagged:
+                if tag is not None and value == tag[1] and type(value) is type(tag[1]):
+                    return _decode_value(data, cls, where, depth)
+            names = ", ".join(repr(tag[1]) for tag, _cls in tagged if tag is not None)
+            raise UsageError(f"{where}: {field} {_kind(value)} is none of {names}")
+    for member in members:  # scalars: the first member the value fits
+        if member is type(None) or (isinstance(member, type) and dataclasses.is_dataclass(member)):
+            continue
         try:
-            value = cls(**kwargs)
-        except TypeError as exc:
-            raise UsageError(f"a driver's {tag} value does not fit the model: {exc}") from exc
-        wrong = misfit(value)
-        if wrong is not None:
-            raise UsageError(f"a driver's {tag} value does not fit the model: {wrong}")
-        return value
-    if isinstance(data, list):
-        return [from_json(v) for v in data]
-    return data
-
-
-def _field(value: Any) -> Any:
-    """A value's field: its lists are tuples (the model's sequences are tuples)."""
-    if isinstance(value, list):
-        return tuple(from_json(v) for v in value)
-    return from_json(value)
+            return _decode(data, member, where, depth)
+        except UsageError:
+            continue
+    raise UsageError(f"{where}: {_kind(data)} fits none of {', '.join(_named(m) for m in members)}")
 
 
 def misfit(value: Any) -> str | None:
-    """Where a model value (or ``Call``, ``TurnResult``) holds something its field types do not
-    allow, and what (None: it fits). Its nested values are checked when they are built."""
-    for name, hint in _hints(type(value)).items():
-        wrong = _misfit(getattr(value, name), hint)
-        if wrong is not None:
-            return f"{name}: {wrong}"
+    """Where a model value (or ``Call``, ``TurnResult``) built in this process holds something its
+    field types do not allow, and what (None: it fits): its plain JSON read back."""
+    try:
+        from_json(to_json(value), type(value))
+    except UsageError as exc:
+        return str(exc).removeprefix("$.")
     return None
 
+
+# ---- the same rules as JSON Schema -----------------------------------------------------------
+
+
+def json_schema(roots: Mapping[str, Any]) -> dict[str, Any]:
+    """JSON Schema (2020-12) ``$defs`` for each root type (``{"Call": Call, "StreamEvent": ...}``)
+    and every model class they reach, by the rules ``from_json`` reads with."""
+    defs: dict[str, Any] = {}
+    for name, hint in roots.items():
+        schema = _schema(hint, defs)
+        if schema != {"$ref": f"#/$defs/{name}"}:  # a class is its own definition already
+            defs[name] = schema
+    return defs
+
+
+def _schema(hint: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    if hint is Any:
+        return {}
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        name = hint.__name__
+        if name not in defs:
+            defs[name] = {}  # reserved first: a class may reach itself
+            defs[name] = _object_schema(hint, defs)
+        return {"$ref": f"#/$defs/{name}"}
+    origin = typing.get_origin(hint)
+    if origin is Union or origin is types.UnionType:
+        members = typing.get_args(hint)
+        literals = [a for m in members if typing.get_origin(m) is Literal for a in typing.get_args(m)]
+        if str in members and literals:  # ``ToolChoice``: the words or any other string
+            rest = [m for m in members if m is not str and typing.get_origin(m) is not Literal]
+            schemas = [{"type": "string"}] + [_schema(m, defs) for m in rest]
+            return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
+        classes = [m for m in members if isinstance(m, type) and dataclasses.is_dataclass(m)]
+        schemas = [_schema(m, defs) for m in members if m is not type(None)]
+        key = "oneOf" if len(classes) > 1 else "anyOf"
+        if type(None) in members:
+            schemas.append({"type": "null"})
+        return schemas[0] if len(schemas) == 1 else {key: schemas}
+    if origin is Literal:
+        allowed = list(typing.get_args(hint))
+        kinds = sorted({_json_type(a) for a in allowed})
+        return {"type": kinds[0] if len(kinds) == 1 else kinds, "enum": allowed}
+    if origin is tuple:
+        return {"type": "array", "items": _schema(typing.get_args(hint)[0], defs)}
+    if origin in (dict, Mapping) or hint in (dict, Mapping):
+        return {"type": "object"}
+    if hint is float:
+        return {"type": "number"}
+    if hint is int:
+        return {"type": "integer"}
+    if hint is bool:
+        return {"type": "boolean"}
+    if hint is str:
+        return {"type": "string"}
+    if hint is type(None):
+        return {"type": "null"}
+    raise TypeError(f"no JSON Schema for {hint!r}")
+
+
+def _object_schema(cls: type, defs: dict[str, Any]) -> dict[str, Any]:
+    hints = _hints(cls)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    tag = discriminator(cls) if cls in DISCRIMINATED else None
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        properties[f.name] = _schema(hints[f.name], defs)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            required.append(f.name)
+        elif tag is not None and f.name == tag[0]:
+            required.append(f.name)
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    doc = (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+    return {"description": doc, **schema} if doc else schema
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, str):
+        return "string"
+    return "null" if value is None else "number"
+
+
+# ---- helpers -----------------------------------------------------------------------------------
 
 _HINTS: dict[type, dict[str, Any]] = {}
 
@@ -108,49 +274,9 @@ def _hints(cls: type) -> dict[str, Any]:
     return _HINTS[cls]
 
 
-def _misfit(value: Any, hint: Any) -> str | None:
-    if hint is Any:
-        return None if _plain(value) else f"{type(value).__name__} inside plain JSON"
-    if hint is type(None):
-        return None if value is None else f"{_kind(value)} where nothing may be"
-    origin = typing.get_origin(hint)
-    if origin is Union or origin is types.UnionType:
-        members = typing.get_args(hint)
-        if any(_misfit(value, member) is None for member in members):
-            return None
-        return f"{_kind(value)} fits none of {', '.join(_named(m) for m in members)}"
-    if origin is Literal:
-        allowed = typing.get_args(hint)
-        if any(type(value) is type(a) and value == a for a in allowed):
-            return None
-        return f"{_kind(value)} is none of {', '.join(repr(a) for a in allowed)}"
-    if origin is tuple:
-        if not isinstance(value, tuple):
-            return f"{_kind(value)} where a list is declared"
-        item = typing.get_args(hint)[0]
-        for index, member in enumerate(value):
-            wrong = _misfit(member, item)
-            if wrong is not None:
-                return f"[{index}] {wrong}"
-        return None
-    if origin in (dict, Mapping) or hint in (dict, Mapping):
-        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-            return f"{_kind(value)} where an object is declared"
-        return None if _plain(value) else "a model value inside plain JSON"
-    if isinstance(hint, type):
-        if hint is float:
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-        elif hint is int:
-            ok = isinstance(value, int) and not isinstance(value, bool)
-        else:
-            ok = isinstance(value, hint)
-        return None if ok else f"{_kind(value)} where {_named(hint)} is declared"
-    return None  # a hint this codec does not know: the value is taken as it is
-
-
 def _plain(value: Any, depth: int = 0) -> bool:
-    """Plain JSON (what ``json.loads`` gives): no model value anywhere inside."""
-    if depth > 200:
+    """Plain JSON (what ``json.loads`` gives), at most ``_MAX_DEPTH`` deep."""
+    if depth > _MAX_DEPTH:
         return False
     if isinstance(value, dict):
         return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
@@ -160,9 +286,13 @@ def _plain(value: Any, depth: int = 0) -> bool:
 
 
 def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
     shown = repr(value)
     return f"{type(value).__name__} {shown[:40]}{'...' if len(shown) > 40 else ''}"
 
 
 def _named(hint: Any) -> str:
+    if hint is type(None):
+        return "null"
     return hint.__name__ if isinstance(hint, type) else str(hint)

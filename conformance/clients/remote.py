@@ -52,10 +52,18 @@ from pathlib import Path
 from typing import IO, Any
 
 import conformance
-from conformance.clients.child import MAX_MESSAGE, TOKEN_ENV, end_tree
-from conformance.clients.codec import from_json, to_json
+from conformance.clients.child import TOKEN_ENV, end_tree
 from conformance.clients.contract import Call, client_problems, duties_from_json
 from conformance.clients.invoke import ClientCrashed, InvalidCompletion, TurnResult
+from conformance.clients.protocol import (
+    MAX_MESSAGE,
+    ProtocolBroken,
+    TurnReader,
+    call_message,
+    check,
+    clip,
+    parse_line,
+)
 from conformance.clients.sandbox import NETWORK_ENV, RelayServer
 from conformance.errors import UsageError
 from conformance.model import ErrorInfo, Response, StreamEvent
@@ -70,8 +78,6 @@ __all__ = [
     "ProtocolBroken",
     "RemoteClient",
     "RemoteRaised",
-    "read_message",
-    "read_result",
 ]
 
 PACKAGE_DIR = Path(conformance.__file__).resolve().parent
@@ -98,11 +104,6 @@ class RemoteRaised(Exception):
         self.failed = failed
 
 
-class ProtocolBroken(Exception):
-    """The child died, hung or broke the protocol (the message says which); it is killed and the turn
-    is ``crashed``, the case's ERROR."""
-
-
 class RemoteClient:
     """A ``Client`` whose driver ``spec`` runs under ``python`` (``OTHER/bin/python``)."""
 
@@ -111,10 +112,21 @@ class RemoteClient:
     so), the slack covers the pipe and a restart."""
 
     def __init__(
-        self, spec: str, python: str, *, start_timeout: float = START_TIMEOUT, run_token: str | None = None
+        self,
+        spec: str,
+        python: str,
+        *,
+        command: tuple[str, ...] | None = None,
+        start_timeout: float = START_TIMEOUT,
+        run_token: str | None = None,
     ) -> None:
         self.spec = spec
         self.python = python
+        self.command = command
+        """The driver command's words (``certify --command``: any language), run by the launcher
+        ``python -m conformance.clients.child --command`` under ``python`` (this interpreter); None:
+        the Python driver ``spec`` under ``python``."""
+        self._calls_made = 0
         self.start_timeout = start_timeout
         self._run_token = run_token or uuid.uuid4().hex
         """Shared by every client ``again`` makes: closing the first ends every child of the run."""
@@ -149,21 +161,46 @@ class RemoteClient:
             self.duties: Any = duties_from_json(hello.get("duties"))
         except Exception as exc:
             self.close()
-            raise UsageError(f"--client {spec} (under {python}): its duties do not fit: {exc}") from exc
-        self.interpreter = f"{hello.get('executable', python)} (Python {hello.get('python', '?')})"
-        self.network = str(hello.get("network") or "guard: the driver's interpreter did not say")
+            raise UsageError(f"{self.label}: its duties do not fit: {exc}") from exc
+        self.version = str(hello.get("version") or "")
+        """The library versions the driver names (its hello's ``version``)."""
+        self.interpreter = str(hello.get("runtime") or python)
+        self.network = self._network or "guard: the driver's launcher did not say"
         """``namespace`` (a network namespace whose only route is loopback, relayed to the suite's
         server) or ``guard: WHY`` (the audit hook alone)."""
         problems = client_problems(self)
         if problems:
             self.close()
-            raise UsageError(f"--client {spec} (under {python}): " + "; ".join(problems) + " (see docs/clients.md)")
+            raise UsageError(f"{self.label}: " + "; ".join(problems) + " (see docs/clients.md)")
 
     def again(self) -> RemoteClient:
         """Another client of the same driver under the same interpreter, with a child of its own:
         what each worker process of ``certify --jobs N`` drives (a pipe is never shared between
         processes)."""
-        return RemoteClient(self.spec, self.python, start_timeout=self.start_timeout, run_token=self._run_token)
+        return RemoteClient(
+            self.spec, self.python, command=self.command, start_timeout=self.start_timeout, run_token=self._run_token
+        )
+
+    @classmethod
+    def of_command(cls, command: str, **options: Any) -> RemoteClient:
+        """The client whose driver is the program ``command`` (shell words: ``node drivers/x.mjs``)."""
+        import shlex
+        import sys
+
+        try:
+            words = tuple(shlex.split(command))
+        except ValueError as exc:
+            raise UsageError(f"--command {command!r}: {exc}") from None
+        if not words:
+            raise UsageError("--command: no command given")
+        return cls(command, sys.executable, command=words, **options)
+
+    @property
+    def label(self) -> str:
+        """How messages name this driver: ``--command CMD`` or ``--client SPEC (under PYTHON)``."""
+        if self.command is not None:
+            return f"--command {self.spec}"
+        return f"--client {self.spec} (under {self.python})"
 
     # ---- the Client contract ---------------------------------------------------------------
 
@@ -266,11 +303,14 @@ class RemoteClient:
         os.set_blocking(output_read, False)
         self._output = output_read
         self._tail.clear()
+        self._network = ""
         call_read, call_write = os.pipe()
         answer_read, answer_write = os.pipe()
         try:
+            launcher = [self.python, "-m", "conformance.clients.child", "--fds", f"{call_read},{answer_write}"]
+            driver = ["--command", "--", *self.command] if self.command is not None else [self.spec]
             self._process = subprocess.Popen(
-                [self.python, "-m", "conformance.clients.child", "--fds", f"{call_read},{answer_write}", self.spec],
+                [*launcher, *driver],
                 stdin=subprocess.DEVNULL,
                 stdout=output_write,
                 stderr=output_write,
@@ -290,28 +330,32 @@ class RemoteClient:
         self._answers = answer_read
         os.set_blocking(answer_read, False)
         limit_child_memory(self._process.pid, memory_limit_from_env())
+        deadline = time.monotonic() + self.start_timeout
         try:
             message = self._read_message(self.start_timeout)
+            for _ in range(2):  # the launcher's network, then the driver's hello (a Python driver run as a
+                # --command says its own too: the launcher's comes first and holds)
+                if message.get("type") != "sandbox" or not isinstance(message.get("network"), str):
+                    break
+                self._network = self._network or message["network"][:500]
+                message = self._read_message(max(0.0, deadline - time.monotonic()))
         except ProtocolBroken as exc:
             why = str(exc)
             self._stop(kill=True)
-            raise UsageError(f"--client {self.spec} under {self.python} did not start: {why}") from None
-        if "fatal" in message and isinstance(message.get("network"), str) and self._relay is not None:
+            raise UsageError(f"{self.label} did not start: {why}") from None
+        if message.get("type") == "fatal" and isinstance(message.get("network"), str) and self._relay is not None:
             self._stop(kill=True)  # its namespace could not be made usable: the guard alone, then
             self._relay.close()
             self._relay, self._relay_problem = None, message["network"][:500]
             return self._start()
-        if "fatal" in message:
+        if message.get("type") == "fatal":
             self._stop(kill=True)
-            raise UsageError(f"--client {self.spec}: {str(message['fatal'])[:2000]}")
-        hello = message.get("hello")
-        if not isinstance(hello, dict):
+            raise UsageError(f"{self.label}: {clip(message.get('message'), 2000)}")
+        problem = check(message) if message.get("type") == "hello" else "its first message is not a hello"
+        if problem is not None:
             self._stop(kill=True)
-            raise UsageError(
-                f"--client {self.spec} under {self.python} did not start: its first message is not a hello"
-                f" ({_clip(json.dumps(message))})"
-            )
-        return hello
+            raise UsageError(f"{self.label} did not start: {problem} ({clip(message)})")
+        return message
 
     def _ask(self, call: Call) -> TurnResult:
         with self._turn_lock:
@@ -328,27 +372,37 @@ class RemoteClient:
             try:
                 self._start()
             except UsageError as exc:
-                raise ProtocolBroken(f"the driver's interpreter could not be started again: {exc}") from None
+                raise ProtocolBroken(f"the driver could not be started again: {exc}") from None
         assert self._calls is not None
         if self._relay is not None:
             self._relay.allow(call.base_url)
+        self._calls_made += 1
+        reader = TurnReader(str(self._calls_made))
         try:
-            self._calls.write(json.dumps({"call": to_json(call)}).encode() + b"\n")
+            self._calls.write(json.dumps(call_message(call, reader.call_id)).encode() + b"\n")
             self._calls.flush()
         except OSError:
             pass  # it died: the read below says so
-        return read_result(self._read_message(call.timeout + 10))
+        deadline = time.monotonic() + call.timeout + 10
+        while True:
+            line = self._read_line(max(0.0, deadline - time.monotonic()), budget=call.timeout + 10)
+            try:
+                result = reader.take(parse_line(line), len(line) + 1)
+            except ProtocolBroken as exc:
+                raise ProtocolBroken(f"the driver broke the protocol: {exc}; {self._output_tail()}") from None
+            if result is not None:
+                return result
 
     def _read_message(self, timeout: float) -> dict[str, Any]:
         """The child's next protocol message, read in bounded chunks (``MAX_MESSAGE`` at most);
         ``ProtocolBroken`` says why there is none (dead, silent, too large, not JSON)."""
         line = self._read_line(timeout)
         try:
-            return read_message(line)
+            return parse_line(line)
         except ProtocolBroken as exc:
             raise ProtocolBroken(f"{exc}; {self._output_tail()}") from None
 
-    def _read_line(self, timeout: float) -> bytes:
+    def _read_line(self, timeout: float, *, budget: float | None = None) -> bytes:
         """The next non-blank line of the answers' pipe, read in chunks of 64 KiB: ``MAX_MESSAGE``
         bytes without an end of line break the protocol (nothing more is read)."""
         process, fd = self._process, self._answers
@@ -377,7 +431,7 @@ class RemoteClient:
                 ready = selector.select(left) if left > 0 else []
                 if not ready:
                     raise ProtocolBroken(
-                        f"the driver's interpreter gave no answer in {timeout:g} s (it hung) and was killed;"
+                        f"the driver gave no answer in {budget or timeout:g} s (it hung) and was killed;"
                         f" {self._output_tail()}"
                     )
                 output = self._output
@@ -390,7 +444,7 @@ class RemoteClient:
                 except BlockingIOError:
                     continue
                 if not chunk:
-                    raise ProtocolBroken(f"the driver's interpreter {self._death()}; {self._output_tail()}")
+                    raise ProtocolBroken(f"the driver {self._death()}; {self._output_tail()}")
                 self._buffer += chunk
 
     @staticmethod
@@ -455,47 +509,8 @@ class RemoteClient:
             raise RemoteRaised(result.exception or "an exception", result.error_info, result.error_info_failed)
 
 
-def read_message(line: bytes) -> dict[str, Any]:
-    """One protocol line as its message (a JSON object); ``ProtocolBroken`` says why it is not one."""
-    try:
-        message = json.loads(line)
-    except (ValueError, RecursionError) as exc:
-        raise ProtocolBroken(
-            f"the driver's interpreter wrote something that is not the protocol ({type(exc).__name__}:"
-            f" {_clip(str(exc))}; it began {_clip(line.decode('utf-8', 'replace'))})"
-        ) from None
-    if not isinstance(message, dict):
-        raise ProtocolBroken(f"the driver's interpreter wrote something that is not the protocol: {_clip(line)}")
-    return message
-
-
-def read_result(message: Mapping[str, Any]) -> TurnResult:
-    """The turn result an answer carries, every value checked against the model
-    (``conformance.clients.codec``); ``ProtocolBroken`` says why there is none."""
-    if "result" not in message:
-        raise ProtocolBroken(
-            f"the driver's interpreter answered something that is not a turn result: {_clip(dict(message))}"
-        )
-    try:
-        result = from_json(message["result"])
-    except (UsageError, RecursionError, TypeError, ValueError) as exc:
-        raise ProtocolBroken(
-            f"the driver's interpreter answered a turn result that does not fit: {_clip(str(exc), 400)}"
-        ) from None
-    if not isinstance(result, TurnResult):
-        raise ProtocolBroken(
-            f"the driver's interpreter answered something that is not a turn result: {_clip(message['result'])}"
-        )
-    return result
-
-
 def _strings(value: Any) -> dict[str, str]:
     """A declared mapping of the hello, as strings (anything else: empty)."""
     if not isinstance(value, dict):
         return {}
     return {str(k): str(v) for k, v in value.items()}
-
-
-def _clip(value: Any, limit: int = 200) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"

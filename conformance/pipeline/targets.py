@@ -41,6 +41,7 @@ __all__ = [
     "Target",
     "client_rerun_words",
     "load_client",
+    "load_command",
     "read_equivalences",
 ]
 
@@ -156,6 +157,8 @@ class ClientTarget:
 
     client: Any
     spec: str
+    command: bool = False
+    """``spec`` is a driver command (``--command``: any language), not a Python ``MODULE:OBJECT``."""
     python: str | None = None
     intercept: bool = False
     wires: tuple[str, ...] | None = None
@@ -221,6 +224,8 @@ class ClientTarget:
         )
 
     def rerun_words(self, case: CaseResult) -> list[str]:
+        if self.command:
+            return ["certify", "--command", self.spec, "--wires", case.adapter.rpartition("/")[2]]
         return client_rerun_words(self.spec, case.adapter, python=self.python, intercept=self.intercept)
 
     def close(self) -> None:
@@ -361,6 +366,14 @@ def client_rerun_words(spec: str, column: str, *, python: str | None = None, int
     if intercept:
         words.append("--intercept")
     return [*words, "--wires", column.rpartition("/")[2]]
+
+
+def load_command(command: str) -> Any:
+    """The client whose driver is the program ``command`` (any language, docs/protocol.md), started and
+    checked against the contract (``UsageError`` says what is wrong)."""
+    from conformance.clients.remote import RemoteClient
+
+    return RemoteClient.of_command(command)
 
 
 def load_client(spec: str, python: str | None = None) -> Any:
