@@ -254,8 +254,11 @@ def duties_to_json(duties: Any) -> Any:
 
 
 def duties_from_json(data: Any) -> Any:
-    """``duties_to_json``'s inverse: None, one set, or wire -> set (a value that was not a set stays
-    as it came, for ``client_problems`` to name)."""
+    """``duties_to_json``'s inverse, and a hello's ``duties`` (docs/protocol.md): None, one list for
+    every wire, or wire -> list, as sets (a value that was not a list stays as it came, for
+    ``client_problems`` to name)."""
+    if isinstance(data, list):
+        return frozenset(data)
     if not isinstance(data, Mapping):
         return None if data is None else data
     sets = {wire: frozenset(names) if isinstance(names, list) else names for wire, names in data.items()}
