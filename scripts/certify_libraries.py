@@ -23,7 +23,12 @@ the library's page, then each library's worst defect) and the same as ``docs/cer
 Each library gets its own venv because their provider-SDK pins clash (litellm, pydantic-ai and the
 LangChain integrations each want their own openai/anthropic/google-genai).
 
-    python scripts/certify_libraries.py [--only NAME ...] [--rebuild] [--no-certify] [--render-only]
+JavaScript libraries (``language="javascript"``) run their Node driver in examples/clients/node/ with
+``certify --command "node examples/clients/node/<driver>.mjs"``, on the Node >= 22 and the packages
+``scripts/node_runtime.py install`` provides (package-lock.json pins every version).
+
+    python scripts/certify_libraries.py [--only NAME ...] [--language python|javascript] [--rebuild]
+        [--no-certify] [--render-only]
 """
 
 from __future__ import annotations
@@ -92,6 +97,9 @@ class Library:
     """The distribution whose version the table shows."""
     kind: str
     """``sdk`` (an official provider SDK, the baseline) or ``library``."""
+    language: str = "python"
+    """``python`` (a venv of its own, ``--python``) or ``javascript`` (a Node driver in
+    examples/clients/node/, its packages pinned by package-lock.json there, ``--command``)."""
     variants: tuple[Variant, ...] = ()
     note: str = ""
     """What a reader of its default report must know (``certify --note``): the model dependence."""
@@ -155,6 +163,48 @@ LIBRARIES: tuple[Library, ...] = (
         "langchain-anthropic",
         "library",
     ),
+    # JavaScript: the drivers in examples/clients/node/, every package pinned by its package-lock.json
+    # (python scripts/node_runtime.py install: Node >= 22 and `npm ci`, from the npm registry only)
+    Library("openai-node", "node/openai.mjs", ("openai@7.59.0",), "openai", "sdk", "javascript"),
+    Library(
+        "anthropic-node", "node/anthropic.mjs", ("@anthropic-ai/sdk@1.14.0",), "@anthropic-ai/sdk", "sdk", "javascript"
+    ),
+    Library(
+        "google-genai-node", "node/google_genai.mjs", ("@google/genai@3.3.0",), "@google/genai", "sdk", "javascript"
+    ),
+    Library("ollama-js", "node/ollama.mjs", ("ollama@0.6.4",), "ollama", "sdk", "javascript"),
+    Library(
+        "ai-sdk-openai",
+        "node/ai_sdk_openai.mjs",
+        ("ai@7.0.173", "@ai-sdk/openai@4.0.118"),
+        "ai",
+        "library",
+        "javascript",
+    ),
+    Library(
+        "ai-sdk-anthropic",
+        "node/ai_sdk_anthropic.mjs",
+        ("ai@7.0.173", "@ai-sdk/anthropic@4.0.105"),
+        "ai",
+        "library",
+        "javascript",
+    ),
+    Library(
+        "ai-sdk-google",
+        "node/ai_sdk_google.mjs",
+        ("ai@7.0.173", "@ai-sdk/google@4.0.121"),
+        "ai",
+        "library",
+        "javascript",
+    ),
+    Library(
+        "langchain-openai-js",
+        "node/langchain_openai.mjs",
+        ("@langchain/openai@1.6.0", "@langchain/core@1.4.0"),
+        "@langchain/openai",
+        "library",
+        "javascript",
+    ),
 )
 
 
@@ -186,9 +236,36 @@ def build_venv(lib: Library, *, rebuild: bool) -> tuple[Path, float | None]:
 
 
 def pinned_version(lib: Library) -> str:
-    """The version ``lib`` is pinned at (its pins are exact: ``litellm==1.110.2`` -> ``1.110.2``)."""
+    """The version ``lib`` is pinned at (its pins are exact: ``litellm==1.110.2`` -> ``1.110.2``,
+    ``openai@7.59.0`` -> ``7.59.0``)."""
     pin = next((p for p in lib.pins if p.startswith(lib.dist)), lib.pins[0])
+    if lib.language == "javascript":
+        return pin.rpartition("@")[2] or "?"
     return pin.rpartition("==")[2] or "?"
+
+
+def node_path() -> str:
+    """The folder of the Node >= 22 the JavaScript drivers run on, with their packages installed
+    (``scripts/node_runtime.py install``; ``CalledProcessError`` when it cannot, its reason printed)."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "node_runtime.py"), "install"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    return str(Path(lines[-1]).parent)
+
+
+def build(lib: Library, *, rebuild: bool) -> dict[str, str]:
+    """Make ``lib`` runnable: its venv (Python) or Node with the pinned packages (JavaScript); the
+    environment its certification runs in."""
+    env = dict(os.environ)
+    if lib.language == "javascript":
+        env["PATH"] = os.pathsep.join([node_path(), env.get("PATH", "")])
+    else:
+        build_venv(lib, rebuild=rebuild)
+    return env
 
 
 def runs(lib: Library) -> list[tuple[str, Path, tuple[str, ...]]]:
@@ -208,12 +285,14 @@ def report_dirs(lib: Library) -> list[tuple[str, Path]]:
 def certify_arguments(lib: Library, folder: Path, added: tuple[str, ...]) -> list[str]:
     """The ``conformance`` arguments that certify ``lib`` into ``folder`` (its pages' rerun commands are
     read from them too)."""
+    if lib.language == "javascript":
+        driver = ["--command", f"node examples/clients/{lib.driver}"]
+    else:
+        python = _python(VENVS / lib.name).relative_to(ROOT).as_posix()
+        driver = ["--client", f"examples/clients/{lib.driver}:CLIENT", "--python", python]
     return [
         "certify",
-        "--client",
-        f"examples/clients/{lib.driver}:CLIENT",
-        "--python",
-        _python(VENVS / lib.name).relative_to(ROOT).as_posix(),
+        *driver,
         "--report-dir",
         Path(os.path.relpath(folder, ROOT)).as_posix(),
         "--format",
@@ -222,7 +301,7 @@ def certify_arguments(lib: Library, folder: Path, added: tuple[str, ...]) -> lis
     ]
 
 
-def certify(lib: Library) -> int:
+def certify(lib: Library, env: dict[str, str] | None = None) -> int:
     """Certify ``lib`` (and its variants) and render their pages; the worst exit code (0 pass, 1 findings,
     2+ broken)."""
     driver = ROOT / "examples" / "clients" / lib.driver
@@ -234,7 +313,7 @@ def certify(lib: Library) -> int:
         command = [sys.executable, "-m", "conformance", *certify_arguments(lib, folder, added)]
         print(f"[{lib.name}] {' '.join(command[1:])}", flush=True)
         start = time.monotonic()
-        code = subprocess.run(command, cwd=ROOT).returncode
+        code = subprocess.run(command, cwd=ROOT, env=env).returncode
         print(f"[{lib.name}] certify exited {code} after {time.monotonic() - start:.1f}s", flush=True)
         worst = max(worst, code)
     for path in render_pages(lib):  # certify's own report.md knows no reasons: rendered again with them
@@ -290,7 +369,7 @@ def explain(lib: Library, wire: str, signature: str) -> str | None:
     return None
 
 
-_SOURCE = re.compile(r"https?://\S+|[\w/.-]+\.(?:py|md|ts)(?::\d+(?:-\d+)?)")
+_SOURCE = re.compile(r"https?://\S+|[\w/.@-]+\.(?:py|md|ts|js|mjs|cjs)(?::\d+(?:-\d+)?)")
 
 
 def cites_source(reason: str) -> bool:
@@ -769,11 +848,18 @@ def main(argv: list[str] | None = None) -> int:
         help="run nothing: render each library's pages, the README and index.html again from the reports there",
     )
     parser.add_argument("--readme-only", action="store_true", help="only rewrite the README and index.html")
+    parser.add_argument(
+        "--language", choices=("python", "javascript"), help="only the libraries in this language (default: both)"
+    )
     args = parser.parse_args(argv)
     names = {lib.name for lib in LIBRARIES}
     if args.only and (unknown := sorted(set(args.only) - names)):
         parser.error(f"unknown library {', '.join(unknown)} (known: {', '.join(sorted(names))})")
-    libs = [lib for lib in LIBRARIES if not args.only or lib.name in args.only]
+    libs = [
+        lib
+        for lib in LIBRARIES
+        if (not args.only or lib.name in args.only) and (args.language is None or lib.language == args.language)
+    ]
     failed = False
     if args.render_only:
         for lib in libs:
@@ -781,13 +867,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"wrote {path.relative_to(ROOT)}", flush=True)
     for lib in [] if args.render_only or args.readme_only else libs:
         try:
-            build_venv(lib, rebuild=args.rebuild)
+            env = build(lib, rebuild=args.rebuild)
         except subprocess.CalledProcessError as exc:
-            print(f"[{lib.name}] venv build failed: {exc}", flush=True)
+            why = (exc.stderr or exc.stdout or "").strip().splitlines()[-1:] if isinstance(exc.stderr, str) else []
+            print(f"[{lib.name}] build failed: {exc}{': ' + why[0] if why else ''}", flush=True)
             failed = True
             continue
         if not args.no_certify:
-            failed |= certify(lib) not in (0, 1)  # 1: the run had FAILs, which is a result
+            failed |= certify(lib, env) not in (0, 1)  # 1: the run had FAILs, which is a result
     if not args.no_certify:  # the README covers every library, the ones not run now as last certified
         for path in write_index(LIBRARIES):
             print(f"wrote {path.relative_to(ROOT)}", flush=True)

@@ -1,21 +1,30 @@
-"""The driver side of ``conformance certify --python OTHER``: runs in the other interpreter.
+"""The driver side of ``certify --python OTHER`` and the launcher of ``certify --command``: runs in
+the driver's process, on the client protocol (docs/protocol.md, ``conformance.clients.protocol``).
 
 ``OTHER -m conformance.clients.child --fds R,W SPEC`` (the suite puts its own source on
-``PYTHONPATH``; the other interpreter needs nothing the suite pins) loads the driver ``SPEC``
-(``pkg.module:OBJECT`` or ``path/to/driver.py:OBJECT``), says what it declares in one JSON line,
-then answers one JSON line per call: the turn run by ``conformance.clients.invoke`` (the result, the
-events, or what the library raised and ``error_info`` of it). Only the standard library and
-``conformance.model`` are imported here.
+``PYTHONPATH``; the other interpreter needs nothing the suite pins) loads the Python driver ``SPEC``
+(``pkg.module:OBJECT`` or ``path/to/driver.py:OBJECT``), says hello, then answers each call with the
+turn run by ``conformance.clients.invoke``: its events and the ending (``end``, ``response``,
+``error`` with ``error_info`` of what the library raised, or ``failed``). Each call it reads is
+checked by the protocol's rules (``read_call``). Only the standard library and the suite's pure
+modules are imported here. Started by a suite's launcher instead (``CONFORMANCE_PROTOCOL_FDS`` set),
+the same driver is a ``--command`` like any other.
+
+``python -m conformance.clients.child --fds R,W --command -- ARGV...`` is the launcher: it makes the
+sandbox below, then runs the program ``ARGV`` (a Node script, any language) in it on two pipes of its
+own (``CONFORMANCE_PROTOCOL_FDS``), hands it the suite's calls (serving each call's port in the
+namespace first) and relays its answers byte for byte: the suite reads and bounds them.
 
 The protocol has pipes of its own, the descriptors ``R`` (calls) and ``W`` (answers) the suite
 passed: never descriptor 0, 1 or 2, so that a driver's prints, a C library's writes, a subprocess's
 output or a read of stdin cannot reach it (stdin is ``/dev/null``; descriptor 1 and ``sys.stdout``
-point at stderr). An answer larger than ``MAX_MESSAGE`` is never written: the turn is ``invalid``
-with its size, the case's ERROR.
+point at stderr). A message larger than ``MAX_MESSAGE`` is never written: the turn is ``failed``
+(``invalid``) with its size, the case's ERROR.
 
 On Linux the child runs in a network namespace of its own whose only route is loopback, relayed to
-the suite's server (``conformance.clients.sandbox``), where the system allows one; the hello says
-which network holds (``namespace``, or ``guard: WHY``: the audit hook alone).
+the suite's server (``conformance.clients.sandbox``), where the system allows one; its first message
+(``sandbox``) says which network holds (``namespace``, or ``guard: WHY``: the audit hook alone, which
+reaches Python drivers only).
 
 Every process the driver starts is ended with it (``end_tree``): the child is a session of its own
 and a sub-reaper (Linux), so orphans of a double fork stay below it, and each process carries

@@ -1,12 +1,17 @@
-"""``conformance certify --python OTHER``: a client whose driver runs in another interpreter.
+"""``conformance certify --python OTHER`` and ``--command``: a client whose driver runs in a process
+of its own, on the client protocol (docs/protocol.md).
 
-Provider SDK pins clash between libraries, so a library is certified from its own virtualenv:
-``RemoteClient`` starts ``OTHER -m conformance.clients.child --fds R,W SPEC`` with the suite's
-package (and nothing else of this environment: its SDKs would shadow the library's pins) on
-``PYTHONPATH`` and speaks JSON lines with it (``conformance.clients.codec``) over two pipes of the
-protocol's own (never the child's stdin, stdout or stderr), while serving and checking stay in this
-process. It keeps the ``Client`` contract: ``complete`` returns the turn's ``Response`` or events, or
-raises ``RemoteRaised`` carrying the child's ``error_info`` of what the library raised.
+Provider SDK pins clash between libraries, so a library is certified from its own virtualenv, and a
+library in another language from its own runtime: ``RemoteClient`` starts ``OTHER -m
+conformance.clients.child --fds R,W SPEC`` (a Python driver), or this interpreter's launcher
+``-m conformance.clients.child --fds R,W --command -- ARGV`` (any program, ``RemoteClient.of_command``),
+with the suite's package (and nothing else of this environment: its SDKs would shadow the library's
+pins) on ``PYTHONPATH``, and speaks the protocol with it over two pipes of the protocol's own (never
+the child's stdin, stdout or stderr), while serving and checking stay in this process. Every message
+the driver writes is checked against the protocol's schema and read into the model
+(``conformance.clients.protocol.TurnReader``). It keeps the ``Client`` contract: ``complete``
+returns the turn's ``Response`` or events, or raises ``RemoteRaised`` carrying the driver's
+``ErrorInfo`` of what the library raised.
 
 The child is other people's code, bounded like a worker:
 
@@ -14,10 +19,11 @@ The child is other people's code, bounded like a worker:
   it waits for an answer, keeping the last ``STDERR_TAIL`` bytes (nothing is written to disk, and a
   driver printing without end costs no more); they name the cause when it fails;
 - a child that dies (an exit, a signal), stops answering (``turn_slack`` past the turn's timeout) or
-  breaks the protocol (an answer that is not JSON, not a turn result, or larger than
-  ``MAX_MESSAGE``: read in bounded chunks, never more) raises ``ClientCrashed`` naming what
-  happened, the case's ERROR; the child and its whole tree are killed and the next turn starts a
-  new one;
+  breaks the protocol (a line that is not JSON, a message the schema refuses or of another version,
+  an answer for a call it was not given, a line larger than ``MAX_MESSAGE``: read in bounded
+  chunks, never more; a turn past ``MAX_TURN_MESSAGES`` or ``MAX_TURN_BYTES``) is the turn's
+  ``crashed`` result naming what happened and quoting the message, the case's ERROR; the child and
+  its whole tree are killed and the next turn starts a new one;
 - it runs in a session of its own, and every process it starts is ended with it
   (``conformance.clients.child.end_tree``: its session, its descendants, and any process carrying
   its token in the environment), when it fails, when it is closed, and for the whole run when the
