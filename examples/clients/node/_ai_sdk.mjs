@@ -438,13 +438,15 @@ export function response(result, wire) {
 
 /**
  * `result.fullStream` as the protocol's events. `text-delta` → text_delta, `reasoning-delta` /
- * `reasoning-end` → reasoning_delta (the end carries the part's signature), `tool-input-start` /
+ * `reasoning-end` → reasoning_delta (the end carries the part's signature), a `text-*` part with
+ * no text but provider data (Gemini) → an empty reasoning_delta marked `text_part`, `tool-input-start` /
  * `tool-input-delta` → tool_call_start / tool_call_chunk, `tool-call` (the AI SDK's parse of the
  * whole input) → tool_call_end, `finish` → usage and finish.
  *
  * An `error` part: `streamText` does not throw; it reports every error, one met before the
  * response began (a 429) as well as one inside the stream, as an `error` part of `fullStream`
- * carrying the error object (ai/dist/index.js:10517-10530, 10845-10851, 10875-10882), and the
+ * carrying the error object (a provider's error event: ai/dist/index.js:10517-10533; an error
+ * starting a step: 10837-10843; an error before the response began: 10872-10884), and the
  * error handling docs tell users to handle it there by its class (`StreamProviderError.isInstance
  * (part.error)`, docs/03-ai-sdk-core/50-error-handling.mdx). So a user meets the same error object
  * `generateText` throws, in the part. The driver throws the object the part carries: the suite then
@@ -633,7 +635,7 @@ const CLASSES = [
   [TypeValidationError, "malformed_response"],
   [EmptyResponseBodyError, "malformed_response"],
   [NoContentGeneratedError, "malformed_response"],
-  // "No output generated. The model stream ended without a finish chunk." (ai/dist/index.js:10782)
+  // "No output generated. The model stream ended without a finish chunk." (ai/dist/index.js:10770)
   [NoOutputGeneratedError, "stream_incomplete"],
   [ToolChoiceViolationError, "malformed_response"],
   [NoSuchToolError, "malformed_response"],
