@@ -166,6 +166,28 @@ export function schemaError(schema, value, root = schema, where = "$") {
   if (schema.enum !== undefined && !schema.enum.some((e) => sameJson(e, value))) {
     return `${where}: ${show(value)} is not one of ${schema.enum.map(show).join(", ")}`;
   }
+  if (typeof value === "string") {
+    const length = [...value].length; // code points, as JSON Schema counts
+    if (schema.minLength !== undefined && length < schema.minLength) {
+      return `${where}: ${show(value)} is shorter than ${schema.minLength}`;
+    }
+    if (schema.maxLength !== undefined && length > schema.maxLength) {
+      return `${where}: ${show(value)} is longer than ${schema.maxLength}`;
+    }
+    if (schema.pattern !== undefined && !new RegExp(schema.pattern, "u").test(value)) {
+      return `${where}: ${show(value)} does not match ${schema.pattern}`;
+    }
+  }
+  if (typeof value === "number") {
+    if (schema.minimum !== undefined && value < schema.minimum) return `${where}: ${value} is below ${schema.minimum}`;
+    if (schema.maximum !== undefined && value > schema.maximum) return `${where}: ${value} is above ${schema.maximum}`;
+    if (schema.exclusiveMinimum !== undefined && value <= schema.exclusiveMinimum) {
+      return `${where}: ${value} is not above ${schema.exclusiveMinimum}`;
+    }
+    if (schema.exclusiveMaximum !== undefined && value >= schema.exclusiveMaximum) {
+      return `${where}: ${value} is not below ${schema.exclusiveMaximum}`;
+    }
+  }
   if (TYPES.object(value)) {
     for (const key of schema.required ?? []) {
       if (!(key in value)) return `${where}: the field ${show(key)} is missing`;
