@@ -478,6 +478,135 @@ _LANGCHAIN_ANTHROPIC_4 = (
 )
 
 
+# ---- JavaScript (examples/clients/node; paths under examples/clients/node/node_modules/) -------------
+
+_OPENAI_NODE_1 = (
+    'The README says a subclass of `APIError` is thrown "when the library is unable to connect to the API, or if the'
+    ' API returns a non-success status code" and lists `APIConnectionError` for "N/A" (openai/README.md, "Handling'
+    " errors\"), but the SDK lets the runtime's own errors out: a 200 body that is not JSON is an unguarded"
+    " `JSON.parse(bodyText)` (`openai/internal/parse.mjs:41`, rethrown as it is at `openai/client.mjs:675`), a stream"
+    " event that is not JSON `throw new SyntaxError('Error reading response: malformed server-sent event JSON.')`"
+    " (`openai/core/streaming.mjs:111`), and a stream cut mid-body undici's `TypeError: terminated` from"
+    " `reader.read()` (`openai/core/streaming.mjs:170`), rethrown by `_iterSSEMessages` (`:527-531`) and"
+    " `Stream.fromSSEResponse` (`:130-137`) without the `APIConnectionError` wrapper the request itself gets"
+    " (`openai/client.mjs:932`): a caller catching `OpenAI.APIError` misses all three, and cannot tell a cut"
+    " connection from a bug."
+)
+
+_OPENAI_NODE_2 = (
+    "`Stream.fromSSEResponse` tracks whether `[DONE]` arrived (`receivedCompletionSentinel`,"
+    " `openai/core/streaming.mjs:88`, `:101`) but when the body ends without it the loop only sets `done = true`"
+    " (`:128`) and returns: a Chat stream cut before its finish chunk and `[DONE]`, or a Responses stream without"
+    " `response.completed`, ends silently with no `APIError`, so the caller takes a cut answer for a whole one."
+)
+
+_ANTHROPIC_NODE_1 = (
+    "A 200 body that is not JSON escapes as a `SyntaxError` from an unguarded `await response.json()`"
+    " (`@anthropic-ai/sdk/internal/parse.mjs:29`); in a stream, undici's `TypeError: terminated` (the body read at"
+    " `@anthropic-ai/sdk/core/streaming.mjs:234`, rethrown at `:70-74`) and a `JSON.parse` failure of an event"
+    " (`core/streaming.mjs:58`, rethrown at `:63`) reach the streaming helper, whose `#handleError` wraps anything"
+    " that is not an `AnthropicError` into the base class, `new AnthropicError(error.message)`"
+    " (`@anthropic-ai/sdk/lib/MessageStream.mjs:58-63`): no status and no `APIConnectionError`, so a caller catching"
+    " `Anthropic.APIConnectionError` (or reading `APIError.status`) cannot tell a cut connection from a bug."
+)
+
+_ANTHROPIC_NODE_2 = (
+    "At `content_block_stop` the streaming helper freezes a tool block's `input` by reading its lazy getter"
+    " (`@anthropic-ai/sdk/lib/MessageStream.mjs:573-582`), which runs `partialParse(jsonBuf)`"
+    ' (`internal/message-stream-utils.mjs:22`); for a complete buffer the vendored parser hands it "to JSON.parse'
+    ' unchanged so that it still throws" (`_vendor/partial-json-parser/parser.mjs:1-4`, `:250-253`), and the throw'
+    " escapes `#addStreamEvent` and `_createMessage` (`lib/MessageStream.mjs:181-190`) as the base `AnthropicError`:"
+    " the provider's answer (a call whose text is not JSON) is lost, and the caller gets an error the provider never"
+    " sent instead of a call with an arguments error."
+)
+
+_ANTHROPIC_NODE_3 = (
+    "`Stream.fromSSEResponse` iterates SSE events until the body ends and sets `done = true`"
+    " (`@anthropic-ai/sdk/core/streaming.mjs:67`) without checking that `message_stop` arrived; the helper's"
+    " `_createMessage` then calls `#endRequest` (`lib/MessageStream.mjs:195`), which throws only when no"
+    ' `message_start` came at all ("request ended without sending any chunks", `:475-477`), so `done()` and'
+    " `finalMessage()` resolve on a cut message."
+)
+
+_GOOGLE_GENAI_NODE_1 = (
+    'The README\'s "Error Handling" offers one class, `ApiError` ("To handle errors raised by the API, the SDK'
+    ' provides this ApiError class"), thrown only for an HTTP status or an error chunk (`throwErrorIfNotOK`,'
+    " `@google/genai/dist/node/index.mjs:14198-14227`; `throwIfStreamErrorChunk`, `:14171`). Everything else escapes"
+    " as the runtime's own error: a 200 body that is not JSON a `SyntaxError` from `httpResponse.json()`"
+    " (`dist/node/index.mjs:16554`, via `HttpResponse.json`, `:2684-2685`), a streamed chunk likewise (`:16671`); a"
+    " stream cut mid-body undici's `TypeError: terminated` from `reader.read()` (`dist/node/index.mjs:13925`;"
+    " `processStreamResponse` has a `try`/`finally` only), rethrown by `StreamContinuation.endHop` (`:15522-15525`);"
+    " and a last SSE event without its blank line `throw new Error('Incomplete JSON segment at the end')`"
+    " (`dist/node/index.mjs:13926-13929`), a plain `Error` that also drops the complete last chunk (the Python SDK"
+    " and openai-node parse it)."
+)
+
+_LANGCHAIN_OPENAI_JS_1 = (
+    '`convertMessagesToCompletionsMessageParams` sends an assistant message\'s string `content` as it is, `""`'
+    " included, beside its `tool_calls` (`@langchain/openai/dist/converters/completions.js:577`, `:583-589`), and"
+    ' ChatOpenAI builds every AIMessage it returns with `content: message.content || ""`'
+    ' (`converters/completions.js:183`), so a user who keeps the history sends `""` back where the provider\'s'
+    ' request had `null`. The Python package nulls it on purpose ("If tool calls present, content null value should'
+    ' be None not empty string", `langchain_openai/chat_models/base.py:514-516`), LangChain.js made the same fix for'
+    " v1 messages (https://github.com/langchain-ai/langchainjs/pull/11419), and an empty string changes what"
+    " OpenAI-compatible servers render (https://github.com/vercel/ai/issues/12390,"
+    " https://github.com/ollama/ollama/issues/14181)."
+)
+
+_LANGCHAIN_OPENAI_JS_2 = (
+    "`parseToolCall` runs `JSON.parse(rawToolCall.function.arguments)` with no empty case"
+    " (`@langchain/core/dist/output_parsers/openai_tools/json_output_tools_parsers.js:17-28`) and ChatOpenAI puts the"
+    " failure in `invalid_tool_calls` (`@langchain/openai/dist/converters/completions.js:165-168`), while a streamed"
+    " call's empty text is read as `\"{}\"` (`@langchain/core/dist/messages/utils.js:295`) and Python's"
+    ' `parse_tool_call` reads it as `{}` ("Handle None or empty string arguments for parameter-less tools",'
+    " `langchain_core/output_parsers/openai_tools.py:58-60`): the same answer is a call when streamed and an error"
+    " when not."
+)
+
+_LANGCHAIN_OPENAI_JS_3 = (
+    "ChatOpenAI lets the openai SDK's errors out as thrown (only status errors get an `lc_error_code`,"
+    " `@langchain/openai/dist/utils/client.js:10-27`), and the SDK lets the runtime's own errors out although its"
+    ' README promises a subclass of `APIError` "when the library is unable to connect to the API": a 200 body that'
+    " is not JSON is an unguarded `JSON.parse(bodyText)` (`openai/internal/parse.mjs:41`), an event that is not JSON"
+    " `throw new SyntaxError(...)` (`openai/core/streaming.mjs:111`), and a body cut mid-stream undici's `TypeError:"
+    " terminated` (`openai/core/streaming.mjs:170`, rethrown at `:529-531`, `:130-137`)."
+)
+
+_LANGCHAIN_OPENAI_JS_4 = (
+    "The SDK's `fromSSEResponse` leaves its loop when the body ends without `[DONE]` and sets `done = true`"
+    " (`openai/core/streaming.mjs:98-128`) with no error, and `_streamResponseChunks` yields chunks until the SDK's"
+    " stream runs out without checking that a `finish_reason` arrived"
+    " (`@langchain/openai/dist/chat_models/completions.js:197-229`): the caller takes a cut answer for a whole one."
+)
+
+_LANGCHAIN_OPENAI_JS_5 = (
+    "The summed chunk's `tool_calls` come from `collapseToolCallChunks`, which parses the joined text with"
+    " `parsePartialJson` (`@langchain/core/dist/messages/utils.js:307`; `@langchain/core/dist/utils/json.js:198-206`"
+    " closes open strings and objects), so arguments cut by `finish_reason: length` become a valid call when"
+    " streamed, while the non-streamed path puts the same text in `invalid_tool_calls`"
+    " (`@langchain/openai/dist/converters/completions.js:165-168`); the Python package has the same defect"
+    " (https://github.com/langchain-ai/langchain/issues/39275)."
+)
+
+_OLLAMA_JS_1 = (
+    "`ResponseError` keeps only `error` (the body text) and `status_code` (`ollama/src/utils.ts:9-21`), built by"
+    " `checkOk` from `response.status` and the body (`:67-92`): the response's headers never reach the caller, so a"
+    " `Retry-After` or `retry-after-ms` a server or gateway sends with a 429 cannot be honoured."
+)
+
+_OLLAMA_JS_2 = (
+    "The package's one error class is `ResponseError`, thrown for HTTP statuses only (`checkOk`,"
+    " `ollama/src/utils.ts:91`) and not even exported (`ollama/src/index.ts`), so a caller can only test"
+    ' `error.name === "ResponseError"`. Everything else is a runtime error: an `{"error": ...}` line inside a 200'
+    " stream is `throw new Error(message.error)` (`ollama/src/utils.ts:48`; the Python SDK raises its `ResponseError`"
+    " there), a stream that ends without its `done` line `throw new Error('Did not receive done or success response"
+    " in stream.')` (`:58`), a body that is not JSON a `SyntaxError` from `response.json()`"
+    " (`ollama/src/browser.ts:110`), a body cut mid-stream undici's `TypeError: terminated`"
+    " (`ollama/src/utils.ts:308`), and a streamed line that is not JSON is dropped with a `console.warn` (`:321-326`): a caller cannot tell a"
+    " broken answer from a bug by class."
+)
+
+
 DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
     "openai": (
         ("openai_* | client.typed_errors at error_info: none -> string", _OPENAI_1),
@@ -604,5 +733,49 @@ DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("anthropic | recovery.provider_error at $.error: string -> none", _LANGCHAIN_ANTHROPIC_4),
         ("anthropic | recovery.broken_stream at turn * events: string -> array", _LANGCHAIN_ANTHROPIC_4),
         ("anthropic | streaming.events at turn * events: array -> array", _LANGCHAIN_ANTHROPIC_4),
+    ),
+    "openai-node": (
+        ("openai_* | client.typed_errors at error_info: none -> string", _OPENAI_NODE_1),
+        ("openai_* | recovery.provider_error at $.error.kind: string -> string", _OPENAI_NODE_1),
+        ("openai_* | recovery.provider_error at $.error: string -> none", _OPENAI_NODE_2),
+        ("openai_* | recovery.broken_stream at turn * events: string -> array", _OPENAI_NODE_2),
+        ("openai_* | streaming.events at turn * events: array -> array", _OPENAI_NODE_2),
+        ("openai_* | streaming.lifecycle at turn * events: none -> none", _OPENAI_NODE_2),
+    ),
+    "anthropic-node": (
+        ("anthropic | client.typed_errors at error_info: none -> string", _ANTHROPIC_NODE_1),
+        ("anthropic | recovery.provider_error at $.error.kind: string -> string", _ANTHROPIC_NODE_1),
+        ("anthropic | recovery.provider_error at $.error: none -> string", _ANTHROPIC_NODE_2),
+        ("anthropic | recovery.provider_error at $.error: string -> none", _ANTHROPIC_NODE_3),
+        ("anthropic | recovery.broken_stream at turn * events: string -> array", _ANTHROPIC_NODE_3),
+        ("anthropic | streaming.events at turn * events: array -> array", _ANTHROPIC_NODE_3),
+        ("anthropic | streaming.lifecycle at turn * events: none -> none", _ANTHROPIC_NODE_3),
+    ),
+    "google-genai-node": (
+        ("gemini | client.typed_errors at error_info: none -> string", _GOOGLE_GENAI_NODE_1),
+        ("gemini | recovery.provider_error at $.error.kind: string -> string", _GOOGLE_GENAI_NODE_1),
+    ),
+    "ollama-js": (
+        ("ollama | recovery.provider_error at $.error.retry_after: number -> none", _OLLAMA_JS_1),
+        ("ollama | client.typed_errors at error_info: none -> string", _OLLAMA_JS_2),
+        ("ollama | recovery.provider_error at $.error.kind: string -> string", _OLLAMA_JS_2),
+    ),
+    "langchain-openai-js": (
+        (
+            "openai_chat | client.recorded_request at $.messages[*].provider_details.extra.content: none -> string",
+            _LANGCHAIN_OPENAI_JS_1,
+        ),
+        ("openai_chat | roundtrip.calls at $.tool_calls[*].arguments: object -> string", _LANGCHAIN_OPENAI_JS_2),
+        ("openai_chat | client.typed_errors at error_info: none -> string", _LANGCHAIN_OPENAI_JS_3),
+        ("openai_chat | recovery.provider_error at $.error.kind: string -> string", _LANGCHAIN_OPENAI_JS_3),
+        ("openai_chat | recovery.provider_error at $.error: string -> none", _LANGCHAIN_OPENAI_JS_4),
+        ("openai_chat | recovery.broken_stream at turn * events: string -> array", _LANGCHAIN_OPENAI_JS_4),
+        ("openai_chat | streaming.lifecycle at turn * events: none -> none", _LANGCHAIN_OPENAI_JS_4),
+        ("openai_chat | streaming.events at turn * events: array -> array", _LANGCHAIN_OPENAI_JS_4),
+        (
+            "openai_chat | recovery.arguments_error at $.tool_calls[*].arguments: string -> object",
+            _LANGCHAIN_OPENAI_JS_5,
+        ),
+        ("openai_chat | streaming.fold at $.calls: array -> array", _LANGCHAIN_OPENAI_JS_5),
     ),
 }
