@@ -602,7 +602,8 @@ _OLLAMA_JS_2 = (
     " there), a stream that ends without its `done` line `throw new Error('Did not receive done or success response"
     " in stream.')` (`:58`), a body that is not JSON a `SyntaxError` from `response.json()`"
     " (`ollama/src/browser.ts:110`), a body cut mid-stream undici's `TypeError: terminated`"
-    " (`ollama/src/utils.ts:308`), and a streamed line that is not JSON is dropped with a `console.warn` (`:321-326`): a caller cannot tell a"
+    " (`ollama/src/utils.ts:308`), and a streamed line that is not JSON is dropped with a `console.warn`"
+    " (`:321-326`): a caller cannot tell a"
     " broken answer from a bug by class."
 )
 
