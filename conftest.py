@@ -53,6 +53,10 @@ OPT_IN = {
         "re-certifies real libraries from .venvs/ (about 1 min): run it with "
         "`python scripts/certify_libraries.py --no-certify && pytest -m libraries`"
     ),
+    "javascript": (
+        "certifies the JavaScript drivers of examples/clients/node on Node >= 22 (about 3 min): run it with "
+        "`python scripts/node_runtime.py install && pytest -m javascript`"
+    ),
 }
 """Marker -> the skip reason: what the tier does, how long it takes, the command that runs it."""
 _SKIPPED = "opt-in tier:"
