@@ -335,3 +335,22 @@ def test_prints_never_reach_the_protocol_pipe(driver: Driver) -> None:
     assert out.count('"type":"response"') == 2  # the driver's console.log of a message-like line
     assert err.count("printed to stderr") == 2
     assert [m["type"] for m in driver.written] == ["hello", "response", "event", "event", "event", "end"]
+
+
+def test_a_client_without_complete_is_fatal_at_once(
+    node: str, tmp_path: Path, validator: jsonschema.protocols.Validator
+) -> None:
+    script = tmp_path / "no_complete.mjs"
+    script.write_text(
+        f'import {{ serve }} from {json.dumps(PROTOCOL.as_uri())};\nserve({{ name: "x", wires: {{}} }});\n',
+        encoding="utf-8",
+    )
+    running = Driver(node, script, validator)
+    try:
+        assert running.read() == {"v": 1, "type": "fatal", "message": "the client has no complete(call) function"}
+        assert running.process.wait(timeout=WAIT) == 2
+    finally:
+        running.release()
+        for stream in (running.process.stdout, running.process.stderr):
+            if stream is not None:
+                stream.close()

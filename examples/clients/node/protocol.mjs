@@ -280,7 +280,8 @@ class TurnTimeout extends Error {}
 function beforeDeadline(promise, deadline) {
   let timer;
   const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new TurnTimeout()), Math.max(0, deadline - Date.now()));
+    // setTimeout takes at most 2^31 - 1 ms (past it, it fires at once): a longer turn waits that long
+    timer = setTimeout(() => reject(new TurnTimeout()), Math.min(2 ** 31 - 1, Math.max(0, deadline - Date.now())));
   });
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
@@ -367,6 +368,28 @@ function protocolFds() {
   return [Number(match[1]), Number(match[2])];
 }
 
+/**
+ * The suite's calls: a socket over the pipe, not fs.createReadStream, whose blocking read in the
+ * threadpool keeps process.exit waiting for it forever (a driver could not exit on a fatal message).
+ * A file (a driver run by hand, `3<calls.jsonl`) is read as a file: it ends.
+ */
+function callStream(fd) {
+  try {
+    return new net.Socket({ fd, readable: true, writable: false });
+  } catch {
+    return fs.createReadStream(null, { fd, autoClose: true });
+  }
+}
+
+/** What is missing from the client given to serve(), or null (a driver's mistake, said at once). */
+function clientProblem(client) {
+  if (client === null || typeof client !== "object") return `serve() needs the client object, not ${show(client)}`;
+  if (typeof client.name !== "string" || client.name === "") return "the client has no name (a string)";
+  if (client.wires === null || typeof client.wires !== "object") return "the client has no wires ({wire: [capabilities]})";
+  if (typeof client.complete !== "function") return "the client has no complete(call) function";
+  return null;
+}
+
 /** The hello (docs/protocol.md "hello"): `name` and `wires` always, the optional fields when given. */
 function hello(client) {
   const message = { type: "hello", name: client.name, runtime: `node ${process.version}`, wires: client.wires };
@@ -404,11 +427,11 @@ export async function serve(client) {
   const [readFd, fd] = protocolFds();
   writeFd = fd;
   const schema = loadSchema();
+  const wrong = clientProblem(client);
+  if (wrong !== null) fatal(wrong);
   const problem = send(hello(client));
   if (problem !== null) fatal(`the hello cannot be written: ${problem}`);
-  // a socket over the pipe, not fs.createReadStream: a blocking read of the threadpool on a pipe
-  // keeps process.exit waiting for it forever (the process could not exit on a fatal message)
-  const input = new net.Socket({ fd: readFd, readable: true, writable: false });
+  const input = callStream(readFd);
   input.on("error", (error) => fatal(`the suite's call pipe failed: ${error?.message ?? error}`));
   const lines = readline.createInterface({ input, crlfDelay: Infinity });
   for await (const line of lines) {
