@@ -31,7 +31,8 @@ import { fileURLToPath } from "node:url";
 
 /** The protocol version this module speaks (docs/protocol.md: every message carries `"v": 1`). */
 export const PROTOCOL_VERSION = 1;
-/** The largest message line, newline included (docs/protocol.md "Pipes": at most 16 MiB). */
+/** The largest message, in bytes of JSON before its newline (docs/protocol.md "Pipes": at most 16 MiB;
+ * conformance/clients/protocol.py, MAX_MESSAGE). */
 export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -88,8 +89,8 @@ function send(message) {
     return `it is not JSON (${error?.message ?? error})`;
   }
   const bytes = Buffer.from(`${line}\n`, "utf8");
-  if (bytes.length > MAX_MESSAGE_BYTES) {
-    return `its message is ${bytes.length} bytes, past the protocol's ${MAX_MESSAGE_BYTES} (16 MiB)`;
+  if (bytes.length - 1 > MAX_MESSAGE_BYTES) {
+    return `its message is ${bytes.length - 1} bytes, past the protocol's ${MAX_MESSAGE_BYTES} (16 MiB)`;
   }
   try {
     writeAll(writeFd, bytes);
