@@ -1,6 +1,8 @@
-"""The unified model as JSON (``conformance.clients.codec``): every value kind survives a trip
-through a JSON line, its sequences come back as tuples while plain JSON inside stays lists, and
-a tag that is no model class is a ``UsageError``."""
+"""The unified model as plain JSON (``conformance.clients.codec``, docs/protocol.md "Values"): every
+value kind survives a trip through a JSON line read by its declared type, its sequences come back as
+tuples while plain JSON inside stays lists, a kind outside its union is a ``UsageError``, and what
+another process sends that does not fit the model (an unknown or missing field, a value of another
+type) is refused naming the place."""
 
 from __future__ import annotations
 
@@ -20,11 +22,13 @@ from conformance.model import (
     Finish,
     Image,
     Message,
+    Part,
     Reasoning,
     ReasoningDelta,
     Request,
     Resource,
     Response,
+    StreamEvent,
     Text,
     TextDelta,
     Tool,
@@ -134,9 +138,9 @@ CALL_VALUE = Call(
 )
 
 
-def _trip(value: Any) -> Any:
-    """Through a JSON line and back, as the child protocol sends it."""
-    return from_json(json.loads(json.dumps(to_json(value))))
+def _trip(value: Any, hint: Any = None) -> Any:
+    """Through a JSON line and back, as the protocol sends it, read by its declared type."""
+    return from_json(json.loads(json.dumps(to_json(value))), hint if hint is not None else type(value))
 
 
 @pytest.mark.parametrize(
@@ -165,6 +169,18 @@ def test_every_value_kind_survives_a_json_line(value: Any) -> None:
     assert _trip(value) == value
 
 
+@pytest.mark.parametrize("event", EVENTS, ids=lambda v: type(v).__name__)
+def test_each_stream_event_is_read_by_its_type_from_the_union(event: StreamEvent) -> None:
+    assert _trip(event, StreamEvent) == event
+
+
+@pytest.mark.parametrize(
+    "part", [*MESSAGES[1].parts, RESULT, MESSAGES[0].parts[1], BROKEN_CALL], ids=lambda v: type(v).__name__
+)
+def test_each_part_is_read_by_its_kind_from_the_union(part: Part) -> None:
+    assert _trip(part, Part) == part
+
+
 def test_sequences_come_back_as_tuples_and_plain_json_inside_as_lists() -> None:
     request = _trip(REQUEST)
     assert isinstance(request.messages, tuple) and isinstance(request.tools, tuple)
@@ -183,65 +199,101 @@ def test_sequences_come_back_as_tuples_and_plain_json_inside_as_lists() -> None:
     assert isinstance(result.events[4].arguments["cities"], list)
 
 
-def test_the_json_form_is_tagged_with_the_class() -> None:
-    data = to_json(Finish(reason="stop"))
-    assert data == {"$": "Finish", "reason": "stop", "provider_reason": None, "type": "finish"}
+def test_the_json_form_is_the_fields_by_name_with_no_tag() -> None:
+    """docs/protocol.md "Values": an object per value with its fields by name; a stream event says
+    which it is by ``type``, a part by ``kind`` (the fields the model has), nothing else."""
+    assert to_json(Finish(reason="stop")) == {"reason": "stop", "provider_reason": None, "type": "finish"}
+    assert to_json(Text(text="a"))["kind"] == "text"
     assert to_json(CALL)["arguments"] == ARGS  # plain JSON is written as it is
     assert to_json({"a": (1, 2), "s": frozenset({"b", "a"})}) == {"a": [1, 2], "s": ["a", "b"]}
+    assert "$" not in json.dumps(to_json(RESPONSE))
 
 
-def test_plain_json_round_trips_untouched() -> None:
+def test_a_field_with_a_default_may_be_left_out() -> None:
+    assert from_json({"type": "text_delta", "text": "a"}, StreamEvent) == TextDelta(text="a")
+    assert from_json({"parts": []}, Response) == Response(parts=())
+
+
+def test_plain_json_fields_come_back_untouched() -> None:
     data = {"a": [1, {"b": [2]}], "c": None, "d": "x"}
-    assert from_json(to_json(data)) == data
-    assert from_json([1, [2]]) == [1, [2]]
+    assert from_json(to_json(data), dict[str, Any]) == data
+    assert from_json(data, Any) == data
 
 
-@pytest.mark.parametrize("tag", ["Nope", "UsageError", 3, "__class__"])
-def test_an_unknown_tag_is_a_usage_error(tag: object) -> None:
-    with pytest.raises(UsageError, match="unknown value"):
-        from_json({"$": tag, "text": "x"})
+@pytest.mark.parametrize("kind", ["nope", "Text", 3, None, "__class__"])
+def test_an_unknown_kind_is_a_usage_error(kind: object) -> None:
+    with pytest.raises(UsageError, match=r"\$: kind .* is none of 'text', "):
+        from_json({"kind": kind, "text": "x"}, Part)
 
 
-def test_an_unknown_tag_deep_inside_is_a_usage_error() -> None:
+@pytest.mark.parametrize("kind", ["nope", "TextDelta", 3, None])
+def test_an_unknown_event_type_is_a_usage_error(kind: object) -> None:
+    with pytest.raises(UsageError, match=r"\$: type .* is none of 'text_delta', "):
+        from_json({"type": kind, "text": "x"}, StreamEvent)
+
+
+def test_an_unknown_kind_deep_inside_is_a_usage_error_naming_the_place() -> None:
     data = to_json(Response(parts=(Text(text="a"),)))
-    data["parts"][0]["$"] = "Bogus"
-    with pytest.raises(UsageError, match="'Bogus'"):
-        from_json(data)
+    data["parts"][0]["kind"] = "bogus"
+    with pytest.raises(UsageError, match=r"\$\.parts\[0\]: kind str 'bogus' is none of"):
+        from_json(data, Response)
 
 
 def test_a_value_missing_a_required_field_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="does not fit the model"):
-        from_json({"$": "ToolCall", "id": "c"})
+    with pytest.raises(UsageError, match=r"\$: ToolCall needs 'name'"):
+        from_json({"kind": "tool_call", "id": "c"}, Part)
 
 
-def test_unknown_fields_are_ignored() -> None:
-    assert from_json({"$": "TextDelta", "text": "a", "from_a_newer_suite": 1}) == TextDelta(text="a")
+@pytest.mark.parametrize(
+    ("data", "hint"),
+    [
+        ({"type": "text_delta", "text": "a", "from_a_newer_suite": 1}, StreamEvent),
+        ({"kind": "tool_call", "id": "c", "name": "n", "toolCallId": "c"}, Part),
+        ({"parts": [], "finishReason": "stop"}, Response),
+    ],
+)
+def test_an_unknown_field_is_refused_by_name(data: dict[str, Any], hint: Any) -> None:
+    """docs/protocol.md: "Unknown fields are refused (a typo such as ``toolCallId`` is named, not lost)"."""
+    extra = next(k for k in data if k not in ("type", "text", "kind", "id", "name", "parts"))
+    with pytest.raises(UsageError, match=f"has no field '{extra}'"):
+        from_json(data, hint)
 
 
 # ---- what another process sends is checked (issue 27, point 2) -----------------------------------
 
 
-def test_plain_json_with_a_dollar_key_of_its_own_comes_back_as_it_was() -> None:
-    args = {"$": "Text", "text": "not a model value", "inner": {"$": "$map", "value": [1]}}
+def test_plain_json_shaped_like_a_model_value_comes_back_as_it_was() -> None:
+    args = {"kind": "text", "text": "not a model value", "$": "Text", "inner": {"type": "finish", "value": [1]}}
     call = ToolCall(id="c", name="n", arguments=args, arguments_raw=json.dumps(args))
-    assert from_json(json.loads(json.dumps(to_json(call)))) == call
+    back = _trip(call, Part)
+    assert back == call and back.arguments == args
 
 
 @pytest.mark.parametrize(
-    ("data", "said"),
+    ("data", "hint", "said"),
     [
-        ({"$": "Text", "text": 5}, "text: int 5 where str is declared"),
-        ({"$": "TurnResult", "returned": "sideways"}, "returned: str 'sideways' is none of"),
-        ({"$": "TurnResult", "returned": "events", "events": [{"$": "Text", "text": "x"}]}, "events: [0] Text"),
-        ({"$": "Response", "parts": "abc"}, "parts: str 'abc' where a list is declared"),
-        ({"$": "ErrorInfo", "kind": "rate_limit", "message": "m", "status": True}, "status: bool True fits none"),
-        ({"$": "ToolCall", "id": "c", "name": "n", "arguments": [1]}, "arguments: tuple (1,) fits none"),
-        ({"$": "Text", "text": "x", "provider_details": {"a": {"$": "Usage"}}}, "a model value inside plain JSON"),
+        ({"kind": "text", "text": 5}, Part, "$.text: int 5 where str is declared"),
+        ({"returned": "sideways"}, TurnResult, "$.returned: str 'sideways' is none of"),
+        ({"returned": "events", "events": [{"kind": "text", "text": "x"}]}, TurnResult, "$.events[0]: type null"),
+        ({"parts": "abc"}, Response, "$.parts: str 'abc' where an array is declared"),
+        ({"kind": "rate_limit", "message": "m", "status": True}, ErrorInfo, "$.status: bool True fits none"),
+        ({"kind": "tool_call", "id": "c", "name": "n", "arguments": [1]}, Part, "$.arguments: list [1] fits none"),
+        ({"kind": "text", "text": "x", "provider_details": {"a": {1, 2}}}, Part, "$.provider_details"),
+        ({"kind": "text", "text": "x", "provider_details": {"a": float("nan")} | {"b": object()}}, Part, "not plain"),
+        (["text"], Response, "$: list ['text'] where a Response object is declared"),
     ],
 )
 def test_a_value_that_does_not_fit_its_field_types_is_a_usage_error_naming_the_field(
-    data: dict[str, Any], said: str
+    data: Any, hint: Any, said: str
 ) -> None:
-    with pytest.raises(UsageError, match="does not fit the model") as caught:
-        from_json(data)
+    with pytest.raises(UsageError) as caught:
+        from_json(data, hint)
     assert said in str(caught.value)
+
+
+def test_a_value_nested_past_the_bound_is_a_usage_error_not_a_recursion_error() -> None:
+    deep: Any = "x"
+    for _ in range(500):
+        deep = [deep]
+    with pytest.raises(UsageError, match=r"^\$\.arguments: "):
+        from_json({"kind": "tool_call", "id": "c", "name": "n", "arguments": {"a": deep}}, Part)
