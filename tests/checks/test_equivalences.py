@@ -322,3 +322,25 @@ def test_an_explicit_five_minute_ttl_is_the_same_cache_breakpoint() -> None:
     assert out["tools"][0]["cache_control"] == {"type": "ephemeral"}
     assert out["system_cache_control"] == {"type": "ephemeral"}
     assert out["messages"][0]["parts"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}  # not the default
+
+
+def test_anthropics_direct_caller_sent_back_as_given_is_the_same_call() -> None:
+    # cassettes/anthropic/basic/get_time.yaml:96: Anthropic's answer carries "caller": {"type": "direct"}
+    # on its tool_use block; anthropic/types/tool_use_block_param.py:28 takes it back (DirectCallerParam,
+    # "Tool invocation directly from the model"). The AI SDK writes it back as received.
+    def caller(value: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+        def rewrite(body: dict[str, Any]) -> None:
+            for message in body["messages"]:
+                for block in message["content"] if isinstance(message["content"], list) else []:
+                    if block.get("type") == "tool_use":
+                        block["caller"] = value
+
+        return rewrite
+
+    found = _verdict("anthropic", caller({"type": "direct"}), "basic/get_time")
+    assert (found.status, found.findings) == ("pass", ())
+    # a server tool's caller (anthropic/types/server_tool_caller_param.py) is another call: still compared
+    server = _verdict(
+        "anthropic", caller({"type": "code_execution_20250825", "tool_id": "srvtoolu_1"}), "basic/get_time"
+    )
+    assert [f.path for f in server.findings] == ["$.messages[1].parts[0].provider_details.extra.caller"]
