@@ -2,7 +2,8 @@
 ``translation.wire_paths`` consults for a client's wire detail beside the same meaning.
 
 ``canonical_schema`` is a tool schema in one spelling; ``meaning`` a read-back request as plain JSON
-(``SPELLING_DETAILS`` left out, made-up call ids named as such, result text without its whitespace,
+(``SPELLING_DETAILS`` left out, and a Responses content's ``parts`` when they say only that it was a
+list; made-up call ids named as such, result text without its whitespace,
 a system prompt spelled as a first message read as the system prompt).
 """
 
@@ -176,7 +177,9 @@ def _plain(value: Any, *, details: bool = False) -> Any:
                 if isinstance(out.get(key), str):
                     out[key] = _base64(out[key])
         if details_of := out.get("provider_details"):
-            out["provider_details"] = {k: v for k, v in details_of.items() if k not in SPELLING_DETAILS}
+            out["provider_details"] = {
+                k: v for k, v in details_of.items() if k not in SPELLING_DETAILS and not _bare_parts(k, v)
+            }
         return out
     if isinstance(value, Mapping):
         items = {str(k): _plain(v, details=details) for k, v in value.items()}
@@ -184,6 +187,15 @@ def _plain(value: Any, *, details: bool = False) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v, details=details) for v in value]
     return value
+
+
+def _bare_parts(key: str, value: Any) -> bool:
+    """A Responses ``parts`` list (``_openai_responses_items``: each content part's keys beside its type
+    and text) that holds nothing but empty entries: it says only that the content was a list of
+    ``input_text`` blocks rather than a string, which is spelling (``EasyInputMessageParam.content``
+    and ``FunctionCallOutput.output`` take either, openai/types/responses/easy_input_message_param.py:22,
+    response_input_item_param.py:171, openai 3.57.0); a part's ``detail`` or other key is kept and compared."""
+    return key == "parts" and isinstance(value, list) and all(v == {} for v in value)
 
 
 def _base64(text: str) -> str:

@@ -308,3 +308,30 @@ def test_a_declared_schema_rewrite_covers_the_schema_and_its_strict_flag() -> No
     assert {f.path for f in undeclared.findings if f.kind == "unasked"} == {
         "$.tools[0].provider_details.function.strict"
     }
+
+
+def test_responses_content_as_a_list_of_input_text_blocks_is_spelling() -> None:
+    """EasyInputMessageParam.content and FunctionCallOutput.output take a string or a list of
+    ``input_text`` parts (openai/types/responses/easy_input_message_param.py:22,
+    response_input_item_param.py:171); the AI SDK sends the list. A part's own keys still count."""
+
+    def as_blocks(body: dict[str, Any]) -> dict[str, Any]:
+        for item in body["input"]:
+            if isinstance(item.get("content"), str) and item.get("role") == "user":
+                item["content"] = [{"type": "input_text", "text": item["content"]}]
+            if item.get("type") == "function_call_output" and isinstance(item["output"], str):
+                item["output"] = [{"type": "input_text", "text": item["output"]}]
+        return body
+
+    result = _verdict(_certify(TranslatorClient(rewriting("openai_responses", as_blocks)), "multi_turn/two_rounds"))
+    assert (result.status, result.findings) == ("pass", ())
+
+    responses = for_format("openai_responses")
+
+    def user(*parts: dict[str, Any]) -> Request:
+        body = {"model": "m", "input": [{"role": "user", "content": list(parts)}]}
+        return responses.request_from_wire(body, path="/v1/responses")
+
+    image = "data:image/png;base64,iVBORw0KGgo="
+    plain = {"type": "input_image", "image_url": image}
+    assert meaning(user(plain)) != meaning(user({**plain, "detail": "high"}))  # a detail is meaning
