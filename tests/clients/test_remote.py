@@ -188,12 +188,13 @@ def canned(tmp_path: Path) -> Iterator[RemoteClient]:
 
 
 class QuickRemote(RemoteClient):
-    """A RemoteClient that gives up on a silent child after ``cap`` seconds (not ``timeout + 10``)."""
+    """A RemoteClient that gives up on a silent child after ``cap`` seconds (not ``timeout + 10``; its
+    message still names the turn's budget, ``timeout + 10``)."""
 
     cap = 60.0
 
-    def _read_line(self, timeout: float) -> str | None:
-        return super()._read_line(min(timeout, self.cap))
+    def _read_line(self, timeout: float, *, budget: float | None = None) -> bytes:
+        return super()._read_line(min(timeout, self.cap), budget=budget)
 
 
 # --------------------------------------------------------------------------------------------
@@ -206,7 +207,7 @@ def test_the_hello_carries_the_declaration(canned: RemoteClient) -> None:
     assert canned.wires == {"openai_chat": frozenset({"streaming"}), "ollama": frozenset()}
     assert canned.known_gaps == {"client.typed_errors@errors/*": "maps only rate limits"}
     assert canned.request_differences == {"ollama:$.max_tokens": "sends its own default"}
-    assert canned.interpreter == f"{sys.executable} (Python {sys.version.split()[0]})"
+    assert canned.interpreter == f"Python {sys.version.split()[0]} ({sys.executable})"  # its hello's runtime
 
 
 def test_a_turns_response_comes_back_equal(canned: RemoteClient) -> None:
@@ -333,7 +334,7 @@ def test_a_child_that_stops_answering_is_killed_and_the_next_turn_works(tmp_path
         remote.cap = 1.0
         first = remote._process
         assert first is not None
-        with pytest.raises(ClientCrashed, match=r"gave no answer in 1 s \(it hung\) and was killed"):
+        with pytest.raises(ClientCrashed, match=r"gave no answer in 10.2 s \(it hung\) and was killed"):
             remote.complete(_call("freeze", timeout=0.2))
         assert first.poll() is not None  # killed, not left running
         remote.cap = 30.0
@@ -416,7 +417,7 @@ def test_a_bare_virtualenv_runs_a_stdlib_only_driver(tmp_path: Path) -> None:
     missing = subprocess.run([str(python), "-c", "import httpx"], capture_output=True, timeout=60)
     assert missing.returncode != 0 and b"ModuleNotFoundError" in missing.stderr
     with Emulator(port=0) as emu, RemoteClient(_driver(tmp_path, URLLIB), str(python), start_timeout=60) as remote:
-        assert remote.interpreter.startswith(str(venv))
+        assert remote.interpreter.startswith("Python ") and f"({venv}" in remote.interpreter
         _two_turns(remote, emu, stream=True)
 
 

@@ -379,7 +379,8 @@ import sys
 
 if not os.environ.get("CONFORMANCE_CHILD_NETWORK", "").startswith("guard"):
     answers = int(sys.argv[sys.argv.index("--fds") + 1].split(",")[1])
-    message = {{"fatal": "no network namespace: lo stayed down", "network": "guard: lo stayed down"}}
+    message = {{"v": 1, "type": "fatal", "message": "no network namespace: lo stayed down",
+               "network": "guard: lo stayed down"}}  # as conformance.clients.child writes it
     os.write(answers, json.dumps(message).encode() + b"\\n")
     sys.exit(2)
 os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
