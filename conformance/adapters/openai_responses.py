@@ -41,6 +41,11 @@ Quirks handled here:
   whole. The settings are the same on every turn of a conversation, so these two fields are too; without
   settings neither is sent (``store`` defaults to true and replayed items are found by id; a non-reasoning
   model is not sent an ``include`` it has nothing for);
+- the system prompt is ``instructions`` ("A system (or developer) message inserted into the model's
+  context", ``response_create_params.py``); a body without it whose first input item is a ``system`` or
+  ``developer`` message with a string content (the AI SDK's spelling for reasoning models) reads that
+  message as the system prompt, its role in ``provider_details["system_role"]`` (and ``system_type``:
+  the item said ``"type": "message"``), and is written back the same way;
 - refusals (``refusal`` parts, ``response.refusal.delta``) arrive as text; hosted-tool items
   (web search, MCP, custom tools ...) in a response are not function calls and are skipped.
 
@@ -244,7 +249,10 @@ def request_to_wire(request: Request) -> WireRequest:
     for message in request.messages:
         items.extend(items_from_message(message, names, notes))
     body: JSONObject = {"model": request.model} if request.model else {}
-    if request.system is not None:
+    if request.system is not None and details.get("system_role") in ("system", "developer"):
+        first: JSONObject = {"type": "message"} if details.get("system_type") else {}
+        items.insert(0, {**first, "role": details["system_role"], "content": request.system})
+    elif request.system is not None:
         body["instructions"] = request.system
     if details.get("input_string") and len(items) == 1 and set(items[0]) == {"role", "content"}:
         body["input"] = items[0]["content"] if isinstance(items[0]["content"], str) else items
@@ -318,7 +326,13 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
     else:
         if raw_input is None:
             details["no_input"] = True
-        messages = messages_from_items(raw_input or [], names)
+        items = list(raw_input or [])
+        if system is None and "instructions" not in body and items and _is_system_item(items[0]):
+            system, first = items[0]["content"], items.pop(0)
+            details["system_role"] = first["role"]
+            if "type" in first:
+                details["system_type"] = True
+        messages = messages_from_items(items, names)
     if extra:
         details["extra"] = extra
     return Request(
@@ -332,6 +346,22 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
         max_tokens=max_tokens,
         reasoning=reasoning,
         provider_details=details,
+    )
+
+
+def _is_system_item(item: Any) -> bool:
+    """A first input item that is the system prompt in all but place: a ``system`` or ``developer``
+    message with a string content and nothing else. ``instructions`` is "A system (or developer)
+    message inserted into the model's context" (``response_create_params.py:112-118``); the AI SDK
+    sends the system prompt as such a message (``developer`` for the models it knows as reasoning
+    models, ``@ai-sdk/openai/dist/index.js:716,5996-6003``, 4.0.118), as the Chat reader reads a first
+    ``system``/``developer`` message (``openai_chat.request_from_wire``)."""
+    return (
+        isinstance(item, Mapping)
+        and item.get("role") in ("system", "developer")
+        and isinstance(item.get("content"), str)
+        and set(item) <= {"role", "content", "type"}
+        and item.get("type", "message") == "message"
     )
 
 

@@ -42,6 +42,7 @@ SPELLING_DETAILS = frozenset(
         "response_key",  # ... or under "output" rather than "result" ...
         "result_json",  # ... or as JSON rather than a string (its text is compared)
         "schema_field",  # Gemini's parameters or parametersJsonSchema
+        "system_type",  # a Responses system message item with "type": "message" said out loud
         "is_error_key",  # "is_error": false said out loud (the flag itself is compared)
     }
 )

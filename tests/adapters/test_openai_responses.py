@@ -1187,3 +1187,26 @@ def test_an_item_with_only_its_payload_is_redacted_reasoning_and_replays_verbati
     changed = Reasoning(redacted="gAAAother", source="openai_responses", provider_details={"item": item})
     wire = adapter.request_to_wire(Request(messages=(Message(role="assistant", parts=(changed, call)),)))
     assert wire.body["input"][0] == {**item, "encrypted_content": "gAAAother"}  # the part's payload is what goes
+
+
+@pytest.mark.parametrize("role", ["developer", "system"])
+@pytest.mark.parametrize("typed", [False, True])
+def test_a_first_developer_or_system_message_is_the_system_prompt(role: str, typed: bool) -> None:
+    """``instructions`` is "A system (or developer) message inserted into the model's context"
+    (openai-python ``response_create_params.py:112-113``); the AI SDK sends the system prompt as the
+    first input message with role ``developer`` for reasoning models (@ai-sdk/openai dist/index.js:716,
+    5996-6003): ``EasyInputMessageParam`` with role ``developer`` and a string content."""
+    first: dict[str, Any] = {"role": role, "content": "Answer in one word."}
+    if typed:
+        first = {"type": "message", **first}
+    body = {"model": "o4-mini", "input": [first, {"role": "user", "content": [{"type": "input_text", "text": "hi"}]}]}
+    request = adapter.request_from_wire(body)
+    assert request.system == "Answer in one word."
+    assert [m.role for m in request.messages] == ["user"]
+    assert adapter.request_to_wire(request).body == body  # written back as it came
+    # with instructions given, a developer message is a message of its own (two instructions, both kept)
+    both = adapter.request_from_wire({**body, "instructions": "Be kind."})
+    assert both.system == "Be kind." and len(both.messages) == 2
+    # a developer message with parts or other keys is kept as a message (it is not only the prompt)
+    listed = {"model": "o4-mini", "input": [{"role": role, "content": [{"type": "input_text", "text": "x"}]}]}
+    assert adapter.request_from_wire(listed).system is None
