@@ -58,8 +58,9 @@ Documented normalisations (hand-made bodies only; no recorded body needs one):
 - a function tool without ``parameters`` gets an empty object schema (reported as a ``SchemaChange``);
 - a reasoning item with nothing after it in its assistant turn is left out (the API refuses it).
 Unified -> wire -> unified: ``ReasoningSettings(enabled=True)`` without an effort sends no ``reasoning``
-(the model's default) and comes back as None; a ``reasoning`` object with other keys (``summary``,
-``context``) or an effort outside ``minimal``..``high`` stays raw in ``provider_details["extra"]``.
+(the model's default) and comes back as None; a ``reasoning`` object's other keys (``summary``,
+``context``) stay raw in ``provider_details["extra"]["reasoning"]`` beside the effort read, and one
+without an effort, or with an effort outside ``minimal``..``high``, stays raw there whole.
 Not a wire difference but worth knowing: tool output text that starts with ``Error: `` reads as
 ``is_error=True`` with the prefix removed (the prefix comes back on the way out).
 """
@@ -220,10 +221,12 @@ def _reasoning_settings_to_wire(settings: ReasoningSettings | None) -> JSONObjec
 
 
 def _reasoning_settings_from_wire(body: Mapping[str, Any]) -> ReasoningSettings | None:
-    """The ``reasoning`` object read back, when it is exactly what ``_reasoning_settings_to_wire`` writes
-    (``{"effort": ...}`` with ``none`` or a unified effort); None otherwise (it stays raw in ``extra``)."""
+    """The ``reasoning`` object's ``effort`` read back, when it is ``none`` or a unified effort; None
+    otherwise (the object stays raw in ``extra``). Its other keys (``summary``: "A summary of the
+    reasoning performed by the model", ``shared_params/reasoning.py:54-60``) stay in ``extra``'s
+    ``reasoning``: they ask for something beside the effort, not another effort."""
     raw = body.get("reasoning")
-    if not isinstance(raw, Mapping) or set(raw) != {"effort"}:
+    if not isinstance(raw, Mapping) or "effort" not in raw:
         return None
     effort = raw["effort"]
     if effort == "none":
@@ -281,7 +284,10 @@ def request_to_wire(request: Request) -> WireRequest:
             body["include"] = [_ENCRYPTED_REASONING]
         if not details.get("no_store"):
             body["store"] = False
-    body.update(details.get("extra", {}))
+    wire_extra = dict(details.get("extra", {}))
+    if reasoning is not None and isinstance(wire_extra.get("reasoning"), Mapping):
+        wire_extra["reasoning"] = {**reasoning, **wire_extra["reasoning"]}  # summary ... beside the effort
+    body.update(wire_extra)
     return WireRequest(
         path="/v1/responses",
         body=body,
@@ -305,7 +311,11 @@ def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequenc
     max_tokens = extra.pop("max_output_tokens", None) if isinstance(body.get("max_output_tokens"), int) else None
     reasoning = _reasoning_settings_from_wire(body)
     if reasoning is not None:
-        del extra["reasoning"]
+        rest = without(body["reasoning"], "effort")
+        if rest:
+            extra["reasoning"] = rest  # summary ...: written back beside the effort
+        else:
+            del extra["reasoning"]
     if _asks_for_reasoning(reasoning):  # what request_to_wire adds, unless the body left it out
         details.update({f"no_{key}": True for key in ("include", "store") if key not in body})
     wire_tools: list[Tool] = []

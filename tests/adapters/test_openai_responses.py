@@ -1210,3 +1210,18 @@ def test_a_first_developer_or_system_message_is_the_system_prompt(role: str, typ
     # a developer message with parts or other keys is kept as a message (it is not only the prompt)
     listed = {"model": "o4-mini", "input": [{"role": role, "content": [{"type": "input_text", "text": "x"}]}]}
     assert adapter.request_from_wire(listed).system is None
+
+
+def test_a_reasoning_summary_beside_the_effort_leaves_the_effort_read() -> None:
+    """``Reasoning.summary`` (openai-python ``shared_params/reasoning.py:54-60``) asks for a summary of
+    the reasoning beside ``effort``; the AI SDK sends ``summary: "detailed"`` whenever an effort is set
+    (@ai-sdk/openai docs/03-openai.mdx:280). The effort is the call's; the summary stays a wire field."""
+    body = {"model": "o4-mini", "input": "hi", "reasoning": {"effort": "low", "summary": "detailed"}, "store": False}
+    request = adapter.request_from_wire(body)
+    assert request.reasoning is not None and request.reasoning.effort == "low"
+    assert request.provider_details["extra"]["reasoning"] == {"summary": "detailed"}
+    assert adapter.request_to_wire(request).body == body
+    # without an effort, or with one outside the unified efforts, the object stays whole
+    for raw in ({"summary": "auto"}, {"effort": "xhigh", "summary": "auto"}):
+        kept = adapter.request_from_wire({"model": "o4-mini", "input": "hi", "reasoning": raw})
+        assert kept.reasoning is None and kept.provider_details["extra"]["reasoning"] == raw

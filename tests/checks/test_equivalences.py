@@ -344,3 +344,14 @@ def test_anthropics_direct_caller_sent_back_as_given_is_the_same_call() -> None:
         "anthropic", caller({"type": "code_execution_20250825", "tool_id": "srvtoolu_1"}), "basic/get_time"
     )
     assert [f.path for f in server.findings] == ["$.messages[1].parts[0].provider_details.extra.caller"]
+
+
+def test_a_reasoning_summary_sent_beside_the_effort_is_sent_unasked_not_the_effort_dropped() -> None:
+    # the AI SDK adds summary "detailed" to every effort (@ai-sdk/openai docs/03-openai.mdx:280)
+    def with_summary(body: dict[str, Any]) -> None:
+        body["reasoning"]["summary"] = "detailed"
+
+    found = _verdict("openai_responses", with_summary, "reasoning/settings_effort")
+    assert found.status == "pass"
+    assert {(f.path, f.kind) for f in found.findings} == {("$.provider_details.extra.reasoning.summary", "unasked")}
+    assert all("summary" in f.remedy for f in found.findings)
