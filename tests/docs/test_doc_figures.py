@@ -108,6 +108,21 @@ def child_bounds() -> None:
     assert "call.timeout + 10" in (REPO / "conformance" / "clients" / "remote.py").read_text(encoding="utf-8")
 
 
+def protocol_bounds() -> None:
+    """docs/protocol.md: one message is at most 16 MiB, one turn's answer 64 MiB or 100,000 messages;
+    a silent driver is killed 10 seconds past the turn's timeout; a driver has 60 seconds to say hello."""
+    from conformance.clients import protocol, remote
+
+    assert protocol.MAX_MESSAGE == 16 * 2**20 and remote.MAX_MESSAGE is protocol.MAX_MESSAGE
+    assert protocol.MAX_TURN_BYTES == 64 * 2**20 and protocol.MAX_TURN_MESSAGES == 100_000
+    assert remote.START_TIMEOUT == 60.0
+    assert "call.timeout + 10" in (REPO / "conformance" / "clients" / "remote.py").read_text(encoding="utf-8")
+    text = " ".join(_doc("protocol.md").split())
+    assert "at most 16 MiB" in text and "a line past 16 MiB" in text
+    assert "more than 64 MiB or 100,000 messages for one turn" in text
+    assert "the turn's timeout plus 10 seconds" in text and "say hello within 60 seconds" in text
+
+
 def certify_timeout() -> None:
     """docs/clients.md: a turn has ``--timeout`` seconds (default 30), and ``CertifyOptions()`` 30."""
     from conformance.cli.certify_targets import CLIENT_TIMEOUT
@@ -295,6 +310,7 @@ CHECKS: dict[str, Callable[[], None]] = {
         watchdog_grace,
         memory_limit,
         child_bounds,
+        protocol_bounds,
         certify_timeout,
         minimal_driver_lines,
         fidelity_adapters,
@@ -343,6 +359,10 @@ FIGURES: dict[tuple[str, str], str | Elsewhere | Unchecked] = {
     ("clients.md", "64 KiB"): "child_bounds",
     ("clients.md", "4 KiB"): "child_bounds",
     ("clients.md", "10 s"): "child_bounds",
+    ("protocol.md", "16 MiB"): "protocol_bounds",
+    ("protocol.md", "64 MiB"): "protocol_bounds",
+    ("protocol.md", "10 seconds"): "protocol_bounds",
+    ("protocol.md", "60 seconds"): "protocol_bounds",
     ("clients.md", "600 MB"): Elsewhere(
         "tests/clients/test_remote.py::test_an_answer_past_the_bound_is_an_error_and_the_suites_memory_stays_bounded"
     ),
