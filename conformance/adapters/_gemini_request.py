@@ -9,7 +9,8 @@ Every wire field the unified model does not cover is kept in ``provider_details`
 ``merge_with_previous`` (a user content holding text and ``functionResponse`` parts becomes a user
 and a tool message); per part ``part_extra``, ``call_extra``, ``thoughtSignature``, ``synthetic_id``
 and ``spelling`` (snake_case keys as sent, E32); per result ``response_key``, ``result_json``,
-``response_object``, ``no_response`` and ``parts`` (the shape of ``functionResponse``).
+``response_object``, ``no_response``, ``response_name`` (a ``response`` repeating the function's name
+beside its one key, ``_names_its_tool``) and ``parts`` (the shape of ``functionResponse``).
 
 Reasoning (issue 28): a ``thoughtSignature`` is an opaque base64 string (google-genai ``types.py``
 ``Part.thought_signature: Optional[bytes]``), kept on the part that carried it and sent back on
@@ -378,6 +379,8 @@ def _result_to_wire(part: Part, names: NameMap, synthetic: set[str], call_names:
     else:
         value = _json(text) if details.get("result_json") else text
         response = {"error" if part.is_error else details.get("response_key", "result"): value}  # E16
+    if details.get("response_name") and isinstance(response, Mapping):
+        response = {"name": names.wire(name), **response}  # the tool's name repeated (the AI SDK's spelling)
     function: JSONObject = {"name": names.wire(name)}
     if not details.get("synthetic_id") and part.call_id not in synthetic:
         function["id"] = part.call_id
@@ -387,6 +390,18 @@ def _result_to_wire(part: Part, names: NameMap, synthetic: set[str], call_names:
         function["parts"] = details.get("parts", media)
     function.update(details.get("extra", {}))
     return {spelled("functionResponse", details): function, **details.get("part_extra", {})}
+
+
+def _names_its_tool(response: Any, name: str) -> bool:
+    """A ``functionResponse.response`` that is ``{"name": <the function's name>, <one key>: ...}``: the
+    AI SDK's spelling (``{name, content}``, ``{name, error}`` for a failed tool: @ai-sdk/google
+    dist/index.js:658-666, 920-931, 4.0.121). The ``name`` key only repeats ``functionResponse.name``;
+    the rest reads as a response of its own: ``error`` is the documented error key ("Use 'output' key
+    to specify function output and 'error' key to specify error details (if any)",
+    https://ai.google.dev/api/caching#FunctionResponse) and any other one key the output's text
+    (``client.recorded_request`` reads a text under one key as that text, ``unwrapped_results``).
+    Written back with the name (``response_name``)."""
+    return isinstance(response, Mapping) and len(response) == 2 and bool(name) and response.get("name") == name
 
 
 def _json(text: str) -> Any:
@@ -597,6 +612,9 @@ def _result_from_wire(
     content: tuple[ContentItem, ...] = ()
     is_error = False
     response = function.get("response")
+    if isinstance(response, Mapping) and _names_its_tool(response, name):
+        response = without(response, "name")
+        details["response_name"] = True
     if "response" not in function:
         details["no_response"] = True
     elif isinstance(response, Mapping) and len(response) == 1 and next(iter(response)) in ("result", "output", "error"):

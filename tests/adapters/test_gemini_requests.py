@@ -536,3 +536,34 @@ _BODY = st.fixed_dictionaries(
 @given(_BODY)
 def test_any_body_of_the_documented_shapes_round_trips(body: dict[str, Any]) -> None:
     assert DeepDiff(body, _body(adapter.request_from_wire(body))) == {}
+
+
+def test_a_response_repeating_the_function_name_beside_one_key_reads_as_that_key() -> None:
+    """The AI SDK writes ``response: {name: <tool>, content: <text>}``, and ``{name, error}`` for a
+    failed tool (@ai-sdk/google dist/index.js:658-666, 920-931). ai.google.dev/api/caching#FunctionResponse:
+    "Use 'output' key to specify function output and 'error' key to specify error details (if any)";
+    the ``name`` only repeats ``functionResponse.name``."""
+
+    def read(response: dict[str, Any], name: str = "get_time") -> ToolResult:
+        body = {
+            "contents": [
+                {"role": "user", "parts": [{"text": "time?"}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "get_time", "args": {}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": name, "response": response}}]},
+            ]
+        }
+        request = adapter.request_from_wire(body, path="/v1beta/models/gemini-2.5-flash:generateContent")
+        assert adapter.request_to_wire(request).body == body  # written back as it came
+        [result] = request.messages[-1].parts
+        assert isinstance(result, ToolResult)
+        return result
+
+    failed = read({"name": "get_time", "error": "unknown zone"})
+    assert failed.is_error and failed.content == (Text(text="unknown zone"),)
+    done = read({"name": "get_time", "content": "12:00"})
+    assert not done.is_error and done.content == (Text(text='{"content":"12:00"}'),)  # one key: its text
+    # another name, or more keys, is an object of its own: the whole response is the output
+    other = read({"name": "get_date", "error": "x"})
+    assert not other.is_error and "response_name" not in other.provider_details
+    more = read({"name": "get_time", "content": "12:00", "zone": "UTC"})
+    assert not more.is_error and "response_name" not in more.provider_details

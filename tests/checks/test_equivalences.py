@@ -355,3 +355,19 @@ def test_a_reasoning_summary_sent_beside_the_effort_is_sent_unasked_not_the_effo
     assert found.status == "pass"
     assert {(f.path, f.kind) for f in found.findings} == {("$.provider_details.extra.reasoning.summary", "unasked")}
     assert all("summary" in f.remedy for f in found.findings)
+
+
+def test_gemini_results_that_repeat_the_tools_name_are_the_same_results() -> None:
+    # @ai-sdk/google dist/index.js:920-931: response {name, content} / {name, error};
+    # https://ai.google.dev/api/caching#FunctionResponse: 'error' is the error key
+    def like_the_ai_sdk(body: dict[str, Any]) -> None:
+        for content in body["contents"]:
+            for part in content["parts"]:
+                if "functionResponse" in part:
+                    function = part["functionResponse"]
+                    [(key, value)] = function["response"].items()
+                    function["response"] = {"name": function["name"], "error" if key == "error" else "content": value}
+
+    for scenario in ("basic/get_time", "tool_results/is_error"):
+        found = _verdict("gemini", like_the_ai_sdk, scenario)
+        assert (found.status, found.findings) == ("pass", ()), scenario
