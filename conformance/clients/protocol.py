@@ -253,7 +253,7 @@ def parse_line(line: bytes | str) -> dict[str, Any]:
         raise ProtocolBroken(f"a line that is not a JSON object: {clip(message)}")
     version = message.get("v")
     if version != VERSION or isinstance(version, bool):
-        said = "no version" if "v" not in message else f"version {clip(version, 40)}"
+        said = "no version" if "v" not in message else f"version {clip(json.dumps(version), 40)}"
         raise ProtocolBroken(
             f"a message of {said}; this suite speaks version {VERSION} of the protocol (docs/protocol.md):"
             f" {clip(message)}"
