@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -85,7 +85,11 @@ RESPONSES: tuple[Response, ...] = (
 )
 ERRORS: tuple[ErrorInfo | None, ...] = (ERROR, ErrorInfo(kind="unknown", message="?"), None)
 
-VALUE_FIELD = {"call": ("call", Call), "event": ("event", StreamEvent), "response": ("response", Response)}
+VALUE_FIELD: dict[str, tuple[str, Any]] = {
+    "call": ("call", Call),
+    "event": ("event", StreamEvent),
+    "response": ("response", Response),
+}
 
 
 def _valid_messages() -> Iterator[dict[str, Any]]:
@@ -163,11 +167,12 @@ def _mutations(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
             continue
         where = "$" + "".join(f"[{p!r}]" for p in path)
         for key in node:
-            for how, change in (
+            changes: tuple[tuple[str, Callable[[dict[str, Any], str], object]], ...] = (
                 ("removed", lambda d, k: d.pop(k)),
                 ("camelCase", lambda d, k: d.__setitem__(_camel(k), d.pop(k))),
                 ("other type", lambda d, k: d.__setitem__(k, _other_type(d[k]))),
-            ):
+            )
+            for how, change in changes:
                 mutated = copy.deepcopy(message)
                 change(_at(mutated, path), key)
                 yield f"{where}.{key} {how}", mutated
@@ -184,6 +189,7 @@ def _codec_accepts(message: dict[str, Any]) -> bool | None:
     """Whether the codec reads the message's value (None: the message has no value of the model, or
     its envelope is what is mutated: the schema alone judges it)."""
     kind = message.get("type")
+    hint: Any
     if kind == "error":
         field, hint = "error", ErrorInfo | None
     elif isinstance(kind, str) and kind in VALUE_FIELD:
