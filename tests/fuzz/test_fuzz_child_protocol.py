@@ -1,17 +1,22 @@
-"""The fuzz tier's target for ``certify --python``'s child protocol: what a hostile or broken child
-writes reaches the suite's side (``conformance.clients.remote``), and it crashes nothing and hangs
-nothing.
+"""The fuzz tier's target for the client protocol (docs/protocol.md, version 1), as ``certify
+--python`` and ``certify --command`` speak it: what a hostile or broken driver writes reaches the
+suite's side (``conformance.clients.protocol``, ``conformance.clients.remote``), and it crashes
+nothing and hangs nothing.
 
 Two kinds of input, both seeded (``CONFORMANCE_FUZZ_SEED``, default ``0``) and reproduced the same
 way:
 
-- **lines**: a valid hello or turn answer, mutated (a node of its JSON replaced by a value of
-  another type, an unknown ``$`` tag, deep nesting, a number out of range, bytes flipped, cut short,
-  not UTF-8), read by ``read_message`` and ``read_result``: each gives a turn result whose every
-  value fits the model, or ``ProtocolBroken`` saying why; anything else is a crash;
-- **children**: a fake interpreter (``--python``) that plays a script on the protocol's pipes: a
-  hello, then answers to the calls, mutated as above, or cut short, oversized (past the 16 MiB
-  bound, with no end of line), silent (a hang), an exit or a ``SIGKILL`` mid-answer.
+- **lines**: a valid hello, or the messages of a turn's answer (``answer_messages``) one of them
+  mutated (a node of its JSON replaced by a value of another type or kind, an unknown field or
+  ``kind``/``type``, another version or none, an answer for another call, deep nesting, a number out
+  of range, bytes flipped, cut short, not UTF-8), read by ``parse_line`` and ``check`` (the hello) or
+  ``TurnReader`` (the answer): each gives a turn result whose every value fits the model, or
+  ``ProtocolBroken`` saying why; anything else is a crash;
+- **children**: a fake driver that plays a script on the protocol's pipes, half of them as a fake
+  interpreter (``--python``), half as a driver command (``--command``, behind the suite's launcher):
+  a hello, then answers to the calls (with the call's own ``id``), mutated as above, or cut short,
+  oversized (past the 16 MiB bound, with no end of line), silent (a hang), a print on its stdout,
+  an exit or a ``SIGKILL`` mid-answer.
   ``RemoteClient`` either refuses to start with a ``UsageError`` or answers each turn with a result,
   or a ``ClientCrashed``/``RemoteRaised``/``TimeoutError``/``InvalidCompletion`` (what the harness
   reports); anything else is a crash, a turn that does not end within its bound a hang, and no fake
@@ -38,17 +43,19 @@ from typing import Any
 
 import pytest
 
-from conformance.clients.codec import misfit, to_json
+from conformance.clients.codec import misfit
 from conformance.clients.contract import Call
 from conformance.clients.invoke import ClientCrashed, InvalidCompletion, TurnResult
-from conformance.clients.remote import (
+from conformance.clients.protocol import (
     MAX_MESSAGE,
+    VERSION,
     ProtocolBroken,
-    RemoteClient,
-    RemoteRaised,
-    read_message,
-    read_result,
+    TurnReader,
+    answer_messages,
+    check,
+    parse_line,
 )
+from conformance.clients.remote import RemoteClient, RemoteRaised
 from conformance.errors import UsageError
 from conformance.model import (
     ErrorInfo,
@@ -106,18 +113,23 @@ ANSWERS: tuple[TurnResult, ...] = (
         error_info=ErrorInfo(kind="rate_limit", message="slow down", status=429, retry_after=2.0),
     ),
     TurnResult(returned="timeout", exception="the turn did not finish within 1 s"),
+    TurnResult(returned="raised", exception="lib.Oops: no", error_info_failed="KeyError: 'status'"),
+    TurnResult(returned="crashed", events=(TextDelta(text="a"),), exception="the library gave up"),
 )
+ID = "@ID@"
+"""Where a fake child writes the id of the call it read (a mutation may break it: an answer for
+another call)."""
 HELLO: dict[str, Any] = {
-    "hello": {
-        "name": "fake",
-        "wires": {"openai_chat": ["streaming"]},
-        "known_gaps": {},
-        "schema_rewrites": {},
-        "request_differences": {},
-        "duties": None,
-        "python": "3.11.0",
-        "executable": "/fake/python",
-    }
+    "v": VERSION,
+    "type": "hello",
+    "name": "fake",
+    "version": "fake 1.0",
+    "runtime": "fake 0",
+    "wires": {"openai_chat": ["streaming"]},
+    "known_gaps": {},
+    "schema_rewrites": {},
+    "request_differences": {},
+    "duties": ["transport"],
 }
 ODD_VALUES: tuple[Any, ...] = (
     None,
@@ -145,6 +157,21 @@ ODD_VALUES: tuple[Any, ...] = (
     {"$": "$map", "value": [1]},
     {"$": "Call", "wire": "x"},
     {"$": "ErrorInfo", "kind": "nope", "message": "m"},
+    {"kind": "nope"},
+    {"kind": 7},
+    {"kind": "text"},
+    {"kind": "text", "text": 5},
+    {"kind": "text", "text": "x", "toolCallId": "c"},
+    {"kind": "tool_call", "id": "c", "name": "n", "arguments": [1]},
+    {"type": "finish"},
+    {"type": "finish", "reason": "nope"},
+    {"type": "text_delta", "text": 5},
+    {"type": "end", "id": "1"},
+    {"parts": "abc"},
+    {"parts": [{"type": "text_delta", "text": "x"}]},
+    {"kind": "rate_limit", "message": "m", "status": True},
+    {"v": 2, "type": "end", "id": ID},
+    {"v": 1, "type": "fatal", "message": "gave up"},
 )
 RAW_TAILS: tuple[bytes, ...] = (
     b"NaN",
@@ -181,7 +208,14 @@ def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
 
 def mutate(message: dict[str, Any], rng: random.Random) -> bytes:
     """One hostile line made from a valid ``message``."""
-    how = rng.randrange(8)
+    how = rng.randrange(10)
+    if how == 8:  # another version, or none (docs/protocol.md: refused with what both sides speak)
+        return json.dumps({**message, "v": rng.choice([0, 2, "1", 1.0, True, None, [1]])}).encode()
+    if how == 9:  # an answer for a call it was not given, an ending for another, a field renamed
+        if "id" in message and rng.random() < 0.5:
+            return json.dumps({**message, "id": rng.choice(["0", "2", "", 1, None, ID + ID])}).encode()
+        renamed = {("callId" if k == "id" else k.title().replace("_", "")): v for k, v in message.items()}
+        return json.dumps({**message, **renamed} if rng.random() < 0.5 else renamed).encode()
     if how <= 2:  # a node replaced by a value of another kind (once or a few times)
         data: Any = message
         for _ in range(1 + how):
@@ -205,18 +239,31 @@ def mutate(message: dict[str, Any], rng: random.Random) -> bytes:
             .replace(json.dumps(marker).encode(), rng.choice(RAW_TAILS))
         )
     if how == 6:  # a key the protocol does not know, or the message under another name
-        return json.dumps({rng.choice(["hello", "result", "fatal", "call", "$"]): rng.choice(ODD_VALUES)}).encode()
+        name = rng.choice(["hello", "result", "fatal", "call", "sandbox", "end", "event", "nope", "$"])
+        if rng.random() < 0.5:  # the old protocol's shape: a key naming the message
+            return json.dumps({name: rng.choice(ODD_VALUES)}).encode()
+        return json.dumps({"v": VERSION, "type": name, "id": ID, name: rng.choice(ODD_VALUES)}).encode()
     return rng.choice([b"", b"   ", b"null", b"[]", b'"result"', b"\xef\xbb\xbf{}", b"\x00" * 10, text * 2])
 
 
-def _answer(rng: random.Random) -> dict[str, Any]:
-    return {"result": to_json(rng.choice(ANSWERS))}
+def _answer(rng: random.Random) -> list[dict[str, Any]]:
+    """The messages of a valid answer to call ``ID``: its events, then its ending."""
+    return list(answer_messages(ID, rng.choice(ANSWERS)))
 
 
-def line_input(index: int) -> bytes:
+def _lines(messages: list[dict[str, Any]], rng: random.Random, *, hostile: bool) -> bytes:
+    """An answer's lines, one message of it mutated (``hostile``)."""
+    pick = rng.randrange(len(messages)) if hostile else -1
+    out = [mutate(m, rng) if i == pick else json.dumps(m).encode() for i, m in enumerate(messages)]
+    return b"".join(line + b"\n" for line in out)
+
+
+def line_input(index: int) -> tuple[bool, list[bytes]]:
+    """(a hello?, the lines) of hostile line input ``index``."""
     rng = random.Random(f"{SEED}:line:{index}")
-    message = HELLO if rng.random() < 0.2 else _answer(rng)
-    return mutate(message, rng)
+    if rng.random() < 0.2:
+        return True, [mutate(HELLO, rng)]
+    return False, _lines(_answer(rng), rng, hostile=True).split(b"\n")[:-1]
 
 
 def child_script(index: int) -> list[list[Any]]:
@@ -230,18 +277,20 @@ def child_script(index: int) -> list[list[Any]]:
     for _ in range(rng.randint(1, 3)):
         steps.append(["read"])
         roll = rng.random()
+        if rng.random() < 0.1:  # what the driver or its library prints: harmless
+            steps.append(["print", rng.choice(["hello on stdout", json.dumps(HELLO), "{not json"])])
         if roll < 0.45:
-            steps.append(["write", (mutate(_answer(rng), rng) + b"\n").hex()])
+            steps.append(["write", _lines(_answer(rng), rng, hostile=True).hex()])
         elif roll < 0.6:
-            steps.append(["write", (json.dumps(_answer(rng)).encode() + b"\n").hex()])
+            steps.append(["write", _lines(_answer(rng), rng, hostile=False).hex()])
         elif roll < 0.68:  # a good answer in pieces, and a stray blank line
-            whole = json.dumps(_answer(rng)).encode()
+            whole = _lines(_answer(rng), rng, hostile=False).rstrip(b"\n")
             cut = rng.randrange(1, len(whole))
             steps += [["write", b"\n".hex()], ["write", whole[:cut].hex()], ["write", (whole[cut:] + b"\n").hex()]]
         elif roll < 0.73:
             steps.append(["fill", MAX_MESSAGE + rng.randrange(1 << 20)])
         elif roll < 0.78:
-            steps.append(["write", json.dumps(_answer(rng)).encode()[: rng.randrange(40)].hex()])
+            steps.append(["write", _lines(_answer(rng), rng, hostile=False)[: rng.randrange(80)].hex()])
             steps.append(rng.choice([["exit", rng.randrange(256)], ["kill"], ["close"]]))
         elif roll < 0.83:
             steps.append(["hang"])
@@ -249,29 +298,38 @@ def child_script(index: int) -> list[list[Any]]:
             steps.append(["exit", rng.randrange(256)])
         elif roll < 0.95:
             steps.append(["kill"])
-        else:  # two answers for one call: the second is read as the next call's
-            steps.append(["write", (json.dumps(_answer(rng)).encode() + b"\n" * 2).hex() * 2])
+        else:  # two answers for one call: the second is never read as the next call's
+            steps.append(["write", (_lines(_answer(rng), rng, hostile=False) + b"\n").hex() * 2])
     return steps
 
 
 FAKE = r"""#!{python} -S
 import json, os, signal, sys, time
 
-fds = sys.argv[sys.argv.index("--fds") + 1].split(",")
+if "--fds" in sys.argv:  # a fake interpreter (--python)
+    fds = sys.argv[sys.argv.index("--fds") + 1].split(",")
+else:  # a driver command (--command), behind the suite's launcher
+    fds = os.environ["CONFORMANCE_PROTOCOL_FDS"].split(",")
 calls = os.fdopen(int(fds[0]), "rb")
 out = int(fds[1])
 with open(os.environ["FUZZ_CHILD_SCRIPT"]) as f:
     steps = json.load(f)
+call_id = b"none"
 for step in steps:
     kind = step[0]
     if kind == "write":
-        os.write(out, bytes.fromhex(step[1]))
+        os.write(out, bytes.fromhex(step[1]).replace(b"@ID@", call_id))
+    elif kind == "print":
+        print(step[1], flush=True)
     elif kind == "fill":
         left = step[1]
         while left > 0:
             left -= os.write(out, b"z" * min(left, 1 << 20))
     elif kind == "read":
-        calls.readline()
+        try:
+            call_id = json.loads(calls.readline())["id"].encode()
+        except Exception:
+            call_id = b"none"
     elif kind == "exit":
         os._exit(step[1])
     elif kind == "kill":
@@ -287,8 +345,8 @@ calls.read()
 class FuzzRemote(RemoteClient):
     """A ``RemoteClient`` that waits ``TURN_CAP`` seconds for a fake child (not a turn's timeout + 10)."""
 
-    def _read_line(self, timeout: float) -> bytes:
-        return super()._read_line(min(timeout, TURN_CAP))
+    def _read_line(self, timeout: float, *, budget: float | None = None) -> bytes:
+        return super()._read_line(min(timeout, TURN_CAP), budget=budget)
 
 
 # ---- running them ----------------------------------------------------------------------------
@@ -305,9 +363,18 @@ class Finding:
 
 
 def run_line(index: int) -> Finding | None:
-    line = line_input(index)
+    hello, lines = line_input(index)
+    reader = TurnReader(ID)
+    result: TurnResult | None = None
     try:
-        result = read_result(read_message(line))
+        for line in lines:
+            message = parse_line(line)
+            if hello:
+                check(message)
+                return None
+            result = reader.take(message, len(line) + 1)
+            if result is not None:
+                break
     except ProtocolBroken:
         return None
     except Exception as exc:
@@ -356,7 +423,10 @@ def run_child(index: int, folder: Path, python: str) -> Finding | None:
 
 def _drive_child(key: str, folder: Path, python: str) -> Finding | None:
     try:
-        remote = FuzzRemote(f"{folder / 'driver.py'}:client", python, start_timeout=TURN_CAP)
+        if index_of(key) % 2:  # a driver command, behind the launcher
+            remote = FuzzRemote(key, sys.executable, command=(python,), start_timeout=5 * TURN_CAP)
+        else:
+            remote = FuzzRemote(f"{folder / 'driver.py'}:client", python, start_timeout=TURN_CAP)
     except UsageError:
         return None
     except Exception as exc:
@@ -383,6 +453,11 @@ def _drive_child(key: str, folder: Path, python: str) -> Finding | None:
         left = tree_of(None, token + ".", prefix=True)
         if left:  # a fake child outlived its client
             raise AssertionError(f"processes {sorted(left)} outlived the client")
+
+
+def index_of(key: str) -> int:
+    """The input's number, in blocks of ``SAMPLE_EVERY``: the sample alternates ``--python`` and ``--command``."""
+    return int(key.rpartition(":")[2]) // SAMPLE_EVERY
 
 
 def _summary(what: str, ran: int, findings: list[Finding]) -> str:
