@@ -263,6 +263,11 @@ def messages_from_items(items: Iterable[Mapping[str, Any]], names: NameMap) -> l
             parts = _assistant_texts(item)
         elif kind == "message":
             role, parts = "user", []
+        elif kind == "item_reference":  # openai_responses.resolve_item_references found no such item
+            raise UnsupportedContentError(
+                f"input[{index}]: item_reference {item.get('id')!r} names no item an earlier answer gave "
+                '(OpenAI answers invalid_request_error "Item with id ... not found")'
+            )
         else:
             raise UnsupportedContentError(f"input[{index}]: item type {kind!r} has no unified form")
         if run and (role != run_role or role == "user"):

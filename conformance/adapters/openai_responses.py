@@ -123,6 +123,7 @@ __all__ = [
     "is_client_tool_search",
     "request_from_wire",
     "request_to_wire",
+    "resolve_item_references",
     "response_from_wire",
     "stream_from_wire",
     "tools_to_wire",
@@ -373,6 +374,59 @@ def _is_system_item(item: Any) -> bool:
         and set(item) <= {"role", "content", "type"}
         and item.get("type", "message") == "message"
     )
+
+
+def resolve_item_references(body: Mapping[str, Any], served: Iterable[bytes]) -> Mapping[str, Any]:
+    """``body`` with each ``{"type": "item_reference", "id": ...}`` input item replaced by the output item
+    of that id among the answers ``served`` (whole Responses bodies or their streams), as OpenAI resolves
+    a reference to a stored item (``ResponseInputItemParam.ItemReference``: "An internal identifier for an
+    item to reference"; ``store`` defaults to true, ``response_create_params.py``); the AI SDK sends its
+    history's items so unless told ``store: false`` (@ai-sdk/openai dist/index.js:6089-6101, 6414-6430,
+    4.0.118). A reference to an id no answer gave stays: the reader says so, as OpenAI answers
+    ``invalid_request_error`` "Item with id 'rs_...' not found" (router-for-me/CLIProxyAPI#2381).
+    ``body`` itself when it holds no reference."""
+    items = body.get("input")
+    if not isinstance(items, list) or not any(_is_reference(item) for item in items):
+        return body
+    stored: dict[str, Any] = {}
+    for answer in served:
+        for item in _output_items(answer):
+            if isinstance(item, Mapping) and isinstance(item.get("id"), str):
+                stored[item["id"]] = dict(item)
+    resolved = [stored.get(item["id"], item) if _is_reference(item) else item for item in items]
+    return {**body, "input": resolved}
+
+
+def _is_reference(item: Any) -> bool:
+    return isinstance(item, Mapping) and item.get("type") == "item_reference" and isinstance(item.get("id"), str)
+
+
+def _output_items(answer: bytes) -> list[Any]:
+    """The output items of one answer: a body's ``output``, or a stream's ``response.output_item.done``
+    items and its final response's ``output``; none when it is neither."""
+    try:
+        whole = orjson.loads(answer)
+    except orjson.JSONDecodeError:
+        whole = None
+    if isinstance(whole, Mapping):
+        output = whole.get("output")
+        return list(output) if isinstance(output, list) else []
+    found: list[Any] = []
+    decoder = SSEDecoder()
+    for chunk in line_pieces([answer], sse=True):
+        for event in decoder.decode(chunk):
+            try:
+                data = orjson.loads(event.data)
+            except orjson.JSONDecodeError:
+                continue
+            if not isinstance(data, Mapping):
+                continue
+            if data.get("type") == "response.output_item.done" and isinstance(data.get("item"), Mapping):
+                found.append(data["item"])
+            response = data.get("response")
+            if isinstance(response, Mapping) and isinstance(response.get("output"), list):
+                found += response["output"]
+    return found
 
 
 def _tool_choice_from_wire(choice: Any, names: NameMap) -> str | None:

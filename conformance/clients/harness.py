@@ -53,6 +53,7 @@ from typing import Any, Protocol
 
 from conformance.adapters import detect_adapter, for_format
 from conformance.adapters.base import Adapter, SchemaChange, WireRequest
+from conformance.adapters.openai_responses import resolve_item_references
 from conformance.assembly import fold
 from conformance.checks import FAMILIES, CaseContext, run_checks, verdict
 from conformance.checks.client_request import request_differences
@@ -656,7 +657,10 @@ class Harness:
                 break
             if changes is None:  # the same tools every turn: the wire's and the client's rewrites, once
                 changes = _schema_changes(self.client, adapter, given)
-            answered = _turn_outcome(turn.index, given, sent[-1], result, changes)
+            # a Responses item the client sends by reference (store defaults to true) is the item an
+            # earlier answer of this case gave (openai_responses.resolve_item_references)
+            served = [s.response_body for t in turns[:-1] for s in t.sent] + [s.response_body for s in sent[:-1]]
+            answered = _turn_outcome(turn.index, given, sent[-1], result, changes, served)
             outcomes.append(answered)
             goes_on, stopped = follow_turn(scenario, turn, answered, history, executor)
             if not goes_on:
@@ -794,11 +798,19 @@ def _schema_changes(client: Client, adapter: Adapter, request: Request) -> tuple
 
 
 def _turn_outcome(
-    index: int, request: Request, sent: SentRequest, result: TurnResult, changes: tuple[SchemaChange, ...]
+    index: int,
+    request: Request,
+    sent: SentRequest,
+    result: TurnResult,
+    changes: tuple[SchemaChange, ...],
+    served: Sequence[bytes] = (),
 ) -> TurnOutcome:
-    """The turn as the checks see it: the client's request (with the schema ``changes`` to accept)
-    and what the client decoded or raised."""
+    """The turn as the checks see it: the client's request (with the schema ``changes`` to accept;
+    a Responses ``item_reference`` as the item one of the answers ``served`` earlier gave) and what the
+    client decoded or raised."""
     body = sent.body if isinstance(sent.body, dict) else {}
+    if detect_adapter(sent.path) == "openai_responses":
+        body = dict(resolve_item_references(body, served))
     wire = WireRequest(method=sent.method, path=sent.path, body=body, stream=sent.stream, schema_changes=changes)
     base: dict[str, Any] = {"turn": index, "request": request, "wire": wire, "status": sent.status}
     if result.returned == "response" and result.response is not None:

@@ -50,6 +50,7 @@ from typing import Any, cast
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 from conformance.adapters import detect_adapter, for_format
+from conformance.adapters.openai_responses import resolve_item_references
 from conformance.emulator import _anthropic, _gemini, _ollama, _openai_chat, _openai_responses, _prompt_formats
 from conformance.emulator._cassette import CassettePlay, PlayedAnswer, is_stream_request, served_pieces
 from conformance.emulator._openai_chat import openai_error
@@ -392,6 +393,8 @@ class Emulator:
             if not isinstance(parsed, dict):
                 raise ValueError("the request body is not a JSON object")
             stream = is_stream_request(wire, raw_path, parsed)
+            if wire == "openai_responses":  # a stored item named by id: the item this case's answers gave
+                parsed = dict(resolve_item_references(parsed, [p.body for p in self.played]))
             turn = play.turn(wire, urlsplit(raw_path).path, parsed)
         except Exception as exc:  # the body is not that wire's request: the client's defect, answered
             status, headers, error = encoder.invalid_request(

@@ -1225,3 +1225,38 @@ def test_a_reasoning_summary_beside_the_effort_leaves_the_effort_read() -> None:
     for raw in ({"summary": "auto"}, {"effort": "xhigh", "summary": "auto"}):
         kept = adapter.request_from_wire({"model": "o4-mini", "input": "hi", "reasoning": raw})
         assert kept.reasoning is None and kept.provider_details["extra"]["reasoning"] == raw
+
+
+def test_an_item_reference_resolves_to_the_item_an_earlier_answer_gave() -> None:
+    """``ItemReference`` (openai-python ``response_input_item_param.py:744-751``) names a stored item by
+    id; ``store`` "Defaults to true when omitted" (``response_create_params.py:260-263``), and the AI SDK
+    then sends its history's items by reference (@ai-sdk/openai dist/index.js:6089-6101, 6414-6430)."""
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Think."}]}
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_time", "arguments": "{}"}
+    answer = {"id": "resp_1", "object": "response", "status": "completed", "output": [reasoning, call]}
+    streamed = (
+        b"event: response.created\ndata: "
+        + json.dumps({"type": "response.created", "response": {"id": "resp_1", "output": []}}).encode()
+        + b"\n\nevent: response.output_item.done\ndata: "
+        + json.dumps({"type": "response.output_item.done", "output_index": 0, "item": reasoning}).encode()
+        + b"\n\n"
+    )
+    body = {
+        "model": "o4-mini",
+        "input": [
+            {"role": "user", "content": "time?"},
+            {"type": "item_reference", "id": "rs_1"},
+            call,
+            {"type": "function_call_output", "call_id": "call_1", "output": "12:00"},
+        ],
+    }
+    for served in ([json.dumps(answer).encode()], [streamed]):
+        resolved = adapter.resolve_item_references(body, served)
+        assert resolved["input"][1] == reasoning and resolved["input"][2] == call
+        assert adapter.request_from_wire(resolved).messages[1].parts[0].kind == "reasoning"
+    assert adapter.resolve_item_references({"model": "m", "input": "hi"}, []) == {"model": "m", "input": "hi"}
+    # an id no answer gave stays a reference, which the reader refuses saying so
+    left = adapter.resolve_item_references(body, [b'{"output": []}', b"not json"])
+    assert left["input"][1] == {"type": "item_reference", "id": "rs_1"}
+    with pytest.raises(UnsupportedContentError, match="item_reference 'rs_1' names no item an earlier answer gave"):
+        adapter.request_from_wire(left)

@@ -610,3 +610,30 @@ def test_every_process_an_in_process_client_starts_ends_with_the_run(tmp_path: P
     assert not [p for p in started if _alive(p)]
     while STARTED:  # run here: this process is the sleep's parent, and collects it
         assert STARTED.pop().wait(timeout=10) == -9
+
+
+def test_a_responses_item_sent_by_reference_is_the_item_the_emulator_answered() -> None:
+    """With ``store`` left at its default (true) a client may send its history's output items as
+    ``{"type": "item_reference", "id": ...}`` (openai-python ``response_input_item_param.py:744-751``;
+    the AI SDK does, @ai-sdk/openai dist/index.js:6089-6101): the emulator, the provider here, resolves
+    them to the items it answered in the case, and the checks read the client's request so too."""
+    adapter = for_format("openai_responses")
+    real = adapter.request_to_wire
+
+    references: list[str] = []
+
+    def by_reference(request: Any) -> Any:
+        sent = real(request)
+        body = json.loads(json.dumps(sent.body))
+        for i, item in enumerate(body.get("input", [])):
+            if item.get("type") == "reasoning":  # stored by default: sent by id, as the AI SDK does
+                body["input"][i] = {"type": "item_reference", "id": item["id"]}
+                references.append(item["id"])
+        return replace(sent, body=body)
+
+    client = TranslatorClient(replace(adapter, request_to_wire=by_reference))
+    chosen = [s for s in load_scenarios([]).scenarios if s.id == "reasoning/two_rounds"]
+    run = certify(chosen, client, CertifyOptions(cassette_dir=CASSETTES, modes=("non_stream",), isolate=False))
+    [case] = run.cases
+    assert references  # the client did send items by reference
+    assert case.status == "pass", (case.message, [v for v in case.checks if v.status != "pass"])
