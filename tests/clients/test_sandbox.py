@@ -474,3 +474,53 @@ def test_a_hundred_connections_at_once_go_through_the_relay(tmp_path: Path) -> N
         base_url = f"http://127.0.0.1:{server.getsockname()[1]}"
         assert _text(remote.complete(_call(base_url=base_url, timeout=60))) == "100"
     assert sorted(seen) == sorted(f"GET /{n} HTTP/1.1\r\n\r\n".encode() for n in range(100))
+
+
+# --------------------------------------------------------------------------------------------
+# A driver command (``certify --command``) has the same sandbox
+
+COMMAND_DRIVER = r'''
+"""A driver in any language: the raw protocol (docs/protocol.md), the standard library only."""
+import json
+import os
+import socket
+import sys
+from urllib.parse import urlsplit
+
+read_fd, write_fd = (int(n) for n in os.environ["CONFORMANCE_PROTOCOL_FDS"].split(","))
+out = os.fdopen(write_fd, "wb", buffering=0)
+
+
+def send(message):
+    out.write(json.dumps({"v": 1, **message}).encode() + b"\n")
+
+
+send({"type": "hello", "name": "raw", "wires": {"openai_chat": []}})
+for line in os.fdopen(read_fd, "rb"):
+    message = json.loads(line)
+    host, port = message["call"]["scenario"].split(":")
+    off = socket.socket()
+    off.settimeout(5)
+    said = [f"off: {off.connect_ex((host, int(port)))}"]
+    base = urlsplit(message["call"]["base_url"])
+    with socket.create_connection((base.hostname, base.port), timeout=10) as sock:
+        sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        said.append("base: " + sock.recv(4096).decode(errors="replace").rsplit("\n", 1)[-1])
+    text = " ".join(said)
+    send({"type": "response", "id": message["id"], "response": {"parts": [{"kind": "text", "text": text}]}})
+'''
+
+
+@needs_namespaces
+def test_a_driver_command_reaches_the_suites_server_and_nothing_off_the_machine(tmp_path: Path) -> None:
+    """docs/protocol.md: a driver command's bounds are a Python driver's, the network namespace too:
+    its base URL's port is relayed to the suite's server, an address beyond loopback is unreachable.
+    ``python -I`` stands for a driver in another language: no ``sitecustomize``, so no audit hook."""
+    script = tmp_path / "driver.py"
+    script.write_text(COMMAND_DRIVER, encoding="utf-8")
+    with _listener() as (server, seen), RemoteClient.of_command(f"{sys.executable} -I {script}") as remote:
+        assert remote.network == "namespace"
+        base = f"http://127.0.0.1:{server.getsockname()[1]}"
+        text = _text(remote.complete(_call("{}:{}".format(*OFF_MACHINE), base_url=base)))
+    assert text == f"off: {ENETUNREACH} base: ok", text
+    assert seen and seen[0].startswith(b"GET / HTTP/1.0")
