@@ -10,8 +10,10 @@ gets the statuses it gets in-process."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -194,6 +196,43 @@ def test_a_bad_turn_is_crashed_naming_what_broke_and_the_next_turn_gets_a_new_pr
     assert said in (bad.exception or ""), bad.exception
     assert len(bad.exception or "") < 10_000  # clipped: a gigabyte is never quoted whole
     assert _pid(invoke(driver, _call("basic/get_time", turn=2), loop, timeout=30)) != first
+
+
+MEASURE = """
+import json, resource, sys
+from conformance.clients.contract import Call
+from conformance.clients.remote import RemoteClient
+
+remote = RemoteClient.of_command(sys.argv[1], start_timeout=60)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+call = Call(wire="openai_chat", base_url="http://127.0.0.1:1", api_key="k", model="m", scenario="gigabyte")
+try:
+    answer = remote.complete(call)
+    said = "answered " + type(answer).__name__
+except Exception as exc:
+    said = f"{type(exc).__name__}: {exc}"[:400]
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+remote.close()
+print(json.dumps({"grew_kib": after - before, "said": said}))
+"""
+
+
+def test_a_gigabyte_message_costs_the_suite_no_more_than_the_bound(tmp_path: Path) -> None:
+    """A driver writing 1 GiB without an end of line: the suite's process reads no more than the
+    16 MiB bound (and a chunk) of it, in a process of its own to measure its peak memory."""
+    env = {**os.environ, "CONFORMANCE_WORKER_MEMORY": "4G"}
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, _command(_write(tmp_path))],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    measured = json.loads(done.stdout.strip().splitlines()[-1])
+    assert measured["said"].startswith("ClientCrashed") and "larger than 16 MiB" in measured["said"], measured
+    assert measured["grew_kib"] < 100 << 10, measured  # 1 GiB read whole would be 1,048,576 KiB and more
 
 
 def _alive(pid: int) -> bool:
