@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.clients import protocol
 from conformance.clients.contract import Call
 from conformance.clients.invoke import EventLoop, TurnResult, invoke
 from conformance.clients.remote import RemoteClient
@@ -91,6 +92,11 @@ for line in calls:
         os._exit(3)
     elif what == "hangs":
         time.sleep(3600)
+    elif what == "floods":  # a stream without end
+        while True:
+            send({"type": "event", "id": call_id, "event": {"type": "text_delta", "text": "more "}})
+    elif what == "two_endings":
+        send({"type": "end", "id": call_id})
     elif what == "forks":
         stay = subprocess.Popen(
             [sys.executable, "-c", "import time; time.sleep(3600)"], start_new_session=True,
@@ -200,6 +206,7 @@ def test_a_bad_turn_is_crashed_naming_what_broke_and_the_next_turn_gets_a_new_pr
 
 MEASURE = """
 import json, resource, sys
+from conformance.clients import protocol
 from conformance.clients.contract import Call
 from conformance.clients.remote import RemoteClient
 
@@ -233,6 +240,31 @@ def test_a_gigabyte_message_costs_the_suite_no_more_than_the_bound(tmp_path: Pat
     measured = json.loads(done.stdout.strip().splitlines()[-1])
     assert measured["said"].startswith("ClientCrashed") and "larger than 16 MiB" in measured["said"], measured
     assert measured["grew_kib"] < 100 << 10, measured  # 1 GiB read whole would be 1,048,576 KiB and more
+
+
+def test_a_stream_without_end_breaks_the_turns_bound(
+    driver: RemoteClient, loop: EventLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/protocol.md: more than 100,000 messages for one turn break the protocol (lowered here to
+    1,000 so the test reads 1,001)."""
+    monkeypatch.setattr(protocol, "MAX_TURN_MESSAGES", 1000)
+    first = _pid(invoke(driver, _call("basic/get_time"), loop, timeout=30))
+    flood = invoke(driver, _call("floods", turn=1, stream=True), loop, timeout=SAFETY)
+    assert flood.returned == "crashed" and "past 1,000 messages" in (flood.exception or ""), flood.exception
+    assert _pid(invoke(driver, _call("basic/get_time", turn=2), loop, timeout=30)) != first
+
+
+def test_a_second_ending_is_never_the_next_turns_answer(driver: RemoteClient, loop: EventLoop) -> None:
+    """The turn ends at its first ending (``end``: its events, none); the second ending, written for
+    a call already answered, is read by the next turn as an answer for a call it was not given: that
+    turn is crashed, and the one after gets a new process."""
+    first = invoke(driver, _call("two_endings"), loop, timeout=30)
+    assert first == TurnResult(returned="events", seconds=first.seconds)
+    stale = invoke(driver, _call("basic/get_time", turn=1), loop, timeout=30)
+    assert stale.returned == "crashed", stale
+    assert "an answer for call 1, which it was not given (it was asked call 2)" in (stale.exception or "")
+    after = invoke(driver, _call("basic/get_time", turn=2), loop, timeout=30)
+    assert after.returned == "response" and _pid(after)
 
 
 def _alive(pid: int) -> bool:
