@@ -96,14 +96,19 @@ def memory_limit() -> None:
 
 
 def child_bounds() -> None:
-    """docs/clients.md: a ``--python`` child's answer is bounded at 16 MiB, read in 64 KiB pieces; the
-    last 4 KiB of its output are shown; a silent child is killed 10 s past the turn's timeout."""
-    from conformance.clients import remote
+    """docs/clients.md: a driver's message is bounded at 16 MiB, a turn's answer at 64 MiB, read in 64
+    KiB pieces; the last 4 KiB of its output are shown; a silent child is killed 10 s past the turn's
+    timeout."""
+    from conformance.clients import protocol, remote
 
     assert remote.MAX_MESSAGE == 16 * 2**20 and remote._CHUNK == 64 * 2**10 and remote.STDERR_TAIL == 4 * 2**10
     assert remote.RemoteClient.turn_slack > 10  # the harness waits longer than the child's own 10 s
     text = " ".join(_doc("clients.md").split())
-    assert "16 MiB of JSON per answer" in text and "in 64 KiB pieces" in text and "(4 KiB at most)" in text
+    assert "A message has a size bound: 16 MiB of JSON." in text and "in 64 KiB pieces" in text
+    assert "(4 KiB at most)" in text
+    assert "a turn's answer, all its messages, 64 MiB and 100,000 messages" in text
+    assert remote.MAX_MESSAGE == protocol.MAX_MESSAGE
+    assert protocol.MAX_TURN_BYTES == 64 * 2**20 and protocol.MAX_TURN_MESSAGES == 100_000
     assert "no answer 10 s past the turn's `--timeout`" in text
     assert "call.timeout + 10" in (REPO / "conformance" / "clients" / "remote.py").read_text(encoding="utf-8")
 
@@ -359,6 +364,7 @@ FIGURES: dict[tuple[str, str], str | Elsewhere | Unchecked] = {
     ("clients.md", "64 KiB"): "child_bounds",
     ("clients.md", "4 KiB"): "child_bounds",
     ("clients.md", "10 s"): "child_bounds",
+    ("clients.md", "64 MiB"): "child_bounds",
     ("protocol.md", "16 MiB"): "protocol_bounds",
     ("protocol.md", "64 MiB"): "protocol_bounds",
     ("protocol.md", "10 seconds"): "protocol_bounds",
