@@ -23,6 +23,14 @@ A thin layer over the runner (``conformance.run.runner.run_pair``) and the clien
   pair's items an ERROR saying so, the next pair gets a new worker, and the session goes on. The
   worker inherits the session's network guard. Under xdist, an item carries from its setup the ERROR
   case the controller keeps should its xdist worker die before the item's call report.
+- **command=.** ``@pytest.mark.conformance(command="node drivers/x.mjs", wires=["openai_chat"])``
+  certifies a driver in any language on the client protocol (docs/protocol.md), as ``certify
+  --command`` does (``conformance.pipeline.targets.load_command``): the driver starts at collection
+  (its hello names the client and its wires; one process per distinct command, shared by the markers
+  that name it) and ends with the session; each worker process drives a child of its own
+  (``RemoteClient.again``), so a pipe is never shared. A driver that does not start is the test's
+  collection error; one that breaks the protocol, dies or hangs costs its turn's case an ERROR and the
+  next turn starts it again (``conformance.clients.remote``).
 - **server=.** ``@pytest.mark.conformance(server="http://127.0.0.1:8080", wires=["openai_chat"])``
   certifies a model server (``conformance.servers.certify_server``, docs/servers.md): one item per
   (wire, scenario a live server can be asked, mode) and per invalid-request probe
@@ -201,8 +209,9 @@ def _seconds(text: str) -> float:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "conformance(client=None, adapter=None, wires=None, scenarios=None, modes=None): one item per "
-        "(scenario, wire, mode) of the client or adapter, run by the conformance_case fixture",
+        "conformance(client=None, adapter=None, command=None, server=None, wires=None, scenarios=None, modes=None): "
+        "one item per (scenario, wire, mode) of the client, adapter, driver command or server, run by the "
+        "conformance_case fixture",
     )
     config.addinivalue_line(
         "markers", "conformance_server(scenario, wire): the scenario the conformance_server fixture plays"
@@ -402,6 +411,11 @@ class _Plugin:
         self._pool_knows = 0
         """How many of ``_pair_specs`` the pool's workers were forked with."""
         self.finished: list[dict[str, Any]] = []
+        self._commands: dict[str, Any] = {}
+        """The ``RemoteClient`` of each ``command=`` (started at collection, closed at the session's end)."""
+        self._session_pid = os.getpid()
+        self._own: dict[int, Any] = {}
+        """In a worker process: its own child of each ``RemoteClient`` (``_driven``), by the client's id."""
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Keep the case of each finished item (on the xdist controller: from the worker's report); an
@@ -430,6 +444,9 @@ class _Plugin:
         if self._pool is not None:
             self._pool.close()
             self._pool = None
+        for client in self._commands.values():  # the drivers' processes, and every process they started
+            client.close()
+        self._commands.clear()
         if self._guard_folder is not None:
             self._guard_folder.cleanup()
             self._guard_folder = None
@@ -476,11 +493,12 @@ class _Plugin:
         kwargs = dict(marker.kwargs)
         if "server" in kwargs:
             return self._server_specs(kwargs, where, marker.args)
-        unknown = sorted(set(kwargs) - {"client", "adapter", "wires", "scenarios", "modes"})
-        if unknown or ("client" in kwargs) == ("adapter" in kwargs) or marker.args:
+        unknown = sorted(set(kwargs) - {"client", "adapter", "command", "wires", "scenarios", "modes"})
+        targets = [name for name in ("client", "adapter", "command") if name in kwargs]
+        if unknown or len(targets) != 1 or marker.args:
             _usage(
-                f"{where}: @pytest.mark.conformance takes client= or adapter= (one of them) and optional "
-                f"wires=, scenarios=, modes= (got {', '.join(sorted(kwargs)) or 'nothing'})"
+                f"{where}: @pytest.mark.conformance takes client=, adapter= or command= (one of them), or server=, "
+                f"and optional wires=, scenarios=, modes= (got {', '.join(sorted(kwargs)) or 'nothing'})"
             )
         modes = tuple(kwargs.get("modes") or MODES)
         if bad := [m for m in modes if m not in MODES]:
@@ -493,7 +511,7 @@ class _Plugin:
             target = _Target(key=id(adapter), adapter=adapter, client=None)
             wires = [adapter.traffic_format]
         else:
-            client = kwargs["client"]
+            client = self._command(kwargs["command"], where) if "command" in kwargs else kwargs["client"]
             if problems := client_problems(client):
                 _usage(f"{where}: not a client: {'; '.join(problems)}")
             target = _Target(key=id(client), adapter=None, client=client)
@@ -518,6 +536,40 @@ class _Plugin:
         for spec in specs:
             self._register(spec)
         return specs
+
+    def _command(self, command: Any, where: str) -> Any:
+        """The client of ``command=``: the driver started once per distinct command (its hello read and
+        checked, ``conformance.pipeline.targets.load_command``); a driver that does not start is a usage
+        error naming the marker."""
+        if not isinstance(command, str) or not command.strip():
+            _usage(f"{where}: command= takes the driver's command line as one string, e.g. 'node drivers/x.mjs'")
+        if command not in self._commands:
+            from conformance.errors import UsageError
+            from conformance.pipeline.targets import load_command
+
+            try:
+                self._commands[command] = load_command(command)
+            except UsageError as exc:
+                _usage(f"{where}: command={command!r}: {exc}")
+        return self._commands[command]
+
+    def _driven(self, client: Any) -> Any:
+        """The client a pair drives here: ``client`` itself, or, for a driver in a process of its own
+        (``RemoteClient``: ``command=``) in a worker process, the worker's own child of it, started on
+        first use and stopped with the worker (the pipe to the session's child is never shared)."""
+        from conformance.clients.remote import RemoteClient
+
+        if not isinstance(client, RemoteClient) or os.getpid() == self._session_pid:
+            return client
+        if id(client) not in self._own:
+            self._own[id(client)] = client.again()
+        return self._own[id(client)]
+
+    def _close_own(self) -> None:
+        """A worker's own drivers' processes, ended as it ends."""
+        for client in self._own.values():
+            client.close()
+        self._own.clear()
 
     def case(self, spec: _Spec) -> CaseResult:
         from conformance.verdicts import CaseResult
@@ -626,7 +678,10 @@ class _Plugin:
         @contextlib.contextmanager
         def worker() -> Iterator[Callable[[int], tuple[_PairRun, bool]]]:
             with self._guard_children():
-                yield run_one
+                try:
+                    yield run_one
+                finally:
+                    self._close_own()
 
         def crashed(index: int, failure: WorkerFailure) -> _PairRun:
             return self._crashed(*unpack(index), failure), {}
@@ -648,12 +703,15 @@ class _Plugin:
         """Seconds the watchdog gives the worker for a pair: as ``conformance run`` (a timeout per case)
         and ``certify`` (a timeout per turn and one for the checks, in each mode) give theirs, and a
         recording's pair timeout when the cassette is recorded first."""
+        from conformance.clients.remote import RemoteClient
         from conformance.run.recording import DEFAULT_PAIR_TIMEOUT
         from conformance.run.runner import WATCHDOG_GRACE, pair_budget
 
         modes = len(spec.modes)
         cases = modes if spec.target.adapter is not None else modes * (len(scenario.turns) + 1)
-        return pair_budget(cases, self.timeout) + (DEFAULT_PAIR_TIMEOUT + WATCHDOG_GRACE if record else 0.0)
+        client = spec.target.client
+        starting = client.start_timeout if isinstance(client, RemoteClient) else 0.0  # its child starts in the worker
+        return pair_budget(cases, self.timeout) + starting + (DEFAULT_PAIR_TIMEOUT + WATCHDOG_GRACE if record else 0.0)
 
     def _crashed(self, spec: _Spec, _record: bool, failure: WorkerFailure) -> list[CaseResult]:
         """The pair's cases when its worker process died or was killed by the watchdog."""
@@ -720,7 +778,8 @@ class _Plugin:
 
         certify = CertifyOptions(cassette_dir=self.cassette_dir, wires=(spec.wire,), modes=modes, timeout=self.timeout)
         with Emulator() as server, EventLoop() as loop, McpPool(start_timeout=certify.timeout) as pool:
-            driver = Harness(client=spec.target.client, server=server, loop=loop, pool=pool, options=certify)
+            client = self._driven(spec.target.client)
+            driver = Harness(client=client, server=server, loop=loop, pool=pool, options=certify)
             return driver.pair(adapter, scenario), provenance
 
     def ensure_cassette(self, adapter: Adapter, scenario: Scenario) -> str:

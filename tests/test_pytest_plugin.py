@@ -280,7 +280,9 @@ def test_a_bad_marker_is_a_usage_error(pytester: pytest.Pytester) -> None:
     )
     result = run(pytester)
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines(["*test_both: @pytest.mark.conformance takes client= or adapter= (one of them)*"])
+    result.stdout.fnmatch_lines(
+        ["*test_both: @pytest.mark.conformance takes client=, adapter= or command= (one of them), or server=*"]
+    )
 
 
 # ---- conformance_server ------------------------------------------------------------------------
