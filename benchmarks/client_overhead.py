@@ -856,6 +856,7 @@ def run_protocol(args: argparse.Namespace, scenarios: Sequence[Scenario]) -> int
         "node_driver": args.node_driver,
         "wire": PROTOCOL_WIRE,
         "versions": {name: getattr(client, "version", "") for name, client, _ in made},
+        "runtimes": {name: getattr(client, "interpreter", "") for name, client, _ in made},
     }
     rows = summarize_protocol(cases, walls, {name: seconds for name, _, seconds in made})
     _print_protocol(rows, micro, skipped, meta)
