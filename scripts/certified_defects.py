@@ -607,6 +607,40 @@ _OLLAMA_JS_2 = (
     " broken answer from a bug by class."
 )
 
+_AI_SDK_OPENAI_1 = (
+    "The Chat model maps OpenAI's `stop` to `'stop'` whatever the message holds (`mapOpenAIFinishReason`,"
+    " `@ai-sdk/openai/dist/index.js:1682-1690`, non-streamed `:2269`, streamed `:2436`), and OpenAI answers"
+    ' `finish_reason: "stop"` to a call forced by a named `tool_choice`: a turn that returned calls for the caller'
+    " to run reads `finishReason: 'stop'`, not `'tool-calls'` (\"model triggered tool calls\","
+    " `ai/dist/index.d.ts:124`), although the same provider's Responses model derives `'tool-calls'` from the"
+    " calls it got (`mapOpenAIResponseFinishReason`, `:4259-4268`)."
+)
+
+_AI_SDK_OPENAI_2 = (
+    "The Responses model reports `'tool-calls'` only when `hasFunctionCall` is set"
+    " (`mapOpenAIResponseFinishReason`, `@ai-sdk/openai/dist/index.js:4259-4268`), which it sets for every call"
+    " the caller runs (`function_call` `:7888`, `custom_tool_call` `:7946`, a `computer_call` with a `call_id`"
+    " `:8050`, `apply_patch_call` `:8120`; streamed `:8460`, `:8565`, `:8625`, `:8777`) except a client-executed"
+    ' `tool_search_call` (`:7785-7801`, streamed `:8692-8719`), which its docs call a search "The SDK calls your'
+    ' `execute` callback" for (`@ai-sdk/openai/docs/03-openai.mdx:1783`): a turn whose only item is a search the'
+    " caller must run ends with `finishReason: 'stop'`, as if the model had finished."
+)
+
+_AI_SDK_GOOGLE_1 = (
+    "The Google provider writes a tool result's texts into `functionResponse.response.content` and, for a result"
+    " with no text (only an image, which it sends as the functionResponse's `parts`), writes"
+    ' `"Tool executed successfully."` there instead (`@ai-sdk/google/dist/index.js:628-666`, the literal at'
+    " `:663`): the model reads a text the tool never returned beside the image the caller gave."
+)
+
+_AI_SDK_GOOGLE_2 = (
+    "The Google provider maps Gemini's `MALFORMED_FUNCTION_CALL` (the model tried to call a tool and wrote a call"
+    " that could not be read) to `'error'` (`@ai-sdk/google/dist/index.js:1990`), the value the AI SDK documents"
+    ' as "model stopped because of an error" (`ai/dist/index.d.ts:125`) and also gives a step that a provider\'s'
+    " error chunk ended (`:4721-4727`): a caller reading `finishReason` learns that something failed, not that"
+    " the model meant to call a tool and can be asked again; only `rawFinishReason` keeps Gemini's value."
+)
+
 
 DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
     "openai": (
@@ -778,5 +812,14 @@ DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
             _LANGCHAIN_OPENAI_JS_5,
         ),
         ("openai_chat | streaming.fold at $.calls: array -> array", _LANGCHAIN_OPENAI_JS_5),
+    ),
+    "ai-sdk-openai": (
+        ("openai_chat | roundtrip.finish_reason at $.finish_reason: string -> string", _AI_SDK_OPENAI_1),
+        ("openai_responses | roundtrip.finish_reason at $.finish_reason: string -> string", _AI_SDK_OPENAI_2),
+    ),
+    "ai-sdk-google": (
+        ("gemini | roundtrip.request at $.parts[*].result: string -> string", _AI_SDK_GOOGLE_1),
+        ("gemini | client.recorded_request at $.messages[*].parts[*].text: string -> string", _AI_SDK_GOOGLE_1),
+        ("gemini | roundtrip.finish_reason at $.finish_reason: string -> string", _AI_SDK_GOOGLE_2),
     ),
 }

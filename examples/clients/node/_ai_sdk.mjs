@@ -336,7 +336,16 @@ export function interruptedGaps(wires) {
   return gaps;
 }
 
-export function finishReason(reason) {
+/**
+ * The suite's finish reason for the AI SDK's `finishReason`, and its `rawFinishReason` where the
+ * AI SDK's docs tell users to read that one: the Anthropic provider maps `pause_turn` onto 'stop'
+ * (@ai-sdk/anthropic dist/index.js:3865-3867) and documents "Check `rawFinishReason ===
+ * 'pause_turn'` to detect this case" (@ai-sdk/anthropic/docs/05-anthropic.mdx:374-376): a turn the
+ * server paused, to be sent back to continue, is not finished ('other'), as a user reading those
+ * docs tells. No other raw reason is read: the AI SDK's own mapping is what is certified.
+ */
+export function finishReason(reason, raw) {
+  if (raw === "pause_turn") return "other";
   return FINISH[reason] ?? "other";
 }
 
@@ -379,14 +388,35 @@ function parsedInput(part) {
 }
 
 /**
+ * The model's arguments of a call of OpenAI's client-executed `tool_search` (a Responses
+ * `tool_search_call` with `execution: "client"`), which the OpenAI provider hands over as a call of
+ * its `tool_search` tool whose input is `{arguments, call_id}` (@ai-sdk/openai dist/index.js:7785-7800,
+ * streamed 8692-8716): that is the tool's documented input (`toolSearchInputSchema`, :3927-3930; the
+ * docs' `execute: async ({ arguments: args }) => ...`, @ai-sdk/openai/docs/03-openai.mdx "Client-Executed
+ * Tool Search"), so the model's arguments are its `arguments`, as a user's execute callback reads
+ * them. A tool the caller offered under that name is the caller's own: its input is kept whole.
+ */
+function toolSearchArguments(part, context) {
+  if (context?.wire !== "openai_responses" || part.toolName !== "tool_search") return undefined;
+  if (context.offered?.has("tool_search")) return undefined;
+  const input = part.input;
+  if (input === null || typeof input !== "object" || Array.isArray(input) || !("arguments" in input)) return undefined;
+  return { ...part, input: input.arguments };
+}
+
+/**
  * A `tool-call` part as the suite's ToolCall: the AI SDK's own parse (`input`) and its verdict on
  * it (`invalid`, `error`: parseToolCall, ai/dist/index.js:3923-3989; an unparseable input stays the
  * model's text). The AI SDK gives no argument text of a whole answer, only the parsed `input`: the
- * text is that input as JSON.
+ * text is that input as JSON. `context` ({wire, offered: the caller's tool names}) tells a call of
+ * the provider's own tool_search (`toolSearchArguments`).
  */
-export function toolCall(part, raw) {
+export function toolCall(original, raw, context) {
+  const part = toolSearchArguments(original, context) ?? original;
   const parsed = parsedInput(part);
-  const text = raw ?? (typeof part.input === "string" ? part.input : JSON.stringify(part.input ?? {}));
+  // the streamed pieces, unless the input was unwrapped (the pieces are then the wrapper's)
+  const pieces = part === original ? raw : undefined;
+  const text = pieces ?? (typeof part.input === "string" ? part.input : JSON.stringify(part.input ?? {}));
   return {
     kind: "tool_call",
     id: part.toolCallId,
@@ -398,10 +428,20 @@ export function toolCall(part, raw) {
   };
 }
 
-/** A reasoning part's proof, from what its provider put in its metadata. */
-function reasoningProof(metadata, wire) {
+/**
+ * A reasoning part's proof, from what its provider put in its metadata. A Responses reasoning item
+ * with no readable text (an empty summary: the provider gives it as a reasoning part with text ''
+ * and the item's `reasoningEncryptedContent`, @ai-sdk/openai dist/index.js:7756-7768, streamed
+ * 8425-8435 and 8860-8870) is redacted reasoning, the payload alone, as the openai SDK's driver reads
+ * the same item (examples/clients/openai_driver.py `_reasoning_part`) and docs/adapters.md
+ * "Reasoning" reads it; with text (`readable`) the payload is its signature.
+ */
+function reasoningProof(metadata, wire, readable = true) {
   const m = metadata?.[PROVIDER_KEYS[wire]] ?? {};
   if (m.redactedData != null) return { redacted: String(m.redactedData) };
+  if (!readable && wire === "openai_responses" && m.reasoningEncryptedContent != null) {
+    return { redacted: String(m.reasoningEncryptedContent) };
+  }
   const signature = m.signature ?? m.thoughtSignature ?? m.reasoningEncryptedContent;
   return signature != null ? { signature: String(signature) } : {};
 }
@@ -410,14 +450,14 @@ export function reasoning(part, wire) {
   return {
     kind: "reasoning",
     text: part.text ?? "",
-    ...reasoningProof(part.providerMetadata, wire),
+    ...reasoningProof(part.providerMetadata, wire, Boolean(part.text)),
     source: wire,
     provider_details: details(part.providerMetadata),
   };
 }
 
 /** A `generateText` result as the suite's Response (its content parts, in order). */
-export function response(result, wire) {
+export function response(result, wire, context) {
   const parts = [];
   for (const part of result.content) {
     if (part.type === "text") {
@@ -426,12 +466,12 @@ export function response(result, wire) {
       parts.push(reasoning(part, wire));
     } else if (part.type === "tool-call" && !part.providerExecuted) {
       // a call the provider ran itself (Anthropic's web search) is not the caller's to run
-      parts.push(toolCall(part));
+      parts.push(toolCall(part, undefined, context));
     }
   }
   return {
     parts,
-    finish_reason: finishReason(result.finishReason),
+    finish_reason: finishReason(result.finishReason, result.rawFinishReason),
     usage: usage(result.usage, wire),
   };
 }
@@ -454,9 +494,9 @@ export function response(result, wire) {
  * is read as a stream that ended in that error"), judges the error by the AI SDK's class
  * (`client.typed_errors`) and keeps the events before it as the stream's start.
  */
-export async function* events(result, wire) {
+export async function* events(result, wire, context) {
   const calls = new Map(); // toolCallId -> {index, pieces}
-  const thoughts = new Map(); // reasoning part id -> its provider metadata so far
+  const thoughts = new Map(); // reasoning part id -> {metadata: its provider metadata so far, said: whether text came}
   const texts = new Map(); // text part id -> {metadata, said: whether any text came}
   for await (const part of result.fullStream) {
     switch (part.type) {
@@ -486,20 +526,26 @@ export async function* events(result, wire) {
         break;
       }
       case "reasoning-start":
-        thoughts.set(part.id, mergeOptions(part.providerMetadata) ?? {});
+        thoughts.set(part.id, { metadata: mergeOptions(part.providerMetadata) ?? {}, said: false });
         break;
-      case "reasoning-delta":
+      case "reasoning-delta": {
         // a delta may carry metadata only (Anthropic's signature_delta, ...): kept for the part's end
-        thoughts.set(part.id, mergeOptions(thoughts.get(part.id), part.providerMetadata) ?? {});
+        const open = thoughts.get(part.id) ?? { metadata: {}, said: false };
+        open.metadata = mergeOptions(open.metadata, part.providerMetadata) ?? {};
+        if (part.text) open.said = true;
+        thoughts.set(part.id, open);
         if (part.text) yield { type: "reasoning_delta", text: part.text, source: wire };
         break;
+      }
       case "reasoning-end": {
         // the part's proof (signature, redacted data) and what its provider put on it, from the
-        // metadata of its start, deltas and end
-        const metadata = mergeOptions(thoughts.get(part.id), part.providerMetadata);
+        // metadata of its start, deltas and end; redacted when no text came (see reasoningProof)
+        const open = thoughts.get(part.id);
+        const metadata = mergeOptions(open?.metadata, part.providerMetadata);
         thoughts.delete(part.id);
         if (metadata) {
-          yield { type: "reasoning_delta", text: "", ...reasoningProof(metadata, wire), source: wire, provider_details: details(metadata) };
+          const proof = reasoningProof(metadata, wire, Boolean(open?.said));
+          yield { type: "reasoning_delta", text: "", ...proof, source: wire, provider_details: details(metadata) };
         }
         break;
       }
@@ -528,7 +574,7 @@ export async function* events(result, wire) {
           calls.set(part.toolCallId, open);
           yield { type: "tool_call_start", tool_call_id: part.toolCallId, tool_call_name: part.toolName, index: open.index, provider_details: details(part.providerMetadata) };
         }
-        const call = toolCall(part, open.pieces.length ? open.pieces.join("") : undefined);
+        const call = toolCall(part, open.pieces.length ? open.pieces.join("") : undefined, context);
         if (!open.pieces.length && call.arguments_raw) {
           yield { type: "tool_call_chunk", tool_call_id: part.toolCallId, tool_call_arguments_chunk: call.arguments_raw };
         }
@@ -544,7 +590,7 @@ export async function* events(result, wire) {
       case "finish": {
         const u = usage(part.totalUsage, wire);
         if (u) yield { type: "usage", usage: u };
-        yield { type: "finish", reason: finishReason(part.finishReason), provider_reason: part.rawFinishReason ?? null };
+        yield { type: "finish", reason: finishReason(part.finishReason, part.rawFinishReason), provider_reason: part.rawFinishReason ?? null };
         break;
       }
       case "error":
@@ -558,8 +604,9 @@ export async function* events(result, wire) {
 /** One turn: `generateText`, or `streamText` and its `fullStream` as events. */
 export async function complete(call, signal, model, providerOptions) {
   const options = callOptions(call, model, providerOptions, signal);
-  if (call.stream) return events(streamText(options), call.wire);
-  return response(await generateText(options), call.wire);
+  const context = { wire: call.wire, offered: new Set((call.tools ?? []).map((t) => t.name)) };
+  if (call.stream) return events(streamText(options), call.wire, context);
+  return response(await generateText(options), call.wire, context);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -621,6 +668,26 @@ export function retryAfter(headers) {
 }
 
 /**
+ * Seconds to wait from a Google error's `RetryInfo.retryDelay` ("3s"), which Gemini sends in the
+ * error JSON's `details` and no header carries: the Google provider parses the error body with
+ * `details` kept (`getGoogleErrorSchema`, @ai-sdk/google dist/index.js:46-51) and hands it over as
+ * `APICallError.data` ("Any additional data associated with the error", ai-api-call-error.mdx), the
+ * error JSON the google-genai drivers read the same delay from (examples/clients/google_genai_driver.py
+ * `_retry_delay`, examples/clients/node/google_genai.mjs `retryDelay`).
+ */
+export function retryDelay(data) {
+  const details = data?.error?.details;
+  for (const item of Array.isArray(details) ? details : []) {
+    const delay = item?.retryDelay;
+    if (typeof delay === "string" && delay.endsWith("s")) {
+      const seconds = Number.parseFloat(delay.slice(0, -1));
+      return Number.isFinite(seconds) ? seconds : null;
+    }
+  }
+  return null;
+}
+
+/**
  * The AI SDK's error classes, most specific first, and the kind each means. Every class is the
  * AI SDK's own (`X.isInstance(error)`, the check its docs use); nothing reads an error's `cause`
  * or a wrapped error (RetryError's `lastError`: `maxRetries: 0` means no RetryError is made).
@@ -660,17 +727,24 @@ export function errorInfo(error) {
     kind = kindForCode(error.type, error.code) ?? kindForStatus(status) ?? "server";
   } else if (kind === "http") {
     // An error status says the kind. A success status is an answer the provider utilities could
-    // not read, whatever went wrong: a body that is not JSON ("Invalid JSON response",
-    // @ai-sdk/provider-utils dist/index.js:4260-4268) and a stream cut mid-body ("Failed to
-    // process successful response", 4136-4146) raise the same class with the same status, so the
-    // class says no more than "unknown"; no status ("Cannot connect to API") says no more either.
-    kind = status != null && status >= 400 ? kindForStatus(status) : "unknown";
+    // not read, and the documented `isRetryable` ("Whether the request can be retried",
+    // ai/docs/07-reference/05-ai-sdk-errors/ai-api-call-error.mdx) tells which: a body whose read
+    // failed on the network (a stream cut mid-body: undici's `TypeError: terminated`) is wrapped as
+    // "Failed to process successful response" (@ai-sdk/provider-utils dist/index.js:4136-4146) and
+    // marked retryable by `handleFetchError` as a network error (:603-615, the codes at :568-580),
+    // while a body that is not JSON ("Invalid JSON response", :4260-4268) keeps the status's
+    // default, not retryable (@ai-sdk/provider dist/index.js:70). So a retryable error after a
+    // success status is an answer that broke off; no status ("Cannot connect to API") says no more
+    // than "unknown".
+    if (status != null && status >= 400) kind = kindForStatus(status);
+    else if (status != null && error.isRetryable === true) kind = "stream_incomplete";
+    else kind = "unknown";
   }
   return {
     kind,
     message: String(error.message ?? error),
     status,
-    retry_after: retryAfter(error.responseHeaders),
+    retry_after: retryAfter(error.responseHeaders) ?? retryDelay(error.data),
     code: code == null ? null : String(code),
   };
 }
