@@ -56,6 +56,7 @@ def add_command(commands: Any) -> None:
     )
     target.add_argument(
         "--command",
+        dest="driver_command",  # not ``command``: that is the subcommand's name (cli/__init__.py)
         metavar="'PROGRAM ARGS'",
         help="a driver in any language, speaking docs/protocol.md: e.g. 'node examples/clients/node/openai.mjs'",
     )
@@ -195,16 +196,18 @@ def _client_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
     for option in ("wire", "upstream", "upstream_port", "api_key_env", "name", "exchange_timeout", "max_body"):
         if getattr(args, option) is not None:
             raise UsageError(f"--{option.replace('_', '-')} is for --server or --gateway, not --client")
-    if args.intercept and (args.python or args.command):
+    if args.intercept and (args.python or args.driver_command):
         raise UsageError(
             "--intercept patches this process's HTTP clients: it cannot reach a driver in a process of its own"
         )
-    if args.command is not None and args.python:
+    if args.driver_command is not None and args.python:
         raise UsageError("--python is for --client FILE.py:OBJECT; --command runs the program it names as it is")
-    spec = args.client if args.command is None else args.command
-    client = load_client(args.client, args.python) if args.command is None else load_command(args.command)
+    spec = args.client if args.driver_command is None else args.driver_command
+    client = load_client(args.client, args.python) if args.driver_command is None else load_command(args.driver_command)
     try:
-        if (args.python or args.command) and client.network != "namespace":  # one line: the driver has the guard alone
+        if (
+            args.python or args.driver_command
+        ) and client.network != "namespace":  # one line: the driver has the guard alone
             print(f"conformance certify: the driver's network: {client.network} (docs/clients.md)", file=sys.stderr)
         check_gap_keys(client.known_gaps, "--client")
         wires = tuple(split_list([args.wires])) if args.wires is not None else None
@@ -235,7 +238,7 @@ def _client_plan(args: argparse.Namespace) -> tuple[Target, Plan]:
     target = ClientTarget(
         client=client,
         spec=spec,
-        command=args.command is not None,
+        command=args.driver_command is not None,
         python=args.python,
         intercept=args.intercept,
         wires=wires,

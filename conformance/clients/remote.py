@@ -456,8 +456,8 @@ class RemoteClient:
     @staticmethod
     def _too_large() -> str:
         return (
-            f"the driver's interpreter sent an answer larger than {MAX_MESSAGE >> 20} MiB, the bound on one turn's"
-            " result (docs/clients.md), and was killed"
+            f"the driver sent a message larger than {MAX_MESSAGE >> 20} MiB, the bound on one message"
+            " (docs/protocol.md), and was killed"
         )
 
     def _death(self) -> str:
