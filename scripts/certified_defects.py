@@ -638,7 +638,8 @@ _AI_SDK_GOOGLE_2 = (
     " that could not be read) to `'error'` (`@ai-sdk/google/dist/index.js:1990`), the value the AI SDK documents"
     ' as "model stopped because of an error" (`ai/dist/index.d.ts:125`) and also gives a step that a provider\'s'
     " error chunk ended (`:4721-4727`): a caller reading `finishReason` learns that something failed, not that"
-    " the model meant to call a tool and can be asked again; only `rawFinishReason` keeps Gemini's value."
+    " the model meant to call a tool and can be asked again; only `rawFinishReason` keeps Gemini's value (users"
+    ' meet it as an unexplained `"error"`: https://github.com/vercel/ai/issues/8186, labelled a bug).'
 )
 
 

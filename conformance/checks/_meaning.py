@@ -4,7 +4,8 @@
 ``canonical_schema`` is a tool schema in one spelling; ``meaning`` a read-back request as plain JSON
 (``SPELLING_DETAILS`` left out, and a Responses content's ``parts`` when they say only that it was a
 list; made-up call ids named as such, result text without its whitespace,
-a system prompt spelled as a first message read as the system prompt).
+a system prompt spelled as a first message read as the system prompt, and a Gemini signature that
+came on a part of its own after the calls placed on the turn's first call: ``signed_first_call``).
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from conformance.checks._common import unwrapped_results
-from conformance.model import Image, Request, Resource, Text, ToolCall, ToolResult
+from conformance.model import Image, Message, Reasoning, Request, Resource, Text, ToolCall, ToolResult
 
-__all__ = ["SPELLING_DETAILS", "canonical_schema", "input_schema", "meaning"]
+__all__ = ["SPELLING_DETAILS", "canonical_schema", "input_schema", "meaning", "signed_first_call"]
 
 SPELLING_DETAILS = frozenset(
     {
@@ -109,6 +110,7 @@ def meaning(request: Request, served: bytes = b"", rewritten: Collection[str] = 
     ``served`` is every answer the provider gave so far (call ids not in it are made up),
     ``rewritten`` the tools whose schema is not compared."""
     request = unwrapped_results(request)
+    request = dataclasses.replace(request, messages=tuple(signed_first_call(m) for m in request.messages))
     made_up: dict[str, str] = {}
 
     def call_id(value: str) -> str:
@@ -137,6 +139,33 @@ def meaning(request: Request, served: bytes = b"", rewritten: Collection[str] = 
             plain["input_schema"] = canonical_schema(tool.input_schema)
     _system_first(out)
     return out
+
+
+def signed_first_call(message: Message) -> Message:
+    """``message`` with a Gemini ``thoughtSignature`` that came on a signed empty part of its own after
+    the turn's calls (the reader's ``Reasoning`` with ``thought: False`` and no text) placed on the turn's
+    first call instead, when that call has none. Where such a signature goes back is not documented:
+    Gemini validates that "the first functionCall part in each step of the current turn" carries its
+    signature, and asks for a signature back "in the exact part where it was received"
+    (https://ai.google.dev/gemini-api/docs/thought-signatures), so a client sending it on the turn's first
+    call and one sending the part as it came mean the same (the scenario reasoning/signature_own_part
+    accepts both; ``roundtrip.reasoning_replay`` judges every other place)."""
+    calls = [p for p in message.parts if isinstance(p, ToolCall)]
+    if message.role != "assistant" or not calls or "thoughtSignature" in calls[0].provider_details:
+        return message
+    first = message.parts.index(calls[0])
+    own = [
+        p
+        for p in message.parts[first + 1 :]
+        if isinstance(p, Reasoning) and p.signature and not p.text and p.provider_details.get("thought") is False
+    ]
+    if len(own) != 1:
+        return message
+    signed = dataclasses.replace(
+        calls[0], provider_details={**calls[0].provider_details, "thoughtSignature": own[0].signature}
+    )
+    parts = tuple(signed if p is calls[0] else p for p in message.parts if p is not own[0])
+    return dataclasses.replace(message, parts=parts)
 
 
 def _drop_strict(details: dict[str, Any]) -> None:

@@ -335,3 +335,30 @@ def test_responses_content_as_a_list_of_input_text_blocks_is_spelling() -> None:
     image = "data:image/png;base64,iVBORw0KGgo="
     plain = {"type": "input_image", "image_url": image}
     assert meaning(user(plain)) != meaning(user({**plain, "detail": "high"}))  # a detail is meaning
+
+
+def _own_part_signature(body: dict[str, Any], *, onto_call: bool) -> dict[str, Any]:
+    """A Gemini body whose model turn ends in a signed empty part (reasoning/signature_own_part, as the
+    cassette's answer gave it): that part removed, its signature put on the turn's first call
+    (``onto_call``) or nowhere."""
+    for content in body["contents"]:
+        parts = content.get("parts", [])
+        own = [p for p in parts if p.get("text") == "" and "thoughtSignature" in p]
+        calls = [p for p in parts if "functionCall" in p]
+        if content.get("role") == "model" and own and calls:
+            parts.remove(own[0])
+            if onto_call:
+                calls[0]["thoughtSignature"] = own[0]["thoughtSignature"]
+    return body
+
+
+def test_a_gemini_signature_of_its_own_part_may_go_back_on_the_turns_first_call() -> None:
+    """Where a signature that came on a part of its own goes back is not documented: on the turn's first
+    call it means the same as the part sent back as it came (the scenario accepts both); dropped, it is
+    a finding."""
+    moved = TranslatorClient(rewriting("gemini", lambda body: _own_part_signature(body, onto_call=True)))
+    assert _verdict(_certify(moved, "reasoning/signature_own_part")).status == "pass"
+    as_came = TranslatorClient(rewriting("gemini", lambda body: body))
+    assert _verdict(_certify(as_came, "reasoning/signature_own_part")).status == "pass"
+    dropped = TranslatorClient(rewriting("gemini", lambda body: _own_part_signature(body, onto_call=False)))
+    assert _verdict(_certify(dropped, "reasoning/signature_own_part")).status == "fail"
