@@ -5,7 +5,7 @@
 (``SPELLING_DETAILS`` left out, and a Responses content's ``parts`` when they say only that it was a
 list; made-up call ids named as such, result text without its whitespace,
 a system prompt spelled as a first message read as the system prompt, and a Gemini signature that
-came on a part of its own after the calls placed on the turn's first call: ``signed_first_call``).
+came on a part of its own after the calls kept for ``signed_first_call`` to place on the turn's first call).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from conformance.checks._common import unwrapped_results
 from conformance.model import Image, Message, Reasoning, Request, Resource, Text, ToolCall, ToolResult
 
-__all__ = ["SPELLING_DETAILS", "canonical_schema", "input_schema", "meaning", "signed_first_call"]
+__all__ = ["OWN_SIGNATURE", "SPELLING_DETAILS", "canonical_schema", "input_schema", "meaning", "signed_first_call"]
 
 SPELLING_DETAILS = frozenset(
     {
@@ -110,7 +110,6 @@ def meaning(request: Request, served: bytes = b"", rewritten: Collection[str] = 
     ``served`` is every answer the provider gave so far (call ids not in it are made up),
     ``rewritten`` the tools whose schema is not compared."""
     request = unwrapped_results(request)
-    request = dataclasses.replace(request, messages=tuple(signed_first_call(m) for m in request.messages))
     made_up: dict[str, str] = {}
 
     def call_id(value: str) -> str:
@@ -129,7 +128,10 @@ def meaning(request: Request, served: bytes = b"", rewritten: Collection[str] = 
                 text = "".join(c.text or "" for c in part.content if isinstance(c, Text | Resource))
                 shown["content"] = [c for c in shown["content"] if c.get("kind") not in ("text", "resource")]
                 shown["text"] = "".join(text.split())
-    for plain in out["messages"]:  # reasoning: judged by roundtrip.reasoning_replay, with each wire's rule
+    for message, plain in zip(request.messages, out["messages"], strict=True):
+        if (signature := _own_signature(message)) is not None:
+            plain["provider_details"][OWN_SIGNATURE] = signature  # placed by signed_first_call
+        # reasoning: judged by roundtrip.reasoning_replay, with each wire's rule
         plain["parts"] = [shown for shown in plain["parts"] if shown.get("kind") != "reasoning"]
     for tool, plain in zip(request.tools, out["tools"], strict=True):
         if tool.name in rewritten:  # a declared rewrite: the schema and its strict flag are the client's
@@ -141,31 +143,44 @@ def meaning(request: Request, served: bytes = b"", rewritten: Collection[str] = 
     return out
 
 
-def signed_first_call(message: Message) -> Message:
-    """``message`` with a Gemini ``thoughtSignature`` that came on a signed empty part of its own after
-    the turn's calls (the reader's ``Reasoning`` with ``thought: False`` and no text) placed on the turn's
-    first call instead, when that call has none. Where such a signature goes back is not documented:
-    Gemini validates that "the first functionCall part in each step of the current turn" carries its
-    signature, and asks for a signature back "in the exact part where it was received"
-    (https://ai.google.dev/gemini-api/docs/thought-signatures), so a client sending it on the turn's first
-    call and one sending the part as it came mean the same (the scenario reasoning/signature_own_part
-    accepts both; ``roundtrip.reasoning_replay`` judges every other place)."""
+OWN_SIGNATURE = "own_part_signature"
+"""Where ``meaning`` keeps a Gemini signature that came on a signed empty part of its own after a turn's
+calls (the reader's ``Reasoning`` with ``thought: False`` and no text): the message's detail, until
+``signed_first_call`` places it."""
+
+
+def _own_signature(message: Message) -> str | None:
+    """The signature of the one signed empty part after ``message``'s first call, if it has one."""
     calls = [p for p in message.parts if isinstance(p, ToolCall)]
-    if message.role != "assistant" or not calls or "thoughtSignature" in calls[0].provider_details:
-        return message
+    if message.role != "assistant" or not calls:
+        return None
     first = message.parts.index(calls[0])
     own = [
         p
         for p in message.parts[first + 1 :]
         if isinstance(p, Reasoning) and p.signature and not p.text and p.provider_details.get("thought") is False
     ]
-    if len(own) != 1:
-        return message
-    signed = dataclasses.replace(
-        calls[0], provider_details={**calls[0].provider_details, "thoughtSignature": own[0].signature}
-    )
-    parts = tuple(signed if p is calls[0] else p for p in message.parts if p is not own[0])
-    return dataclasses.replace(message, parts=parts)
+    return own[0].signature if len(own) == 1 else None
+
+
+def signed_first_call(plain: dict[str, Any]) -> dict[str, Any]:
+    """``meaning``'s output, its equivalents left out, with each message's own-part signature placed on
+    the turn's first call when that call carries none. Where such a signature goes back is not
+    documented: Gemini validates that "the first functionCall part in each step of the current turn"
+    carries its signature, and asks for a signature back "in the exact part where it was received"
+    (https://ai.google.dev/gemini-api/docs/thought-signatures), so a client sending it on the turn's first
+    call and one sending the part as it came mean the same (the scenario reasoning/signature_own_part
+    accepts both; ``roundtrip.reasoning_replay`` judges every other place). Run after the equivalences,
+    so that a call carrying the documented placeholder signature counts as carrying none."""
+    for message in plain.get("messages", []):
+        details = message.get("provider_details", {})
+        signature = details.get(OWN_SIGNATURE)
+        calls = [p for p in message.get("parts", []) if p.get("kind") == "tool_call"]
+        if signature is None or not calls or "thoughtSignature" in calls[0].get("provider_details", {}):
+            continue
+        calls[0].setdefault("provider_details", {})["thoughtSignature"] = signature
+        del details[OWN_SIGNATURE]
+    return plain
 
 
 def _drop_strict(details: dict[str, Any]) -> None:

@@ -53,7 +53,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from conformance.checks._common import CaseContext, verdict
-from conformance.checks._meaning import SPELLING_DETAILS, meaning
+from conformance.checks._meaning import SPELLING_DETAILS, meaning, signed_first_call
 from conformance.checks.equivalences import bundled_table, classify, without_equivalents
 from conformance.checks.recorded_request import compare_bodies, glob_matches, step, volatile_globs
 from conformance.verdicts import CheckVerdict, Finding
@@ -106,8 +106,8 @@ def client_recorded_request(ctx: CaseContext) -> CheckVerdict | None:
             open_paths = frozenset({"$.max_tokens"} if turn.request.max_tokens is None else ())
             same: dict[str, Any] = {"tools_offered": bool(turn.request.tools), "left_open": open_paths}
             found = compare_bodies(
-                without_equivalents(meaning(want, served, rewritten), wire, table, **same),
-                without_equivalents(meaning(got, served, rewritten), wire, table, **same),
+                signed_first_call(without_equivalents(meaning(want, served, rewritten), wire, table, **same)),
+                signed_first_call(without_equivalents(meaning(got, served, rewritten), wire, table, **same)),
                 ignored=intended,
                 turn=turn.turn,
                 check=CHECK,

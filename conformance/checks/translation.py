@@ -29,7 +29,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from conformance.checks._common import CaseContext, diff_findings, unwrapped_results, verdict, without_details
-from conformance.checks._meaning import canonical_schema, input_schema, meaning
+from conformance.checks._meaning import canonical_schema, input_schema, meaning, signed_first_call
 from conformance.checks._names import NAME_RULES
 from conformance.checks.equivalences import bundled_table, classify, without_equivalents
 from conformance.checks.recorded_request import compare_bodies, recorded_request
@@ -139,8 +139,8 @@ def _equivalent(ctx: CaseContext, expected: Any, got: Any) -> bool:
     wire, table = ctx.adapter.wire_format, ctx.equivalences or bundled_table()
     same: dict[str, Any] = {"tools_offered": bool(got.tools), "left_open": frozenset()}
     found = compare_bodies(
-        without_equivalents(meaning(expected), wire, table, **same),
-        without_equivalents(meaning(got), wire, table, **same),
+        signed_first_call(without_equivalents(meaning(expected), wire, table, **same)),
+        signed_first_call(without_equivalents(meaning(got), wire, table, **same)),
         turn=0,
         check="translation.wire_paths",
     )
