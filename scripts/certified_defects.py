@@ -734,6 +734,11 @@ DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
             _LITELLM_31,
         ),
         ("gemini | roundtrip.reasoning_replay at $.contents[*].parts: string -> none", _LITELLM_32),
+        (
+            "gemini | client.recorded_request at $.messages[*].parts[*].provider_details.thoughtSignature:"
+            " string -> none",
+            _LITELLM_32,
+        ),
         ("gemini | roundtrip.reasoning at $.reasoning: number -> number", _LITELLM_33),
         ("gemini | roundtrip.reasoning at $.reasoning[*].text: string -> string", _LITELLM_33),
     ),
