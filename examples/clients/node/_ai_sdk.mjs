@@ -54,6 +54,8 @@ import {
   tool,
 } from "ai";
 
+import { CODES, isObject, kindForCode, kindForStatus } from "./_convert.mjs";
+
 export const KEY = "ai_sdk";
 
 /** The AI SDK's `providerOptions`/`providerMetadata` key of each wire (the provider's name). */
@@ -382,8 +384,7 @@ function callError(part) {
 /** Is the call's `input` the AI SDK's parse of valid arguments? An invalid call whose error is not
  * about its input (NoSuchToolError: a tool the caller did not offer) still carries them parsed. */
 function parsedInput(part) {
-  const isObject = part.input !== null && typeof part.input === "object" && !Array.isArray(part.input);
-  if (!isObject) return false;
+  if (!isObject(part.input)) return false;
   return !part.invalid || NoSuchToolError.isInstance(part.error);
 }
 
@@ -612,47 +613,10 @@ export async function complete(call, signal, model, providerOptions) {
 // ---------------------------------------------------------------------------------------------
 // Errors, by the AI SDK's public classes (@ai-sdk/provider dist/index.js, ai/dist/index.js)
 
-function kindForStatus(status) {
-  if (status == null) return null;
-  const table = { 400: "invalid_request", 401: "auth", 403: "permission", 404: "not_found", 413: "context_length", 422: "invalid_request", 429: "rate_limit", 503: "overloaded", 529: "overloaded" };
-  if (table[status]) return table[status];
-  if (status >= 500 && status < 600) return "server";
-  if (status >= 400 && status < 500) return "invalid_request";
-  return "unknown";
-}
-
-/** The provider error types and codes a StreamProviderError carries (`type`, `code`). */
-const CODES = {
-  invalid_request_error: "invalid_request",
-  authentication_error: "auth",
-  permission_error: "permission",
-  not_found_error: "not_found",
-  request_too_large: "context_length",
-  rate_limit_error: "rate_limit",
-  api_error: "server",
-  overloaded_error: "overloaded",
-  server_error: "server",
-  rate_limit_exceeded: "rate_limit",
-  insufficient_quota: "rate_limit",
-  context_length_exceeded: "context_length",
-  invalid_api_key: "auth",
-  INVALID_ARGUMENT: "invalid_request",
-  FAILED_PRECONDITION: "invalid_request",
-  UNAUTHENTICATED: "auth",
-  PERMISSION_DENIED: "permission",
-  NOT_FOUND: "not_found",
-  RESOURCE_EXHAUSTED: "rate_limit",
-  INTERNAL: "server",
-  UNAVAILABLE: "overloaded",
-  DEADLINE_EXCEEDED: "server",
-};
-
-function kindForCode(...codes) {
-  for (const code of codes) if (typeof code === "string" && CODES[code]) return CODES[code];
-  return null;
-}
-
-/** Seconds to wait, from the `retry-after-ms` or `retry-after` header the error carries. */
+/**
+ * Seconds to wait, from the `retry-after-ms` or `retry-after` header the error carries. Not
+ * _convert.mjs's `retryAfter`: the AI SDK's `responseHeaders` is a plain record, not a `Headers`.
+ */
 export function retryAfter(headers) {
   if (!headers) return null;
   const lower = {};
@@ -724,7 +688,8 @@ export function errorInfo(error) {
   let code = null;
   if (kind === "stream") {
     code = error.code ?? error.type ?? null;
-    kind = kindForCode(error.type, error.code) ?? kindForStatus(status) ?? "server";
+    // no status: no kind from it (the stream's error came inside a success)
+    kind = kindForCode(CODES, error.type, error.code) ?? (status == null ? null : kindForStatus(status)) ?? "server";
   } else if (kind === "http") {
     // An error status says the kind. A success status is an answer the provider utilities could
     // not read, and the documented `isRetryable` ("Whether the request can be retried",

@@ -23,44 +23,19 @@
 
 import Anthropic from "@anthropic-ai/sdk";
 
+import {
+  ANTHROPIC_CODES,
+  dumps,
+  finishReason,
+  isObject,
+  kindForCode,
+  ownReasoning,
+  retryAfter,
+} from "./_convert.mjs";
 import { serve, versionOf } from "./protocol.mjs";
 
 /** The Messages API requires `max_tokens`: what the driver sends when the call leaves it open. */
 const DEFAULT_MAX_TOKENS = 4096;
-
-// ---- shared bits (as examples/clients/_convert.py does them) ---------------------------------
-
-const dumps = (value) => JSON.stringify(value);
-
-function parseArguments(raw) {
-  if (!raw.trim()) return [{}, null];
-  let value;
-  try {
-    value = JSON.parse(raw);
-  } catch (error) {
-    return [null, `invalid JSON: ${error.message}`];
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return [null, `arguments are a JSON ${value === null ? "null" : Array.isArray(value) ? "array" : typeof value}, not an object`];
-  }
-  return [value, null];
-}
-
-const isObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
-
-/** Reasoning this wire can take back: produced by it, or of unknown origin (_convert.py own_reasoning). */
-const ownReasoning = (part, wire) => part.source == null || part.source === wire;
-
-function retryAfter(headers) {
-  if (!headers || typeof headers.get !== "function") return null;
-  const ms = headers.get("retry-after-ms");
-  if (ms !== null && Number.isFinite(Number.parseFloat(ms))) return Number.parseFloat(ms) / 1000;
-  const value = headers.get("retry-after");
-  if (value === null) return null;
-  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Number.parseFloat(value);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, (date - Date.now()) / 1000);
-}
 
 // Anthropic's `stop_reason` values (resources/messages/messages.d.ts StopReason).
 const ANTHROPIC_FINISH = {
@@ -70,23 +45,6 @@ const ANTHROPIC_FINISH = {
   max_tokens: "length",
   model_context_window_exceeded: "length",
   refusal: "content_filter",
-};
-
-function finishReason(raw, hasCalls) {
-  const reason = ANTHROPIC_FINISH[raw ?? ""] ?? "other";
-  return hasCalls && reason === "stop" ? "tool_calls" : reason;
-}
-
-// Anthropic's error `type` values (https://docs.anthropic.com/en/api/errors).
-const CODES = {
-  invalid_request_error: "invalid_request",
-  authentication_error: "auth",
-  permission_error: "permission",
-  not_found_error: "not_found",
-  request_too_large: "context_length",
-  rate_limit_error: "rate_limit",
-  api_error: "server",
-  overloaded_error: "overloaded",
 };
 
 // ---- the request -----------------------------------------------------------------------------
@@ -183,7 +141,7 @@ function response(message, wire) {
     } else if (block.type === "redacted_thinking") parts.push({ kind: "reasoning", redacted: block.data, source: wire });
   }
   const hasCalls = parts.some((p) => p.kind === "tool_call");
-  return { parts, finish_reason: finishReason(message.stop_reason, hasCalls), provider_details: { finish_reason: message.stop_reason } };
+  return { parts, finish_reason: finishReason(ANTHROPIC_FINISH, message.stop_reason, hasCalls), provider_details: { finish_reason: message.stop_reason } };
 }
 
 /** The events of `client.messages.stream(...)`, read with `for await`, the blocks and message from
@@ -241,7 +199,7 @@ async function* readHelper(stream, seen, wire) {
       }
     } else if (event.type === "message_stop" && seen.message !== null) {
       const { content, stop_reason: reason } = seen.message;
-      yield { type: "finish", reason: finishReason(reason, content.some((b) => b.type === "tool_use")), provider_reason: reason };
+      yield { type: "finish", reason: finishReason(ANTHROPIC_FINISH, reason, content.some((b) => b.type === "tool_use")), provider_reason: reason };
     }
   }
   await stream.done();
@@ -285,7 +243,7 @@ function errorInfo(error) {
   if (!(error instanceof Anthropic.APIError)) return null; // the base AnthropicError names no kind
   // The base class itself (an `error` event inside the 200 stream, a status without a class): the
   // category its documented `type` field names (core/error.mjs: `this.type = type ?? body.error?.type`).
-  const kind = CLASSES.find(([cls]) => error instanceof cls)?.[1] ?? CODES[error.type] ?? "unknown";
+  const kind = CLASSES.find(([cls]) => error instanceof cls)?.[1] ?? kindForCode(ANTHROPIC_CODES, error.type) ?? "unknown";
   return {
     kind,
     message: String(error.message),

@@ -22,22 +22,8 @@
 
 import { ApiError, FunctionCallingConfigMode, GoogleGenAI } from "@google/genai";
 
+import { dumps, finishReason, kindForStatus, ownReasoning, resultText } from "./_convert.mjs";
 import { serve, versionOf } from "./protocol.mjs";
-
-const dumps = (value) => JSON.stringify(value);
-
-/** The text of an MCP tool result: text items and embedded text resources, joined by newlines. */
-function resultText(result) {
-  const texts = [];
-  for (const item of result.content ?? []) {
-    if (item.kind === "text") texts.push(item.text);
-    else if (item.kind === "resource" && typeof item.text === "string") texts.push(item.text);
-  }
-  return texts.join("\n");
-}
-
-/** Reasoning this wire can take back: produced by it, or of unknown origin (_convert.py own_reasoning). */
-const ownReasoning = (part, wire) => part.source == null || part.source === wire;
 
 // Gemini's `finishReason` values (the SDK's `FinishReason` enum).
 const GEMINI_FINISH = {
@@ -53,18 +39,7 @@ const GEMINI_FINISH = {
 
 function finish(raw, hasCalls) {
   const text = String(raw);
-  const reason = GEMINI_FINISH[text] ?? "other";
-  return [hasCalls && reason === "stop" ? "tool_calls" : reason, text];
-}
-
-/** The error kind an HTTP status means: the SDK types its errors by `status`, not by class. */
-function kindForStatus(status) {
-  const table = { 400: "invalid_request", 401: "auth", 403: "permission", 404: "not_found", 413: "context_length", 422: "invalid_request", 429: "rate_limit", 503: "overloaded", 529: "overloaded" };
-  if (typeof status !== "number") return "unknown";
-  if (table[status]) return table[status];
-  if (status >= 500 && status < 600) return "server";
-  if (status >= 400 && status < 500) return "invalid_request";
-  return "unknown";
+  return [finishReason(GEMINI_FINISH, text, hasCalls), text];
 }
 
 // ---- the request -----------------------------------------------------------------------------

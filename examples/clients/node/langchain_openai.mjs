@@ -33,22 +33,8 @@ import {
   UnprocessableEntityError,
 } from "openai";
 
+import { CHAT_FINISH, finishReason, isObject, kindForCode, OPENAI_CODES } from "./_convert.mjs";
 import { serve, versionOf } from "./protocol.mjs";
-
-/** OpenAI Chat Completions `finish_reason` values, as ChatOpenAI hands them on raw in `response_metadata`. */
-const CHAT_FINISH = {
-  stop: "stop",
-  tool_calls: "tool_calls",
-  function_call: "tool_calls",
-  length: "length",
-  content_filter: "content_filter",
-};
-
-/** The unified reason for a raw one (`other` outside the table); `tool_calls` when calls came back on a `stop`. */
-function finishReason(raw, hasCalls) {
-  const reason = CHAT_FINISH[raw ?? ""] ?? "other";
-  return hasCalls && reason === "stop" ? "tool_calls" : reason;
-}
 
 // ---- the call, as LangChain messages -------------------------------------------------------------
 
@@ -187,7 +173,7 @@ function response(message) {
   }
   const rawReason = message.response_metadata?.finish_reason ?? null;
   const hasCalls = parts.some((p) => p.kind === "tool_call");
-  const out = { parts, finish_reason: finishReason(rawReason, hasCalls), provider_details: { finish_reason: rawReason } };
+  const out = { parts, finish_reason: finishReason(CHAT_FINISH, rawReason, hasCalls), provider_details: { finish_reason: rawReason } };
   const used = usage(message.usage_metadata);
   if (used !== null) out.usage = used;
   return out;
@@ -215,7 +201,7 @@ class StreamCalls {
     const call = this.calls.get(index);
     if (call === undefined || call.ended) return;
     call.ended = true;
-    const parsed = args !== null && typeof args === "object" && !Array.isArray(args) ? args : null;
+    const parsed = isObject(args) ? args : null;
     yield {
       type: "tool_call_end",
       tool_call_id: call.id,
@@ -257,7 +243,7 @@ async function* events(chat, input, signal) {
   const used = usage(gathered?.usage_metadata);
   if (used !== null) yield { type: "usage", usage: used };
   // a finish only where LangChain gave its reason
-  if (reason !== null) yield { type: "finish", reason: finishReason(reason, calls.any), provider_reason: reason };
+  if (reason !== null) yield { type: "finish", reason: finishReason(CHAT_FINISH, reason, calls.any), provider_reason: reason };
 }
 
 async function complete(call, { signal }) {
@@ -284,17 +270,11 @@ const CLASSES = [
   [APIConnectionError, "stream_incomplete"],
 ];
 
-/** The provider's error type/code strings that name a kind (OpenAI's `error.type` / `error.code`). */
-const CODES = {
-  server_error: "server",
-  rate_limit_exceeded: "rate_limit",
-  insufficient_quota: "rate_limit",
-  context_length_exceeded: "context_length",
-  invalid_api_key: "auth",
-  invalid_request_error: "invalid_request",
-};
-
-/** Seconds from `retry-after-ms` or `retry-after` (seconds or an HTTP date) of the error's documented `headers`. */
+/**
+ * Seconds from `retry-after-ms` or `retry-after` (seconds or an HTTP date) of the error's documented `headers`.
+ * Not _convert.mjs's `retryAfter`: this one reads a number as `Number` does (`1e3`, no trailing text), that
+ * one as `parseFloat` and a decimal pattern, and a blank header is no value here.
+ */
 function retryAfter(headers) {
   if (headers == null || typeof headers.get !== "function") return null;
   const ms = headers.get("retry-after-ms");
@@ -311,7 +291,7 @@ function errorInfo(error) {
   // replaces the SDK's error; its documented check is `ContextOverflowError.isInstance` (errors/index.js:150)
   if (ContextOverflowError.isInstance(error)) return { kind: "context_length", message: error.message };
   if (error instanceof APIError) {
-    const kind = CLASSES.find(([cls]) => error instanceof cls)?.[1] ?? CODES[error.code] ?? CODES[error.type] ?? "unknown";
+    const kind = CLASSES.find(([cls]) => error instanceof cls)?.[1] ?? kindForCode(OPENAI_CODES, error.code, error.type) ?? "unknown";
     return {
       kind,
       message: error.message,

@@ -28,29 +28,10 @@
 
 import { Ollama } from "ollama";
 
+import { finishReason, isObject, kindForStatus, ownReasoning, resultText } from "./_convert.mjs";
 import { serve, versionOf } from "./protocol.mjs";
 
 const DONE = { stop: "stop", length: "length" };
-
-function finishReason(raw, hasCalls) {
-  const reason = DONE[raw ?? ""] ?? "other";
-  return hasCalls && reason === "stop" ? "tool_calls" : reason;
-}
-
-/** The text of an MCP tool result: text items and embedded text resources, joined by newlines. */
-function resultText(result) {
-  return (result.content ?? [])
-    .filter((item) => item.kind === "text" || (item.kind === "resource" && typeof item.text === "string"))
-    .map((item) => item.text)
-    .join("\n");
-}
-
-/** Reasoning Ollama can take back: its own, or of unknown origin (a caller's own history); another
- * provider's reasoning is left out, as a user writing Ollama's messages must (examples/clients/_convert.py,
- * own_reasoning). */
-function ownReasoning(part, wire) {
-  return part.source == null || part.source === wire;
-}
 
 function messages(call) {
   const out = [];
@@ -113,15 +94,15 @@ function request(call) {
 /** A call the package handed over: its arguments object, the server's id when it sent one. */
 function toolCall(tc, position) {
   const args = tc.function?.arguments;
-  const isObject = args !== null && typeof args === "object" && !Array.isArray(args);
+  const object = isObject(args);
   const synthetic = typeof tc.id !== "string" || tc.id === "";
   return {
     kind: "tool_call",
     id: synthetic ? `call_${position}` : tc.id,
     name: tc.function?.name ?? "",
-    arguments: isObject ? args : null,
+    arguments: object ? args : null,
     arguments_raw: JSON.stringify(args ?? null),
-    arguments_error: isObject ? null : "arguments are not an object",
+    arguments_error: object ? null : "arguments are not an object",
     provider_details: synthetic ? { synthetic_id: true } : {},
   };
 }
@@ -141,7 +122,7 @@ function response(answer) {
   const hasCalls = parts.some((p) => p.kind === "tool_call");
   const out = {
     parts,
-    finish_reason: finishReason(answer.done_reason, hasCalls),
+    finish_reason: finishReason(DONE, answer.done_reason, hasCalls),
     provider_details: { finish_reason: answer.done_reason ?? null },
   };
   const used = usage(answer);
@@ -177,7 +158,7 @@ async function* events(chunks) {
     if (chunk.done) {
       const used = usage(chunk);
       if (used !== null) yield { type: "usage", usage: used };
-      yield { type: "finish", reason: finishReason(chunk.done_reason, position > 0), provider_reason: chunk.done_reason ?? null };
+      yield { type: "finish", reason: finishReason(DONE, chunk.done_reason, position > 0), provider_reason: chunk.done_reason ?? null };
     }
   }
 }
@@ -188,25 +169,6 @@ async function complete(call, { signal }) {
   signal.addEventListener("abort", () => client.abort(), { once: true });
   if (call.stream) return events(await client.chat({ ...request(call), stream: true }));
   return response(await client.chat({ ...request(call), stream: false }));
-}
-
-/** The error kind an HTTP status means (the package types its errors by `status_code`, not by class). */
-function kindForStatus(status) {
-  const table = {
-    400: "invalid_request",
-    401: "auth",
-    403: "permission",
-    404: "not_found",
-    413: "context_length",
-    422: "invalid_request",
-    429: "rate_limit",
-    503: "overloaded",
-    529: "overloaded",
-  };
-  if (status in table) return table[status];
-  if (status >= 500 && status < 600) return "server";
-  if (status >= 400 && status < 500) return "invalid_request";
-  return "unknown";
 }
 
 function errorInfo(error) {

@@ -18,78 +18,21 @@
 
 import OpenAI from "openai";
 
+import {
+  CHAT_FINISH,
+  dumps,
+  finishReason,
+  isObject,
+  kindForCode,
+  OPENAI_CODES,
+  ownReasoning,
+  parseArguments,
+  resultImages,
+  resultText,
+  retryAfter,
+  toolCall,
+} from "./_convert.mjs";
 import { serve, versionOf } from "./protocol.mjs";
-
-// ---- shared bits (as examples/clients/_convert.py does them) ---------------------------------
-
-const dumps = (value) => JSON.stringify(value);
-
-/** The arguments a caller gets from `JSON.parse` of the text, or why it cannot use them. */
-function parseArguments(raw) {
-  if (!raw.trim()) return [{}, null];
-  let value;
-  try {
-    value = JSON.parse(raw);
-  } catch (error) {
-    return [null, `invalid JSON: ${error.message}`];
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return [null, `arguments are a JSON ${value === null ? "null" : Array.isArray(value) ? "array" : typeof value}, not an object`];
-  }
-  return [value, null];
-}
-
-function toolCall(id, name, raw, details) {
-  const [args, error] = parseArguments(raw);
-  const part = { kind: "tool_call", id, name, arguments: args, arguments_raw: raw, arguments_error: error };
-  if (details) part.provider_details = details;
-  return part;
-}
-
-/** The text of an MCP tool result: text items and embedded text resources, joined by newlines. */
-function resultText(result) {
-  const texts = [];
-  for (const item of result.content ?? []) {
-    if (item.kind === "text") texts.push(item.text);
-    else if (item.kind === "resource" && typeof item.text === "string") texts.push(item.text);
-  }
-  return texts.join("\n");
-}
-
-const resultImages = (result) => (result.content ?? []).filter((item) => item.kind === "image" && item.data);
-
-/** Reasoning this wire can take back: produced by it, or of unknown origin (_convert.py own_reasoning). */
-const ownReasoning = (part, wire) => part.source == null || part.source === wire;
-
-/** Seconds to wait from `retry-after-ms` or `retry-after` (seconds or an HTTP date) of a `Headers`. */
-function retryAfter(headers) {
-  if (!headers || typeof headers.get !== "function") return null;
-  const ms = headers.get("retry-after-ms");
-  if (ms !== null && Number.isFinite(Number.parseFloat(ms))) return Number.parseFloat(ms) / 1000;
-  const value = headers.get("retry-after");
-  if (value === null) return null;
-  if (/^\s*\d+(\.\d+)?\s*$/.test(value)) return Number.parseFloat(value);
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? null : Math.max(0, (date - Date.now()) / 1000);
-}
-
-const CHAT_FINISH = { stop: "stop", tool_calls: "tool_calls", function_call: "tool_calls", length: "length", content_filter: "content_filter" };
-
-function finishReason(table, raw, hasCalls) {
-  const reason = table[raw ?? ""] ?? "other";
-  return hasCalls && reason === "stop" ? "tool_calls" : reason;
-}
-
-const CODES = {
-  server_error: "server",
-  rate_limit_exceeded: "rate_limit",
-  insufficient_quota: "rate_limit",
-  context_length_exceeded: "context_length",
-  invalid_api_key: "auth",
-  invalid_request_error: "invalid_request",
-};
-
-const kindForCode = (...codes) => codes.map((c) => (typeof c === "string" ? CODES[c] : undefined)).find(Boolean) ?? null;
 
 /** Streamed call pieces (keyed by the SDK's own index or item id) as start/chunk/end events. */
 class StreamCalls {
@@ -128,7 +71,7 @@ class StreamCalls {
     const call = this.calls.get(key);
     if (!call || call.ended) return;
     call.ended = true;
-    const parsed = args !== null && typeof args === "object" && !Array.isArray(args) ? args : null;
+    const parsed = isObject(args) ? args : null;
     yield {
       type: "tool_call_end",
       tool_call_id: call.id,
@@ -413,7 +356,7 @@ function responsesResponse(response) {
   const out = { parts, finish_reason: reason, provider_details: { status: raw } };
   if (response.error != null) {
     out.error = {
-      kind: kindForCode(response.error.code) ?? "server",
+      kind: kindForCode(OPENAI_CODES, response.error.code) ?? "server",
       message: String(response.error.message ?? ""),
       code: response.error.code ?? null,
     };
@@ -500,7 +443,7 @@ function errorInfo(error) {
   if (!(error instanceof OpenAI.APIError)) return null;
   // `APIError` itself (no subclass applies: an error event inside a 200 stream, a status without a
   // class): the error's own category, the `code`/`type` fields the class declares (core/error.mjs).
-  const kind = CLASSES.find(([cls]) => error instanceof cls)?.[1] ?? kindForCode(error.code, error.type) ?? "unknown";
+  const kind = CLASSES.find(([cls]) => error instanceof cls)?.[1] ?? kindForCode(OPENAI_CODES, error.code, error.type) ?? "unknown";
   return {
     kind,
     message: String(error.message),
