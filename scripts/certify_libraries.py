@@ -51,6 +51,7 @@ from typing import Any, cast
 
 from conformance.cli import build_parser
 from conformance.cli.plans import rerun_command
+from conformance.pipeline.targets import client_rerun_words, command_rerun_words
 from conformance.reporting import render_json, render_markdown
 from conformance.reporting._data import Report, report_defects
 from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, DefectData, defects_of
@@ -468,9 +469,12 @@ def reruns_of(arguments: list[str], report: dict[str, Any]) -> dict[str, str]:
     for case in report["cases"]:
         if case["status"] not in ("fail", "error", "stale"):
             continue
-        # how certify names the client in a rerun (conformance/pipeline/targets.py, client_rerun_words)
-        words = ["certify", "--client", args.client, "--python", args.python]
-        words += [*(["--intercept"] if args.intercept else []), "--wires", str(case["adapter"]).rpartition("/")[2]]
+        # how certify names the client in a rerun (conformance/pipeline/targets.py)
+        column = str(case["adapter"])
+        if args.driver_command is not None:
+            words = command_rerun_words(args.driver_command, column)
+        else:
+            words = client_rerun_words(args.client, column, python=args.python, intercept=args.intercept)
         where = SimpleNamespace(adapter=case["adapter"], scenario=case["scenario"], mode=case["mode"])  # all it reads
         out[f"{case['adapter']}::{case['scenario']}::{case['mode']}"] = rerun_command(args, where, words)
     return out

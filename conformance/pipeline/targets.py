@@ -40,6 +40,7 @@ __all__ = [
     "ServerTarget",
     "Target",
     "client_rerun_words",
+    "command_rerun_words",
     "load_client",
     "load_command",
     "read_equivalences",
@@ -225,7 +226,7 @@ class ClientTarget:
 
     def rerun_words(self, case: CaseResult) -> list[str]:
         if self.command:
-            return ["certify", "--command", self.spec, "--wires", case.adapter.rpartition("/")[2]]
+            return command_rerun_words(self.spec, case.adapter)
         return client_rerun_words(self.spec, case.adapter, python=self.python, intercept=self.intercept)
 
     def close(self) -> None:
@@ -356,6 +357,12 @@ class GatewayTarget:
 
     def close(self) -> None:
         return None
+
+
+def command_rerun_words(command: str, column: str) -> list[str]:
+    """How the rerun command of a case names a driver command (``certify --command``; its column
+    ``client/wire``: the wire after the slash)."""
+    return ["certify", "--command", command, "--wires", column.rpartition("/")[2]]
 
 
 def client_rerun_words(spec: str, column: str, *, python: str | None = None, intercept: bool = False) -> list[str]:

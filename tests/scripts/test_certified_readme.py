@@ -26,7 +26,9 @@ from conformance.reporting._defects import SEVERITIES, SEVERITY_WORDS, defects_o
 ROOT = Path(__file__).resolve().parents[2]
 CERTIFIED = ROOT / "docs" / "certified"
 RENDER = "python scripts/certify_libraries.py --render-only"
-LINES = 40
+LINES = 50
+"""One screen: a 50-row terminal (issue 19 asked for one screen with 8 Python libraries, 40 lines then;
+issue 30's eight JavaScript libraries add a matrix row and a worst-defect line each: 48)."""
 COLUMNS = 100
 
 LETTERS = {"D": "loses_data", "M": "changes_meaning", "R": "rejected", "C": "left", "N": "note", "E": "erred"}
@@ -318,7 +320,7 @@ def test_a_certify_run_renders_its_pages_as_render_only_does(
     made = {k: v for k, v in committed.items() if k != "defects"}
     commands: list[list[str]] = []
 
-    def run(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    def run(command: list[str], cwd: Path, env: Any = None) -> subprocess.CompletedProcess[str]:
         commands.append(command)
         folder = Path(cwd) / command[command.index("--report-dir") + 1]
         folder.mkdir(parents=True, exist_ok=True)
@@ -344,16 +346,23 @@ def test_the_rerun_commands_are_certifys(script: ModuleType) -> None:
     """The page's rerun command names the client as ``conformance certify`` does (its own words)."""
     from conformance.cli import build_parser
     from conformance.cli.plans import rerun_command
-    from conformance.pipeline.targets import client_rerun_words
+    from conformance.pipeline.targets import client_rerun_words, command_rerun_words
 
     for lib, label, folder, report in reports(script):
         added = next(a for lbl, _f, a in script.runs(lib) if lbl == label)
         arguments = script.certify_arguments(lib, folder, added)
         reruns = script.reruns_of(arguments, report)
         args = build_parser().parse_args(arguments)
-        case = next(c for c in report["cases"] if c["status"] == "fail")
+        case = next((c for c in report["cases"] if c["status"] == "fail"), None)
+        if case is None:  # a library without a FAIL (ai-sdk-anthropic): no rerun command on its page
+            assert not reruns, lib.name
+            continue
         where = SimpleNamespace(adapter=case["adapter"], scenario=case["scenario"], mode=case["mode"])
-        words = client_rerun_words(args.client, case["adapter"], python=args.python, intercept=args.intercept)
+        if args.driver_command is not None:  # a JavaScript library's Node driver (certify --command)
+            words = command_rerun_words(args.driver_command, case["adapter"])
+            assert words[:3] == ["certify", "--command", f"node examples/clients/{lib.driver}"]
+        else:
+            words = client_rerun_words(args.client, case["adapter"], python=args.python, intercept=args.intercept)
         expected = rerun_command(args, where, words)
         assert reruns[f"{case['adapter']}::{case['scenario']}::{case['mode']}"] == expected
         assert f"```sh\n{expected}\n```" in (folder / "report.md").read_text(encoding="utf-8")
