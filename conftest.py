@@ -54,7 +54,7 @@ OPT_IN = {
         "`python scripts/certify_libraries.py --no-certify && pytest -m libraries`"
     ),
     "javascript": (
-        "certifies the JavaScript drivers of examples/clients/node on Node >= 22 (about 3 min): run it with "
+        "certifies the JavaScript drivers of examples/clients/node on Node >= 22 (about 1 min): run it with "
         "`python scripts/node_runtime.py install && pytest -m javascript`"
     ),
 }
