@@ -47,8 +47,10 @@ import contextlib
 import json
 import os
 import selectors
+import shlex
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -190,9 +192,6 @@ class RemoteClient:
     @classmethod
     def of_command(cls, command: str, **options: Any) -> RemoteClient:
         """The client whose driver is the program ``command`` (shell words: ``node drivers/x.mjs``)."""
-        import shlex
-        import sys
-
         try:
             words = tuple(shlex.split(command))
         except ValueError as exc:

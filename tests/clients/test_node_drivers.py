@@ -11,16 +11,16 @@ certified over the client protocol (docs/protocol.md) on Node >= 22 with the pac
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+
+from tests._scripts import load_script
 
 pytestmark = pytest.mark.javascript
 
@@ -30,16 +30,7 @@ CERTIFIED = ROOT / "docs" / "certified"
 INSTALL = "python scripts/node_runtime.py install"
 
 
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("certify_libraries_js", ROOT / "scripts" / "certify_libraries.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-SCRIPT = _script()
+SCRIPT = load_script("certify_libraries")
 JAVASCRIPT = [lib for lib in SCRIPT.LIBRARIES if lib.language == "javascript"]
 
 

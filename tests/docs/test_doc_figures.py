@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,7 @@ from conformance.run.runner import WATCHDOG_GRACE, RunOptions, pair_budget
 from conformance.scenarios.values import DEFAULT_MCP_TIMEOUT
 from conformance.traffic.cassettes import load_cassette
 from conformance.traffic.volatile import normalise_interactions
+from tests._scripts import load_script
 from tests.docs._project import DOCS, MY_DOCS, REPO
 
 WORDS = "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
@@ -213,13 +213,7 @@ def live_tier() -> None:
     assert re.findall(r"`([\w/]+)`", calls.group(2)) == list(_live.STRUCTURED_SCENARIOS)
     conftest = (REPO / "tests" / "live_local" / "conftest.py").read_text(encoding="utf-8")
     assert "int(os.environ.get(THREADS_ENV) or 1)" in conftest and "sets `-t` (default 1)" in text
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("certify_servers", REPO / "scripts" / "certify_servers.py")
-    assert spec is not None and spec.loader is not None
-    servers = importlib.util.module_from_spec(spec)  # the tier's certification: the ten and tool_choice/required
-    sys.modules.setdefault("certify_servers", servers)
-    spec.loader.exec_module(servers)
+    servers = load_script("certify_servers")  # the tier's certification: the ten and tool_choice/required
     said = re.search(rf"with the ({WORDS}) scenarios of `LLAMA_SCENARIOS` \(the ten above and `([\w/]+)`\)", text)
     assert said is not None and NUMBER[said.group(1)] == len(servers.LLAMA_SCENARIOS)
     assert list(servers.LLAMA_SCENARIOS) == [*_live.SCENARIOS[:8], said.group(2), *_live.SCENARIOS[8:]]

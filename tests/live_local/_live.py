@@ -3,7 +3,6 @@ server with, and ``conformance record``/``run`` run as a user runs them (see ``c
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -13,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from tests import _scripts
 
 __all__ = [
     "ADAPTERS",
@@ -89,14 +90,7 @@ KEY = "sk-live-local-0123456789abcdefghij"
 
 def load_script() -> ModuleType:
     """``scripts/local_model_server.py`` as a module."""
-    if "local_model_server" in sys.modules:
-        return sys.modules["local_model_server"]
-    spec = importlib.util.spec_from_file_location("local_model_server", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["local_model_server"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+    return _scripts.load_script("local_model_server")
 
 
 def conformance(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:

@@ -12,7 +12,6 @@ from the model's deviations, and the run reproduces the committed certification:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests import _scripts
 from tests.live_local._live import REPO, load_script
 
 MODES = ("content", "structured")
@@ -29,14 +29,7 @@ COMMITTED = REPO / "docs" / "certified" / "servers"
 
 
 def _servers_script() -> ModuleType:
-    if "certify_servers" in sys.modules:
-        return sys.modules["certify_servers"]
-    spec = importlib.util.spec_from_file_location("certify_servers", REPO / "scripts" / "certify_servers.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["certify_servers"] = module
-    spec.loader.exec_module(module)
-    return module
+    return _scripts.load_script("certify_servers")
 
 
 @pytest.fixture(scope="session")

@@ -10,28 +10,21 @@ from them exactly.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from tests._scripts import load_script
+
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED = REPO / "docs" / "certified" / "servers"
 
 
 def _script() -> ModuleType:
-    if "certify_servers" in sys.modules:
-        return sys.modules["certify_servers"]
-    spec = importlib.util.spec_from_file_location("certify_servers", REPO / "scripts" / "certify_servers.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["certify_servers"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("certify_servers")
 
 
 def _report(folder: Path) -> dict[str, Any]:

@@ -7,7 +7,6 @@ stub shell scripts on a fake PATH; the stub npm writes down how it was called.""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import stat
 import subprocess
@@ -17,17 +16,14 @@ from types import ModuleType
 
 import pytest
 
+from tests._scripts import load_script
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "node_runtime.py"
 
 
 @pytest.fixture(scope="module")
 def nr() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("node_runtime", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["node_runtime"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("node_runtime")
 
 
 def _stub(path: Path, body: str) -> Path:
