@@ -180,13 +180,18 @@ def scenario_fingerprint(data: Mapping[str, Any]) -> str:
 
 def _mcp(data: Mapping[str, Any]) -> McpTools:
     select = data.get("select")
+    total = data.get("max_total_timeout")
     return McpTools(
-        command=tuple(data["command"]),
+        command=tuple(data.get("command", ())),
         args=tuple(data.get("args", ())),
         env=dict(data.get("env", {})),
         cwd=data.get("cwd"),
         timeout=float(data.get("timeout", DEFAULT_MCP_TIMEOUT)),
         select=None if select is None else tuple(select),
+        url=data.get("url"),
+        headers=dict(data.get("headers", {})),
+        reset_timeout_on_progress=bool(data.get("reset_timeout_on_progress", False)),
+        max_total_timeout=None if total is None else float(total),
     )
 
 

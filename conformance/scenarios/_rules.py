@@ -61,7 +61,7 @@ _TRAFFIC_FORMATS = tuple(sorted((*WIRE_FORMATS, *PROMPT_FORMATS)))
 def semantic_problems(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> list[ScenarioProblem]:
     """Every rule broken by schema-valid scenario ``data`` whose id is ``scenario_id``."""
     problems: list[ScenarioProblem] = []
-    for rule in (_identity, _tools, _turns, _faults, _wire, _content, _reasoning, _history):
+    for rule in (_identity, _tools, _mcp_server, _turns, _faults, _wire, _content, _reasoning, _history):
         problems.extend(rule(data, locator, scenario_id))
     return problems
 
@@ -127,6 +127,20 @@ def _tools(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Itera
             expected="one of: " + (", ".join(first) or "(no tools)"),
             hint=closest(choice["name"], first) or "add the tool to tools, or name one that is there",
         )
+
+
+def _mcp_server(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:
+    """``tools.mcp`` starts a server (``command``), reaches one (``url``), or both."""
+    tools = data["tools"]
+    if isinstance(tools, Mapping) and isinstance(tools.get("mcp"), Mapping):
+        mcp = tools["mcp"]
+        if "command" not in mcp and "url" not in mcp:
+            yield locator.problem(
+                ("tools", "mcp"),
+                "missing required key 'command' (or 'url'): the MCP server must be started or reached",
+                expected="command: [program, args...] (stdio), url: http://127.0.0.1:{port}/mcp (HTTP), or both",
+                hint="add command: or url: (docs/mcp.md)",
+            )
 
 
 def _turns(data: Mapping[str, Any], locator: Locator, scenario_id: str) -> Iterator[ScenarioProblem]:

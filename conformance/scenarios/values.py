@@ -219,14 +219,18 @@ class Turn:
 
 @dataclass(frozen=True, kw_only=True)
 class McpTools:
-    """``tools: {mcp: ...}``: the tools come from an MCP server over stdio (``docs/mcp.md``).
+    """``tools: {mcp: ...}``: the tools come from an MCP server (``docs/mcp.md``), over stdio
+    (``command``) or Streamable HTTP (``url``; with ``command`` too, the command starts the server that
+    listens there).
 
-    Kept as written: ``{python}`` in ``command``/``args`` and a relative ``cwd`` (relative to the
-    scenario file's folder) are resolved when the server starts (``conformance.mcp_bridge.scenario_tools``).
+    Kept as written: ``{python}`` in ``command``/``args``, ``{port}`` in ``command``/``args``/``url``
+    (a free loopback port), ``${VAR}`` in ``headers`` (from the environment, never written to a report)
+    and a relative ``cwd`` (relative to the scenario file's folder) are resolved when the server starts
+    (``conformance.mcp_bridge.scenario_tools``).
     """
 
-    command: tuple[str, ...]
-    """The program and its leading arguments."""
+    command: tuple[str, ...] = ()
+    """The program and its leading arguments (empty: connect to ``url`` only)."""
     args: tuple[str, ...] = ()
     """More arguments, appended to ``command``."""
     env: Mapping[str, str] = field(default_factory=dict)
@@ -237,6 +241,16 @@ class McpTools:
     """Seconds per ``tools/call``; a call that takes longer is fed back as an error result."""
     select: tuple[str, ...] | None = None
     """Offer only these tools, in this order (None: every tool the server lists, in its order)."""
+    url: str | None = None
+    """The server's Streamable HTTP endpoint (None: stdio, the ``command``'s stdin/stdout)."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """HTTP headers sent to ``url``; ``${VAR}`` in a value is taken from the environment when the
+    session opens (the template, never the value, is what a report shows)."""
+    reset_timeout_on_progress: bool = False
+    """A ``notifications/progress`` for a call restarts its ``timeout`` (the spec's
+    ``resetTimeoutOnProgress``); ``max_total_timeout`` still bounds the call."""
+    max_total_timeout: float | None = None
+    """Seconds a call may take in all, progress or not (None: the bridge's own bound)."""
 
 
 @dataclass(frozen=True, kw_only=True)
