@@ -1,8 +1,8 @@
 """``conformance emulator`` and ``conformance mcp-server``: the servers the suite serves on their own.
 
 ``emulator`` serves the loopback provider emulator (``conformance.emulator.serve_command``) until
-interrupted; ``mcp-server`` runs the bundled MCP server over stdio
-(``conformance.mcp_bridge.server.serve_stdio``).
+interrupted; ``mcp-server`` runs the bundled MCP server over stdio or Streamable HTTP
+(``conformance.mcp_bridge.server.serve_stdio`` / ``serve_http``).
 """
 
 from __future__ import annotations
@@ -77,9 +77,33 @@ def _add_emulator(commands: Any) -> None:
 def _add_mcp_server(commands: Any) -> None:
     mcp_server = commands.add_parser(
         "mcp-server",
-        help="run the bundled MCP server (stdio) holding the scenarios' tools",
-        description="Run the bundled MCP server over stdio: getTime, get_weather, search_codebase, get_file_content, "
+        help="run the bundled MCP server (stdio or Streamable HTTP) holding the scenarios' tools",
+        description="Run the bundled MCP server over stdio (default) or Streamable HTTP on a loopback address "
+        "(http://127.0.0.1:PORT/mcp, with sessions): getTime, get_weather, search_codebase, get_file_content, "
         "a failing tool, a slow tool, an image tool, and enough tools to need pagination.",
+    )
+    mcp_server.add_argument(
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio: JSON-RPC on stdin/stdout; http: Streamable HTTP at /mcp (default: %(default)s)",
+    )
+    mcp_server.add_argument(
+        "--port",
+        type=number("--port", int, low=0, high=65535, what="a TCP port (0-65535; 0 picks a free one)"),
+        default=0,
+        help="with --transport http: TCP port (default: a free one; the URL is printed on stdout)",
+    )
+    mcp_server.add_argument(
+        "--host",
+        choices=("127.0.0.1", "localhost", "::1"),
+        default="127.0.0.1",
+        help="with --transport http: the loopback address to listen on (default: %(default)s)",
+    )
+    mcp_server.add_argument(
+        "--port-file",
+        metavar="FILE",
+        help="with --transport http: write the port number to FILE once the server listens",
     )
     mcp_server.set_defaults(handler=_mcp_server)
 
@@ -98,9 +122,12 @@ def _emulator(args: argparse.Namespace) -> int:
 
 
 def _mcp_server(args: argparse.Namespace) -> int:
-    from conformance.mcp_bridge.server import serve_stdio
+    from conformance.mcp_bridge.server import serve_http, serve_stdio
 
-    code = serve_stdio()
+    if args.transport == "http":
+        code = serve_http(host=args.host, port=args.port, port_file=args.port_file)
+    else:
+        code = serve_stdio()
     if code == _INTERRUPTED:  # the server's own Ctrl-C handling is silent
         with contextlib.suppress(OSError, ValueError):
             print("conformance mcp-server: interrupted (Ctrl-C)", file=sys.stderr, flush=True)

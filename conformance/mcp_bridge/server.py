@@ -1,4 +1,4 @@
-"""The bundled MCP server (``conformance mcp-server``): the scenarios' tools over stdio.
+"""The bundled MCP server (``conformance mcp-server``): the scenarios' tools over stdio or Streamable HTTP.
 
 Built on the mcp 2.x SDK's ``MCPServer`` (FastMCP's successor). Tools:
 
@@ -19,6 +19,13 @@ Built on the mcp 2.x SDK's ``MCPServer`` (FastMCP's successor). Tools:
 A middleware (``_ToolsGate``) pages the list (``page_size`` tools per page, the cursor is an
 opaque offset) and answers an unknown tool with the JSON-RPC protocol error ``-32602`` that the
 spec shows (https://modelcontextprotocol.io/specification/2025-11-25/server/tools#error-handling).
+
+Transports: ``serve_stdio`` (stdin/stdout) and ``serve_http`` (Streamable HTTP, the SDK's
+``MCPServer.streamable_http_app`` served by uvicorn at ``HTTP_PATH`` on a loopback address only, with
+sessions: the server answers ``initialize`` with an ``Mcp-Session-Id`` header and a ``DELETE``
+ends the session; MCP 2025-11-25, basic/transports, "Session Management"). With port 0 the system
+picks a free port; the URL is printed on stdout as ``LISTENING_PREFIX`` + URL (one line) and, with
+``port_file``, written to that file, so a parent process can read it.
 """
 
 from __future__ import annotations
@@ -54,10 +61,13 @@ from conformance.mcp_bridge import _fixtures
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "FIXED_NOW_ENV",
+    "HTTP_PATH",
+    "LISTENING_PREFIX",
     "NOOP_TOOL_COUNT",
     "SERVER_NAME",
     "WeatherReport",
     "build_server",
+    "serve_http",
     "serve_stdio",
 ]
 
@@ -68,6 +78,11 @@ NOOP_TOOL_COUNT = 24
 """How many ``noop_NN`` padding tools there are."""
 FIXED_NOW_ENV = "CONFORMANCE_FIXED_NOW_MS"
 """Environment variable: an integer epoch-milliseconds value that ``getTime`` uses as "now"."""
+HTTP_PATH = "/mcp"
+"""The Streamable HTTP endpoint's path (the SDK's default)."""
+LISTENING_PREFIX = "conformance mcp-server: listening on "
+"""``serve_http`` prints this and the endpoint URL as one line on stdout once it accepts connections."""
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 _READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 _DEFAULT_CHART = (3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0)
@@ -311,23 +326,84 @@ def _noop(name: str) -> Callable[[], str]:
     return noop
 
 
-def serve_stdio() -> int:
-    """Serve the bundled tools on stdin/stdout until stdin closes; the exit code."""
+def _clock_from_env() -> tuple[Callable[[], float] | None, str | None]:
+    """``now_ms`` from ``$CONFORMANCE_FIXED_NOW_MS`` (None: the real clock), or the problem with it."""
     fixed = os.environ.get(FIXED_NOW_ENV)
-    now_ms: Callable[[], float] | None = None
-    if fixed is not None:
-        try:
-            value = int(fixed)
-        except ValueError:
-            problem = f"{FIXED_NOW_ENV} must be an integer (epoch milliseconds), got {fixed!r}"
-            print(f"conformance mcp-server: error: {problem}", file=sys.stderr)
-            return 2
-        now_ms = lambda: float(value)  # noqa: E731
+    if fixed is None:
+        return None, None
+    try:
+        value = int(fixed)
+    except ValueError:
+        return None, f"{FIXED_NOW_ENV} must be an integer (epoch milliseconds), got {fixed!r}"
+    return (lambda: float(value)), None
+
+
+def _log_to_stderr() -> None:
     # Plain log lines on stderr, set before the SDK's own set-up (which then changes nothing): with
     # rich installed, the SDK renders every failing tool's traceback with it, ~0.3 s per call.
     logging.basicConfig(level=logging.INFO, format="%(message)s", handlers=[logging.StreamHandler(sys.stderr)])
+
+
+def serve_stdio() -> int:
+    """Serve the bundled tools on stdin/stdout until stdin closes; the exit code."""
+    now_ms, problem = _clock_from_env()
+    if problem is not None:
+        print(f"conformance mcp-server: error: {problem}", file=sys.stderr)
+        return 2
+    _log_to_stderr()
     try:
         build_server(now_ms=now_ms).run("stdio")
     except KeyboardInterrupt:
         return 130
+    return 0
+
+
+def serve_http(*, host: str = "127.0.0.1", port: int = 0, port_file: str | None = None) -> int:
+    """Serve the bundled tools over Streamable HTTP at ``http://host:port/mcp`` until interrupted
+    (SIGINT/SIGTERM); the exit code. Only loopback hosts are served (the fixture server has no
+    authentication). Port 0 picks a free port: the URL is printed on stdout (``LISTENING_PREFIX``)
+    and written to ``port_file`` (the port number alone, then a newline) once the socket listens."""
+    import socket
+
+    import uvicorn
+
+    if host not in _LOOPBACK_HOSTS:
+        print(
+            f"conformance mcp-server: error: --host must be a loopback address ({', '.join(_LOOPBACK_HOSTS)}),"
+            f" got {host!r}: the fixture server has no authentication",
+            file=sys.stderr,
+        )
+        return 2
+    now_ms, problem = _clock_from_env()
+    if problem is not None:
+        print(f"conformance mcp-server: error: {problem}", file=sys.stderr)
+        return 2
+    _log_to_stderr()
+    family = socket.AF_INET6 if host == "::1" else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1" if host == "localhost" else host, port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        print(f"conformance mcp-server: error: cannot listen on {host} port {port}: {exc}", file=sys.stderr)
+        return 2
+    bound = sock.getsockname()[1]
+    shown_host = f"[{host}]" if ":" in host else host
+    url = f"http://{shown_host}:{bound}{HTTP_PATH}"
+    # The SDK's app turns on DNS-rebinding protection for a loopback host (Host and Origin checked).
+    app = build_server(now_ms=now_ms).streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2))
+    if port_file is not None:  # written whole, then renamed: a reader never sees half of it
+        with open(f"{port_file}.tmp", "w", encoding="ascii") as out:
+            out.write(f"{bound}\n")
+        os.replace(f"{port_file}.tmp", port_file)
+    print(f"{LISTENING_PREFIX}{url}", flush=True)
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        sock.close()
     return 0
