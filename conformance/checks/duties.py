@@ -21,6 +21,10 @@ duty                          findings it covers (the client sent the caller's v
                               (``roundtrip.*``, ``streaming.*``, ``client.recorded_request`` on a
                               call's name) when the names went out unmapped
 ``tool_schemas``              ``translation.request_shape`` inside a tool's input schema
+``tool_results``              ``translation.tool_result_content``: what a tool result's MCP content
+                              (structured content, images, audio, resources, resource links) became
+                              on the wire, where the caller wrote the wire's content itself (an
+                              official SDK, LiteLLM's OpenAI-format tool message)
 ``quirks``                    ``streaming.*``, ``roundtrip.*`` and ``recovery.*`` in a scenario tagged
                               ``deviation`` (or ``deviation:<wire>``: what some providers and gateways
                               send outside the wire's rules): the library handed it on as it came
@@ -46,7 +50,11 @@ from conformance.checks._meaning import canonical_schema
 from conformance.checks._names import NAME_RULES
 from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["CUT_CALL_REMEDY", "REMEDIES", "deviates", "duty_of", "left_to_caller"]
+__all__ = ["CUT_CALL_REMEDY", "REMEDIES", "TOOL_RESULT_CHECK", "deviates", "duty_of", "left_to_caller"]
+
+TOOL_RESULT_CHECK = "translation.tool_result_content"
+"""The check of what a tool result's MCP content became on the wire (docs/mcp.md, "What the model receives"):
+its findings are about the duty ``tool_results``."""
 
 _NAME_PATHS = re.compile(
     r"^\$\.tools\[\d+\]\.(?:function\.name|name|(?:functionDeclarations|function_declarations)\[\d+\]\.name)$"
@@ -58,6 +66,12 @@ _SCHEMA_PATHS = re.compile(
 )
 _CALL_NAME = re.compile(r"(?:^|\.)(?:tool_calls\[\d+\]\.name|name)$|tool_call_name")
 
+_RESULT_RULE = (
+    "; structured content without a text block goes as its serialized JSON (the MCP spec: a tool returning"
+    " structured content SHOULD also return the serialized JSON in a TextContent block), a resource link as a"
+    " text naming it, and a block the slot cannot carry as a text saying what was left out: a block dropped"
+    ' silently leaves the model answering without knowing it was there (docs/mcp.md, "What the model receives")'
+)
 REMEDIES: Mapping[tuple[str, str], str] = {
     ("tool_names", "openai_chat"): (
         "tool names outside ^[a-zA-Z0-9_-]{1,64}$ reach OpenAI as given: the API answers 400 invalid_value"
@@ -93,12 +107,36 @@ REMEDIES: Mapping[tuple[str, str], str] = {
         " not support in parameters (wire-formats.md §4a); adapt the schema yourself or send it as"
         " parametersJsonSchema"
     ),
+    ("tool_results", "openai_chat"): (
+        "you write the tool message from the MCP result: it carries text only (content: a string or text parts,"
+        " openai/types/chat/chat_completion_tool_message_param.py), so images, audio and blobs cannot go there"
+        + _RESULT_RULE
+    ),
+    ("tool_results", "openai_responses"): (
+        "you write the function_call_output from the MCP result: it takes text, images and files (output: a string"
+        " or input_text/input_image/input_file items, openai/types/responses/response_input_item_param.py), not"
+        " audio" + _RESULT_RULE
+    ),
+    ("tool_results", "anthropic"): (
+        "you write the tool_result block from the MCP result: it takes text, image and document blocks"
+        " (anthropic/types/tool_result_block_param.py), not audio" + _RESULT_RULE
+    ),
+    ("tool_results", "gemini"): (
+        "you write the functionResponse from the MCP result: a response object and media parts"
+        " (FunctionResponse.response and .parts, google/genai/types.py)" + _RESULT_RULE
+    ),
+    ("tool_results", "ollama"): (
+        "you write the tool message from the MCP result: its text content and images"
+        " (Message.content, Message.images, ollama/_types.py), nothing else" + _RESULT_RULE
+    ),
 }
 """(duty, wire) -> what the caller must do, and what the provider answers otherwise."""
 
 _GENERIC = {
     "tool_names": "the tool names reach the provider as given: map them to names it accepts yourself",
     "tool_schemas": "the input schemas reach the provider as given: adapt them to what it accepts yourself",
+    "tool_results": "the tool results reach the provider as you wrote them: map each MCP result to the wire's"
+    " tool-result slot yourself" + _RESULT_RULE,
 }
 
 _QUIRK_CHECKS = ("streaming.", "roundtrip.", "recovery.")
@@ -145,7 +183,7 @@ def left_to_caller(
 ) -> tuple[CheckVerdict, ...]:
     """``verdicts`` with every defect about a duty the client does not take on made ``left``, and an
     Anthropic call cut by the output limit (``CUT_CALL_REMEDY``) left to every client's caller."""
-    missing = {"tool_names", "tool_schemas", "quirks"} - set(duties)
+    missing = {"tool_names", "tool_schemas", "tool_results", "quirks"} - set(duties)
     if ctx.client is None:
         return tuple(verdicts)
     wire = ctx.adapter.wire_format
@@ -174,6 +212,8 @@ def duty_of(finding: Finding, ctx: CaseContext) -> str | None:
     check, path = finding.check, finding.path
     if deviates(ctx.scenario.tags, ctx.adapter.wire_format) and check.startswith(_QUIRK_CHECKS):
         return "quirks"
+    if check == TOOL_RESULT_CHECK:
+        return "tool_results"
     if check == "translation.tool_names":
         return "tool_names" if finding.actual in names else None
     if check == "translation.request_shape":

@@ -56,13 +56,17 @@ DUTIES: Mapping[str, str] = {
     " the stream mode asked for, typed errors, usage",
     "tool_names": "maps tool names to what the provider accepts, and the calls back to the caller's names",
     "tool_schemas": "maps tool input schemas to what the provider accepts",
+    "tool_results": "maps a tool's MCP result (text, structured content, images, audio, embedded resources, resource"
+    ' links) to what the wire\'s tool-result slot carries, by the rule of docs/mcp.md ("What the model receives"),'
+    " and says what the slot cannot carry",
     "quirks": "reads what providers and gateways are known to send outside the wire's rules (a stream without"
     " a finish reason, repeated call names, an unterminated last event: the scenarios tagged deviation) as the"
     " provider meant it",
 }
 """The duties a client may take on (docs/clients.md, "Duties"). Every client transports; an official SDK
 takes on nothing more, a framework that promises to adapt the caller's tools also maps names and
-schemas, and one that promises to smooth over providers' deviations reads their quirks.
+schemas, one that converts tool results itself (its own MCP client or content blocks: pydantic-ai, LangChain,
+the AI SDK) maps MCP results, and one that promises to smooth over providers' deviations reads their quirks.
 A check of a duty the client does not declare is reported as left to the caller."""
 
 Completion: TypeAlias = Response | Iterable[StreamEvent] | AsyncIterator[StreamEvent]

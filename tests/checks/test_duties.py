@@ -8,13 +8,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from conformance.adapters import for_format
 from conformance.adapters.base import WireRequest
-from conformance.checks.duties import CUT_CALL_REMEDY, REMEDIES
+from conformance.checks._common import verdict
+from conformance.checks.duties import CUT_CALL_REMEDY, REMEDIES, TOOL_RESULT_CHECK, duty_of, left_to_caller
 from conformance.cli import main
 from conformance.clients.child import load_object
 from conformance.clients.contract import SimpleClient, client_duties, client_problems
@@ -22,7 +24,7 @@ from conformance.clients.harness import CertifyOptions, certify
 from conformance.clients.translator import TranslatorClient
 from conformance.model import Request
 from conformance.scenarios.loader import load_scenarios
-from conformance.verdicts import CaseResult
+from conformance.verdicts import CaseResult, Finding
 
 REPO = Path(__file__).resolve().parents[2]
 CASSETTES = REPO / "cassettes"
@@ -120,7 +122,7 @@ def test_bad_duties_are_contract_problems(duties: Any, problem: str) -> None:
 
 def test_duties_default_to_every_duty_and_may_differ_per_wire() -> None:
     plain = SimpleClient(name="x", wires={"openai_chat": frozenset()}, complete=print, error_info=print)
-    assert client_duties(plain, "openai_chat") == {"transport", "tool_names", "tool_schemas", "quirks"}
+    assert client_duties(plain, "openai_chat") == {"transport", "tool_names", "tool_schemas", "tool_results", "quirks"}
     mixed = dataclasses.replace(plain, duties={"openai_chat": frozenset({"transport"})})
     assert client_duties(mixed, "openai_chat") == {"transport"}
 
@@ -139,7 +141,8 @@ def test_certify_refuses_an_unknown_duty_with_exit_2(tmp_path: Path, capsys: pyt
     code = main(["certify", "--client", f"{driver}:CLIENT", "--report-dir", str(tmp_path / "r")])
     assert code == 2
     err = capsys.readouterr().err
-    assert "unknown duty 'schemas' for openai_chat (valid: transport, tool_names, tool_schemas, quirks)" in err
+    valid = "transport, tool_names, tool_schemas, tool_results, quirks"
+    assert f"unknown duty 'schemas' for openai_chat (valid: {valid})" in err
 
 
 def test_an_sdk_handing_on_a_provider_quirk_leaves_it_to_the_caller_with_what_the_provider_sent() -> None:
@@ -200,3 +203,54 @@ def test_a_name_the_wire_refuses_may_be_mapped_to_a_valid_name_of_the_clients_ch
     # a name the wire accepts, sent under another, is a change the caller did not ask for
     renamed = _case(_renaming("openai_chat", "weather_tool"), "basic/get_time")
     assert {v.check: v.status for v in renamed.checks}["translation.tool_definitions"] == "fail"
+
+
+def _result_ctx(wire: str, *, tags: tuple[str, ...] = ("mcp", "tool_results")) -> Any:
+    """The little of a client case that the duty of a tool-result finding reads (pure functions)."""
+    return SimpleNamespace(
+        client=(), adapter=SimpleNamespace(wire_format=wire), scenario=SimpleNamespace(tags=tags, tools=())
+    )
+
+
+def _dropped_audio() -> Finding:
+    # what translation.tool_result_content says when a Chat tool message lost an audio block silently
+    return Finding(
+        check=TOOL_RESULT_CHECK,
+        path="$.messages[2].parts[0].content[1]",
+        expected={"kind": "text", "text": "[audio audio/wav left out]"},
+        actual=None,
+        message="tool result call_1: the audio block (audio/wav) was dropped without a note",
+    )
+
+
+@pytest.mark.parametrize("wire", ["openai_chat", "openai_responses", "anthropic", "gemini", "ollama"])
+def test_a_tool_result_the_caller_wrote_is_left_to_the_caller_with_what_the_wire_slot_takes(wire: str) -> None:
+    ctx = _result_ctx(wire)
+    assert duty_of(_dropped_audio(), ctx) == "tool_results"
+    [out] = left_to_caller([verdict(TOOL_RESULT_CHECK, [_dropped_audio()])], ctx, {"transport"})
+    assert out.status == "left"
+    [finding] = out.findings
+    assert finding.kind == "left" and finding.remedy == REMEDIES[("tool_results", wire)]
+    # the remedy names the spec's rule for structured content and the SDK type of the wire's slot
+    assert "SHOULD also return the serialized JSON in a TextContent block" in finding.remedy
+    assert finding.remedy.endswith('(docs/mcp.md, "What the model receives")')
+
+
+def test_a_library_that_converts_tool_results_fails_when_it_drops_a_block() -> None:
+    ctx = _result_ctx("openai_chat")
+    [out] = left_to_caller(
+        [verdict(TOOL_RESULT_CHECK, [_dropped_audio()])], ctx, {"transport", "tool_schemas", "tool_results"}
+    )
+    assert out.status == "fail" and [f.kind for f in out.findings] == ["defect"]
+
+
+def test_the_tool_results_duty_is_a_contract_duty_a_driver_may_declare() -> None:
+    client = SimpleClient(
+        name="x",
+        wires={"openai_chat": frozenset()},
+        complete=print,
+        error_info=print,
+        duties={"openai_chat": frozenset({"transport", "tool_results"})},
+    )
+    assert client_problems(client) == []
+    assert client_duties(client, "openai_chat") == {"transport", "tool_results"}
