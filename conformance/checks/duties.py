@@ -21,10 +21,12 @@ duty                          findings it covers (the client sent the caller's v
                               (``roundtrip.*``, ``streaming.*``, ``client.recorded_request`` on a
                               call's name) when the names went out unmapped
 ``tool_schemas``              ``translation.request_shape`` inside a tool's input schema
-``tool_results``              ``translation.tool_result_content``: what a tool result's MCP content
-                              (structured content, images, audio, resources, resource links) became
-                              on the wire, where the caller wrote the wire's content itself (an
-                              official SDK, LiteLLM's OpenAI-format tool message)
+``tool_results``              ``translation.tool_result_content``, and any check's finding on the
+                              content of a tool result the caller gave from an MCP result with more
+                              than text (structured content, images, audio, resources, resource
+                              links; ``client.recorded_request``, ``translation.wire_paths``): what it
+                              became on the wire, where the caller wrote the wire's content itself
+                              (an official SDK, LiteLLM's OpenAI-format tool message)
 ``quirks``                    ``streaming.*``, ``roundtrip.*`` and ``recovery.*`` in a scenario tagged
                               ``deviation`` (or ``deviation:<wire>``: what some providers and gateways
                               send outside the wire's rules): the library handed it on as it came
@@ -48,6 +50,7 @@ from collections.abc import Collection, Mapping, Sequence
 from conformance.checks._common import CaseContext, verdict
 from conformance.checks._meaning import canonical_schema
 from conformance.checks._names import NAME_RULES
+from conformance.model import Request, Text, ToolResult
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["CUT_CALL_REMEDY", "REMEDIES", "TOOL_RESULT_CHECK", "deviates", "duty_of", "left_to_caller"]
@@ -65,6 +68,17 @@ _SCHEMA_PATHS = re.compile(
     r"(?:[.\[]|$)"
 )
 _CALL_NAME = re.compile(r"(?:^|\.)(?:tool_calls\[\d+\]\.name|name)$|tool_call_name")
+_READ_BACK_RESULT = re.compile(r"^\$\.messages\[(\d+)\]\.parts\[(\d+)\]\.content(?:[.\[]|$)")
+"""A read-back path into a tool result's content (``client.recorded_request``, ``translation.tool_result_content``)."""
+_WIRE_RESULT: Mapping[str, re.Pattern[str]] = {
+    "openai_chat": re.compile(r"^\$\.messages\[(\d+)\]\.content(?:[.\[]|$)()"),
+    "ollama": re.compile(r"^\$\.messages\[(\d+)\]\.(?:content|images)(?:[.\[]|$)()"),
+    "openai_responses": re.compile(r"^\$\.input\[(\d+)\]\.output(?:[.\[]|$)()"),
+    "anthropic": re.compile(r"^\$\.messages\[(\d+)\]\.content\[(\d+)\]\.content(?:[.\[]|$)"),
+    "gemini": re.compile(r"^\$\.contents\[(\d+)\]\.parts\[(\d+)\]\.functionResponse\.(?:response|parts)(?:[.\[]|$)"),
+}
+"""Per wire, a path of the sent body into a tool result's content (``translation.wire_paths``): the
+message (and block) index; the body at that index must be a tool result (``_is_result_slot``)."""
 
 _RESULT_RULE = (
     "; structured content without a text block goes as its serialized JSON (the MCP spec: a tool returning"
@@ -212,7 +226,7 @@ def duty_of(finding: Finding, ctx: CaseContext) -> str | None:
     check, path = finding.check, finding.path
     if deviates(ctx.scenario.tags, ctx.adapter.wire_format) and check.startswith(_QUIRK_CHECKS):
         return "quirks"
-    if check == TOOL_RESULT_CHECK:
+    if check == TOOL_RESULT_CHECK or _in_mcp_result(finding, ctx):
         return "tool_results"
     if check == "translation.tool_names":
         return "tool_names" if finding.actual in names else None
@@ -227,6 +241,60 @@ def duty_of(finding: Finding, ctx: CaseContext) -> str | None:
         mapped_back = finding.expected in names and finding.actual not in names
         return "tool_names" if mapped_back or check == "translation.tool_definitions" else None
     return None
+
+
+def _rich(result: ToolResult) -> bool:
+    """Does an MCP result need the rule of docs/mcp.md beyond its text (a block other than text, or
+    structured content)?"""
+    mcp = result.provider_details.get("mcp")
+    structured = isinstance(mcp, Mapping) and "structured_content" in mcp
+    return structured or any(not isinstance(item, Text) for item in result.content)
+
+
+def _results(request: Request) -> dict[str, ToolResult]:
+    return {p.call_id: p for m in request.messages for p in m.parts if isinstance(p, ToolResult)}
+
+
+def _in_mcp_result(finding: Finding, ctx: CaseContext) -> bool:
+    """Is ``finding`` about the content of a tool result the caller gave from an MCP result that needs
+    the rule (``_rich``): what the wire's tool-result slot got where the caller wrote it (any check:
+    ``client.recorded_request`` and ``translation.wire_paths`` see the same content)?"""
+    if ctx.client is None or not ctx.outcome.turns:
+        return False
+    turn = finding.turn if finding.turn is not None and 0 <= finding.turn < len(ctx.outcome.turns) else -1
+    given = _results(ctx.outcome.turns[turn].request)
+    if not any(_rich(r) for r in given.values()):
+        return False
+    read_back = _READ_BACK_RESULT.match(finding.path)
+    if read_back is not None:
+        messages = ctx.read_back(turn if turn >= 0 else len(ctx.outcome.turns) - 1).messages
+        i, j = int(read_back.group(1)), int(read_back.group(2))
+        part = messages[i].parts[j] if i < len(messages) and j < len(messages[i].parts) else None
+        return isinstance(part, ToolResult) and part.call_id in given and _rich(given[part.call_id])
+    wire = ctx.adapter.wire_format
+    pattern = _WIRE_RESULT.get(wire)
+    match = pattern.match(finding.path) if pattern is not None else None
+    if match is None:
+        return False
+    return _is_result_slot(ctx.outcome.turns[turn].wire.body, wire, int(match.group(1)), match.group(2))
+
+
+def _is_result_slot(body: object, wire: str, index: int, inner: str | None) -> bool:
+    """Is the body's ``index``-th message (its ``inner``-th block) the wire's tool-result slot?"""
+    key = {"openai_responses": "input", "gemini": "contents"}.get(wire, "messages")
+    items = body.get(key) if isinstance(body, Mapping) else None
+    item = items[index] if isinstance(items, list) and index < len(items) else None
+    if not isinstance(item, Mapping):
+        return False
+    if wire in ("openai_chat", "ollama"):
+        return item.get("role") == "tool"
+    if wire == "openai_responses":
+        return item.get("type") == "function_call_output"
+    blocks = item.get("content" if wire == "anthropic" else "parts")
+    block = blocks[int(inner)] if inner and isinstance(blocks, list) and int(inner) < len(blocks) else None
+    if not isinstance(block, Mapping):
+        return False
+    return block.get("type") == "tool_result" if wire == "anthropic" else "functionResponse" in block
 
 
 def _sent_tools(ctx: CaseContext) -> list[tuple[str, object]]:

@@ -22,7 +22,7 @@ from conformance.clients.child import load_object
 from conformance.clients.contract import SimpleClient, client_duties, client_problems
 from conformance.clients.harness import CertifyOptions, certify
 from conformance.clients.translator import TranslatorClient
-from conformance.model import Request
+from conformance.model import Audio, Message, Request, Text, ToolResult
 from conformance.scenarios.loader import load_scenarios
 from conformance.verdicts import CaseResult, Finding
 
@@ -254,3 +254,46 @@ def test_the_tool_results_duty_is_a_contract_duty_a_driver_may_declare() -> None
     )
     assert client_problems(client) == []
     assert client_duties(client, "openai_chat") == {"transport", "tool_results"}
+
+
+def _sent_ctx(wire: str, body: dict[str, Any], result: Any) -> Any:
+    """A client case whose one turn gave ``result`` and sent ``body`` (read back as the caller gave it)."""
+    request = Request(model="m", messages=(Message(role="tool", parts=(result,)),))
+    turn = SimpleNamespace(request=request, wire=SimpleNamespace(body=body))
+    return SimpleNamespace(
+        client=(),
+        adapter=SimpleNamespace(wire_format=wire),
+        scenario=SimpleNamespace(tags=("mcp",), tools=()),
+        outcome=SimpleNamespace(turns=(turn,)),
+        read_back=lambda _turn: request,
+    )
+
+
+def _differs(check: str, path: str) -> Finding:
+    return Finding(check=check, path=path, turn=0, expected="a", actual="b", message="differs")
+
+
+def test_any_check_on_the_content_of_an_mcp_result_the_caller_wrote_is_about_tool_results() -> None:
+    audio = ToolResult(call_id="c1", content=(Text(text="hi"), Audio(media_type="audio/wav", data="AAAA")))
+    body = {"messages": [{"role": "tool", "tool_call_id": "c1", "content": "hi"}]}
+    ctx = _sent_ctx("openai_chat", body, audio)
+    assert duty_of(_differs("client.recorded_request", "$.messages[0].parts[0].content[1]"), ctx) == "tool_results"
+    assert duty_of(_differs("translation.wire_paths", "$.messages[0].content"), ctx) == "tool_results"
+    # not a tool result's content: transport
+    assert duty_of(_differs("client.recorded_request", "$.messages[0].parts[0].is_error"), ctx) is None
+    assert duty_of(_differs("translation.wire_paths", "$.messages[1].content"), ctx) is None
+    # a result of text alone needs no rule: a change to it is the client's
+    plain = ToolResult(call_id="c1", content=(Text(text="hi"),))
+    assert (
+        duty_of(
+            _differs("client.recorded_request", "$.messages[0].parts[0].content[0]"),
+            _sent_ctx("openai_chat", body, plain),
+        )
+        is None
+    )
+    structured = ToolResult(call_id="c1", content=(), provider_details={"mcp": {"structured_content": {"a": 1}}})
+    gemini = {"contents": [{"role": "user", "parts": [{"functionResponse": {"name": "t", "response": {}}}]}]}
+    ctx = _sent_ctx("gemini", gemini, structured)
+    assert duty_of(_differs("translation.wire_paths", "$.contents[0].parts[0].functionResponse.response"), ctx) == (
+        "tool_results"
+    )
