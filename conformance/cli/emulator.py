@@ -105,6 +105,13 @@ def _add_mcp_server(commands: Any) -> None:
         metavar="FILE",
         help="with --transport http: write the port number to FILE once the server listens",
     )
+    mcp_server.add_argument(
+        "--profile",
+        choices=("default", "conformance-suite"),
+        default="default",
+        help="default: the scenarios' tools; conformance-suite: also, first, the tools the official MCP "
+        "conformance suite calls (scripts/mcp_conformance_suite.py; default: %(default)s)",
+    )
     mcp_server.set_defaults(handler=_mcp_server)
 
 
@@ -125,9 +132,9 @@ def _mcp_server(args: argparse.Namespace) -> int:
     from conformance.mcp_bridge.server import serve_http, serve_stdio
 
     if args.transport == "http":
-        code = serve_http(host=args.host, port=args.port, port_file=args.port_file)
+        code = serve_http(host=args.host, port=args.port, port_file=args.port_file, profile=args.profile)
     else:
-        code = serve_stdio()
+        code = serve_stdio(profile=args.profile)
     if code == _INTERRUPTED:  # the server's own Ctrl-C handling is silent
         with contextlib.suppress(OSError, ValueError):
             print("conformance mcp-server: interrupted (Ctrl-C)", file=sys.stderr, flush=True)

@@ -56,7 +56,7 @@ from mcp.types import (
 from pydantic import BaseModel, Field
 
 from conformance import __version__
-from conformance.mcp_bridge import _fixtures
+from conformance.mcp_bridge import _fixtures, _fixtures_suite
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -64,6 +64,7 @@ __all__ = [
     "HTTP_PATH",
     "LISTENING_PREFIX",
     "NOOP_TOOL_COUNT",
+    "PROFILES",
     "SERVER_NAME",
     "WeatherReport",
     "build_server",
@@ -76,6 +77,9 @@ DEFAULT_PAGE_SIZE = 10
 """Tools per ``tools/list`` page."""
 NOOP_TOOL_COUNT = 24
 """How many ``noop_NN`` padding tools there are."""
+PROFILES = ("default", _fixtures_suite.PROFILE)
+"""``build_server``'s profiles (``conformance mcp-server --profile``): the scenarios' tools, or those and
+the official MCP conformance suite's first (``conformance.mcp_bridge._fixtures_suite``)."""
 FIXED_NOW_ENV = "CONFORMANCE_FIXED_NOW_MS"
 """Environment variable: an integer epoch-milliseconds value that ``getTime`` uses as "now"."""
 HTTP_PATH = "/mcp"
@@ -140,10 +144,16 @@ def _cursor_offset(cursor: object) -> int:
     raise MCPError(INVALID_PARAMS, f"Invalid cursor: {cursor!r} (pass the nextCursor of the previous page)")
 
 
-def build_server(*, page_size: int = DEFAULT_PAGE_SIZE, now_ms: Callable[[], float] | None = None) -> MCPServer:
-    """The bundled server, ready to ``run()`` (or to serve an in-process ``mcp.Client``)."""
+def build_server(
+    *, page_size: int = DEFAULT_PAGE_SIZE, now_ms: Callable[[], float] | None = None, profile: str = "default"
+) -> MCPServer:
+    """The bundled server, ready to ``run()`` (or to serve an in-process ``mcp.Client``). ``profile``
+    ``"conformance-suite"`` adds, first in the list, the tools the official MCP conformance suite calls
+    (``_fixtures_suite``); ``"default"`` (``PROFILES``) has the scenarios' tools only."""
     if page_size < 1:
         raise ValueError(f"page_size must be >= 1, got {page_size}")
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {', '.join(PROFILES)}, got {profile!r}")
     clock = now_ms or (lambda: time.time() * 1000)
     known: set[str] = set()
     server: MCPServer = MCPServer(
@@ -153,6 +163,9 @@ def build_server(*, page_size: int = DEFAULT_PAGE_SIZE, now_ms: Callable[[], flo
         middleware=[_ToolsGate(page_size, known)],
         log_level="INFO",
     )
+    if profile == _fixtures_suite.PROFILE:  # first: the suite's client reads one page of tools/list
+        _fixtures_suite.register(server)
+        known.update(_fixtures_suite.TOOL_NAMES)
 
     def add(fn: Callable[..., Any], name: str, description: str, **options: Any) -> None:
         server.add_tool(fn, name=name, description=description, **options)
@@ -344,21 +357,23 @@ def _log_to_stderr() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s", handlers=[logging.StreamHandler(sys.stderr)])
 
 
-def serve_stdio() -> int:
-    """Serve the bundled tools on stdin/stdout until stdin closes; the exit code."""
+def serve_stdio(*, profile: str = "default") -> int:
+    """Serve the bundled tools (``profile``: ``PROFILES``) on stdin/stdout until stdin closes; the exit code."""
     now_ms, problem = _clock_from_env()
     if problem is not None:
         print(f"conformance mcp-server: error: {problem}", file=sys.stderr)
         return 2
     _log_to_stderr()
     try:
-        build_server(now_ms=now_ms).run("stdio")
+        build_server(now_ms=now_ms, profile=profile).run("stdio")
     except KeyboardInterrupt:
         return 130
     return 0
 
 
-def serve_http(*, host: str = "127.0.0.1", port: int = 0, port_file: str | None = None) -> int:
+def serve_http(
+    *, host: str = "127.0.0.1", port: int = 0, port_file: str | None = None, profile: str = "default"
+) -> int:
     """Serve the bundled tools over Streamable HTTP at ``http://host:port/mcp`` until interrupted
     (SIGINT/SIGTERM); the exit code. Only loopback hosts are served (the fixture server has no
     authentication). Port 0 picks a free port: the URL is printed on stdout (``LISTENING_PREFIX``)
@@ -393,7 +408,7 @@ def serve_http(*, host: str = "127.0.0.1", port: int = 0, port_file: str | None 
     shown_host = f"[{host}]" if ":" in host else host
     url = f"http://{shown_host}:{bound}{HTTP_PATH}"
     # The SDK's app turns on DNS-rebinding protection for a loopback host (Host and Origin checked).
-    app = build_server(now_ms=now_ms).streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
+    app = build_server(now_ms=now_ms, profile=profile).streamable_http_app(streamable_http_path=HTTP_PATH, host=host)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2))
     if port_file is not None:  # written whole, then renamed: a reader never sees half of it
         with open(f"{port_file}.tmp", "w", encoding="ascii") as out:

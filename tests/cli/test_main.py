@@ -133,7 +133,7 @@ def test_ctrl_c_in_any_command_is_one_line_and_exit_130(
 def test_a_silent_mcp_server_stop_still_says_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr("conformance.mcp_bridge.server.serve_stdio", lambda: 130)
+    monkeypatch.setattr("conformance.mcp_bridge.server.serve_stdio", lambda **options: 130)
     assert main(["mcp-server"]) == 130
     assert capsys.readouterr().err == "conformance mcp-server: interrupted (Ctrl-C)\n"
 
