@@ -57,6 +57,10 @@ OPT_IN = {
         "certifies the JavaScript drivers of examples/clients/node on Node >= 22 (about 1 min): run it with "
         "`python scripts/node_runtime.py install && pytest -m javascript`"
     ),
+    "mcp_conformance": (
+        "the official MCP conformance suite against the bundled MCP server over Streamable HTTP (about 30 s): "
+        "run it with `python scripts/mcp_conformance_suite.py install && pytest -m mcp_conformance`"
+    ),
 }
 """Marker -> the skip reason: what the tier does, how long it takes, the command that runs it."""
 _SKIPPED = "opt-in tier:"
