@@ -27,7 +27,9 @@ it is closest to, so callers that already catch ``ValueError`` or ``LookupError`
         │                                                   the protocol; carries the tail of its stderr
         ├── McpTimeoutError(McpServerError, TimeoutError)   no answer within the per-call timeout
         └── McpCommandRefusedError(McpServerError, PermissionError)  a scenario outside the bundled set
-                                                            whose command was not allowed to start
+            │                                               whose command was not allowed to start
+            └── McpRemoteRefusedError(McpCommandRefusedError)  an MCP server URL that is not loopback,
+                                                            without --allow-remote-mcp
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ __all__ = [
     "ConformanceError",
     "InputLimitError",
     "McpCommandRefusedError",
+    "McpRemoteRefusedError",
     "McpServerError",
     "McpTimeoutError",
     "NetworkBlockedError",
@@ -266,3 +269,9 @@ class McpCommandRefusedError(McpServerError, PermissionError):
     """A scenario outside the bundled set names an MCP server command, and commands were not allowed
     (``conformance.mcp_bridge.trust``): nothing was started. The message names the scenario file, the
     command and how to allow it."""
+
+
+class McpRemoteRefusedError(McpCommandRefusedError):
+    """A scenario's MCP server ``url`` is not a loopback address and remote MCP servers were not
+    allowed (``conformance.mcp_bridge.trust``): nothing was contacted. The message names the
+    scenario file, the URL and how to allow it (``--allow-remote-mcp``)."""

@@ -196,7 +196,8 @@ class RunResult:
     """Run-level problems (scenario files that did not load, ...), each a full message."""
     commands: tuple[Mapping[str, Any], ...] = ()
     """The MCP server commands the run started, one per scenario (``ServerCommand.to_json`` of
-    ``conformance.mcp_bridge.trust``: scenario, file, argv, cwd, env_keys, bundled)."""
+    ``conformance.mcp_bridge.trust``: scenario, file, argv, cwd, env_keys, bundled, transport, url,
+    header_keys)."""
     suite: SuiteInfo | None = None
     """The suite that judged the run (its fingerprint)."""
     selection: Selection | None = None

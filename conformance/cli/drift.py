@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conformance.cli.options import PAIR_TIMEOUT_HELP, add_limit_option, add_live_options, seconds
+from conformance.cli.options import PAIR_TIMEOUT_HELP, add_limit_option, add_live_options, add_mcp_options, seconds
 
 if TYPE_CHECKING:
     from conformance.traffic.cassette_diff import Change
@@ -78,6 +78,7 @@ def add_command(commands: Any) -> None:
         help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
         "docs/scenarios.md#trust)",
     )
+    add_mcp_options(drift)
     drift.add_argument("--timeout", type=seconds("--timeout"), default=300.0, help=PAIR_TIMEOUT_HELP)
     drift.add_argument("--format", choices=("text", "json"), default="text", help="output (default: %(default)s)")
     add_live_options(drift)
@@ -109,7 +110,9 @@ def drift_command(args: argparse.Namespace) -> int:
     server commands it started, as ``record`` does (``--allow-commands``: docs/scenarios.md#trust)."""
     from conformance.mcp_bridge.trust import command_policy
 
-    with command_policy(allow=args.allow_commands) as started:
+    with command_policy(
+        allow=args.allow_commands, allow_remote=args.allow_remote_mcp, transport=args.mcp_transport
+    ) as started:
         code = _drift(args)
     for command in started.commands():
         print(f"started for {command.scenario}: {command.shown()}", file=sys.stderr)

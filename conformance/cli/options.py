@@ -23,6 +23,7 @@ __all__ = [
     "add_jobs_and_shard",
     "add_limit_option",
     "add_live_options",
+    "add_mcp_options",
     "add_user_dirs",
     "apply_limits",
     "number",
@@ -119,6 +120,24 @@ def add_user_dirs(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
         "docs/scenarios.md#trust)",
+    )
+    add_mcp_options(parser)
+
+
+def add_mcp_options(parser: argparse.ArgumentParser) -> None:
+    """``--allow-remote-mcp`` and ``--mcp-transport`` (docs/mcp.md#streamable-http)."""
+    parser.add_argument(
+        "--allow-remote-mcp",
+        action="store_true",
+        help="let scenarios reach MCP servers at tools.mcp.url addresses that are not loopback (their tool calls "
+        "and headers go to that machine: docs/mcp.md#streamable-http)",
+    )
+    parser.add_argument(
+        "--mcp-transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="how the bundled MCP server (conformance mcp-server) is run: stdio, or http (Streamable HTTP on "
+        "127.0.0.1); scenarios with other servers run as written (default: %(default)s)",
     )
 
 

@@ -59,6 +59,8 @@ def plan_of(
         user_cassette_dirs=tuple(Path(d) for d in args.cassette_dir or ()),
         record_args=record_args(args),
         allow_commands=args.allow_commands,
+        allow_remote_mcp=bool(getattr(args, "allow_remote_mcp", False)),
+        mcp_transport=str(getattr(args, "mcp_transport", "stdio") or "stdio"),
         report_dir=Path(args.report_dir),
         formats=tuple(formats),
         ci=ci,
@@ -112,6 +114,10 @@ def record_args(args: argparse.Namespace) -> tuple[str, ...]:
         found += ["--cassette-dir", args.cassette_dir[0]]
     if getattr(args, "allow_commands", False):
         found.append("--allow-commands")
+    if getattr(args, "allow_remote_mcp", False):
+        found.append("--allow-remote-mcp")
+    if getattr(args, "mcp_transport", "stdio") == "http":
+        found += ["--mcp-transport", "http"]
     return tuple(found)
 
 
@@ -131,6 +137,10 @@ def rerun_options(args: argparse.Namespace) -> tuple[str, ...]:
         words += ["--model", args.model]
     if getattr(args, "allow_commands", False):
         words.append("--allow-commands")
+    if getattr(args, "allow_remote_mcp", False):
+        words.append("--allow-remote-mcp")
+    if getattr(args, "mcp_transport", "stdio") == "http":
+        words += ["--mcp-transport", "http"]
     for option in ("cassette_dir", "scenarios_dir"):
         value: Any = getattr(args, option, None) or ()
         for folder in [value] if isinstance(value, str) else value:  # repeatable: each one again

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conformance.cli.options import PAIR_TIMEOUT_HELP, add_limit_option, add_live_options, seconds
+from conformance.cli.options import PAIR_TIMEOUT_HELP, add_limit_option, add_live_options, add_mcp_options, seconds
 
 if TYPE_CHECKING:
     from conformance.mcp_bridge.trust import CommandLog
@@ -81,6 +81,7 @@ def add_command(commands: Any) -> None:
         help="let scenarios that are not bundled start their tools.mcp commands (trusted scenarios only: "
         "docs/scenarios.md#trust)",
     )
+    add_mcp_options(record)
     record.add_argument("--timeout", type=seconds("--timeout"), default=300.0, help=PAIR_TIMEOUT_HELP)
     live_knobs = add_live_options(record)
     record.add_argument(
@@ -104,7 +105,9 @@ def record_command_main(args: argparse.Namespace) -> int:
     commands it started (``--allow-commands``: docs/scenarios.md#trust)."""
     from conformance.mcp_bridge.trust import command_policy
 
-    with command_policy(allow=args.allow_commands) as started:
+    with command_policy(
+        allow=args.allow_commands, allow_remote=args.allow_remote_mcp, transport=args.mcp_transport
+    ) as started:
         return _record(args, started)
 
 

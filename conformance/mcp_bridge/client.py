@@ -1,7 +1,8 @@
-"""A synchronous MCP client session over stdio: the I/O edge of the MCP bridge.
+"""A synchronous MCP client session over stdio or Streamable HTTP: the I/O edge of the MCP bridge.
 
-``McpSession`` runs the SDK's async ``stdio_client`` + ``ClientSession`` on a private event loop in
-a daemon thread (an anyio blocking portal), so a synchronous runner can use it::
+``McpSession`` runs the SDK's async ``stdio_client`` (or ``streamable_http_client`` when the spec has
+a ``url``) + ``ClientSession`` on a private event loop in a daemon thread (an anyio blocking portal),
+so a synchronous runner can use it::
 
     spec = McpServerSpec(command=[sys.executable, "-m", "conformance", "mcp-server"])
     with McpSession(spec, timeout=120.0) as session:
@@ -28,6 +29,17 @@ Lifetime: closing the session (or leaving the ``with`` block, by return, excepti
 KeyboardInterrupt) closes the server's stdin, waits, then terminates its process group (the SDK's
 shutdown). If our process is killed, the server dies with it (``_spawn``: PR_SET_PDEATHSIG on
 Linux). Sessions still open at interpreter exit are closed by an ``atexit`` hook.
+
+Streamable HTTP (MCP 2025-11-25, basic/transports): with ``url`` the session connects there (the
+server's ``Mcp-Session-Id`` is kept and sent by the SDK; closing sends ``DELETE`` to end the
+session). ``headers`` are sent on every request, ``${VAR}`` read from the environment at ``open``
+(values never reach a message). ``{port}`` in ``command``/``args``/``url`` is one free loopback
+port. With a ``command`` too, the command is started first (``_http.HttpServerProcess``: the same
+guard, its own process group, output to the stderr log), the session waits until the URL accepts
+connections (within the timeout), and closing stops it (SIGTERM, then SIGKILL). Every response is
+cut past ``_http.MAX_RESPONSE_BYTES``; a server that ends the session (HTTP 404 for its
+``Mcp-Session-Id``) or resets the connection raises ``McpServerError`` naming the URL; a request
+without an answer raises ``McpTimeoutError`` as over stdio.
 """
 
 from __future__ import annotations
@@ -43,17 +55,21 @@ from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, TextIO, TypeVar, cast
+from urllib.parse import urlsplit
 
 import anyio
+import httpx2
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp import types as mcp_types
+from mcp.client.stdio import get_default_environment
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from conformance import __version__
 from conformance.errors import McpServerError, McpTimeoutError, UsageError, WireFormatError
-from conformance.mcp_bridge import _convert
+from conformance.mcp_bridge import _convert, _http
 from conformance.mcp_bridge._spawn import StderrLog, guarded_argv
 from conformance.model import JSONObject, Tool, ToolResult
 
@@ -81,41 +97,70 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True, kw_only=True)
 class McpServerSpec:
-    """How to start an MCP server over stdio: ``command + args``, with ``env`` and ``cwd``.
+    """How to reach an MCP server: over stdio, ``command + args`` with ``env`` and ``cwd``; over
+    Streamable HTTP, ``url`` (with ``headers``), and with a ``command`` too, the server to start first.
 
     The server's environment is the SDK's safe subset of ours (``HOME``, ``LOGNAME``, ``PATH``,
     ``SHELL``, ``TERM``, ``USER``) plus ``env``; nothing else leaks to it.
     """
 
-    command: Sequence[str]
-    """The program and its leading arguments (a string is one program name)."""
+    command: Sequence[str] = ()
+    """The program and its leading arguments (a string is one program name; empty: ``url`` only)."""
     args: Sequence[str] = ()
     """More arguments, appended to ``command``."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Variables added to the server's environment."""
     cwd: str | None = None
     """Working directory of the server (default: ours)."""
+    url: str | None = None
+    """The Streamable HTTP endpoint (None: stdio); ``{port}`` is a free loopback port."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """HTTP headers for ``url``; ``${VAR}`` is read from the environment when the session opens."""
 
     def __post_init__(self) -> None:
         command = (self.command,) if isinstance(self.command, str) else tuple(self.command)
         args = (self.args,) if isinstance(self.args, str) else tuple(self.args)
-        if not command or not command[0]:
-            raise UsageError("an MCP server needs a command, e.g. command: [npx, -y, some-mcp-server]")
-        for value in (*command, *args, *self.env.keys(), *self.env.values()):
+        if self.url is None and (not command or not command[0]):
+            raise UsageError(
+                "an MCP server needs a command (stdio), e.g. command: [npx, -y, some-mcp-server], or a url"
+                " (Streamable HTTP)"
+            )
+        if command and not command[0]:
+            raise UsageError("an MCP server command cannot start with an empty word")
+        for value in (
+            *command,
+            *args,
+            *self.env.keys(),
+            *self.env.values(),
+            *self.headers.keys(),
+            *self.headers.values(),
+        ):
             if not isinstance(value, str):
-                raise UsageError(f"MCP server command, args and env must be strings, got {value!r}")
+                raise UsageError(f"MCP server command, args, env and headers must be strings, got {value!r}")
+        if self.url is not None and urlsplit(self.url).scheme not in ("http", "https"):
+            raise UsageError(f"an MCP server url must be http:// or https://, got {_http.shown_url(self.url)!r}")
         object.__setattr__(self, "command", command)
         object.__setattr__(self, "args", args)
         object.__setattr__(self, "env", dict(self.env))
+        object.__setattr__(self, "headers", dict(self.headers))
 
     @property
     def argv(self) -> tuple[str, ...]:
-        """The full command line."""
+        """The full command line (empty for a ``url`` alone)."""
         return (*self.command, *self.args)
 
+    @property
+    def transport(self) -> Literal["stdio", "http"]:
+        """``http`` (Streamable HTTP) when there is a ``url``, else ``stdio``."""
+        return "stdio" if self.url is None else "http"
+
     def describe(self) -> str:
-        """The command line as a shell would show it."""
-        return shlex.join(self.argv)
+        """The command line as a shell would show it; for HTTP the URL (without userinfo or query),
+        then the command that serves it. Header values are never part of it."""
+        if self.url is None:
+            return shlex.join(self.argv)
+        shown = _http.shown_url(self.url)
+        return f"{shown} (started by: {shlex.join(self.argv)})" if self.argv else shown
 
 
 _Outcome = tuple[Literal["result"], JSONObject] | tuple[Literal["protocol"], MCPError] | tuple[Literal["client"], str]
@@ -148,6 +193,13 @@ class McpSession(AbstractContextManager["McpSession"]):
         """The first ``JUNK_SHOWN`` lines the server wrote to stdout that are not JSON-RPC (quoted)."""
         self._junk_count = 0
         self._junk_cut = False
+        self.url: str | None = spec.url
+        """The Streamable HTTP endpoint, ``{port}`` resolved at ``open`` (None: stdio)."""
+        self.argv: tuple[str, ...] = spec.argv
+        """The server's command line, ``{port}`` resolved at ``open``."""
+        self._headers: dict[str, str] = {}
+        self._process: _http.HttpServerProcess | None = None
+        self._bounded: _http.BoundedTransport | None = None
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -164,8 +216,9 @@ class McpSession(AbstractContextManager["McpSession"]):
             raise UsageError("an McpSession opens once; make a new one")
         self._stderr = StderrLog()
         try:
-            self._portal_cm = start_blocking_portal(name=f"mcp-session:{self.spec.command[0]}")
+            self._portal_cm = start_blocking_portal(name=f"mcp-session:{(*self.spec.argv, self.spec.url or '')[0]}")
             self._portal = self._portal_cm.__enter__()
+            self._start_http_server()
             self._connection = self._portal.wrap_async_context_manager(self._connect())
             self._session = self._connection.__enter__()
         except BaseException:
@@ -201,8 +254,52 @@ class McpSession(AbstractContextManager["McpSession"]):
             if self._portal_cm is not None:
                 portal_cm, self._portal_cm = self._portal_cm, None
                 portal_cm.__exit__(None, None, None)
+            if self._process is not None:
+                process, self._process = self._process, None
+                process.stop()
             if self._stderr is not None:
                 self._stderr.close()
+
+    def describe(self) -> str:
+        """The server as errors name it: its command line, or its URL (and the command serving it),
+        ``{port}`` resolved; never a header value."""
+        if self.url is None:
+            return shlex.join(self.argv)
+        shown = _http.shown_url(self.url)
+        return f"{shown} (started by: {shlex.join(self.argv)})" if self.argv else shown
+
+    def _start_http_server(self) -> None:
+        """For HTTP: resolve ``{port}`` and the headers, start the command (if any) and wait for the URL."""
+        if self.spec.url is None:
+            return
+        words = (*self.spec.argv, self.spec.url)
+        port = _http.free_port() if any(_http.PORT_PLACEHOLDER in word for word in words) else None
+        if port is not None:
+            self.argv = _http.with_port(self.spec.argv, port)
+            self.url = self.spec.url.replace(_http.PORT_PLACEHOLDER, str(port))
+        try:
+            self._headers = _http.resolve_headers(self.spec.headers)
+        except _http.MissingVariableError as missing:
+            raise self._error(
+                f"the header {missing.header!r} names ${{{missing.variable}}}, which is not set in the environment:"
+                f" set {missing.variable} (the value is sent to the server, never shown) or drop the header"
+            ) from None
+        if not self.argv:
+            return
+        assert self._stderr is not None and self.url is not None
+        env = {**get_default_environment(), **self.spec.env}
+        argv, cwd, stderr = self.argv, self.spec.cwd, self._stderr
+        assert self._portal is not None
+        try:
+            # Started from the event-loop thread, which lives as long as the session: the guard's
+            # PR_SET_PDEATHSIG fires when the *thread* that started the server ends (prctl(2)), and
+            # the thread calling open (a pool's start thread) may end first.
+            self._process = self._portal.call(lambda: _http.HttpServerProcess(argv, env=env, cwd=cwd, stderr=stderr))
+        except OSError as exc:
+            raise self._error(f"could not start the MCP server: {exc}") from exc
+        problem = self._process.wait_ready(self.url, timeout=self.timeout)
+        if problem is not None:
+            raise self._error(f"start-up: {problem}")
 
     @property
     def closed(self) -> bool:
@@ -269,9 +366,19 @@ class McpSession(AbstractContextManager["McpSession"]):
     # ---------------------------------------------------------------- the async side (event-loop thread)
 
     @asynccontextmanager
-    async def _connect(self) -> AsyncIterator[ClientSession]:
+    async def _streams(self) -> AsyncIterator[tuple[Any, Any]]:
+        """The transport's read and write streams: stdio (junk lines taken out) or Streamable HTTP."""
         assert self._stderr is not None
-        argv = guarded_argv(self.spec.argv)
+        if self.url is not None:
+            self._bounded = _http.BoundedTransport()
+            timeout = httpx2.Timeout(min(self.timeout, 30.0), read=300.0)  # the SDK's read timeout for streams
+            client = httpx2.AsyncClient(
+                headers=self._headers, timeout=timeout, transport=self._bounded, trust_env=False
+            )
+            async with client, streamable_http_client(self.url, http_client=client) as (read, write):
+                yield read, write
+            return
+        argv = guarded_argv(self.argv)
         params = StdioServerParameters(
             command=argv[0],
             args=argv[1:],
@@ -279,11 +386,16 @@ class McpSession(AbstractContextManager["McpSession"]):
             cwd=self.spec.cwd,
             encoding_error_handler="replace",  # binary on stdout is junk lines, not the reader's end
         )
+        async with stdio_client(params, errlog=cast(TextIO, self._stderr.file)) as (read, write):
+            yield _JsonRpcOnly(read, self._on_junk), write
+
+    @asynccontextmanager
+    async def _connect(self) -> AsyncIterator[ClientSession]:
         try:
             async with (
-                stdio_client(params, errlog=cast(TextIO, self._stderr.file)) as (read, write),
+                self._streams() as (read, write),
                 ClientSession(
-                    _JsonRpcOnly(read, self._on_junk),
+                    read,
                     write,
                     message_handler=self._on_message,
                     client_info=mcp_types.Implementation(name="conformance", version=__version__),
@@ -298,7 +410,7 @@ class McpSession(AbstractContextManager["McpSession"]):
         except McpServerError:
             raise
         except BaseException as exc:
-            mapped = self._map(exc, "start-up (spawn and initialize)")
+            mapped = self._map(exc, "start-up (spawn and initialize)" if self.url is None else "start-up (initialize)")
             if mapped is None:
                 raise
             raise mapped from exc
@@ -335,6 +447,9 @@ class McpSession(AbstractContextManager["McpSession"]):
             with anyio.fail_after(limit):
                 result = await session.call_tool(name, arguments)
         except MCPError as exc:
+            failure = self._http_failure(exc, f"tools/call {name}")  # a dropped session is no tool result
+            if failure is not None:
+                raise failure from exc
             if exc.code not in (mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT):
                 return ("protocol", exc)
             raise self._map(exc, f"tools/call {name}", limit) or exc from exc
@@ -382,7 +497,7 @@ class McpSession(AbstractContextManager["McpSession"]):
         return False
 
     def _shown_command(self) -> str:
-        command = self.spec.describe()
+        command = self.describe()
         return command if len(command) <= _JUNK_LINE_CHARS else command[:_JUNK_LINE_CHARS] + "..."
 
     # ---------------------------------------------------------------- plumbing
@@ -420,13 +535,16 @@ class McpSession(AbstractContextManager["McpSession"]):
                 "; the server wrote lines to stdout that are not JSON-RPC (an MCP stdio server must log to "
                 f"stderr): {', '.join(self._stdout_junk)}" + (f" and {more} more" if more else "")
             )
-        return error(message, command=self.spec.describe(), stderr_tail=self.stderr_tail())
+        return error(message, command=self.describe(), stderr_tail=self.stderr_tail())
 
     def _map(self, exc: BaseException, what: str, limit: float | None = None) -> McpServerError | None:
         """The ``McpServerError`` for an SDK/transport failure during ``what``; None to re-raise as is."""
         exc = _single(exc)
         if isinstance(exc, McpServerError):
             return exc
+        http = self._http_failure(exc, what)
+        if http is not None:
+            return http
         seconds = self.timeout if limit is None else limit
         if isinstance(exc, TimeoutError) or (isinstance(exc, MCPError) and exc.code == mcp_types.REQUEST_TIMEOUT):
             return self._error(f"{what}: no answer from the MCP server within {seconds:g} s", McpTimeoutError)
@@ -448,6 +566,39 @@ class McpSession(AbstractContextManager["McpSession"]):
             return self._error(f"{what}: could not start the MCP server: {exc}")
         if isinstance(exc, ValidationError):
             return self._error(f"{what}: the MCP server answered outside the protocol: {exc}")
+        return None
+
+    def _http_failure(self, exc: BaseException, what: str) -> McpServerError | None:
+        """The ``McpServerError`` for what only Streamable HTTP does (a response past the byte bound, a
+        session the server ended, a connection refused or reset, a redirect elsewhere); None otherwise
+        (and always over stdio). Read from the SDK's errors (mcp/client/streamable_http.py)."""
+        if self.url is None:
+            return None
+        exc = _single(exc)
+        url = _http.shown_url(self.url)
+        if self._bounded is not None and self._bounded.overflow is not None:
+            return self._error(
+                f"{what}: {self._bounded.overflow} (the bound on one response from an MCP server is"
+                f" {_http.MAX_RESPONSE_BYTES:,} bytes: conformance.mcp_bridge._http.MAX_RESPONSE_BYTES);"
+                " the server streams more than any tool result needs: fix the server"
+            )
+        if isinstance(exc, MCPError):
+            if exc.code == mcp_types.INVALID_REQUEST and exc.message == "Session terminated":
+                return self._error(
+                    f"{what}: {url} ended the MCP session (HTTP 404 for its Mcp-Session-Id): the server dropped"
+                    " or expired it; a new session starts with the next run (check the server's session timeout)"
+                )
+            if exc.code == mcp_types.INVALID_REQUEST and exc.message.startswith("Redirect to "):
+                return self._error(f"{what}: {exc.message}")
+            if exc.code == mcp_types.CONNECTION_CLOSED:
+                return self._error(f"{what}: {url} closed the stream before answering ({exc.message})")
+            return None
+        if isinstance(exc, httpx2.ConnectError | httpx2.ConnectTimeout):
+            return self._error(f"{what}: cannot connect to {url}: is the MCP server running there? ({exc})")
+        if isinstance(exc, httpx2.TransportError):
+            return self._error(f"{what}: the connection to {url} failed: {type(exc).__name__}: {exc}")
+        if isinstance(exc, httpx2.HTTPStatusError):
+            return self._error(f"{what}: {url} answered HTTP {exc.response.status_code}")
         return None
 
 

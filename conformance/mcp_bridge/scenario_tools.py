@@ -62,15 +62,21 @@ DEFAULT_START_TIMEOUT = 120.0
 _MCP_KEY = "mcp"  # conformance.mcp_bridge._convert.MCP_KEY, without importing the SDK-side package
 
 
-def server_spec(mcp: McpTools, *, base: Path | None = None) -> McpServerSpec:
-    """How to start the server of ``tools.mcp``: ``{python}`` resolved, ``cwd`` relative to ``base``."""
+def server_spec(mcp: McpTools, *, base: Path | None = None, transport: str | None = None) -> McpServerSpec:
+    """How to start (or reach) the server of ``tools.mcp``: ``{python}`` resolved, ``cwd`` relative to
+    ``base``, ``url`` and ``headers`` as written (``{port}`` and ``${VAR}`` are resolved when the session
+    opens); the bundled server over Streamable HTTP when ``transport`` (default: the run's
+    ``--mcp-transport``) is ``http`` (``trust.effective_mcp``)."""
     from conformance.mcp_bridge.client import McpServerSpec
 
+    mcp = trust.effective_mcp(mcp, transport)
     return McpServerSpec(
         command=trust.resolved_words(mcp.command),
         args=trust.resolved_words(mcp.args),
         env=dict(mcp.env),
         cwd=trust.resolved_cwd(mcp, base),
+        url=mcp.url,
+        headers=dict(mcp.headers),
     )
 
 
@@ -204,7 +210,14 @@ class McpPool:
                 self._start(server_spec(scenario.mcp, base=scenario.path.parent))
 
     def _start(self, spec: McpServerSpec) -> tuple[object, Future[tuple[McpSession, tuple[Tool, ...]]]]:
-        key = (spec.command, spec.args, tuple(sorted(spec.env.items())), spec.cwd)
+        key = (
+            spec.command,
+            spec.args,
+            tuple(sorted(spec.env.items())),
+            spec.cwd,
+            spec.url,
+            tuple(sorted(spec.headers.items())),
+        )
         with self._lock:
             future = self._starts.get(key)
             if future is None:

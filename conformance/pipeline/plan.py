@@ -50,6 +50,10 @@ class Plan:
     """What a printed ``conformance record`` line needs (``--scenarios-dir``, ``--cassette-dir``, ...)."""
     allow_commands: bool = False
     """Let scenarios that are not bundled start their ``tools.mcp`` commands (docs/scenarios.md#trust)."""
+    allow_remote_mcp: bool = False
+    """Let scenarios reach MCP servers at URLs that are not loopback (``--allow-remote-mcp``, docs/mcp.md)."""
+    mcp_transport: str = "stdio"
+    """``--mcp-transport``: ``stdio``, or ``http`` to run the bundled MCP server over Streamable HTTP."""
     report_dir: Path = Path("reports")
     formats: tuple[str, ...] = REPORT_FORMATS
     ci: CiOptions = field(default_factory=CiOptions)

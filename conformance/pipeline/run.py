@@ -51,6 +51,12 @@ def run_target(target: Target, plan: Plan, out: TextIO | None = None) -> int:
         plan = dataclasses.replace(plan, select=select, scenarios=tuple(scenarios))
         for problem in plan.problems:
             print(problem, file=sys.stderr)
+        if plan.mcp_transport != "stdio":
+            from conformance.mcp_bridge.trust import transport_note
+
+            note = transport_note(plan.scenarios, plan.mcp_transport)
+            if note:
+                print(note, file=sys.stderr)
         try:
             if not plan.problems and not target.case_count(dataclasses.replace(plan, shard=None)):
                 raise UsageError(_nothing_selected(target, plan))
@@ -67,6 +73,8 @@ def run_target(target: Target, plan: Plan, out: TextIO | None = None) -> int:
         result = finished.run(
             lambda: target.run(ran, finished),
             allow_commands=plan.allow_commands,
+            allow_remote_mcp=plan.allow_remote_mcp,
+            mcp_transport=plan.mcp_transport,
             partial=lambda: target.partial(ran, finished.cases),
         )
     finally:
@@ -132,7 +140,13 @@ class Finished:
         self.error = f"{kind.__name__ if kind else 'error'}: {exc}"
 
     def run(
-        self, work: Callable[[], RunResult], *, allow_commands: bool, partial: Callable[[], RunResult]
+        self,
+        work: Callable[[], RunResult],
+        *,
+        allow_commands: bool,
+        partial: Callable[[], RunResult],
+        allow_remote_mcp: bool = False,
+        mcp_transport: str = "stdio",
     ) -> RunResult:
         """``work()`` under the trust policy of scenario commands (docs/scenarios.md#trust), noting a
         Ctrl-C or an internal error here; its result, or ``partial()`` (the cases that finished) when
@@ -140,7 +154,7 @@ class Finished:
         from conformance.mcp_bridge.trust import command_policy
 
         result: RunResult | None = None
-        with command_policy(allow=allow_commands) as started:
+        with command_policy(allow=allow_commands, allow_remote=allow_remote_mcp, transport=mcp_transport) as started:
             try:
                 with self.watching():
                     result = work()

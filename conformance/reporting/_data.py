@@ -172,6 +172,9 @@ class CommandData(TypedDict):
     cwd: str | None
     env_keys: list[str]
     bundled: bool
+    transport: NotRequired[str]
+    url: NotRequired[str | None]
+    header_keys: NotRequired[list[str]]
 
 
 class Report(TypedDict):

@@ -866,12 +866,20 @@ def _cases(
     return "".join(parts)
 
 
+def _served(c: Any) -> str:
+    """The command line; for Streamable HTTP the URL, then the command that served it (if any)."""
+    if not c.get("url"):
+        return shlex.join(c["argv"])
+    started = f" started by {shlex.join(c['argv'])}" if c["argv"] else ""
+    return f"{c['url']} (Streamable HTTP){started}"
+
+
 def _commands(data: Report) -> str:
     """The MCP server commands the run started (``conformance.mcp_bridge.trust``)."""
     if not data.get("commands"):
         return ""
     rows = "".join(
-        f'<tr><td class="mono">{_e(c["scenario"])}</td><td class="mono">{_e(shlex.join(c["argv"]))}</td>'
+        f'<tr><td class="mono">{_e(c["scenario"])}</td><td class="mono">{_e(_served(c))}</td>'
         f'<td class="mono">{_e(c["cwd"] or "")}</td><td>{_e(", ".join(c["env_keys"]))}</td>'
         f"<td>{'bundled' if c['bundled'] else 'allowed (--allow-commands)'}</td></tr>"
         for c in data.get("commands", [])

@@ -346,12 +346,18 @@ def _commands(data: Report, out: list[str]) -> None:
         trusted = "bundled" if c["bundled"] else "allowed (--allow-commands)"
         cells = [
             _code(c["scenario"]),
-            _code(shlex.join(c["argv"])),
+            _code(shlex.join(c["argv"])) if not c.get("url") else _served(c),
             _code(c["cwd"]) if c["cwd"] else "",
             _text(", ".join(c["env_keys"])),
         ]
         out.append(_row([*cells, trusted]))
     out.append("")
+
+
+def _served(c: Any) -> str:
+    """An MCP server over Streamable HTTP: its URL, then the command that served it (if any)."""
+    started = f" started by {_code(shlex.join(c['argv']))}" if c["argv"] else ""
+    return f"{_code(c['url'])} (Streamable HTTP){started}"
 
 
 def _fact(key: str, value: Any) -> str:

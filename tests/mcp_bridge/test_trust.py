@@ -235,6 +235,9 @@ def test_run_refuses_a_users_command_without_the_flag_and_reports_what_ran_with_
         "cwd": None,
         "env_keys": ["CONFORMANCE_FIXED_NOW_MS"],
         "bundled": False,
+        "transport": "stdio",
+        "url": None,
+        "header_keys": [],
     }
     for name in ("report.md", "report.html"):
         text = (tmp_path / "allowed" / name).read_text(encoding="utf-8")
