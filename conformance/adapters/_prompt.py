@@ -24,6 +24,7 @@ from typing import Any
 
 from conformance.adapters import openai_chat
 from conformance.adapters._prompt_parse import CALL_TEXT, ReplyParser, TagParser, json_text
+from conformance.adapters._tool_output import WIRE_CARRIES, request_view
 from conformance.adapters.base import WireRequest, result_texts, synthetic_call_id
 from conformance.assembly import fold
 from conformance.errors import UnsupportedContentError
@@ -309,9 +310,11 @@ def tag_request_to_wire(
 ) -> WireRequest:
     """``request_to_wire`` of a tag format: the tools ``block`` in the system prompt, calls and
     results as tagged text, the ``stop`` words."""
+    request, notes = request_view(request, carries=WIRE_CARRIES[fmt.adapter], wire=fmt.adapter)  # docs/mcp.md
     tools = block(request.tools) if check_request(request, fmt.adapter) else None
     messages = tag_history_to_wire(request.messages, fmt)
-    return wire_request(request, system=merge_system(request.system, tools), messages=messages, stop=stop)
+    wire = wire_request(request, system=merge_system(request.system, tools), messages=messages, stop=stop)
+    return replace(wire, notes=wire.notes + notes) if notes else wire
 
 
 def tag_request_from_wire(

@@ -98,6 +98,7 @@ from conformance.adapters._anthropic_messages import (
     tool_choice_to_wire,
     tool_from_wire,
 )
+from conformance.adapters._tool_output import WIRE_CARRIES, request_view
 from conformance.adapters.base import (
     Adapter,
     CallTracker,
@@ -245,6 +246,7 @@ def tools_to_wire(tools: Sequence[Tool]) -> WireTools:
 def request_to_wire(request: Request) -> WireRequest:
     """Unified request -> Messages body (``max_tokens`` defaults to 1024, plus the thinking budget
     when there is one: the wire requires it, and thinking tokens count toward it)."""
+    request, result_notes = request_view(request, carries=WIRE_CARRIES["anthropic"], wire="anthropic")  # docs/mcp.md
     details = request.provider_details
     wire_tools = tools_to_wire(request.tools)
     names = wire_tools.names
@@ -257,7 +259,7 @@ def request_to_wire(request: Request) -> WireRequest:
         raise UnsupportedContentError(
             "a cache breakpoint after the system prompt needs a system prompt: give one or drop the breakpoint"
         )
-    notes: list[str] = []
+    notes: list[str] = list(result_notes)
     body["messages"] = messages_to_wire(request.messages, names, notes)
     if request.tools:
         body["tools"] = wire_tools.tools

@@ -71,6 +71,7 @@ from conformance.adapters._gemini_request import (
     without,
 )
 from conformance.adapters._gemini_schema import gemini_parameters
+from conformance.adapters._tool_output import WIRE_CARRIES, request_view
 from conformance.adapters.base import (
     Adapter,
     CallTracker,
@@ -247,12 +248,13 @@ def _tools_from_wire(raw: Any, details: JSONObject, extra: JSONObject, spelling:
 
 def request_to_wire(request: Request) -> WireRequest:
     """Unified request -> ``generateContent`` body; the path carries the model and the stream mode."""
+    request, result_notes = request_view(request, carries=WIRE_CARRIES["gemini"], wire="gemini")  # docs/mcp.md
     details = request.provider_details
     if request.parallel_tool_calls is False:
         raise UnsupportedContentError("Gemini has no switch to turn parallel function calls off (§4a)")
     wire_tools = tools_to_wire(request.tools)
     names = wire_tools.names
-    notes: list[str] = []
+    notes: list[str] = list(result_notes)
     body: JSONObject = {}
     if not details.get("no_contents"):
         body["contents"] = contents_to_wire(request.messages, names, notes)

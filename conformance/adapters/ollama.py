@@ -72,6 +72,7 @@ from conformance.adapters._ollama_messages import (
     result_from_wire,
     wire_call,
 )
+from conformance.adapters._tool_output import WIRE_CARRIES, request_view
 from conformance.adapters.base import (
     Adapter,
     CallTracker,
@@ -283,6 +284,7 @@ def _reasoning_settings_from_wire(body: Mapping[str, Any]) -> ReasoningSettings 
 
 def request_to_wire(request: Request) -> WireRequest:
     """Unified request -> ``/api/chat`` body (``stream`` always explicit: Ollama streams by default)."""
+    request, result_notes = request_view(request, carries=WIRE_CARRIES["ollama"], wire="ollama")  # docs/mcp.md
     details = request.provider_details
     choice = request.tool_choice
     if choice not in (None, "auto", "none"):
@@ -296,7 +298,7 @@ def request_to_wire(request: Request) -> WireRequest:
     history = {c.id: c for c in calls}
     think = _reasoning_settings_to_wire(request.reasoning)
     messages: list[JSONObject] = []
-    notes: list[str] = []
+    notes: list[str] = list(result_notes)
     if request.system is not None:
         messages.append({"role": "system", "content": request.system})
     for message in request.messages:

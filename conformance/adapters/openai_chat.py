@@ -86,6 +86,7 @@ from conformance.adapters._openai_chat_messages import (
     reasoning_part,
 )
 from conformance.adapters._openai_errors import error_from_wire, error_info
+from conformance.adapters._tool_output import WIRE_CARRIES, request_view
 from conformance.adapters.base import (
     Adapter,
     CallTracker,
@@ -205,11 +206,12 @@ def _tool_from_wire(item: Mapping[str, Any], legacy: bool) -> Tool:
 
 def request_to_wire(request: Request) -> WireRequest:
     """Unified request -> Chat Completions body."""
+    request, result_notes = request_view(request, carries=WIRE_CARRIES[WIRE], wire=WIRE)  # docs/mcp.md
     details = request.provider_details
     wire_tools = tools_to_wire(request.tools)
     names = wire_tools.names
     messages: list[JSONObject] = []
-    notes: list[str] = []
+    notes: list[str] = list(result_notes)
     if request.system is not None:
         messages.append({"role": details.get("system_role", "system"), "content": request.system})
     for message in request.messages:

@@ -81,6 +81,7 @@ from conformance.adapters._openai_responses_items import (
     reasoning_text,
     without,
 )
+from conformance.adapters._tool_output import WIRE_CARRIES, request_view
 from conformance.adapters.base import (
     Adapter,
     CallTracker,
@@ -244,12 +245,13 @@ def _asks_for_reasoning(settings: ReasoningSettings | None) -> bool:
 
 def request_to_wire(request: Request) -> WireRequest:
     """Unified request -> Responses body (``instructions`` + ``input`` items)."""
+    request, result_notes = request_view(request, carries=WIRE_CARRIES[SOURCE], wire=SOURCE)  # docs/mcp.md
     details = request.provider_details
     wire_tools = tools_to_wire(request.tools)
     names = wire_tools.names
     reasoning = _reasoning_settings_to_wire(request.reasoning)
     items: list[JSONObject] = []
-    notes: list[str] = []
+    notes: list[str] = list(result_notes)
     for message in request.messages:
         items.extend(items_from_message(message, names, notes))
     body: JSONObject = {"model": request.model} if request.model else {}

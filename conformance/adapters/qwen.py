@@ -60,6 +60,7 @@ from typing import Any
 from conformance.adapters import _prompt, openai_chat
 from conformance.adapters._prompt import ERROR_PREFIX
 from conformance.adapters._prompt_parse import FN_ARGS, FN_EXIT, FN_NAME, FN_RESULT, QwenParser, json_text
+from conformance.adapters._tool_output import WIRE_CARRIES, request_view
 from conformance.adapters.base import Adapter, WireRequest, WireTools
 from conformance.errors import ProviderError, UnsupportedContentError, UsageError, WireFormatError
 from conformance.model import (
@@ -415,13 +416,14 @@ def _history_from_wire(messages: Sequence[Message]) -> list[Message]:
 
 def request_to_wire(request: Request) -> WireRequest:
     """Unified request -> chat body: tools in the system prompt, the exchange in the text."""
+    request, notes = request_view(request, carries=WIRE_CARRIES[NAME], wire=NAME)  # docs/mcp.md
     block = None
     if _prompt.check_request(request, NAME):
         block = _block(request.tools, _language(request), bool(request.parallel_tool_calls))
     messages = _history_to_wire(request.messages)
-    return _prompt.wire_request(
-        request, system=_prompt.merge_system(request.system, block), messages=messages, stop=STOP
-    )
+    system = _prompt.merge_system(request.system, block)
+    wire = _prompt.wire_request(request, system=system, messages=messages, stop=STOP)
+    return replace(wire, notes=wire.notes + notes) if notes else wire
 
 
 def request_from_wire(body: Mapping[str, Any], *, path: str = "", tools: Sequence[Tool] = ()) -> Request:

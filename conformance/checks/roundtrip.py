@@ -33,6 +33,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from conformance.adapters._tool_output import carried_kinds, request_view
 from conformance.checks._common import (
     CaseContext,
     calls_words,
@@ -256,15 +257,18 @@ def _request_roundtrip(ctx: CaseContext) -> CheckVerdict:
     ids = "call_ids" in ctx.adapter.capabilities
     is_error = "is_error_in_tool_results" in ctx.adapter.capabilities
     images = "images_in_tool_results" in ctx.adapter.capabilities
+    traffic = ctx.adapter.traffic_format
     findings: list[Finding] = []
     for turn in ctx.outcome.turns:
         back = ctx.read_back(turn.turn)
         back = replace(back, tool_choice=turn.request.tool_choice if back.tool_choice is None else back.tool_choice)
         if ctx.client is not None:
             back = system_first(unwrapped_results(back))
+        # tool results as the rule says the wire receives them (docs/mcp.md): translation.tool_result_content
+        sent, _ = request_view(turn.request, carries=carried_kinds(traffic, ctx.adapter.capabilities), wire=traffic)
         findings += diff_findings(
             check,
-            request_projection(turn.request, ids=ids, is_error=is_error, images=images),
+            request_projection(sent, ids=ids, is_error=is_error, images=images),
             request_projection(back, ids=ids, is_error=is_error, images=images),
             prefix="$",
             turn=turn.turn,

@@ -14,7 +14,11 @@
 ``translation.request_shape``   the body validates against the wire format's request schema
                                 (``conformance/schemas/requests/<wire>.schema.json``);
 ``translation.recorded_request`` each turn's body is the one its cassette recorded, field by field
-                                (``conformance.checks.recorded_request``).
+                                (``conformance.checks.recorded_request``);
+``translation.tool_result_content`` each tool result sent, read back, is the rule's view of it (docs/mcp.md,
+                                "What the model receives"): structured content, text fallback, links, and
+                                a placeholder with its note for a block the wire cannot carry
+                                (``conformance.checks.tool_output``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from conformance.checks._meaning import canonical_schema, input_schema, meaning,
 from conformance.checks._names import NAME_RULES
 from conformance.checks.equivalences import bundled_table, classify, without_equivalents
 from conformance.checks.recorded_request import compare_bodies, recorded_request
+from conformance.checks.tool_output import check_tool_result_content
 from conformance.scenarios.values import json_path_get, json_path_set
 from conformance.verdicts import CheckVerdict, Finding
 
@@ -60,6 +65,7 @@ def check_translation(ctx: CaseContext) -> Sequence[CheckVerdict]:
         _tool_choice(ctx),
         _request_shape(ctx),
         recorded_request(ctx),
+        check_tool_result_content(ctx),
     ]
     return [v for v in verdicts if v is not None]
 

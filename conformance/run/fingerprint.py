@@ -35,13 +35,15 @@ if TYPE_CHECKING:
 
 __all__ = ["CHECK_IDS", "CHECK_VERSION", "suite_fingerprint", "suite_info", "suite_version"]
 
-CHECK_VERSION = 3
+CHECK_VERSION = 4
 """Bumped whenever a check's judgement changes without its id changing (a new finding, a path or
 severity judged differently): every report made before then is from another suite. 2: issue 28
 (``roundtrip.usage`` reads Anthropic's input as input plus cache tokens and the reasoning and cache
 counts of every wire; ``roundtrip.call_ids`` leaves the scenario's own history ids aside). 3: issue 30
 (``client.recorded_request`` reads a Gemini signature sent on its own part after the calls and one
-sent on the turn's first call as the same: ``conformance.checks._meaning.signed_first_call``)."""
+sent on the turn's first call as the same: ``conformance.checks._meaning.signed_first_call``). 4: issue 31
+(``roundtrip.request`` compares a tool result as the rule of docs/mcp.md says the wire receives it:
+``conformance.adapters._tool_output.request_view``)."""
 
 CHECK_IDS: dict[str, tuple[str, ...]] = {
     "translation": (
@@ -52,6 +54,7 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
         "translation.request_shape",
         "translation.no_mutation",
         "translation.recorded_request",
+        "translation.tool_result_content",
     ),
     "roundtrip": (
         "roundtrip.calls",

@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from conformance.adapters import anthropic as adapter
 from conformance.adapters import get_adapter
+from conformance.adapters._tool_output import left_out_note, placeholder_text
 from conformance.adapters.base import CAPABILITIES
 from conformance.errors import UnsupportedContentError, WireFormatError
 from conformance.model import (
@@ -313,10 +314,12 @@ def test_an_mcp_text_resource_goes_as_a_text_block() -> None:
     [Audio(media_type="audio/wav", data="AAAA"), Resource(uri="file:///a.bin", blob="AAAA")],
     ids=["audio", "blob"],
 )
-def test_content_a_tool_result_cannot_carry_raises(item: Any) -> None:
+def test_content_a_tool_result_cannot_carry_is_a_placeholder_with_a_note(item: Any) -> None:
+    # ToolResultBlockParam content: text, image, document ... (no audio, no arbitrary blob): docs/mcp.md
     result = ToolResult(call_id="toolu_1", content=(item,))
-    with pytest.raises(UnsupportedContentError):
-        adapter.request_to_wire(Request(messages=(Message(role="tool", parts=(result,)),)))
+    wire = adapter.request_to_wire(Request(messages=(Message(role="tool", parts=(result,)),)))
+    assert wire.body["messages"][0]["content"][0]["content"] == placeholder_text(item)
+    assert wire.notes == (left_out_note(result, 0, item, "anthropic"),)
 
 
 @pytest.mark.parametrize(

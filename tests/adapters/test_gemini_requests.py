@@ -29,6 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.adapters import gemini as adapter
+from conformance.adapters._tool_output import left_out_note, placeholder_text
 from conformance.errors import UnsupportedContentError, WireFormatError
 from conformance.model import (
     Audio,
@@ -184,19 +185,22 @@ def test_an_mcp_text_resource_goes_as_text() -> None:
     assert part["functionResponse"]["response"] == {"result": "body"}
 
 
-@pytest.mark.parametrize(
-    "item",
-    [
-        Image(media_type="image/png", url="https://x/y.png"),  # fileData is Vertex-only (§4b)
-        Audio(media_type="audio/wav", data="UklG"),
-        Resource(uri="file:///b", blob="AAAA"),
-        Resource(uri="file:///c"),
-    ],
-)
-def test_content_a_function_response_cannot_carry_raises(item: Any) -> None:
+def test_an_image_by_url_in_a_function_response_raises() -> None:
+    item = Image(media_type="image/png", url="https://x/y.png")  # fileData is Vertex-only (§4b)
     result = ToolResult(call_id="a", name="t", content=(item,))
     with pytest.raises(UnsupportedContentError):
         adapter.request_to_wire(Request(messages=(Message(role="tool", parts=(result,)),)))
+
+
+@pytest.mark.parametrize(
+    "item", [Audio(media_type="audio/wav", data="UklG"), Resource(uri="file:///b", blob="AAAA")], ids=["audio", "blob"]
+)
+def test_content_a_function_response_cannot_carry_is_a_placeholder_with_a_note(item: Any) -> None:
+    # images only are documented in functionResponse.parts (§4b): docs/mcp.md
+    result = ToolResult(call_id="a", name="t", content=(item,))
+    wire = adapter.request_to_wire(Request(messages=(Message(role="tool", parts=(result,)),)))
+    assert wire.body["contents"][0]["parts"][0]["functionResponse"]["response"] == {"result": placeholder_text(item)}
+    assert wire.notes == (left_out_note(result, 0, item, "gemini"),)
 
 
 @pytest.mark.parametrize(

@@ -36,6 +36,7 @@ from deepdiff import DeepDiff
 
 from conformance.adapters import detect_adapter, get_adapter
 from conformance.adapters import ollama as adapter
+from conformance.adapters._tool_output import left_out_note, placeholder_text, resource_link_text
 from conformance.adapters.base import CAPABILITIES
 from conformance.assembly import fold, lifecycle_problems
 from conformance.errors import UnsupportedContentError, WireFormatError
@@ -436,8 +437,10 @@ def test_images() -> None:
 )
 def test_tool_results_carry_text_only(item: Any) -> None:
     result = ToolResult(call_id="call_1", name="a", content=(Text(text="see"), item))
-    with pytest.raises(UnsupportedContentError, match="tool results"):
-        adapter.request_to_wire(Request(model="m", messages=(Message(role="tool", parts=(result,)),)))
+    wire = adapter.request_to_wire(Request(model="m", messages=(Message(role="tool", parts=(result,)),)))
+    shown = resource_link_text(item) if isinstance(item, Resource) else placeholder_text(item)
+    assert wire.body["messages"][0]["content"] == "see" + shown  # docs/mcp.md, "What the model receives"
+    assert wire.notes == (() if isinstance(item, Resource) else (left_out_note(result, 1, item, "ollama"),))
     text = ToolResult(call_id="call_1", name="a", content=(Resource(uri="f", text="body"),))
     body = adapter.request_to_wire(Request(model="m", messages=(Message(role="tool", parts=(text,)),))).body
     assert body["messages"][0]["content"] == "body"  # an embedded text resource travels as its text

@@ -22,6 +22,7 @@ from deepdiff import DeepDiff
 
 from conformance.adapters import detect_adapter, get_adapter
 from conformance.adapters import openai_chat as adapter
+from conformance.adapters._tool_output import left_out_note, placeholder_text
 from conformance.adapters.base import CAPABILITIES
 from conformance.errors import UnsupportedContentError, WireFormatError
 from conformance.model import (
@@ -361,11 +362,13 @@ def test_text_resources_travel_as_text() -> None:
         Resource(uri="file:///a.bin", blob="AAEC"),
     ],
 )
-def test_content_a_tool_message_cannot_carry_is_refused(item: Any) -> None:
-    # §1b: the tool message takes text (parts) only; never dropped silently
+def test_content_a_tool_message_cannot_carry_is_a_placeholder_with_a_note(item: Any) -> None:
+    # §1b: the tool message takes text (parts) only; never dropped silently (docs/mcp.md)
     result = ToolResult(call_id="call_1", content=(Text(text="see"), item))
-    with pytest.raises(UnsupportedContentError):
-        adapter.request_to_wire(_conversation((result,)))
+    wire = adapter.request_to_wire(_conversation((result,)))
+    sent = [{"type": "text", "text": "see"}, {"type": "text", "text": placeholder_text(item)}]
+    assert wire.body["messages"][-1]["content"] == sent
+    assert wire.notes == (left_out_note(result, 1, item, "openai_chat"),)
 
 
 @pytest.mark.parametrize(

@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 
 from conformance.adapters import get_adapter
 from conformance.adapters import openai_responses as adapter
+from conformance.adapters._tool_output import left_out_note, placeholder_text
 from conformance.assembly import fold, lifecycle_problems
 from conformance.errors import UnsupportedContentError, WireFormatError
 from conformance.model import (
@@ -326,10 +327,19 @@ def test_user_images_carry_detail() -> None:
 
 
 @pytest.mark.parametrize(
+    "item", [Audio(media_type="audio/wav", data="AA=="), Resource(uri="file:///a", blob="AA==")], ids=["audio", "blob"]
+)
+def test_content_a_function_call_output_cannot_carry_is_a_placeholder_with_a_note(item: Any) -> None:
+    # FunctionCallOutput.output: input_text / input_image / input_file (no audio; docs/mcp.md)
+    result = ToolResult(call_id="c", content=(item,))
+    wire = adapter.request_to_wire(Request(messages=(Message(role="tool", parts=(result,)),)))
+    assert wire.body["input"][0]["output"] == placeholder_text(item)
+    assert wire.notes == (left_out_note(result, 0, item, "openai_responses"),)
+
+
+@pytest.mark.parametrize(
     "message",
     [
-        Message(role="tool", parts=(ToolResult(call_id="c", content=(Audio(media_type="audio/wav", data="AA=="),)),)),
-        Message(role="tool", parts=(ToolResult(call_id="c", content=(Resource(uri="file:///a", blob="AA=="),)),)),
         Message(role="assistant", parts=(Image(url="https://x/y.png"),)),
         Message(role="user", parts=(ToolCall(id="c", name="f", arguments={}),)),
     ],
