@@ -50,7 +50,7 @@ from collections.abc import Collection, Mapping, Sequence
 from conformance.checks._common import CaseContext, verdict
 from conformance.checks._meaning import canonical_schema
 from conformance.checks._names import NAME_RULES
-from conformance.model import Request, Text, ToolResult
+from conformance.model import Request, Text, ToolCall, ToolResult
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["CUT_CALL_REMEDY", "REMEDIES", "TOOL_RESULT_CHECK", "deviates", "duty_of", "left_to_caller"]
@@ -68,8 +68,12 @@ _SCHEMA_PATHS = re.compile(
     r"(?:[.\[]|$)"
 )
 _CALL_NAME = re.compile(r"(?:^|\.)(?:tool_calls\[\d+\]\.name|name)$|tool_call_name")
-_READ_BACK_RESULT = re.compile(r"^\$\.messages\[(\d+)\]\.parts\[(\d+)\]\.content(?:[.\[]|$)")
-"""A read-back path into a tool result's content (``client.recorded_request``, ``translation.tool_result_content``)."""
+_READ_BACK_RESULT = re.compile(r"^\$\.messages\[(\d+)\]\.parts\[(\d+)\]\.(?:content|text)(?:[.\[]|$)")
+"""A read-back path into a tool result's content (``translation.tool_result_content``; ``client.recorded_request``
+compares its ``text`` and its other ``content``)."""
+_PROJECTED_RESULT = re.compile(r"^\$\.parts\[(\d+)\]\.(?:result|images)(?:[.\[]|$)")
+"""A path of ``roundtrip.request``'s projection into a tool result (``roundtrip.request_projection``: the request's
+parts in order, empty texts and reasoning left out)."""
 _WIRE_RESULT: Mapping[str, re.Pattern[str]] = {
     "openai_chat": re.compile(r"^\$\.messages\[(\d+)\]\.content(?:[.\[]|$)()"),
     "ollama": re.compile(r"^\$\.messages\[(\d+)\]\.(?:content|images)(?:[.\[]|$)()"),
@@ -269,14 +273,29 @@ def _in_mcp_result(finding: Finding, ctx: CaseContext) -> bool:
     if read_back is not None:
         messages = ctx.read_back(turn if turn >= 0 else len(ctx.outcome.turns) - 1).messages
         i, j = int(read_back.group(1)), int(read_back.group(2))
-        part = messages[i].parts[j] if i < len(messages) and j < len(messages[i].parts) else None
-        return isinstance(part, ToolResult) and part.call_id in given and _rich(given[part.call_id])
+        # the compared form may have moved a system message out of the messages (``_meaning._system_first``)
+        for message in messages[i : i + 2]:
+            part = message.parts[j] if j < len(message.parts) else None
+            if isinstance(part, ToolResult):
+                return part.call_id in given and _rich(given[part.call_id])
+        return False
+    projected = _PROJECTED_RESULT.match(finding.path)
+    if projected is not None:
+        parts = [p for m in ctx.outcome.turns[turn].request.messages for p in m.parts if _projected(p)]
+        k = int(projected.group(1))
+        found = parts[k] if k < len(parts) else None
+        return isinstance(found, ToolResult) and _rich(found)
     wire = ctx.adapter.wire_format
     pattern = _WIRE_RESULT.get(wire)
     match = pattern.match(finding.path) if pattern is not None else None
     if match is None:
         return False
     return _is_result_slot(ctx.outcome.turns[turn].wire.body, wire, int(match.group(1)), match.group(2))
+
+
+def _projected(part: object) -> bool:
+    """Is ``part`` one of ``roundtrip.request_projection``'s parts (a non-empty text, a call, a result)?"""
+    return (isinstance(part, Text) and bool(part.text)) or isinstance(part, ToolCall | ToolResult)
 
 
 def _is_result_slot(body: object, wire: str, index: int, inner: str | None) -> bool:

@@ -291,6 +291,11 @@ def test_any_check_on_the_content_of_an_mcp_result_the_caller_wrote_is_about_too
         )
         is None
     )
+    # client.recorded_request compares a result's text as ``text``; roundtrip.request its projection's ``result``
+    ctx = _sent_ctx("openai_chat", body, audio)
+    assert duty_of(_differs("client.recorded_request", "$.messages[0].parts[0].text"), ctx) == "tool_results"
+    assert duty_of(_differs("roundtrip.request", "$.parts[0].result"), ctx) == "tool_results"
+    assert duty_of(_differs("roundtrip.request", "$.parts[1].result"), ctx) is None
     structured = ToolResult(call_id="c1", content=(), provider_details={"mcp": {"structured_content": {"a": 1}}})
     gemini = {"contents": [{"role": "user", "parts": [{"functionResponse": {"name": "t", "response": {}}}]}]}
     ctx = _sent_ctx("gemini", gemini, structured)
