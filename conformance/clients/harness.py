@@ -73,9 +73,12 @@ from conformance.run import runner
 from conformance.run.conversation import (
     DEFAULT_MODELS,
     ConversationOutcome,
+    ToolListChange,
     TurnOutcome,
     build_request,
+    conversation_tools,
     follow_turn,
+    next_tools,
 )
 from conformance.run.runner import (
     WATCHDOG_GRACE,
@@ -570,6 +573,8 @@ class Harness:
             else:
                 self.server.play_cassette(cassette)
                 capture, base_url = _Served(self.server), self.server.base_url
+            # tools from an MCP server whose list may change: the conversation's own session, its first list
+            scenario = stack.enter_context(conversation_tools(scenario, executor))
             return self._turns(adapter, scenario, mode, capture, base_url, executor, cassette)
 
     def _turns(
@@ -595,6 +600,7 @@ class Harness:
         stopped: str | None = None
         broke: str | None = None
         changes: tuple[SchemaChange, ...] | None = None
+        tool_changes: list[ToolListChange] = []
         for turn in scenario.turns:
             if turn.user:
                 history.append(Message(role="user", parts=turn.user))
@@ -655,7 +661,7 @@ class Harness:
                     f" (it raised {result.exception})" if result.exception else ""
                 )
                 break
-            if changes is None:  # the same tools every turn: the wire's and the client's rewrites, once
+            if changes is None:  # the wire's and the client's rewrites, once for each tool list
                 changes = _schema_changes(self.client, adapter, given)
             # a Responses item the client sends by reference (store defaults to true) is the item an
             # earlier answer of this case gave (openai_responses.resolve_item_references)
@@ -665,6 +671,11 @@ class Harness:
             goes_on, stopped = follow_turn(scenario, turn, answered, history, executor)
             if not goes_on:
                 break
+            change = next_tools(scenario, turn, executor)
+            if change is not None:  # the server's list changed: the next Call gives the client the new one
+                tool_changes.append(change)
+                scenario = dataclasses.replace(scenario, tools=change.tools)
+                changes = None  # the schema rewrites of the new tools
         outcome = ConversationOutcome(
             scenario=scenario.id,
             adapter=adapter.name,
@@ -672,6 +683,7 @@ class Harness:
             turns=tuple(outcomes),
             stopped=stopped,
             history=tuple(history),
+            tool_changes=tuple(tool_changes),
         )
         return outcome, turns, exchanges, broke
 

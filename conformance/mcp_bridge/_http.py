@@ -157,8 +157,8 @@ class _BoundedStream(httpx2.AsyncByteStream):
 class BoundedTransport(httpx2.AsyncBaseTransport):
     """httpx's transport, each response body cut past ``max_bytes`` (``overflow`` says which)."""
 
-    def __init__(self, *, max_bytes: int = MAX_RESPONSE_BYTES) -> None:
-        self.max_bytes = max_bytes
+    def __init__(self, *, max_bytes: int | None = None) -> None:
+        self.max_bytes = MAX_RESPONSE_BYTES if max_bytes is None else max_bytes
         self.overflow: str | None = None
         """The first response that went past the bound, described; None while none has."""
         self._inner = httpx2.AsyncHTTPTransport(trust_env=False)

@@ -579,7 +579,7 @@ class McpSession(AbstractContextManager["McpSession"]):
         if self._bounded is not None and self._bounded.overflow is not None:
             return self._error(
                 f"{what}: {self._bounded.overflow} (the bound on one response from an MCP server is"
-                f" {_http.MAX_RESPONSE_BYTES:,} bytes: conformance.mcp_bridge._http.MAX_RESPONSE_BYTES);"
+                f" {self._bounded.max_bytes:,} bytes: conformance.mcp_bridge._http.MAX_RESPONSE_BYTES);"
                 " the server streams more than any tool result needs: fix the server"
             )
         if isinstance(exc, MCPError):

@@ -49,6 +49,7 @@ __all__ = [
     "DEFAULT_START_TIMEOUT",
     "McpExecutor",
     "McpPool",
+    "not_offered_result",
     "open_scenario_tools",
     "select_tools",
     "server_spec",
@@ -124,6 +125,20 @@ def timeout_result(call: ToolCall, seconds: float) -> ToolResult:
     )
 
 
+def not_offered_result(call: ToolCall) -> ToolResult:
+    """A call to a tool the MCP server's current list lacks (removed after ``notifications/tools/list_changed``,
+    or never offered): not sent; the model reads why. A client calls the tools the server lists (MCP
+    2025-11-25 server/tools: a client lists tools again on ``list_changed``)."""
+    text = f"the tool was not called: {call.name!r} is not in the MCP server's current tool list"
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        content=(Text(text=text),),
+        is_error=True,
+        provider_details={_MCP_KEY: {"error_channel": "client", "error": {"message": text}}},
+    )
+
+
 def unparsed_arguments_result(call: ToolCall) -> ToolResult:
     """A call whose arguments are not a JSON object is not sent; the model reads why."""
     reason = call.arguments_error or "the arguments are not a JSON object"
@@ -156,6 +171,8 @@ class McpExecutor:
             raise self.failure
         if call.arguments is None:
             return unparsed_arguments_result(call)
+        if self._offered is not None and call.name not in self._offered:
+            return not_offered_result(call)  # a tool the server's current list lacks is not called
         self.calls += 1
         try:
             return self.session.call_tool(call.name, call.arguments, call_id=call.id, timeout=self.timeout)
@@ -166,6 +183,66 @@ class McpExecutor:
             if self.on_failure is not None:
                 self.on_failure()
             raise
+
+    # ------------------------------------------------ tool lists that change (``tools.mcp.list_changes``)
+
+    _opener: Callable[[], McpSession] | None = None
+    _scenario: Scenario | None = None
+    _unused = False
+    _seen_changes = 0
+    _offered: frozenset[str] | None = None
+
+    def follow_list_changes(self, scenario: Scenario, opener: Callable[[], McpSession]) -> None:
+        """Own the sessions from now on: one for each conversation (``conversation``), the current one
+        unused yet, each next one opened by ``opener``; the tools followed through
+        ``notifications/tools/list_changed`` (``changed_tools``)."""
+        self._opener = opener
+        self._scenario = scenario
+        self._unused = True
+        self._seen_changes = self.session.list_changed_count
+
+    @property
+    def follows_list_changes(self) -> bool:
+        return self._opener is not None
+
+    @contextmanager
+    def conversation(self) -> Iterator[tuple[Tool, ...] | None]:
+        """One conversation: with ``follow_list_changes``, on a session of its own (a new one unless
+        the current one has served none), closed when the conversation ends; yields the tools it
+        starts with (select applied). Without, the shared session as it is, and None (the
+        scenario's tools)."""
+        if self._opener is None or self._scenario is None:
+            yield None
+            return
+        if not self._unused:
+            self.session = self._opener()
+        self._unused = False
+        try:
+            self._seen_changes = self.session.list_changed_count
+            mcp = self._scenario.mcp
+            tools = select_tools(self.session.list_tools(), mcp.select if mcp else None, self._scenario)
+            self._offered = frozenset(tool.name for tool in tools)
+            yield tools
+        finally:
+            self.session.close()
+
+    def changed_tools(self) -> tuple[Tool, ...] | None:
+        """After a turn's calls: the tools the next request offers when the server announced a new list
+        (``notifications/tools/list_changed`` since the last listing), else None. ``select`` filters the
+        new list in its order, leaving out what the server no longer lists. Only an executor that
+        follows list changes answers (a shared session's list is every conversation's)."""
+        if self._opener is None or self.failure is not None:
+            return None
+        count = self.session.list_changed_count
+        if count == self._seen_changes:
+            return None
+        listed = self.session.list_tools()
+        self._seen_changes = count
+        mcp = self._scenario.mcp if self._scenario is not None else None
+        by_name = {tool.name: tool for tool in listed}
+        tools = listed if mcp is None or mcp.select is None else tuple(by_name[n] for n in mcp.select if n in by_name)
+        self._offered = frozenset(tool.name for tool in tools)
+        return tools
 
 
 @contextmanager
@@ -188,7 +265,19 @@ def open_scenario_tools(
     with McpSession(spec, timeout=start_timeout) as session:
         trust.note_started(scenario)
         tools = select_tools(session.list_tools(), scenario.mcp.select, scenario)
-        yield replace(scenario, tools=tools), McpExecutor(session, timeout=scenario.mcp.timeout)
+        executor = McpExecutor(session, timeout=scenario.mcp.timeout)
+        if scenario.mcp.list_changes:  # a session per conversation, each closed when it ends
+            executor.follow_list_changes(scenario, lambda: _opened(spec, start_timeout))
+        yield replace(scenario, tools=tools), executor
+
+
+def _opened(spec: McpServerSpec, start_timeout: float) -> McpSession:
+    """A new session to the server of ``spec``, open (``McpServerError`` when it cannot start)."""
+    from conformance.mcp_bridge.client import McpSession
+
+    session = McpSession(spec, timeout=start_timeout)
+    session.open()
+    return session
 
 
 class McpPool:
@@ -206,7 +295,7 @@ class McpPool:
     def prestart(self, scenarios: Sequence[Scenario]) -> None:
         """Start, in background threads, the servers ``scenarios`` will need (those the trust gate lets start)."""
         for scenario in scenarios:
-            if scenario.mcp is not None and trust.refusal(scenario) is None:
+            if scenario.mcp is not None and not scenario.mcp.list_changes and trust.refusal(scenario) is None:
                 self._start(server_spec(scenario.mcp, base=scenario.path.parent))
 
     def _start(self, spec: McpServerSpec) -> tuple[object, Future[tuple[McpSession, tuple[Tool, ...]]]]:
@@ -247,6 +336,8 @@ class McpPool:
         if scenario.mcp is None:
             raise UsageError(f"scenario {scenario.id} takes no tools from an MCP server (no tools: {{mcp: ...}})")
         _permit(scenario)
+        if scenario.mcp.list_changes:  # never the shared session: one of its own per conversation
+            return self._own(scenario, scenario.mcp)
         key, future = self._start(server_spec(scenario.mcp, base=scenario.path.parent))
         try:
             session, tools = future.result(timeout=self.start_timeout + 5)
@@ -259,6 +350,21 @@ class McpPool:
         executor = McpExecutor(session, timeout=scenario.mcp.timeout)
         executor.on_failure = lambda: self._drop(key)
         return replace(scenario, tools=select_tools(tools, scenario.mcp.select, scenario)), executor
+
+    def _own(self, scenario: Scenario, mcp: McpTools) -> tuple[Scenario, McpExecutor]:
+        """A scenario whose calls change the server's tool list: its first session opened here (it lists
+        the tools the scenario starts with and serves the first conversation), then one per conversation."""
+        spec = server_spec(mcp, base=scenario.path.parent)
+        session = _opened(spec, self.start_timeout)
+        try:
+            tools = select_tools(session.list_tools(), mcp.select, scenario)
+        except BaseException:
+            session.close()
+            raise
+        trust.note_started(scenario)
+        executor = McpExecutor(session, timeout=mcp.timeout)
+        executor.follow_list_changes(scenario, lambda: _opened(spec, self.start_timeout))
+        return replace(scenario, tools=tools), executor
 
     def _drop(self, key: object) -> None:
         with self._lock:

@@ -11,6 +11,14 @@ with the ids the adapter decoded), and the next turn follows. A turn with ``tool
 is answered by an executor instead: each decoded call (its id, MCP name and arguments) goes to a
 real MCP server's ``tools/call`` and the real result is fed back (``conformance.mcp_bridge.scenario_tools``).
 
+The tools a request offers are the scenario's, unless its MCP server's list changes: an executor
+that follows list changes (``tools.mcp.list_changes``, ``FollowsToolList``) holds a session of its own
+for the conversation (``conversation``), and after a turn's calls the next request offers the list
+the server announced with ``notifications/tools/list_changed`` (``changed_tools``). Each request's
+``Request.tools`` is the list the bridge held at that turn, and ``ConversationOutcome.tool_changes``
+says after which turn the list changed and how (``translation.tool_list`` and
+``roundtrip.cache_prefix`` read them).
+
 A provider error, a broken transport, a turn whose calls cannot be answered, or an MCP
 executor that is missing or fails ends the conversation early: ``ConversationOutcome.stopped``
 says why. Exceptions from the adapter are not caught here (the runner turns them into an ERROR
@@ -19,9 +27,11 @@ verdict).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from conformance.adapters.base import Adapter, WireRequest, load_json_body
 from conformance.assembly import fold
@@ -35,6 +45,7 @@ from conformance.model import (
     Response,
     StreamEvent,
     Text,
+    Tool,
     ToolCall,
     ToolResult,
 )
@@ -47,12 +58,17 @@ __all__ = [
     "MODEL_CHOICES",
     "ConversationOutcome",
     "DefaultModel",
+    "FollowsToolList",
+    "ToolListChange",
     "TurnOutcome",
     "answer_calls",
     "build_request",
+    "conversation_tools",
     "follow_turn",
     "mcp_result_message",
+    "next_tools",
     "run_conversation",
+    "tool_list_change",
     "tool_result_message",
 ]
 
@@ -135,6 +151,29 @@ class TurnOutcome:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ToolListChange:
+    """The MCP server's tool list changed after a turn's calls (``notifications/tools/list_changed``)."""
+
+    after_turn: int
+    """The turn whose calls changed it: requests from turn ``after_turn + 1`` on offer ``tools``."""
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    """Tools listed before and after under the same name, with another definition (its input schema...)."""
+    tools: tuple[Tool, ...] = ()
+    """The new list, as offered."""
+
+    def describe(self) -> str:
+        """``added refund_order; removed legacy_search`` (what changed, for a report)."""
+        parts = [
+            f"{what} {', '.join(names)}"
+            for what, names in (("added", self.added), ("removed", self.removed), ("changed", self.changed))
+            if names
+        ]
+        return "; ".join(parts) or "the same tools listed again"
+
+
+@dataclass(frozen=True, kw_only=True)
 class ConversationOutcome:
     scenario: str
     adapter: str
@@ -143,6 +182,60 @@ class ConversationOutcome:
     stopped: str | None = None
     """Why the conversation ended before its last turn (None: every turn ran)."""
     history: tuple[Message, ...] = field(default=(), repr=False)
+    tool_changes: tuple[ToolListChange, ...] = ()
+    """Each time the MCP server's tool list changed between turns, in order (empty: it never did)."""
+
+
+@runtime_checkable
+class FollowsToolList(Protocol):
+    """An executor whose server's tool list may change (``conformance.mcp_bridge.scenario_tools.McpExecutor``)."""
+
+    def conversation(self) -> AbstractContextManager[tuple[Tool, ...] | None]:
+        """The conversation's session: yields the tools it starts with (None: the scenario's)."""
+        ...
+
+    def changed_tools(self) -> tuple[Tool, ...] | None:
+        """After a turn's calls: the server's new list when it announced one, else None."""
+        ...
+
+
+def _definition(tool: Tool) -> tuple[Any, ...]:
+    return (tool.description, tool.input_schema, tool.title, tool.output_schema, tool.annotations)
+
+
+def tool_list_change(before: Iterable[Tool], after: Iterable[Tool], *, after_turn: int) -> ToolListChange:
+    """What changed from ``before`` to ``after`` (names added, removed, redefined), ``after`` kept whole."""
+    old = {tool.name: tool for tool in before}
+    new = tuple(after)
+    names = {tool.name for tool in new}
+    return ToolListChange(
+        after_turn=after_turn,
+        added=tuple(t.name for t in new if t.name not in old),
+        removed=tuple(name for name in old if name not in names),
+        changed=tuple(t.name for t in new if t.name in old and _definition(old[t.name]) != _definition(t)),
+        tools=new,
+    )
+
+
+@contextlib.contextmanager
+def conversation_tools(scenario: Scenario, executor: object) -> Iterator[Scenario]:
+    """The scenario as the conversation starts: with the tools the executor's own session lists when
+    it follows list changes (its session closed when the block ends), else as it is."""
+    if not isinstance(executor, FollowsToolList):
+        yield scenario
+        return
+    with executor.conversation() as tools:
+        yield scenario if tools is None else replace(scenario, tools=tools)
+
+
+def next_tools(scenario: Scenario, turn: Turn, executor: object) -> ToolListChange | None:
+    """After ``turn``'s MCP calls: the change of tool list the server announced, if it did."""
+    if not turn.mcp_results or not isinstance(executor, FollowsToolList):
+        return None
+    tools = executor.changed_tools()
+    if tools is None:
+        return None
+    return tool_list_change(scenario.tools, tools, after_turn=turn.index)
 
 
 EPHEMERAL: Mapping[str, Any] = {"type": "ephemeral"}
@@ -283,16 +376,22 @@ def run_conversation(
     model = model or DEFAULT_MODELS.get(adapter.wire_format, "model")
     history: list[Message] = []
     outcomes: list[TurnOutcome] = []
+    changes: list[ToolListChange] = []
     stopped: str | None = None
-    for turn in scenario.turns:
-        if turn.user:
-            history.append(Message(role="user", parts=turn.user))
-        request = build_request(scenario, history, model=model, stream=mode == "stream")
-        outcome = _exchange(turn, request, adapter, transport, scenario)
-        outcomes.append(outcome)
-        goes_on, stopped = follow_turn(scenario, turn, outcome, history, executor)
-        if not goes_on:
-            break
+    with conversation_tools(scenario, executor) as current:
+        for turn in scenario.turns:
+            if turn.user:
+                history.append(Message(role="user", parts=turn.user))
+            request = build_request(current, history, model=model, stream=mode == "stream")
+            outcome = _exchange(turn, request, adapter, transport, current)
+            outcomes.append(outcome)
+            goes_on, stopped = follow_turn(current, turn, outcome, history, executor)
+            if not goes_on:
+                break
+            change = next_tools(current, turn, executor)
+            if change is not None:  # the next request offers the server's new list
+                changes.append(change)
+                current = replace(current, tools=change.tools)
     return ConversationOutcome(
         scenario=scenario.id,
         adapter=adapter.name,
@@ -300,6 +399,7 @@ def run_conversation(
         turns=tuple(outcomes),
         stopped=stopped,
         history=tuple(history),
+        tool_changes=tuple(changes),
     )
 
 

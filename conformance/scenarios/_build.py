@@ -192,6 +192,7 @@ def _mcp(data: Mapping[str, Any]) -> McpTools:
         headers=dict(data.get("headers", {})),
         reset_timeout_on_progress=bool(data.get("reset_timeout_on_progress", False)),
         max_total_timeout=None if total is None else float(total),
+        list_changes=bool(data.get("list_changes", False)),
     )
 
 

@@ -251,6 +251,10 @@ class McpTools:
     ``resetTimeoutOnProgress``); ``max_total_timeout`` still bounds the call."""
     max_total_timeout: float | None = None
     """Seconds a call may take in all, progress or not (None: the bridge's own bound)."""
+    list_changes: bool = False
+    """The scenario's calls change the server's tool list (``notifications/tools/list_changed``): each
+    conversation gets a session of its own (never the run's shared one), and after a turn's calls the
+    next request offers the server's new list (``docs/mcp.md``, "Tool lists that change")."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,7 +9,9 @@ Streams are ``data: {chunk}`` SSE events ending with ``data: [DONE]``.
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +19,13 @@ from conformance.adapters import get_adapter
 from conformance.emulator import Emulator, EmulatorScript
 from conformance.errors import McpServerError
 from conformance.model import Image, Message, Reasoning, ReasoningSettings, Text, Tool, ToolCall, ToolResult
-from conformance.run.conversation import build_request, run_conversation
+from conformance.run.conversation import (
+    FollowsToolList,
+    ToolListChange,
+    build_request,
+    run_conversation,
+    tool_list_change,
+)
 from conformance.scenarios.values import Expectation, Reply, Scenario, ScriptedCall, ToolResultSpec, Turn
 from conformance.traffic.transport import Transport
 from tests._loopback import LoopbackServer
@@ -360,3 +368,59 @@ def test_a_history_with_assistant_turns_is_played_from_the_scenarios_turn_0() ->
     sent = first.wire.body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]
     assert sent[1]["content"] == "Snow."
+
+
+# ---- tool lists that change between turns (issue 31 point 3) ----------------------------------
+
+GET_DATE = Tool(name="getDate", description="Today's date.", input_schema={"type": "object"})
+
+
+class _Following:
+    """An executor whose server adds ``getDate`` on the first call (``FollowsToolList``): its session
+    opens with the conversation and ends with it."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    @contextlib.contextmanager
+    def conversation(self) -> Iterator[tuple[Tool, ...] | None]:
+        self.events.append("open")
+        try:
+            yield (GET_TIME,)
+        finally:
+            self.events.append("close")
+
+    def changed_tools(self) -> tuple[Tool, ...] | None:
+        self.events.append("changed?")
+        return (GET_TIME, GET_DATE) if self.events.count("call") == 1 else None
+
+    def __call__(self, call: ToolCall) -> ToolResult:
+        self.events.append("call")
+        return ToolResult(call_id="", content=(Text(text="1684713600000"),))
+
+
+def test_the_next_request_offers_the_list_the_server_announced() -> None:
+    executor = _Following()
+    routes = {PATH: [HttpReply(headers=JSON, body=CALL_BODY), HttpReply(headers=JSON, body=TEXT_BODY)]}
+    with LoopbackServer(routes) as server, Transport(server.base_url, wire="openai_chat") as transport:
+        outcome = run_conversation(
+            _mcp_scenario(), get_adapter("openai_chat"), transport, mode="non_stream", executor=executor
+        )
+    assert outcome.stopped is None
+    assert executor.events == ["open", "call", "changed?", "close"]  # the last turn has no calls to follow
+    sent = [[t["function"]["name"] for t in json.loads(r.body)["tools"]] for r in server.requests]
+    assert sent == [["getTime"], ["getTime", "getDate"]]
+    assert [t.request.tools for t in outcome.turns] == [(GET_TIME,), (GET_TIME, GET_DATE)]
+    assert outcome.tool_changes == (ToolListChange(after_turn=0, added=("getDate",), tools=(GET_TIME, GET_DATE)),)
+
+
+def test_a_list_change_names_what_was_added_removed_and_redefined() -> None:
+    wider = replace(GET_TIME, input_schema={"type": "object", "properties": {"offset_ms": {"type": "integer"}}})
+    change = tool_list_change((GET_TIME, GET_DATE), (wider,), after_turn=2)
+    assert (change.added, change.removed, change.changed) == ((), ("getDate",), ("getTime",))
+    assert change.describe() == "removed getDate; changed getTime"
+    assert tool_list_change((GET_TIME,), (GET_TIME,), after_turn=0).describe() == "the same tools listed again"
+
+
+def test_a_plain_executor_keeps_the_scenarios_tools() -> None:
+    assert not isinstance(lambda call: call, FollowsToolList)
