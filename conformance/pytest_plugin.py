@@ -52,6 +52,8 @@ A thin layer over the runner (``conformance.run.runner.run_pair``) and the clien
   item carries on its report (``user_properties``), so it works under pytest-xdist;
   ``--conformance-allow-commands`` (or the ini option ``conformance_allow_commands``): scenarios
   that are not bundled may start their ``tools.mcp`` commands (``conformance.mcp_bridge.trust``);
+  ``--conformance-allow-remote-mcp``: scenarios may reach MCP servers at URLs that are not loopback;
+  ``--conformance-mcp-transport stdio|http``: how the bundled MCP server runs (docs/mcp.md);
   ``--conformance-timeout``: seconds per case of an adapter, per turn of a client.
 
 Module level imports only pytest and the standard library: installed, the plugin loads into every
@@ -186,6 +188,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="let scenarios that are not bundled start their tools.mcp commands (docs/scenarios.md#trust); "
         "also the ini option conformance_allow_commands",
+    )
+    group.addoption(
+        "--conformance-allow-remote-mcp",
+        action="store_true",
+        default=False,
+        help="let scenarios reach MCP servers at tools.mcp.url addresses that are not loopback (docs/mcp.md)",
+    )
+    group.addoption(
+        "--conformance-mcp-transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="run the bundled MCP server over stdio or Streamable HTTP on 127.0.0.1 (default: %(default)s)",
     )
     parser.addini(
         "conformance_allow_commands",
@@ -465,6 +479,14 @@ class _Plugin:
         return bool(self.config.getini("conformance_allow_commands") if given is None else given)
 
     @property
+    def mcp_policy(self) -> dict[str, Any]:
+        """``command_policy``'s words: ``--conformance-allow-remote-mcp`` and ``--conformance-mcp-transport``."""
+        return {
+            "allow_remote": bool(self.config.getoption("conformance_allow_remote_mcp")),
+            "transport": self.config.getoption("conformance_mcp_transport"),
+        }
+
+    @property
     def cassette_dir(self) -> Path:
         return suite_dirs(self.config)[0]
 
@@ -632,7 +654,10 @@ class _Plugin:
 
         record = self._wants_cassette(self._recorder(spec), self.scenario(spec.scenario))
         if not can_fork():
-            with command_policy(allow=self.allow_commands), self._guard_children():  # docs/scenarios.md#trust
+            with (
+                command_policy(allow=self.allow_commands, **self.mcp_policy),
+                self._guard_children(),
+            ):  # docs/scenarios.md#trust
                 return self._run_guarded(spec, record)
         pair = self._register(spec)
         if self._pool is not None and pair >= self._pool_knows:
@@ -670,7 +695,7 @@ class _Plugin:
             from conformance.mcp_bridge.trust import command_policy
             from conformance.run import runner
 
-            with command_policy(allow=self.allow_commands):  # docs/scenarios.md#trust
+            with command_policy(allow=self.allow_commands, **self.mcp_policy):  # docs/scenarios.md#trust
                 found = _portable(self._run_guarded(*unpack(index)))
             # a case's thread still runs past its timeout, or memory ran out: the next pair gets a new worker
             return found, invoke.strained() or runner.strained()

@@ -531,6 +531,20 @@ def test_a_users_scenario_starts_its_command_only_when_allowed(
     assert outcomes(run(pytester, *options)) == {"passed": 1}
 
 
+def test_the_bundled_mcp_server_runs_over_streamable_http_when_asked(pytester: pytest.Pytester) -> None:
+    """docs/mcp.md, Streamable HTTP: --conformance-mcp-transport http is taken and the bundled scenario
+    passes with it on the same cassette (tests/mcp_bridge/test_transports.py shows the transport itself)."""
+    write_tests(
+        pytester,
+        """
+        @pytest.mark.conformance(adapter="openai_chat", scenarios=["mcp/fixed_clock"], modes=["non_stream"])
+        def test_adapter(conformance_case):
+            conformance_case.check()
+        """,
+    )
+    assert outcomes(run(pytester, "--conformance-mcp-transport=http")) == {"passed": 1}
+
+
 def test_the_entry_point_names_the_plugin_module() -> None:
     """Installed, pytest loads ``pytest11`` entry points by themselves (a checkout cannot show it)."""
     import tomllib
