@@ -4,7 +4,9 @@ commands the valid ones would start.
 A scenario taking its tools from an MCP server starts ``tools.mcp.command`` when it runs; each such
 command is listed (argv with ``{python}`` resolved, cwd, the names of the env variables it adds) with
 whether it runs as it is (a bundled scenario) or only with ``--allow-commands``
-(``conformance.mcp_bridge.trust``). Exit 0 when every file is valid, 1 when any has problems, 2 on
+(``conformance.mcp_bridge.trust``). A scenario whose server is a Streamable HTTP ``url`` is listed
+with that URL (and the names of its headers), and one that is not loopback says it runs only with
+``--allow-remote-mcp``. Exit 0 when every file is valid, 1 when any has problems, 2 on
 usage errors.
 """
 
@@ -52,7 +54,7 @@ def _validate(args: argparse.Namespace) -> int:
 def validate_command(paths: Sequence[str], *, output_format: Literal["text", "json"] | str = "text") -> int:
     """``conformance validate``: print every problem of every file; 0 all valid, 1 problems, 2 usage."""
     from conformance.errors import UsageError
-    from conformance.mcp_bridge.trust import ALLOW_FLAG, server_command
+    from conformance.mcp_bridge.trust import ALLOW_FLAG, ALLOW_REMOTE_FLAG, is_loopback_url, server_command
     from conformance.scenarios.loader import default_scenarios_dir, load_scenarios
 
     try:
@@ -81,8 +83,13 @@ def validate_command(paths: Sequence[str], *, output_format: Literal["text", "js
         for problem in problems:
             print(problem)
         for command in commands:
-            runs = "bundled, runs as it is" if command.bundled else f"not bundled: runs only with {ALLOW_FLAG}"
-            print(f"{command.scenario}: starts {command.shown()} ({runs}; {_shown(Path(command.file))})")
+            needs = [] if command.bundled or not command.argv else [ALLOW_FLAG]
+            if command.url is not None and not is_loopback_url(command.url):
+                needs.append(ALLOW_REMOTE_FLAG)
+            runs = "bundled, " if command.bundled else "not bundled: " if command.argv else ""
+            runs += f"runs only with {' and '.join(needs)}" if needs else "runs as it is"
+            verb = "starts" if command.argv else "connects to"
+            print(f"{command.scenario}: {verb} {command.shown()} ({runs}; {_shown(Path(command.file))})")
         summary = f"{len(result.files)} scenario file(s) checked: {len(result.scenarios)} valid"
         if problems:
             summary += f", {len(bad_files)} with problems ({len(problems)} problem(s))"

@@ -67,6 +67,9 @@ def test_json_lists_every_command_with_argv_cwd_env_names_and_trust(
             "cwd": str(path.parent / "tools"),
             "env_keys": ["API_TOKEN"],
             "bundled": False,
+            "transport": "stdio",
+            "url": None,
+            "header_keys": [],
         }
     ]
 
@@ -85,3 +88,25 @@ def test_an_invalid_file_lists_no_command(tmp_path: Path, capsys: pytest.Capture
     path.write_text(USER_SCENARIO.replace("turns:", "turnz:"), encoding="utf-8")
     assert main(["validate", str(path), "--format", "json"]) == 1
     assert json.loads(capsys.readouterr().out)["commands"] == []
+
+
+def test_a_remote_url_is_listed_with_the_flag_it_needs_and_no_header_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "scenarios" / "mine" / "remote.yaml"
+    path.parent.mkdir(parents=True)
+    text = USER_SCENARIO.replace(
+        """    command: [node, server.js]
+    args: ["--python={python}"]
+    cwd: tools
+    env: {API_TOKEN: "s3cr3t-value"}
+""",
+        """    url: https://mcp.example.com/mcp
+    headers: {Authorization: "Bearer ${API_TOKEN}"}
+""",
+    )
+    path.write_text(text, encoding="utf-8")
+    assert main(["validate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "connects to https://mcp.example.com/mcp (headers Authorization)" in out
+    assert "runs only with --allow-remote-mcp" in out and "API_TOKEN" not in out
