@@ -69,7 +69,7 @@ from pydantic import ValidationError
 
 from conformance import __version__
 from conformance.errors import McpServerError, McpTimeoutError, UsageError, WireFormatError
-from conformance.mcp_bridge import _convert, _http
+from conformance.mcp_bridge import _convert, _http, progress
 from conformance.mcp_bridge._spawn import StderrLog, guarded_argv
 from conformance.model import JSONObject, Tool, ToolResult
 
@@ -343,25 +343,48 @@ class McpSession(AbstractContextManager["McpSession"]):
         *,
         call_id: str = "",
         timeout: float | None = None,
+        reset_timeout_on_progress: bool = False,
+        max_total_timeout: float | None = None,
+        log: progress.ProgressLog | None = None,
     ) -> ToolResult:
         """Call a tool; its result, a tool error (``isError``) or a protocol error, as a ``ToolResult``.
 
-        Raises ``McpTimeoutError`` after ``timeout`` seconds (default: the session's) and
-        ``McpServerError`` when the server is gone.
+        The request carries a ``progressToken`` (MCP basic/utilities/progress; the SDK uses the
+        request id): the ``notifications/progress`` that arrive for it are kept in ``log`` (a new one
+        when None) and with the result, ``provider_details["mcp"]["progress"]`` (a list of
+        ``{progress, total?, message?}``; ``progress_count`` beside it when more arrived than
+        ``progress.PROGRESS_KEPT``).
+
+        Raises ``McpTimeoutError`` after ``timeout`` seconds (default: the session's) without an
+        answer; with ``reset_timeout_on_progress`` each progress notification restarts that clock,
+        and ``max_total_timeout`` (default ``progress.DEFAULT_MAX_TOTAL_FACTOR`` x ``timeout``)
+        bounds the call in all (``progress.CallDeadline``; ``log.expired`` says which bound ran
+        out). The timed-out request is cancelled on the server with ``notifications/cancelled``
+        (the SDK sends it when the call is abandoned) and a late answer is dropped (the SDK no
+        longer waits for its id). Raises ``McpServerError`` when the server is gone.
         """
-        limit = self.timeout if timeout is None else timeout
-        outcome = self._run(self._call, name, dict(arguments or {}), limit, timeout=limit, what=f"tools/call {name}")
+        policy = progress.ProgressPolicy(
+            timeout=self.timeout if timeout is None else timeout,
+            reset_on_progress=reset_timeout_on_progress,
+            max_total=max_total_timeout,
+        )
+        log = progress.ProgressLog() if log is None else log
+        outcome = self._run(
+            self._call, name, dict(arguments or {}), policy, log, timeout=policy.total_limit, what=f"tools/call {name}"
+        )
         if outcome[0] == "protocol":
             error = outcome[1]
-            return _convert.protocol_error_result(
+            result = _convert.protocol_error_result(
                 code=error.code, message=error.message, data=error.data, call_id=call_id, name=name
             )
-        if outcome[0] == "client":
-            return _convert.client_error_result(reason=outcome[1], call_id=call_id, name=name)
-        try:
-            return _convert.tool_result_from_wire(outcome[1], call_id=call_id, name=name)
-        except WireFormatError as exc:
-            raise self._error(f"the MCP server sent an invalid tools/call result: {exc}") from exc
+        elif outcome[0] == "client":
+            result = _convert.client_error_result(reason=outcome[1], call_id=call_id, name=name)
+        else:
+            try:
+                result = _convert.tool_result_from_wire(outcome[1], call_id=call_id, name=name)
+            except WireFormatError as exc:
+                raise self._error(f"the MCP server sent an invalid tools/call result: {exc}") from exc
+        return log.attach(result)
 
     # ---------------------------------------------------------------- the async side (event-loop thread)
 
@@ -441,27 +464,48 @@ class McpSession(AbstractContextManager["McpSession"]):
                 raise
             raise mapped from exc
 
-    async def _call(self, name: str, arguments: JSONObject, limit: float) -> _Outcome:
+    async def _call(
+        self, name: str, arguments: JSONObject, policy: progress.ProgressPolicy, log: progress.ProgressLog
+    ) -> _Outcome:
         session = self._require()
+        clock = progress.CallDeadline(policy=policy, started=anyio.current_time())
+        scope = anyio.CancelScope(deadline=clock.deadline)
+        update = progress.ProgressUpdate
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            # The SDK's ProgressFnT, spawned by its dispatcher for each notifications/progress naming
+            # this request's progressToken (mcp/shared/jsonrpc_dispatcher.py, notify), on this loop.
+            nonlocal clock
+            log.add(update(progress=progress, total=total, message=message))
+            clock = clock.after_progress(anyio.current_time())
+            scope.deadline = clock.deadline
+
         try:
-            with anyio.fail_after(limit):
-                result = await session.call_tool(name, arguments)
+            with scope:
+                result = await session.call_tool(name, arguments, progress_callback=on_progress)
         except MCPError as exc:
             failure = self._http_failure(exc, f"tools/call {name}")  # a dropped session is no tool result
             if failure is not None:
                 raise failure from exc
             if exc.code not in (mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT):
                 return ("protocol", exc)
-            raise self._map(exc, f"tools/call {name}", limit) or exc from exc
+            raise self._map(exc, f"tools/call {name}", policy.timeout) or exc from exc
         except RuntimeError as exc:
             # The SDK refused the result: structuredContent failing the tool's outputSchema, or a
             # result shape it cannot use (mcp.client.session.ClientSession.validate_tool_result).
             return ("client", str(exc))
         except BaseException as exc:
-            mapped = self._map(exc, f"tools/call {name}", limit)
+            mapped = self._map(exc, f"tools/call {name}", policy.timeout)
             if mapped is None:
                 raise
             raise mapped from exc
+        if scope.cancelled_caught:
+            # Abandoned at the deadline: the SDK wrote notifications/cancelled for the request id
+            # (reason "caller cancelled") and dropped its pending entry, so a late answer is ignored
+            # (mcp/shared/jsonrpc_dispatcher.py, send_raw_request).
+            log.expired = clock.expiry(max(anyio.current_time(), clock.deadline))
+            reason = log.expired.describe() if log.expired is not None else "no answer in time"
+            raise self._error(f"tools/call {name}: {reason}", McpTimeoutError)
         return ("result", result.model_dump(by_alias=True, mode="json", exclude_none=True))
 
     async def _on_message(self, message: Any) -> None:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from conformance.errors import McpServerError, McpTimeoutError, ScenarioError, UsageError
 from conformance.mcp_bridge import trust
+from conformance.mcp_bridge.progress import ProgressLog
 from conformance.model import Text, Tool, ToolCall, ToolResult
 from conformance.scenarios.problems import ScenarioProblem, closest
 from conformance.scenarios.values import McpTools, Scenario
@@ -155,16 +156,37 @@ def unparsed_arguments_result(call: ToolCall) -> ToolResult:
 class McpExecutor:
     """Answers a ``ToolCall`` with the server's ``tools/call`` result (``run_conversation``'s executor)."""
 
-    def __init__(self, session: McpSession, *, timeout: float) -> None:
+    def __init__(
+        self,
+        session: McpSession,
+        *,
+        timeout: float,
+        reset_timeout_on_progress: bool = False,
+        max_total_timeout: float | None = None,
+    ) -> None:
         self.session = session
         self.timeout = timeout
-        """Seconds per call."""
+        """Seconds per call (without an answer, and without progress with ``reset_timeout_on_progress``)."""
+        self.reset_timeout_on_progress = reset_timeout_on_progress
+        """Each ``notifications/progress`` for a call restarts its ``timeout`` (``reset_timeout_on_progress``)."""
+        self.max_total_timeout = max_total_timeout
+        """Seconds a call may take in all (None: ``conformance.mcp_bridge.progress``'s default bound)."""
         self.failure: McpServerError | None = None
         """The error of a server that died or broke the protocol; every later call raises it."""
         self.calls = 0
         """How many calls reached the server."""
         self.on_failure: Callable[[], None] | None = None
         """Called once when the server fails (a pool drops the session)."""
+
+    @classmethod
+    def for_tools(cls, session: McpSession, mcp: McpTools) -> McpExecutor:
+        """The executor of a scenario's ``tools.mcp``: its ``timeout`` and progress options."""
+        return cls(
+            session,
+            timeout=mcp.timeout,
+            reset_timeout_on_progress=mcp.reset_timeout_on_progress,
+            max_total_timeout=mcp.max_total_timeout,
+        )
 
     def __call__(self, call: ToolCall) -> ToolResult:
         if self.failure is not None:
@@ -174,10 +196,20 @@ class McpExecutor:
         if self._offered is not None and call.name not in self._offered:
             return not_offered_result(call)  # a tool the server's current list lacks is not called
         self.calls += 1
+        log = ProgressLog()
         try:
-            return self.session.call_tool(call.name, call.arguments, call_id=call.id, timeout=self.timeout)
+            return self.session.call_tool(
+                call.name,
+                call.arguments,
+                call_id=call.id,
+                timeout=self.timeout,
+                reset_timeout_on_progress=self.reset_timeout_on_progress,
+                max_total_timeout=self.max_total_timeout,
+                log=log,
+            )
         except McpTimeoutError:
-            return timeout_result(call, self.timeout)
+            seconds = log.expired.seconds if log.expired is not None else self.timeout
+            return log.attach(timeout_result(call, seconds))  # what arrived before it timed out
         except McpServerError as exc:
             self.failure = exc
             if self.on_failure is not None:
@@ -265,7 +297,7 @@ def open_scenario_tools(
     with McpSession(spec, timeout=start_timeout) as session:
         trust.note_started(scenario)
         tools = select_tools(session.list_tools(), scenario.mcp.select, scenario)
-        executor = McpExecutor(session, timeout=scenario.mcp.timeout)
+        executor = McpExecutor.for_tools(session, scenario.mcp)
         if scenario.mcp.list_changes:  # a session per conversation, each closed when it ends
             executor.follow_list_changes(scenario, lambda: _opened(spec, start_timeout))
         yield replace(scenario, tools=tools), executor
@@ -347,7 +379,7 @@ class McpPool:
                     del self._starts[key]  # the next pair tries again
             raise
         trust.note_started(scenario)
-        executor = McpExecutor(session, timeout=scenario.mcp.timeout)
+        executor = McpExecutor.for_tools(session, scenario.mcp)
         executor.on_failure = lambda: self._drop(key)
         return replace(scenario, tools=select_tools(tools, scenario.mcp.select, scenario)), executor
 
@@ -362,7 +394,7 @@ class McpPool:
             session.close()
             raise
         trust.note_started(scenario)
-        executor = McpExecutor(session, timeout=mcp.timeout)
+        executor = McpExecutor.for_tools(session, mcp)
         executor.follow_list_changes(scenario, lambda: _opened(spec, self.start_timeout))
         return replace(scenario, tools=tools), executor
 

@@ -52,6 +52,7 @@ from conformance.checks import FAMILIES, CaseContext, chosen, run_checks
 from conformance.checks.equivalences import EquivalenceTable
 from conformance.checks.mutation import watched
 from conformance.errors import CassetteError, ConformanceError, McpCommandRefusedError, McpServerError, ScenarioError
+from conformance.mcp_bridge.progress import progress_notes
 from conformance.mcp_bridge.scenario_tools import McpExecutor, McpPool, open_scenario_tools
 from conformance.run.conversation import DEFAULT_MODELS, ConversationOutcome, run_conversation
 from conformance.run.fingerprint import suite_info, suite_version
@@ -554,6 +555,8 @@ def _run_case(
     message = ""
     if outcome is not None and outcome.stopped and status == "pass":
         message = f"conversation stopped early: {outcome.stopped}"
+    if outcome is not None and executor is not None and status == "pass":  # what MCP calls reported on the way
+        message = "; ".join([m for m in (message, *progress_notes(outcome.history)) if m])
     case = case_result(
         adapter,
         scenario,

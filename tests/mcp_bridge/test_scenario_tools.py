@@ -25,7 +25,7 @@ import pytest
 
 from conformance.adapters import get_adapter
 from conformance.errors import McpServerError, ScenarioError, UsageError
-from conformance.mcp_bridge import _fixtures
+from conformance.mcp_bridge import _fixtures, _fixtures_progress
 from conformance.mcp_bridge._convert import MCP_KEY, error_channel
 from conformance.mcp_bridge.scenario_tools import (
     McpExecutor,
@@ -54,7 +54,8 @@ FAILING = McpTools(
     command=("{python}", "-c", "import sys; sys.stderr.write('boom: no config file\\n'); sys.exit(3)"),
     cwd=str(REPO_ROOT),
 )
-ALL_TOOLS = 10 + NOOP_TOOL_COUNT  # the ten fixture tools of docs/mcp.md, then the padding
+# the ten fixture tools of docs/mcp.md, the progress tool, then the padding
+ALL_TOOLS = 10 + len(_fixtures_progress.TOOL_NAMES) + NOOP_TOOL_COUNT
 
 
 @pytest.fixture(autouse=True)
@@ -163,7 +164,7 @@ def opened(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Scenario,
 
 def test_select_reaches_the_last_page_and_keeps_its_order(opened: tuple[Scenario, McpExecutor]) -> None:
     scenario, _ = opened
-    # 34 tools, 10 per page: noop_24 is the last tool of the fourth and last page
+    # 10 tools per page: noop_24 is the last tool of the last page
     assert ALL_TOOLS > 3 * DEFAULT_PAGE_SIZE
     names = [t.name for t in scenario.tools]
     assert names == ["noop_24", "getTime", "get_weather", "slow_tool", "render_chart", "exit_server"]

@@ -19,7 +19,7 @@ import anyio
 import pytest
 from mcp import Client, MCPError
 
-from conformance.mcp_bridge import _fixtures
+from conformance.mcp_bridge import _fixtures, _fixtures_progress
 from conformance.mcp_bridge.server import DEFAULT_PAGE_SIZE, FIXED_NOW_ENV, NOOP_TOOL_COUNT, build_server
 
 NOW = 1_684_713_600_000  # 2023-05-22T00:00:00Z in epoch ms
@@ -35,6 +35,7 @@ FIXTURE_TOOLS = [
     "mixed_content",
     "enable_bonus_tool",
     "exit_server",
+    *_fixtures_progress.TOOL_NAMES,
 ]
 
 
@@ -95,7 +96,8 @@ def test_the_list_takes_several_pages_and_holds_every_tool() -> None:
 
 def test_the_page_size_is_configurable() -> None:
     pages = run(all_pages, page_size=7)
-    assert [len(page) for page in pages] == [7, 7, 7, 7, 6]
+    total = len(FIXTURE_TOOLS) + NOOP_TOOL_COUNT
+    assert [len(page) for page in pages] == [7] * (total // 7) + ([total % 7] if total % 7 else [])
 
 
 def test_an_invalid_cursor_is_invalid_params() -> None:
