@@ -1,0 +1,210 @@
+"""``translation.tool_result_content`` (``conformance.checks.tool_output``) on spec-shaped results: the MCP
+2025-11-25 ``tools/call`` results (server/tools, "Tool Result"), converted by the bridge, sent by a reference
+adapter as it is and as the bugs of issue 31 send them (structured content dropped, the text fallback
+dropped, audio sent as text without a note)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from conformance.adapters import get_adapter
+from conformance.adapters._tool_output import placeholder_text, structured_text
+from conformance.adapters.base import WireRequest
+from conformance.checks._common import CaseContext
+from conformance.checks.tool_output import CHECK, check_tool_result_content, result_findings
+from conformance.mcp_bridge._convert import tool_result_from_wire
+from conformance.model import Audio, Message, Request, Resource, Text, Tool, ToolCall, ToolResult
+from conformance.run.conversation import ConversationOutcome, TurnOutcome
+from conformance.scenarios.values import Expectation, Reply, Scenario, Turn
+
+WEATHER = {"temperature": 22.5, "conditions": "Partly cloudy", "humidity": 65}
+WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
+TOOLS = (Tool(name="get_weather", description="Weather", input_schema={"type": "object", "properties": {}}),)
+
+
+def _result(wire: dict[str, Any]) -> ToolResult:
+    return tool_result_from_wire(wire, call_id="call_1", name="get_weather")
+
+
+def _request(result: ToolResult) -> Request:
+    call = ToolCall(id="call_1", name="get_weather", arguments={}, arguments_raw="{}")
+    return Request(
+        model="m",
+        tools=TOOLS,
+        messages=(
+            Message(role="user", parts=(Text(text="Weather?"),)),
+            Message(role="assistant", parts=(call,)),
+            Message(role="tool", parts=(result,)),
+        ),
+    )
+
+
+def _ctx(wire_format: str, result: ToolResult, sent: WireRequest | None = None) -> CaseContext:
+    """A one-turn case whose request fed ``result`` back; ``sent``: what the adapter sent instead of
+    what the reference adapter sends."""
+    adapter = get_adapter(wire_format)
+    request = _request(result)
+    wire = sent or adapter.request_to_wire(request)
+    turn = TurnOutcome(turn=0, request=request, wire=wire, status=200)
+    scenario = Scenario(
+        id="s",
+        behavior="",
+        source="",
+        path="s.yaml",  # type: ignore[arg-type]
+        turns=(Turn(index=0, reply=Reply(), expect=Expectation()),),
+        tools=TOOLS,
+    )
+    outcome = ConversationOutcome(scenario="s", adapter=wire_format, mode="non_stream", turns=(turn,))
+    return CaseContext(scenario=scenario, adapter=adapter, mode="non_stream", outcome=outcome)
+
+
+STRUCTURED_ONLY = {"content": [], "structuredContent": WEATHER}
+STRUCTURED_AND_TEXT = {"content": [{"type": "text", "text": json.dumps(WEATHER)}], "structuredContent": WEATHER}
+TEXT_AND_AUDIO = {
+    "content": [{"type": "text", "text": "a sound"}, {"type": "audio", "data": WAV, "mimeType": "audio/wav"}]
+}
+LINK = {
+    "content": [
+        {"type": "resource_link", "uri": "file:///project/src/main.rs", "name": "main.rs", "mimeType": "text/x-rust"}
+    ]
+}
+
+
+@pytest.mark.parametrize("wire", ["openai_chat", "openai_responses", "anthropic", "gemini", "ollama"])
+@pytest.mark.parametrize(
+    "result", [STRUCTURED_ONLY, STRUCTURED_AND_TEXT, TEXT_AND_AUDIO, LINK], ids=["so", "st", "ta", "l"]
+)
+def test_the_reference_adapters_pass(wire: str, result: dict[str, Any]) -> None:
+    verdict = check_tool_result_content(_ctx(wire, _result(result)))
+    assert verdict is not None and verdict.check == CHECK
+    assert verdict.status == "pass", verdict.findings
+
+
+def test_no_verdict_without_tool_results() -> None:
+    request = Request(model="m", messages=(Message(role="user", parts=(Text(text="hi"),)),))
+    ctx = _ctx("openai_chat", _result(STRUCTURED_ONLY))
+    turn = replace(ctx.outcome.turns[0], request=request, wire=get_adapter("openai_chat").request_to_wire(request))
+    assert check_tool_result_content(replace(ctx, outcome=replace(ctx.outcome, turns=(turn,)))) is None
+
+
+def test_structured_content_alone_sent_without_its_json_fails() -> None:
+    # the bug of mastra#20168 / xagent#1378: structuredContent ignored, the model gets an empty result
+    result = _result(STRUCTURED_ONLY)
+    sent = get_adapter("openai_chat").request_to_wire(_request(replace(result, provider_details={})))
+    verdict = check_tool_result_content(_ctx("openai_chat", result, sent))
+    assert verdict is not None and verdict.status == "fail"
+    [finding] = verdict.findings
+    assert (
+        finding.message
+        == "tool result call_1: its structuredContent (no text block beside it) was sent without its JSON"
+    )
+    assert finding.expected == structured_text(WEATHER)
+    assert finding.path == "$.messages[2].parts[0].content"
+
+
+def test_the_text_fallback_dropped_fails() -> None:
+    # a client that sends structuredContent as JSON and drops the text block beside it: a server's
+    # own text (here a summary, not the JSON) never reaches the model
+    summary = {"content": [{"type": "text", "text": "22.5 °C, partly cloudy"}], "structuredContent": WEATHER}
+    result = _result(summary)
+    sent = get_adapter("anthropic").request_to_wire(_request(replace(result, content=())))
+    verdict = check_tool_result_content(_ctx("anthropic", result, sent))
+    assert verdict is not None and verdict.status == "fail"
+    assert [f.message for f in verdict.findings] == [
+        "tool result call_1: the text of content[0] was dropped (the text fallback of its structuredContent)"
+    ]
+
+
+def test_a_text_fallback_that_is_the_json_may_be_compacted() -> None:
+    result = _result(STRUCTURED_AND_TEXT)
+    only_json = replace(result, content=(Text(text=structured_text(WEATHER)),))
+    assert result_findings(result, only_json, carries={"text"}, wire="anthropic", notes=()) == []
+
+
+def test_audio_sent_as_text_without_a_note_fails() -> None:
+    result = _result(TEXT_AND_AUDIO)
+    sent = get_adapter("openai_chat").request_to_wire(_request(result))
+    silent = replace(sent, notes=())
+    verdict = check_tool_result_content(_ctx("openai_chat", result, silent))
+    assert verdict is not None and verdict.status == "fail"
+    [finding] = verdict.findings
+    assert finding.message == "audio in result call_1 sent as text without a note"
+    assert finding.path == "$.messages[2].parts[0].content[1]"
+
+
+def test_audio_dropped_silently_fails() -> None:
+    result = _result(TEXT_AND_AUDIO)
+    dropped = get_adapter("openai_chat").request_to_wire(_request(replace(result, content=result.content[:1])))
+    verdict = check_tool_result_content(_ctx("openai_chat", result, dropped))
+    assert verdict is not None and verdict.status == "fail"
+    messages = [f.message for f in verdict.findings]
+    assert messages[0] == "tool result call_1: the text sent is not the rule's view of the result (docs/mcp.md)"
+    assert "audio in result call_1 sent as text without a note" in messages
+
+
+def test_a_placeholder_in_the_adapters_own_words_passes_with_its_note() -> None:
+    result = _result(TEXT_AND_AUDIO)
+    own = ToolResult(call_id="call_1", content=(Text(text="a sound"), Text(text="[audio omitted]")))
+    note = "audio in tool result call_1 content[1] left out"
+    assert result_findings(result, own, carries={"text"}, wire="openai_chat", notes=(note,)) == []
+    assert placeholder_text(result.content[1]) != "[audio omitted]"
+
+
+def test_audio_sent_where_the_slot_carries_none_is_judged_by_the_view() -> None:
+    result = _result(TEXT_AND_AUDIO)
+    as_is = ToolResult(call_id="call_1", content=(Text(text="a sound"), Audio(media_type="audio/wav", data=WAV)))
+    findings = result_findings(result, as_is, carries={"text"}, wire="openai_chat", notes=())
+    assert {f.message for f in findings} >= {
+        "tool result call_1: the media sent differ from the result's (a block the wire carries must reach it)"
+    }
+
+
+def test_a_resource_link_not_given_fails() -> None:
+    result = _result(LINK)
+    sent = ToolResult(call_id="call_1", content=())
+    [finding] = result_findings(result, sent, carries={"text"}, wire="ollama", notes=())
+    assert (
+        finding.message
+        == "tool result call_1: the resource link content[0] (file:///project/src/main.rs) was not given to the model"
+    )
+
+
+def test_an_image_the_wire_carries_must_reach_it() -> None:
+    png = {"content": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]}
+    result = _result(png)
+    [finding] = result_findings(
+        result, ToolResult(call_id="call_1"), carries={"text", "image"}, wire="anthropic", notes=()
+    )
+    assert finding.expected == [("image", "image/png")] and finding.actual == []
+
+
+def test_a_black_box_clients_notes_are_not_judged() -> None:
+    result = _result(TEXT_AND_AUDIO)
+    own = ToolResult(call_id="call_1", content=(Text(text="a sound"), Text(text="(audio)")))
+    assert result_findings(result, own, carries={"text"}, wire="openai_chat", notes=None) == []
+
+
+def test_results_are_matched_by_position_where_the_wire_keeps_no_ids() -> None:
+    result = _result(STRUCTURED_ONLY)
+    verdict = check_tool_result_content(_ctx("hermes", result))
+    assert verdict is not None and verdict.status == "pass"
+    sent = get_adapter("hermes").request_to_wire(_request(replace(result, provider_details={})))
+    verdict = check_tool_result_content(_ctx("hermes", result, sent))
+    assert verdict is not None and verdict.status == "fail"
+
+
+def test_an_embedded_blob_placeholder_needs_its_note() -> None:
+    blob = {"content": [{"type": "resource", "resource": {"uri": "file:///a.bin", "blob": "AAEC"}}]}
+    result = _result(blob)
+    sent = get_adapter("gemini").request_to_wire(_request(result))
+    assert sent.notes and "an embedded binary resource" in sent.notes[0]
+    verdict = check_tool_result_content(_ctx("gemini", result, replace(sent, notes=())))
+    assert verdict is not None
+    assert [f.message for f in verdict.findings] == [
+        "an embedded binary resource in result call_1 sent as text without a note"
+    ]
+    assert isinstance(result.content[0], Resource)
