@@ -24,6 +24,14 @@ turn's thinking blocks are left out of both sides once a new user text turn foll
 request, where the table accepts that (``thinking omitted after user text``). A finding names the
 first position where the prefix moved (``$.messages[3].content[0].text``), the request pair, and
 the value before and after.
+
+A toolset the MCP server changed between two requests (``notifications/tools/list_changed``,
+``ConversationOutcome.tool_changes``: the tools come first in every wire's prefix) moves the prefix
+by the server's doing, not the client's: whatever follows the tools (and, on the prompt formats, the
+system prompt they are rendered into) cannot be read from the cache, so the pair is not judged, and a
+note says why (``the toolset changed after turn 0 (notifications/tools/list_changed: added
+refund_order)``); whether the request carries the new list is ``translation.tool_list``'s. The pairs
+before and after the change are judged as always.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from typing import Any
 from conformance.checks._common import CaseContext, diff_findings, json_list, same_json, verdict
 from conformance.checks.equivalences import bundled_table, replay_rule
 from conformance.checks.reasoning import clip, signature_bytes
+from conformance.run.conversation import ToolListChange
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["check_cache_prefix", "prefix_elements"]
@@ -150,6 +159,7 @@ def check_cache_prefix(ctx: CaseContext) -> CheckVerdict | None:
         return None
     findings: list[Finding] = []
     ran = False
+    changes = ctx.outcome.tool_changes
     for (k, before), (j, after) in itertools.pairwise(bodies):
         if wire == "openai_responses" and (
             after.get("previous_response_id") is not None or before.get("previous_response_id") is not None
@@ -158,11 +168,33 @@ def check_cache_prefix(ctx: CaseContext) -> CheckVerdict | None:
         old = prefix_elements(wire, before, signatures_as_bytes=as_bytes) or []
         new = prefix_elements(wire, after, signatures_as_bytes=as_bytes) or []
         ran = True
+        moved = [c for c in changes if k <= c.after_turn < j]
+        if moved:  # the server changed the toolset, which comes first: nothing after it can be cached
+            findings.append(_toolset_note(moved, k, j))
+            continue
         closed = _closed(after) if wire == "anthropic" and omitted else set()
         finding = _first_move(old, new, closed, k, j)
         if finding is not None:
             findings.append(finding)
     return verdict(_CHECK, findings) if ran else None
+
+
+def _toolset_note(moved: Sequence[ToolListChange], k: int, j: int) -> Finding:
+    why = "; ".join(
+        f"the toolset changed after turn {c.after_turn} (notifications/tools/list_changed: {c.describe()})"
+        for c in moved
+    )
+    return Finding(
+        check=_CHECK,
+        message=f"request {k} -> {j}: {why}: the MCP server changed the tools, which come first in the prefix"
+        " (or in the system prompt a prompt format renders them into), so the provider's cache cannot hold"
+        " across this pair; not the client's doing (the pair is not judged; the new tools are"
+        " translation.tool_list's)",
+        path="$.tools",
+        expected=[t.name for t in moved[-1].tools],
+        turn=j,
+        kind="note",
+    )
 
 
 def _continued(old: Any, new: Any) -> bool:

@@ -10,6 +10,8 @@
                                 mapped back to the original MCP names without collisions;
 ``translation.tool_definitions`` every tool reaches the wire with its name, description and input schema
                                 (a schema the adapter reports as changed, Gemini E15, is compared only by name);
+``translation.tool_list``       each request offers the tools the bridge held at its turn, when the MCP
+                                server's list changed between turns (``conformance.checks.tool_list``);
 ``translation.tool_choice``     ``tool_choice`` and ``parallel_tool_calls`` read back from the body as set;
 ``translation.request_shape``   the body validates against the wire format's request schema
                                 (``conformance/schemas/requests/<wire>.schema.json``);
@@ -37,6 +39,7 @@ from conformance.checks._meaning import canonical_schema, input_schema, meaning,
 from conformance.checks._names import NAME_RULES
 from conformance.checks.equivalences import bundled_table, classify, without_equivalents
 from conformance.checks.recorded_request import compare_bodies, recorded_request
+from conformance.checks.tool_list import check_tool_list
 from conformance.checks.tool_output import check_tool_result_content
 from conformance.scenarios.values import json_path_get, json_path_set
 from conformance.verdicts import CheckVerdict, Finding
@@ -65,6 +68,7 @@ def check_translation(ctx: CaseContext) -> Sequence[CheckVerdict]:
         _tool_choice(ctx),
         _request_shape(ctx),
         recorded_request(ctx),
+        check_tool_list(ctx),
         check_tool_result_content(ctx),
     ]
     return [v for v in verdicts if v is not None]

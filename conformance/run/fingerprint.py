@@ -54,6 +54,7 @@ CHECK_IDS: dict[str, tuple[str, ...]] = {
         "translation.request_shape",
         "translation.no_mutation",
         "translation.recorded_request",
+        "translation.tool_list",
         "translation.tool_result_content",
     ),
     "roundtrip": (

@@ -2,7 +2,8 @@
 
 Each mutant (``conformance.selftest._mutants``) is a reference adapter with one real-world bug
 injected. ``run_selftest`` runs every mutant on the bundled scenarios (but those served by an MCP
-server, ``replayed_scenarios``), replayed from the cassettes of
+server, ``replayed_scenarios``; a mutant with an ``mcp_tag`` also on the MCP scenarios with that tag,
+``mcp_scenarios``), replayed from the cassettes of
 its base wire (``cassettes/<wire>/``, the runner's fallback for an adapter without its own folder),
 and compares each case with the same case of the reference adapter: the mutant is *killed* when a
 check that passes for the reference fails or errors for the mutant (or a case the reference passes
@@ -25,6 +26,7 @@ from conformance.selftest._run import (
     MutantStatus,
     SelftestResult,
     default_cassette_dir,
+    mcp_scenarios,
     reference_cases,
     replayed_scenarios,
     run_mutant,
@@ -42,6 +44,7 @@ __all__ = [
     "default_cassette_dir",
     "harmless_copy",
     "killed_by",
+    "mcp_scenarios",
     "mutant_registry",
     "reference_cases",
     "replayed_scenarios",

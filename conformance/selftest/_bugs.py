@@ -861,3 +861,19 @@ like a complete empty answer (BerriAI/litellm#40477 reported it as end_turn)."""
 pause_turn_as_stop = finish_read_as("pause_turn", "stop")
 """Anthropic's ``pause_turn`` is read as ``stop``: a server-tool turn the API paused looks
 finished, so the client never sends it back to continue (google/adk-python#5394 proposed STOP)."""
+
+
+def stale_tool_list(adapter: Adapter) -> Patch:
+    """The tools of a conversation's first request are offered on every later one: a tool the MCP
+    server added after ``notifications/tools/list_changed`` is missing, a removed one still offered,
+    a changed schema the old one (a client that builds its tool list once per conversation)."""
+    real = adapter.request_to_wire
+    first: list[Request] = []
+
+    def request_to_wire(request: Request) -> WireRequest:
+        if first and request.messages[: len(first[0].messages)] == first[0].messages:
+            return real(replace(request, tools=first[0].tools))  # the same conversation: its first tools
+        first[:] = [request]
+        return real(request)
+
+    return {"request_to_wire": request_to_wire}

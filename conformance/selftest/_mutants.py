@@ -42,6 +42,9 @@ class Mutant:
     """The reference adapter -> the wrapped function(s) that carry the bug."""
     gap: str | None = None
     """Set when no bundled scenario can kill it: the scenario that would be needed."""
+    mcp_tag: str | None = None
+    """The tag of the MCP scenarios it also runs on (the self-test leaves scenarios whose tools come
+    from an MCP server out otherwise: each starts a server), for a bug only they can show."""
 
     @property
     def name(self) -> str:
@@ -563,6 +566,15 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             description="input_tokens_details.cache_write_tokens is not decoded (only cached_tokens is).",
             source="§2c (openai-python types/responses/response_usage.py)",
             patch=bugs.on_events(bugs.usage_cache_write_ignored),
+        ),
+        Mutant(
+            base="anthropic",
+            bug="stale_tool_list",
+            description="The first request's tools are offered on every later request of the conversation,"
+            " whatever notifications/tools/list_changed said.",
+            source=_ISSUE + "anthropics/claude-code/issues/13646; " + _ISSUE + "maximhq/bifrost/issues/6885",
+            patch=bugs.stale_tool_list,
+            mcp_tag="tool_list_changes",
         ),
     ]
 )

@@ -24,6 +24,7 @@ __all__ = [
     "MutantStatus",
     "SelftestResult",
     "default_cassette_dir",
+    "mcp_scenarios",
     "reference_cases",
     "replayed_scenarios",
     "run_mutant",
@@ -108,6 +109,14 @@ def replayed_scenarios() -> list[Scenario]:
     return [s for s in loaded.scenarios if s.mcp is None]
 
 
+def mcp_scenarios(tag: str) -> list[Scenario]:
+    """The bundled scenarios whose tools come from an MCP server and that carry ``tag`` (a mutant's
+    ``mcp_tag``: the few it also runs on)."""
+    from conformance.scenarios.loader import load_scenarios
+
+    return [s for s in load_scenarios([]).scenarios if s.mcp is not None and tag in s.tags]
+
+
 def select_mutants(patterns: Sequence[str] = ()) -> list[Mutant]:
     """The bundled mutants matching any pattern (a name, a glob such as ``gemini~*``, or a base
     adapter name); all of them without patterns. A pattern that matches nothing raises."""
@@ -180,21 +189,27 @@ def run_selftest(
     timeout: float = 30.0,
     progress: Callable[[MutantResult], None] | None = None,
 ) -> SelftestResult:
-    """Run the reference adapters, then every mutant, on ``scenarios`` (default: ``replayed_scenarios``)."""
+    """Run the reference adapters, then every mutant, on ``scenarios`` (default: ``replayed_scenarios``),
+    and a mutant with an ``mcp_tag`` on the MCP scenarios with that tag too."""
     started = time.perf_counter()
     chosen = list(MUTANTS.values()) if mutants is None else list(mutants)
     if scenarios is None:
         scenarios = replayed_scenarios()
+    given = {s.id for s in scenarios}
+    extra = {  # a mutant's MCP scenarios (mcp_tag), besides the others
+        m.name: [s for s in mcp_scenarios(m.mcp_tag) if s.id not in given] for m in chosen if m.mcp_tag
+    }
     options = RunOptions(cassette_dir=cassette_dir or default_cassette_dir(), timeout=timeout)
     bases = sorted({m.base for m in chosen})
     references: dict[str, Mapping[CaseKey, CaseResult]] = {}
     false_failures: list[CaseResult] = []
     for base in bases:
-        references[base], failed = reference_cases(base, scenarios, options)
+        more = {s.id: s for m in chosen if m.base == base for s in extra.get(m.name, ())}
+        references[base], failed = reference_cases(base, [*scenarios, *more.values()], options)
         false_failures += failed
     results: list[MutantResult] = []
     for mutant in chosen:
-        outcome = run_mutant(mutant, scenarios, options, references[mutant.base])
+        outcome = run_mutant(mutant, [*scenarios, *extra.get(mutant.name, ())], options, references[mutant.base])
         results.append(outcome)
         if progress is not None:
             progress(outcome)

@@ -3,6 +3,7 @@ system, then the earlier messages, in the wire's order) is the previous request'
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from conformance.adapters.base import WireRequest
 from conformance.checks._common import CaseContext
 from conformance.checks.prefix import check_cache_prefix, prefix_elements
 from conformance.model import Request, Response
-from conformance.run.conversation import ConversationOutcome, TurnOutcome
+from conformance.run.conversation import ConversationOutcome, ToolListChange, TurnOutcome
 from conformance.scenarios.values import Scenario
 from conformance.verdicts import CheckVerdict
 
@@ -148,3 +149,44 @@ def test_single_request_cases_and_hostile_bodies_give_no_crash() -> None:
     moved = {"messages": [{"role": "assistant", "content": "y" * 1_000_000}, _M0]}
     [finding] = _verdict("ollama", [big, moved]).findings
     assert len(str(finding.expected)) < 400
+
+
+# ---- a toolset the MCP server changed (issue 31 point 3) ----------------------------------------
+
+
+def test_a_toolset_the_server_changed_moves_the_prefix_with_a_note_not_a_failure() -> None:
+    tool = {"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}}
+    added = {"type": "function", "function": {"name": "b", "parameters": {"type": "object"}}}
+    user = {"role": "user", "content": "hi"}
+    call: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": []}
+    bodies: list[dict[str, Any]] = [
+        {"tools": [tool], "messages": [user]},
+        {"tools": [added, tool], "messages": [user, call]},  # the new list puts b first: the prefix moved at once
+        {"tools": [added, tool], "messages": [user, {"role": "user", "content": "edited"}]},  # a real move after
+    ]
+    ctx = _case("openai_chat", bodies)
+    change = ToolListChange(after_turn=0, added=("b",))
+    ctx = replace(ctx, outcome=replace(ctx.outcome, tool_changes=(change,)))
+    found = check_cache_prefix(ctx)
+    assert found is not None and found.status == "fail"
+    note, move = found.findings
+    assert note.kind == "note" and note.turn == 1
+    assert note.message.startswith(
+        "request 0 -> 1: the toolset changed after turn 0 (notifications/tools/list_changed: added b): the MCP"
+        " server changed the tools"
+    )
+    assert "not the client's doing" in note.message
+    assert move.kind == "defect" and move.turn == 2 and move.path.startswith("$.messages[1].")  # the next pair judged
+
+
+def test_without_a_change_of_the_next_pair_the_note_alone_passes() -> None:
+    tool = {"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}}
+    bodies: list[dict[str, Any]] = [
+        {"tools": [tool], "messages": [{"role": "user", "content": "hi"}]},
+        {"messages": []},
+    ]
+    ctx = _case("openai_chat", bodies)
+    ctx = replace(ctx, outcome=replace(ctx.outcome, tool_changes=(ToolListChange(after_turn=0, removed=("a",)),)))
+    found = check_cache_prefix(ctx)
+    assert found is not None and found.status == "pass"
+    assert [f.kind for f in found.findings] == ["note"]

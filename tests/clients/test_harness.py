@@ -637,3 +637,37 @@ def test_a_responses_item_sent_by_reference_is_the_item_the_emulator_answered() 
     [case] = run.cases
     assert references  # the client did send items by reference
     assert case.status == "pass", (case.message, [v for v in case.checks if v.status != "pass"])
+
+
+# ---- translation.tool_list: a client that keeps a stale tool list (issue 31 point 3) ---------------
+
+
+@dataclasses.dataclass(frozen=True)
+class StaleTools(Wrapped):
+    """Builds its tool list once per conversation, from the first call (an agent made with a fixed
+    toolset): after the MCP server's notifications/tools/list_changed it still offers the old one."""
+
+    first: list[Call] = dataclasses.field(default_factory=list)
+
+    def complete(self, call: Call) -> Response | Iterator[StreamEvent]:
+        if call.turn == 0:
+            self.first[:] = [call]
+        return self.inner.complete(replace(call, tools=self.first[0].tools))
+
+
+def test_a_client_that_keeps_the_first_tool_list_fails_naming_the_tool_the_server_added() -> None:
+    fresh = run(TranslatorClient(for_format("openai_chat")), "mcp/tools_added")
+    assert [c.status for c in fresh.cases] == ["pass", "pass"]
+    assert {verdict_of(c, "translation.tool_list").status for c in fresh.cases} == {"pass"}
+    stale = run(StaleTools(TranslatorClient(for_format("openai_chat"))), "mcp/tools_added")
+    for case in stale.cases:
+        assert case.status == "fail"
+        found = verdict_of(case, "translation.tool_list")
+        assert found.status == "fail"
+        assert [(f.turn, f.path, f.expected) for f in found.findings] == [
+            (1, "tools['refund_order']", "refund_order"),
+            (2, "tools['refund_order']", "refund_order"),
+        ]
+        assert "added by the MCP server after turn 0: notifications/tools/list_changed" in found.findings[0].message
+        prefix = verdict_of(case, "roundtrip.cache_prefix")
+        assert [f.kind for f in prefix.findings] == ["note"]  # the server's change, not the client's doing

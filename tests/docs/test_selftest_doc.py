@@ -17,6 +17,7 @@ from conformance.selftest import (
     MUTANTS,
     default_cassette_dir,
     killed_by,
+    mcp_scenarios,
     reference_cases,
     replayed_scenarios,
     run_mutant,
@@ -41,7 +42,9 @@ def references() -> tuple[dict[str, Mapping[tuple[str, str], CaseResult]], list[
     cases: dict[str, Mapping[tuple[str, str], CaseResult]] = {}
     failed: list[CaseResult] = []
     for base in sorted({m.base for m in MUTANTS.values()}):
-        cases[base], bad = reference_cases(base, replayed_scenarios(), options)
+        # as the command runs them: a mutant's MCP scenarios (mcp_tag) for its base as well
+        more = {s.id: s for m in MUTANTS.values() if m.base == base and m.mcp_tag for s in mcp_scenarios(m.mcp_tag)}
+        cases[base], bad = reference_cases(base, [*replayed_scenarios(), *more.values()], options)
         failed += bad
     return cases, failed
 
@@ -60,7 +63,8 @@ def test_the_summary_is_the_reference_adapters_run(
 def test_each_mutant_is_caught_where_the_table_says(
     references: tuple[dict[str, Mapping[tuple[str, str], CaseResult]], list[CaseResult]],
 ) -> None:
-    scenarios = {s.id: s for s in replayed_scenarios()}
+    tagged = {s.id: s for m in MUTANTS.values() if m.mcp_tag for s in mcp_scenarios(m.mcp_tag)}
+    scenarios = {**{s.id: s for s in replayed_scenarios()}, **tagged}
     options = RunOptions(cassette_dir=default_cassette_dir())
     wrong = []
     for name, _, caught, scenario in ROWS:

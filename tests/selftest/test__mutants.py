@@ -13,7 +13,7 @@ from conformance.adapters import get_adapter
 from conformance.adapters.base import CONTRACT_FUNCTIONS
 from conformance.run.runner import RunOptions
 from conformance.scenarios.values import Scenario
-from conformance.selftest import MUTANTS, Mutant, harmless_copy, mutant_registry, run_mutant
+from conformance.selftest import MUTANTS, Mutant, harmless_copy, mcp_scenarios, mutant_registry, run_mutant
 from tests.selftest._support import NATIVE, References
 
 # The scenario written for each bug's behaviour (scenarios/README.md "covers" column, wire-formats.md
@@ -67,6 +67,7 @@ EXPECTED_KILL: dict[str, tuple[str, str]] = {
     "gemini~usage_summed": ("roundtrip.usage", "basic/text_before_call"),
     "openai_responses~cache_tokens_ignored": ("roundtrip.usage", "basic/text_before_call"),
     "openai_responses~cache_write_ignored": ("roundtrip.usage", "basic/text_before_call"),
+    "anthropic~stale_tool_list": ("translation.tool_list", "mcp/tools_added"),
     "openai_responses~client_tool_search_dropped": ("roundtrip.calls", "wire_specific/client_tool_search"),
     "openai_chat~present_id_opens_call": ("roundtrip.calls", "streaming/id_empty_repeated"),
     "anthropic~refusal_as_stop": ("roundtrip.finish_reason", "wire_specific/content_filter"),
@@ -98,7 +99,8 @@ def test_every_mutant_is_killed_by_the_bundled_scenarios(
 ) -> None:
     mutant = MUTANTS[name]
     reference, _ = references(mutant.base)
-    result = run_mutant(mutant, scenarios, options, reference)
+    tagged = mcp_scenarios(mutant.mcp_tag) if mutant.mcp_tag else []  # its MCP scenarios, as the command runs them
+    result = run_mutant(mutant, [*scenarios, *tagged], options, reference)
     if mutant.gap is not None:
         assert result.status == "gap", f"{name} is killed now: remove its declared gap ({result.kills[:3]})"
         return
