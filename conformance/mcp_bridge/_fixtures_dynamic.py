@@ -35,6 +35,7 @@ from jsonschema import Draft202012Validator
 from mcp import MCPError
 from mcp import types as mcp_types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.types import INVALID_PARAMS
 
@@ -224,3 +225,18 @@ def register(app: MCPServer, known: set[str], *, environ: Callable[[str], str | 
         return
     known.update(TOOL_NAMES)
     app.middleware.append(_DynamicTools())
+    _declare_list_changes(app)
+
+
+def _declare_list_changes(app: MCPServer) -> None:
+    """``initialize`` answers ``capabilities.tools.listChanged: true``: the spec ties the notification to it
+    ("servers that declared the listChanged capability SHOULD send a notification"). ``MCPServer`` builds
+    its initialization options with no ``NotificationOptions`` (so ``false``) and has no setting for it,
+    so its low-level server's builder gets the option here."""
+    low = app._lowlevel_server  # no public way to set the flag (mcp 2.x server/mcpserver/server.py)
+    build = low.create_initialization_options
+
+    def with_list_changes(notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any) -> Any:
+        return build(notification_options or NotificationOptions(tools_changed=True), *args, **kwargs)
+
+    setattr(low, "create_initialization_options", with_list_changes)  # noqa: B010 - a method replaced on one instance

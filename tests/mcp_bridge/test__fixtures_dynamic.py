@@ -8,6 +8,9 @@ server whose list changes sends ``notifications/tools/list_changed``; the client
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 from typing import Any
 
@@ -144,3 +147,30 @@ def test_over_stdio_each_process_is_a_session_with_its_own_list() -> None:
         assert [t.name for t in first.tools] == [*dynamic.INITIAL, "refund_order"]
         assert [t.name for t in second.tools] == list(dynamic.INITIAL)
         assert second.list_changed_count == 0
+
+
+@pytest.mark.parametrize("toolset", [dynamic.DYNAMIC, None])
+def test_the_dynamic_toolset_declares_that_its_list_changes(toolset: str | None) -> None:
+    # "servers that declared the listChanged capability SHOULD send a notification" (server/tools); on
+    # 2025-11-25 the flag is the server's to set (the SDK's MCPServer says false unless told)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    env = {k: v for k, v in os.environ.items() if k != dynamic.TOOLSET_ENV}
+    if toolset is not None:
+        env[dynamic.TOOLSET_ENV] = toolset
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "mcp-server"],
+        input=json.dumps(initialize) + "\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    answer = json.loads(done.stdout.splitlines()[0])
+    assert answer["result"]["protocolVersion"] == "2025-11-25"
+    assert answer["result"]["capabilities"]["tools"] == {"listChanged": toolset is not None}
