@@ -56,7 +56,7 @@ from mcp.types import (
 from pydantic import BaseModel, Field
 
 from conformance import __version__
-from conformance.mcp_bridge import _fixtures, _fixtures_progress, _fixtures_suite
+from conformance.mcp_bridge import _fixtures, _fixtures_progress, _fixtures_results, _fixtures_suite
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -326,6 +326,8 @@ def build_server(
 
     _fixtures_progress.register(server)  # slow_progress (issue 31, progress)
     known.update(_fixtures_progress.TOOL_NAMES)
+    _fixtures_results.register(server)  # one tool per result shape (issue 31, tool results)
+    known.update(_fixtures_results.TOOL_NAMES)
 
     for i in range(1, NOOP_TOOL_COUNT + 1):
         name = f"noop_{i:02d}"

@@ -50,7 +50,7 @@ def _groups(book: ScenarioBook, wire: str) -> list[list[str]]:
 
 def test_the_bundled_server_scenarios_and_their_one_collision(bundled: list[Scenario], book: ScenarioBook) -> None:
     """docs/emulator.md ("Playing scenarios by request") gives these figures."""
-    assert len(load_scenarios().scenarios) == 120
+    assert len(load_scenarios().scenarios) == 129
     assert len(bundled) == 76
     assert {wire: len(book.wires[wire]) for wire in WIRES} == {
         "openai_chat": 63,

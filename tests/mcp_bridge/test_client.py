@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from conformance.errors import McpServerError, McpTimeoutError, UsageError
-from conformance.mcp_bridge import _fixtures, _fixtures_progress
+from conformance.mcp_bridge import _fixtures, _fixtures_progress, _fixtures_results
 from conformance.mcp_bridge._convert import MCP_KEY, error_channel
 from conformance.mcp_bridge.client import JUNK_LIMIT, JUNK_SHOWN, McpServerSpec, McpSession
 from conformance.mcp_bridge.server import FIXED_NOW_ENV, NOOP_TOOL_COUNT
@@ -422,7 +422,8 @@ def test_a_few_stray_stdout_lines_are_logged_counted_and_the_session_works(
     script = _garbage_server(tmp_path, "os.write(1, b''.join(b'stray log line %d\\n' % n for n in range(20)))")
     spec = McpServerSpec(command=[sys.executable, str(script)], cwd=str(REPO_ROOT))
     with caplog.at_level(logging.WARNING), McpSession(spec, timeout=30.0) as session:
-        assert len(session.list_tools()) == 10 + len(_fixtures_progress.TOOL_NAMES) + NOOP_TOOL_COUNT
+        fixture_tools = 10 + len(_fixtures_progress.TOOL_NAMES) + len(_fixtures_results.TOOL_NAMES)
+        assert len(session.list_tools()) == fixture_tools + NOOP_TOOL_COUNT
         assert session.call_tool("getTime").content == (Text(text=str(NOW)),)
     ours = [r.getMessage() for r in caplog.records if r.name == "conformance.mcp_bridge"]
     assert ours[:JUNK_SHOWN] == [

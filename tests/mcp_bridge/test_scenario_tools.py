@@ -25,7 +25,7 @@ import pytest
 
 from conformance.adapters import get_adapter
 from conformance.errors import McpServerError, ScenarioError, UsageError
-from conformance.mcp_bridge import _fixtures, _fixtures_progress
+from conformance.mcp_bridge import _fixtures, _fixtures_progress, _fixtures_results
 from conformance.mcp_bridge._convert import MCP_KEY, error_channel
 from conformance.mcp_bridge.scenario_tools import (
     McpExecutor,
@@ -54,8 +54,8 @@ FAILING = McpTools(
     command=("{python}", "-c", "import sys; sys.stderr.write('boom: no config file\\n'); sys.exit(3)"),
     cwd=str(REPO_ROOT),
 )
-# the ten fixture tools of docs/mcp.md, the progress tool, then the padding
-ALL_TOOLS = 10 + len(_fixtures_progress.TOOL_NAMES) + NOOP_TOOL_COUNT
+# the ten fixture tools of docs/mcp.md, the progress and result-shape tools, then the padding
+ALL_TOOLS = 10 + len(_fixtures_progress.TOOL_NAMES) + len(_fixtures_results.TOOL_NAMES) + NOOP_TOOL_COUNT
 
 
 @pytest.fixture(autouse=True)

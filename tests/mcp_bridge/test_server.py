@@ -19,7 +19,7 @@ import anyio
 import pytest
 from mcp import Client, MCPError
 
-from conformance.mcp_bridge import _fixtures, _fixtures_progress
+from conformance.mcp_bridge import _fixtures, _fixtures_progress, _fixtures_results
 from conformance.mcp_bridge.server import DEFAULT_PAGE_SIZE, FIXED_NOW_ENV, NOOP_TOOL_COUNT, build_server
 
 NOW = 1_684_713_600_000  # 2023-05-22T00:00:00Z in epoch ms
@@ -36,6 +36,7 @@ FIXTURE_TOOLS = [
     "enable_bonus_tool",
     "exit_server",
     *_fixtures_progress.TOOL_NAMES,
+    *_fixtures_results.TOOL_NAMES,
 ]
 
 
