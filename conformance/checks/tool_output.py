@@ -11,8 +11,9 @@ of the result the conversation fed back:
   string join items) must be the view's, where a placeholder may be worded the adapter's own way but
   must say something (a block dropped silently FAILs);
 - its images (and, where a wire carries them, audio and binary resources) must be the view's, in order;
-- each block replaced by a placeholder must have a note in ``WireRequest.notes`` naming the result
-  (``audio in result call_1 sent as text without a note``).
+- each block replaced by a placeholder must have a note in ``WireRequest.notes`` naming the result's
+  call id and ``content[<index>]`` (else ``audio in result call_1 sent as text without a note``); the
+  note is kept as a ``note`` finding, so the report shows what the model did not receive.
 
 The findings name the cause when it is one of the known ones: a ``structuredContent``-only result sent
 without its JSON, a text block (the spec's text fallback) dropped, a resource link not given. A
@@ -103,7 +104,7 @@ def result_findings(
     ``sent``'s content is in the read-back request (``$.messages[2].parts[0].content``)."""
     view = model_view(result, carries=carries, wire=wire)
     where = f"tool result {result.call_id}"
-    path = path or where
+    path = path or f"{where} content"
     findings: list[Finding] = []
     text = _squeezed("".join(_text_of(i) for i in sent.content))
     replaced = {index for index, _ in view.replaced}
@@ -138,18 +139,21 @@ def result_findings(
         )
     if notes is not None:
         for index, kind in view.replaced:
-            if not any(result.call_id in note and f"content[{index}]" in note for note in notes):
-                what = "an embedded binary resource" if kind == "blob" else kind
-                findings.append(
-                    Finding(
-                        check=CHECK,
-                        message=f"{what} in result {result.call_id} sent as text without a note",
-                        path=f"{path}[{index}]",
-                        expected=f"a line in WireRequest.notes naming {result.call_id} content[{index}]",
-                        actual=list(notes),
-                        turn=turn,
-                    )
+            said = [note for note in notes if result.call_id in note and f"content[{index}]" in note]
+            if said:  # shown with the case: what the model did not receive, and why
+                findings.append(Finding(check=CHECK, message=said[0], path=f"{path}[{index}]", turn=turn, kind="note"))
+                continue
+            what = "an embedded binary resource" if kind == "blob" else kind
+            findings.append(
+                Finding(
+                    check=CHECK,
+                    message=f"{what} in result {result.call_id} sent as text without a note",
+                    path=f"{path}[{index}]",
+                    expected=f"a line in WireRequest.notes naming {result.call_id} content[{index}]",
+                    actual=list(notes),
+                    turn=turn,
                 )
+            )
     return findings
 
 

@@ -28,6 +28,7 @@ from conformance.adapters._tool_output import (
 from conformance.checks.tool_output import result_findings
 from conformance.mcp_bridge._convert import tool_result_from_wire
 from conformance.model import Audio, Image, Message, Request, Resource, Text, Tool, ToolCall, ToolResult
+from conformance.verdicts import Finding
 
 WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="  # a 44-byte WAV header
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABpfZFQAAAAABJRU5ErkJggg=="
@@ -95,6 +96,11 @@ def _conversation(result: ToolResult) -> Request:
             Message(role="tool", parts=(result,)),
         ),
     )
+
+
+def _defects(findings: list[Finding]) -> list[Finding]:
+    """The findings that fail the check (a placeholder's note is kept as a ``note`` finding)."""
+    return [f for f in findings if f.kind == "defect"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -202,7 +208,9 @@ def test_every_adapter_sends_the_view_and_says_what_it_left_out(name: str, kind:
     back = adapter.request_from_wire(wire.body, path=wire.path, tools=request.tools)
     [sent] = [p for m in back.messages for p in m.parts if isinstance(p, ToolResult)]
     view = model_view(_result(kind), carries=carries, wire=adapter.traffic_format)
-    assert result_findings(_result(kind), sent, carries=carries, wire=adapter.traffic_format, notes=wire.notes) == []
+    found = result_findings(_result(kind), sent, carries=carries, wire=adapter.traffic_format, notes=wire.notes)
+    assert _defects(found) == []
+    assert [f.message for f in found] == list(view.notes)  # each note shown with the case
     assert wire.notes == view.notes
     if kind == "audio" or kind == "embedded_blob":
         assert wire.notes and "sent as a text placeholder" in wire.notes[0]

@@ -20,6 +20,7 @@ from conformance.mcp_bridge._convert import tool_result_from_wire
 from conformance.model import Audio, Message, Request, Resource, Text, Tool, ToolCall, ToolResult
 from conformance.run.conversation import ConversationOutcome, TurnOutcome
 from conformance.scenarios.values import Expectation, Reply, Scenario, Turn
+from conformance.verdicts import Finding
 
 WEATHER = {"temperature": 22.5, "conditions": "Partly cloudy", "humidity": 65}
 WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
@@ -84,6 +85,11 @@ def test_the_reference_adapters_pass(wire: str, result: dict[str, Any]) -> None:
     assert verdict.status == "pass", verdict.findings
 
 
+def _defects(findings: list[Finding]) -> list[Finding]:
+    """The findings that fail the check (a placeholder's note is kept as a ``note`` finding)."""
+    return [f for f in findings if f.kind == "defect"]
+
+
 def test_no_verdict_without_tool_results() -> None:
     request = Request(model="m", messages=(Message(role="user", parts=(Text(text="hi"),)),))
     ctx = _ctx("openai_chat", _result(STRUCTURED_ONLY))
@@ -122,7 +128,7 @@ def test_the_text_fallback_dropped_fails() -> None:
 def test_a_text_fallback_that_is_the_json_may_be_compacted() -> None:
     result = _result(STRUCTURED_AND_TEXT)
     only_json = replace(result, content=(Text(text=structured_text(WEATHER)),))
-    assert result_findings(result, only_json, carries={"text"}, wire="anthropic", notes=()) == []
+    assert _defects(result_findings(result, only_json, carries={"text"}, wire="anthropic", notes=())) == []
 
 
 def test_audio_sent_as_text_without_a_note_fails() -> None:
@@ -150,7 +156,7 @@ def test_a_placeholder_in_the_adapters_own_words_passes_with_its_note() -> None:
     result = _result(TEXT_AND_AUDIO)
     own = ToolResult(call_id="call_1", content=(Text(text="a sound"), Text(text="[audio omitted]")))
     note = "audio in tool result call_1 content[1] left out"
-    assert result_findings(result, own, carries={"text"}, wire="openai_chat", notes=(note,)) == []
+    assert _defects(result_findings(result, own, carries={"text"}, wire="openai_chat", notes=(note,))) == []
     assert placeholder_text(result.content[1]) != "[audio omitted]"
 
 
@@ -185,7 +191,7 @@ def test_an_image_the_wire_carries_must_reach_it() -> None:
 def test_a_black_box_clients_notes_are_not_judged() -> None:
     result = _result(TEXT_AND_AUDIO)
     own = ToolResult(call_id="call_1", content=(Text(text="a sound"), Text(text="(audio)")))
-    assert result_findings(result, own, carries={"text"}, wire="openai_chat", notes=None) == []
+    assert _defects(result_findings(result, own, carries={"text"}, wire="openai_chat", notes=None)) == []
 
 
 def test_results_are_matched_by_position_where_the_wire_keeps_no_ids() -> None:
@@ -208,3 +214,13 @@ def test_an_embedded_blob_placeholder_needs_its_note() -> None:
         "an embedded binary resource in result call_1 sent as text without a note"
     ]
     assert isinstance(result.content[0], Resource)
+
+
+def test_the_adapters_note_is_shown_with_the_case() -> None:
+    result = _result(TEXT_AND_AUDIO)
+    sent = get_adapter("ollama").request_to_wire(_request(result))
+    verdict = check_tool_result_content(_ctx("ollama", result, sent))
+    assert verdict is not None and verdict.status == "pass"
+    [note] = verdict.findings
+    assert note.kind == "note" and note.message == sent.notes[0]
+    assert note.path == "$.messages[2].parts[0].content[1]"
