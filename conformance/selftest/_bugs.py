@@ -12,6 +12,7 @@ from typing import Any
 
 from conformance.adapters.base import Adapter, WireRequest, parse_arguments
 from conformance.model import (
+    Audio,
     ErrorEvent,
     ErrorInfo,
     Finish,
@@ -21,10 +22,12 @@ from conformance.model import (
     Request,
     Response,
     StreamEvent,
+    Text,
     TextDelta,
     Tool,
     ToolCallEnd,
     ToolCallStart,
+    ToolResult,
     Usage,
     UsageEvent,
 )
@@ -44,6 +47,7 @@ from conformance.selftest._wrap import (
 __all__ = [
     "args_in_first_chunk_dropped",
     "arguments_as_json_string",
+    "audio_as_text_silently",
     "bad_json_to_empty",
     "blank_thinking_signature",
     "broken_stream_calls_valid",
@@ -61,6 +65,8 @@ __all__ = [
     "drop_parallel_false",
     "drop_reasoning_items",
     "drop_required_tool_choice",
+    "drop_structured_content",
+    "drop_text_fallback",
     "drop_thought_signatures",
     "earlier_calls_reserialised",
     "edits_response_body",
@@ -82,6 +88,7 @@ __all__ = [
     "on_error",
     "on_events",
     "on_request",
+    "on_unified_request",
     "other_as_stop",
     "overloaded_as_server",
     "pause_turn_as_stop",
@@ -877,3 +884,85 @@ def stale_tool_list(adapter: Adapter) -> Patch:
         return real(request)
 
     return {"request_to_wire": request_to_wire}
+
+
+# --------------------------------------------------------------------------------------------
+# MCP tool results (issue 31: docs/mcp.md, "What the model receives")
+# --------------------------------------------------------------------------------------------
+
+
+def on_unified_request(rewrite: Callable[[Request], Request]) -> Callable[[Adapter], Patch]:
+    """A bug before the wire: the unified request goes through ``rewrite``, then the reference
+    ``request_to_wire`` (a client that builds its tool results wrong before any adapter sees them)."""
+
+    def patch(adapter: Adapter) -> Patch:
+        real = adapter.request_to_wire
+
+        def request_to_wire(request: Request) -> WireRequest:
+            return real(rewrite(request))
+
+        return {"request_to_wire": request_to_wire}
+
+    return patch
+
+
+def _each_result(request: Request, rewrite: Callable[[ToolResult], ToolResult]) -> Request:
+    messages = tuple(
+        replace(m, parts=tuple(rewrite(p) if isinstance(p, ToolResult) else p for p in m.parts))
+        for m in request.messages
+    )
+    return replace(request, messages=messages)
+
+
+def _structured(result: ToolResult) -> tuple[bool, Any]:
+    """Whether the result has ``structuredContent`` (the bridge keeps it in ``provider_details["mcp"]``), and it."""
+    mcp = result.provider_details.get("mcp")
+    if isinstance(mcp, Mapping) and "structured_content" in mcp:
+        return True, mcp["structured_content"]
+    return False, None
+
+
+def drop_structured_content(request: Request) -> Request:
+    """A result's ``structuredContent`` is not carried to the model: only its content blocks go (a
+    result with structured content alone reaches the model empty)."""
+
+    def strip(result: ToolResult) -> ToolResult:
+        if not _structured(result)[0]:
+            return result
+        mcp = {k: v for k, v in result.provider_details["mcp"].items() if k != "structured_content"}
+        return replace(result, provider_details={**result.provider_details, "mcp": mcp})
+
+    return _each_result(request, strip)
+
+
+def drop_text_fallback(request: Request) -> Request:
+    """With ``structuredContent``, the result's text blocks are dropped and the structured content goes
+    as its ``JSON.stringify`` instead: the server's own text never reaches the model."""
+
+    def swap(result: ToolResult) -> ToolResult:
+        found, value = _structured(result)
+        if not found:
+            return result
+        others = tuple(item for item in result.content if not isinstance(item, Text))
+        text = Text(text=json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+        return replace(result, content=(text, *others))
+
+    return _each_result(request, swap)
+
+
+def audio_as_text_silently(request: Request) -> Request:
+    """An audio block goes as the JSON text of the MCP block (its base64 and all), and nothing says
+    the audio was not sent as audio."""
+
+    def as_text(result: ToolResult) -> ToolResult:
+        if not any(isinstance(item, Audio) for item in result.content):
+            return result
+        content = tuple(
+            Text(text=json.dumps({"type": "audio", "data": item.data, "mimeType": item.media_type}))
+            if isinstance(item, Audio)
+            else item
+            for item in result.content
+        )
+        return replace(result, content=content)
+
+    return _each_result(request, as_text)

@@ -576,6 +576,34 @@ MUTANTS: Mapping[str, Mutant] = mutant_registry(
             patch=bugs.stale_tool_list,
             mcp_tag="tool_list_changes",
         ),
+        # MCP tool results (docs/mcp.md, "What the model receives"; translation.tool_result_content)
+        Mutant(
+            base="openai_chat",
+            bug="drop_structured_content",
+            description="A tool result's structuredContent is not sent: a result holding structured content"
+            " alone reaches the model empty.",
+            source=_ISSUE + "MoonshotAI/kimi-code/issues/2554; " + _ISSUE + "anomalyco/opencode/issues/38923",
+            patch=bugs.on_unified_request(bugs.drop_structured_content),
+            mcp_tag="structured_content",
+        ),
+        Mutant(
+            base="anthropic",
+            bug="drop_text_fallback",
+            description="With structuredContent, the result's text blocks are dropped and its JSON.stringify"
+            " sent instead.",
+            source=_ISSUE + "anthropics/claude-code/issues/55677",
+            patch=bugs.on_unified_request(bugs.drop_text_fallback),
+            mcp_tag="structured_content",
+        ),
+        Mutant(
+            base="gemini",
+            bug="audio_as_text_silently",
+            description="An audio block goes as the JSON text of the MCP block (its base64 and all), with no"
+            " note that the audio was not sent.",
+            source=_ISSUE + "vercel/ai/pull/15285",
+            patch=bugs.on_unified_request(bugs.audio_as_text_silently),
+            mcp_tag="audio",
+        ),
     ]
 )
 """Every bundled mutant by name (``<base>~<bug>``)."""
