@@ -42,8 +42,9 @@ What each wire's tool-result slot carries, and the source of each fact (``WIRE_C
   an arbitrary blob, and no audio type exists: blobs and audio take a placeholder.
 - ``gemini``: text (``functionResponse.response``) and images (``functionResponse.parts[].inlineData``,
   ``FunctionResponsePart``; google-genai 3.6.1 ``types.py``; wire-formats.md §4b). ``FunctionResponseBlob``
-  takes any IANA mime type, but Google documents images only in function responses (audio and other
-  blobs: not documented, model support unverified), so audio and blobs take a placeholder.
+  takes "the IANA standard MIME type of the source data", but the sources here document images
+  only in a function response (wire-formats.md §4b: "Images in tool results", model support per
+  version unverified); audio and other blobs there are not documented, so they take a placeholder.
 - ``ollama``: text only. ``Message.content`` is a string; ``Message.images`` exists, but its use
   in a ``tool`` message is template-dependent (ollama 0.6.3 ``_types.py``; wire-formats.md §8).
 - prompt formats (``qwen``, ``hermes``, ``function_call``): text only (the result is written into
