@@ -285,6 +285,18 @@ def mcp_stdout_garbage() -> None:
     assert "`JUNK_SHOWN` = 5 lines logged and quoted" in mcp and "past `JUNK_LIMIT` = 1,000 such lines" in mcp
 
 
+def mcp_http_bounds() -> None:
+    """docs/mcp.md, "Streamable HTTP": one response from an MCP server is cut past 64 MiB; the SDK caps one
+    SSE event at 1 MiB (mcp/client/streamable_http.py, DEFAULT_MAX_SSE_EVENT_SIZE)."""
+    from mcp.client.streamable_http import DEFAULT_MAX_SSE_EVENT_SIZE
+
+    from conformance.mcp_bridge import _http
+
+    assert _http.MAX_RESPONSE_BYTES == 64 * 1024 * 1024 and DEFAULT_MAX_SSE_EVENT_SIZE == 1024 * 1024
+    mcp = " ".join(_doc("mcp.md").split())
+    assert "`MAX_RESPONSE_BYTES` = 64 MiB" in mcp and "caps one SSE event at 1 MiB" in mcp
+
+
 def exchange_timeout() -> None:
     assert build_parser().parse_args(["record", "--emulator"]).exchange_timeout == DEFAULT_EXCHANGE_TIMEOUT == 120.0
     assert "`--exchange-timeout` seconds (default 120)" in " ".join(_doc("recording.md").split())
@@ -336,6 +348,7 @@ CHECKS: dict[str, Callable[[], None]] = {
         request_log_bytes,
         mcp_progress,
         mcp_stdout_garbage,
+        mcp_http_bounds,
         ollama_line_ms,
         fault_defaults,
         live_tier,
@@ -465,6 +478,8 @@ FIGURES: dict[tuple[str, str], str | Elsewhere | Unchecked] = {
     ("mcp.md", "20 lines"): "mcp_timeouts",
     ("mcp.md", "2 s"): Unchecked("provider", "the MCP SDK's shutdown wait, as the doc says (not the suite's code)"),
     ("mcp.md", "5 lines"): "mcp_stdout_garbage",
+    ("mcp.md", "64 MiB"): "mcp_http_bounds",
+    ("mcp.md", "1 MiB"): "mcp_http_bounds",
     ("mcp.md", "0..10 s"): "mcp_progress",
     ("mcp.md", "0.25 s"): "mcp_progress",
     ("mcp.md", "1 s"): "mcp_progress",
