@@ -297,6 +297,16 @@ def mcp_http_bounds() -> None:
     assert "`MAX_RESPONSE_BYTES` = 64 MiB" in mcp and "caps one SSE event at 1 MiB" in mcp
 
 
+def mcp_conformance_suite() -> None:
+    """docs/mcp.md, "The official conformance suite": the script runs 19 of the suite's scenarios, each
+    60 s at most."""
+    script = load_script("mcp_conformance_suite")
+    assert len(script.SCENARIOS) == 19 and script.SCENARIO_TIMEOUT == 60.0
+    mcp = " ".join(_doc("mcp.md").split())
+    assert "`python scripts/mcp_conformance_suite.py run`): 19 scenarios," in mcp
+    assert "(`conformance server --url URL --scenario NAME`, 60 s at most," in mcp
+
+
 def exchange_timeout() -> None:
     assert build_parser().parse_args(["record", "--emulator"]).exchange_timeout == DEFAULT_EXCHANGE_TIMEOUT == 120.0
     assert "`--exchange-timeout` seconds (default 120)" in " ".join(_doc("recording.md").split())
@@ -355,6 +365,7 @@ CHECKS: dict[str, Callable[[], None]] = {
         limits_peaks,
         limits_record_timeout,
         mcp_timeouts,
+        mcp_conformance_suite,
         exchange_timeout,
         live_bounds,
         counter_scrub,
@@ -485,6 +496,14 @@ FIGURES: dict[tuple[str, str], str | Elsewhere | Unchecked] = {
     ("mcp.md", "1 s"): "mcp_progress",
     ("mcp.md", "1.25 s"): "mcp_progress",
     ("scenarios.md", "Default: 10"): "mcp_progress",
+    ("mcp.md", "19 scenarios"): "mcp_conformance_suite",
+    ("mcp.md", "60 s"): "mcp_conformance_suite",
+    ("mcp.md", "0 failed"): Elsewhere(
+        "tests/scripts/test_mcp_conformance_suite.py::test_the_bundled_server_passes_every_scenario_of_the_suite"
+    ),
+    ("mcp.md", "28 s"): Unchecked(
+        "measured", "the official suite's run against the bundled server on the 2-core machine under load"
+    ),
     ("mcp.md", "100,000 lines"): Unchecked("measured", "the flood measured at abfa85f, before the bound existed"),
     ("mcp.md", "86 MB"): Unchecked("measured", "the console output of that flood at abfa85f (85,900,000 bytes)"),
     ("recording.md", "default 120"): "exchange_timeout",
