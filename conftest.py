@@ -58,7 +58,7 @@ OPT_IN = {
         "`python scripts/node_runtime.py install && pytest -m javascript`"
     ),
     "mcp_conformance": (
-        "the official MCP conformance suite against the bundled MCP server over Streamable HTTP (about 30 s): "
+        "the official MCP conformance suite against the bundled MCP server over Streamable HTTP (about 1 min): "
         "run it with `python scripts/mcp_conformance_suite.py install && pytest -m mcp_conformance`"
     ),
 }
