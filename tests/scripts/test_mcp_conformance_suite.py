@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -205,7 +206,8 @@ def test_every_scenario_runs_against_the_bundled_server_which_is_stopped_after(
         "4 scenarios of the MCP conformance suite: 2 passed, 2 failing (checks: 2 passed, 1 failed, 2 warnings)"
     )
     port = int((tmp_path / "server.port").read_text(encoding="ascii"))
-    assert port > 0
+    with pytest.raises(ConnectionRefusedError):  # stopped: nothing listens there any more
+        socket.create_connection(("127.0.0.1", port), timeout=10).close()
     log = (tmp_path / "server.log").read_text(encoding="utf-8", errors="replace")
     assert "Traceback" not in log
 
