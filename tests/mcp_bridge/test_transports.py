@@ -123,7 +123,7 @@ def test_every_mcp_scenario_passes_over_streamable_http_as_over_stdio(
     assert not [case for case, message in messages.items() if "MCP server" in message]
     assert {c["transport"] for c in http_commands} == {"http"}
     assert {c["url"] for c in http_commands} == {"http://127.0.0.1:{port}/mcp"}
-    assert len(http_commands) == len(ids)
+    assert http_commands and {c["scenario"] for c in http_commands} <= set(ids)  # those that ran a server
     if set(over_http.values()) <= GREEN:
         return
     # Not green: the same cases must be red over stdio (a scenario still being written, a cassette
