@@ -634,6 +634,16 @@ class McpSession(AbstractContextManager["McpSession"]):
                 )
             if exc.code == mcp_types.INVALID_REQUEST and exc.message.startswith("Redirect to "):
                 return self._error(f"{what}: {exc.message}")
+            if exc.code == mcp_types.INVALID_REQUEST and exc.message.startswith("Unexpected content type"):
+                return self._error(
+                    f"{what}: {url} answered with {exc.message.partition(': ')[2] or 'no content type'}, neither JSON"
+                    " nor an SSE stream: is it an MCP Streamable HTTP endpoint (check the path, often /mcp)?"
+                )
+            if exc.code == mcp_types.METHOD_NOT_FOUND and exc.message == "Not Found":
+                return self._error(
+                    f"{what}: {url} answered HTTP 404 before any session: nothing serves MCP at that path"
+                    " (check the URL's path, often /mcp)"
+                )
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 return self._error(f"{what}: {url} closed the stream before answering ({exc.message})")
             return None

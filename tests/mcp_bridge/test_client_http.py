@@ -65,6 +65,14 @@ class _Hostile(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+        if self.server.mode in ("html", "not_found"):  # not an MCP endpoint at all
+            body = b"<html>a web page</html>"
+            self.send_response(200 if self.server.mode == "html" else 404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         self.server.headers_seen.append({k.lower(): v for k, v in self.headers.items()})
         method, ident = message.get("method"), message.get("id")
         if ident is None:  # a notification
@@ -227,6 +235,17 @@ def test_a_redirect_to_another_host_is_not_followed(hostile: _Server) -> None:
     error = _call(hostile)
     assert "127.0.0.2" in str(error) and "not followed" in str(error)
     assert len(hostile.headers_seen) == 4  # initialize, initialized, tools/list, tools/call: no second call
+
+
+@pytest.mark.parametrize(
+    ("hostile", "said"),
+    [("html", "answered with text/html, neither JSON nor an SSE stream"), ("not_found", "answered HTTP 404")],
+    indirect=["hostile"],
+)
+def test_a_url_that_is_no_mcp_endpoint_is_named_so(hostile: _Server, said: str) -> None:
+    with pytest.raises(McpServerError) as caught, McpSession(McpServerSpec(url=hostile.url), timeout=30.0):
+        pass
+    assert said in str(caught.value) and hostile.url in str(caught.value) and "start-up" in str(caught.value)
 
 
 @pytest.mark.parametrize("hostile", ["ok"], indirect=True)
