@@ -620,7 +620,10 @@ class McpSession(AbstractContextManager["McpSession"]):
             return None
         exc = _single(exc)
         url = _http.shown_url(self.url)
-        if self._bounded is not None and self._bounded.overflow is not None:
+        # A cut response reaches the session as the SDK's parse error (a JSON body) or a closed stream
+        # (SSE); an answer the server did give (unknown tool ...) stays a result.
+        cut = not isinstance(exc, MCPError) or exc.code in (mcp_types.PARSE_ERROR, mcp_types.CONNECTION_CLOSED)
+        if cut and self._bounded is not None and self._bounded.overflow is not None:
             return self._error(
                 f"{what}: {self._bounded.overflow} (the bound on one response from an MCP server is"
                 f" {self._bounded.max_bytes:,} bytes: conformance.mcp_bridge._http.MAX_RESPONSE_BYTES);"
