@@ -5,7 +5,8 @@ For each wire the client speaks and each scenario and mode, the emulator plays t
 cassette for that wire (``Emulator.play_cassette``: the answer is picked by the request's turn and
 stream mode, with the recorded chunk boundaries; fault scenarios are their recorded faults). Each
 turn, the client gets a ``Call`` (the scenario's system prompt, tools and the history so far, with
-the ids the client itself decoded) and returns a ``Response`` or stream events, or raises
+the ids the client itself decoded; the tools its MCP server lists at that turn when the scenario's
+calls change the list, ``tools.mcp.list_changes``) and returns a ``Response`` or stream events, or raises
 (``conformance.clients.invoke``). Every request the server received during the turn is kept
 (``ClientTurn``); the last one is the turn's wire request, read back with the reference adapter's
 ``request_from_wire`` so the translation and round-trip checks judge the client's own body. Checks
