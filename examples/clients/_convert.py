@@ -15,7 +15,7 @@ class already gives (docs/clients.md, "Drivers do what a user does").
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -50,6 +50,7 @@ __all__ = [
     "kind_for_status",
     "own_reasoning",
     "parse_arguments",
+    "parsed",
     "result_images",
     "result_text",
     "retry_after",
@@ -111,6 +112,15 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     if not isinstance(value, dict):
         return None, f"arguments are a JSON {type(value).__name__}, not an object"
     return value, None
+
+
+def parsed(text: str, loads: Callable[[str], Any] = json.loads) -> tuple[bool, Any]:
+    """``(True, loads(text))``, or ``(False, None)`` where ``loads`` refuses the text with a ``ValueError``: for a
+    library that parses a text only when it is JSON (pydantic-ai's MCP toolset, ``pydantic_core.from_json``)."""
+    try:
+        return True, loads(text)
+    except ValueError:
+        return False, None
 
 
 def tool_call(call_id: str, name: str, raw: str, *, details: Mapping[str, Any] | None = None) -> ToolCall:

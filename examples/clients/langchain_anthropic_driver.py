@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Huma
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _convert import ANTHROPIC_FINISH, StreamCalls, finish_reason
-from _langchain import ends
+from _langchain import audio_gaps, ends, mcp_artifact, mcp_blocks, needs_mcp_mapping
 from anthropic_driver import error_info as sdk_error_info
 
 from conformance.clients.contract import Call, SimpleClient
@@ -75,8 +75,9 @@ def _blocks(items: tuple[Any, ...]) -> str | list[dict[str, Any]]:
 
 
 def _result(result: ToolResult) -> str | list[dict[str, Any]]:
-    """A tool result's content, its breakpoint on its last block (which ChatAnthropic hoists onto the tool_result)."""
-    content = _blocks(result.content)
+    """A tool result's content, its breakpoint on its last block (which ChatAnthropic hoists onto the tool_result);
+    an MCP result with more than text as the blocks LangChain's MCP adapters build (_langchain.py, ``mcp_blocks``)."""
+    content = mcp_blocks(result) if needs_mcp_mapping(result) else _blocks(result.content)
     if not result.cache_control:
         return content
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
@@ -134,7 +135,9 @@ def _messages(call: Call) -> list[BaseMessage]:
             for r in message.parts:
                 if isinstance(r, ToolResult):
                     status = "error" if r.is_error else "success"
-                    out.append(ToolMessage(content=_result(r), tool_call_id=r.call_id, status=status))  # type: ignore[arg-type]
+                    artifact = mcp_artifact(r)  # the structured content the MCP adapters keep beside (never sent)
+                    content = _result(r)
+                    out.append(ToolMessage(content=content, artifact=artifact, tool_call_id=r.call_id, status=status))  # type: ignore[arg-type]
     return out
 
 
@@ -278,7 +281,11 @@ CLIENT = SimpleClient(
     },
     complete=complete,
     error_info=error_info,
+    known_gaps=audio_gaps("anthropic"),
     # ``bind_tools`` converts with ``convert_to_anthropic_tool``, which passes an Anthropic-format tool through
     # as given (chat_models.py:3226): names and schemas are left to the caller.
-    duties=frozenset({"transport"}),
+    # MCP tool results reach a LangChain user as the MCP adapters' standard content blocks (_langchain.py),
+    # which the integration writes to its wire (ChatAnthropic's _format_messages, chat_models.py:716):
+    # it takes on what the blocks become there.
+    duties=frozenset({"transport", "tool_results"}),
 )

@@ -24,7 +24,7 @@ from langchain_openai import ChatOpenAI
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _convert import CHAT_FINISH, StreamCalls, finish_reason
-from _langchain import ends
+from _langchain import audio_gaps, ends, mcp_artifact, mcp_blocks, needs_mcp_mapping
 from openai_driver import error_info as sdk_error_info
 
 from conformance.clients.contract import Call, SimpleClient
@@ -82,7 +82,13 @@ def _messages(call: Call) -> list[BaseMessage]:
             )
         else:
             for r in message.parts:
-                if isinstance(r, ToolResult):
+                if isinstance(r, ToolResult) and needs_mcp_mapping(r):
+                    # an MCP result with more than text: the ToolMessage LangChain's MCP adapters build (_langchain.py)
+                    status = "error" if r.is_error else "success"
+                    content: Any = mcp_blocks(r)
+                    artifact = mcp_artifact(r)
+                    out.append(ToolMessage(content=content, artifact=artifact, tool_call_id=r.call_id, status=status))
+                elif isinstance(r, ToolResult):
                     status = "error" if r.is_error else "success"
                     out.append(ToolMessage(content=_blocks(r.content), tool_call_id=r.call_id, status=status))
     return out
@@ -216,8 +222,20 @@ CLIENT = SimpleClient(
             ("roundtrip.reasoning", "*"),
             ("roundtrip.reasoning_replay", "*"),
         )
+    }
+    | audio_gaps("openai_chat")
+    | {
+        f"openai_chat:{check}@mcp/result_resource_link": (
+            "LangChain refuses a file block given by URL on Chat Completions before sending: 'OpenAI Chat Completions"
+            " does not support file URLs.' (ValueError, langchain_core/messages/block_translators/openai.py:128); the"
+            " MCP adapters make a resource link such a block (_langchain.py)"
+        )
+        for check in ("client.typed_errors", "client.one_request")
     },
     # ``bind_tools`` takes "any tool definition handled by convert_to_openai_tool" (chat_models/base.py:2526):
     # a format conversion; an OpenAI-format tool goes out as given, so names and schemas are left to the caller.
-    duties=frozenset({"transport"}),
+    # MCP tool results reach a LangChain user as the MCP adapters' standard content blocks (_langchain.py),
+    # which the integration writes to its wire (ChatOpenAI's _convert_message_to_dict, chat_models/base.py:476):
+    # it takes on what the blocks become there.
+    duties=frozenset({"transport", "tool_results"}),
 )

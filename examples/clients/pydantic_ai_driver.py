@@ -4,7 +4,8 @@ It drives pydantic-ai at its model-request level (``pydantic_ai.direct.model_req
 ``model_request_stream``), below the Agent: the history becomes pydantic-ai's own messages
 (``ModelRequest`` with ``SystemPromptPart``/``UserPromptPart``/``ToolReturnPart``, ``ModelResponse``
 with ``TextPart``/``ThinkingPart``/``ToolCallPart`` and their ``tool_call_id``), the tools
-``ToolDefinition``s. A failed tool result is a ``ToolReturnPart`` with ``outcome='retried'``: what
+``ToolDefinition``s. An MCP tool result becomes the ``ToolReturnPart`` content pydantic-ai's own MCP toolset
+builds (``_mcp_content``). A failed tool result is a ``ToolReturnPart`` with ``outcome='retried'``: what
 pydantic-ai's MCP toolset builds for an ``isError`` result (``tool_error_behavior='retry'``, its
 default; ``RetryPromptPart`` is deprecated in 2.x, ``messages.py``). Models: ``OpenAIChatModel``,
 ``AnthropicModel`` and ``GoogleModel``, each with a provider given ``base_url`` and an SDK client
@@ -23,6 +24,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pydantic_core
 from anthropic import AsyncAnthropic
 from google.genai.types import HttpRetryOptions
 from openai import AsyncOpenAI
@@ -30,6 +32,7 @@ from pydantic_ai import exceptions as exc_
 from pydantic_ai.direct import model_request, model_request_stream
 from pydantic_ai.messages import (
     BinaryContent,
+    BinaryImage,
     CachePoint,
     ImageUrl,
     ModelMessage,
@@ -59,10 +62,11 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import ToolDefinition
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _convert import finish_reason, kind_for_class, tool_call
+from _convert import finish_reason, kind_for_class, parsed, tool_call
 
 from conformance.clients.contract import Call, SimpleClient
 from conformance.model import (
+    Audio,
     ErrorInfo,
     ErrorKind,
     Finish,
@@ -134,6 +138,53 @@ def _items(items: tuple[Any, ...]) -> list[Any]:
     return out
 
 
+def _mcp_block(item: Any) -> Any:
+    """One MCP content block as pydantic-ai's MCP toolset maps it for a tool return
+    (``_map_mcp_tool_result``, pydantic_ai/mcp.py:2216-2247, pydantic-ai-slim 2.68.0): a text that looks like JSON
+    parsed (``pydantic_core.from_json``), else as it came; an image a ``BinaryImage``, audio a ``BinaryContent``; an
+    embedded resource its text or its blob as ``BinaryContent`` (``application/octet-stream`` without a mime type,
+    ``_resource_content_to_pai``, mcp.py:2290-2302); a resource link its uri (mcp.py:2241-2244: "fall back to
+    returning the URI")."""
+    if isinstance(item, Text):
+        ok, value = parsed(item.text, pydantic_core.from_json) if item.text.startswith(("[", "{")) else (False, None)
+        return value if ok else item.text  # not JSON: the text as it came, as pydantic-ai does
+    if isinstance(item, Image) and item.data is not None:
+        return BinaryImage(data=base64.b64decode(item.data), media_type=item.media_type)
+    if isinstance(item, Audio):
+        return BinaryContent(data=base64.b64decode(item.data), media_type=item.media_type)
+    if isinstance(item, Resource) and item.text is not None:
+        return item.text
+    if isinstance(item, Resource) and item.blob is not None:
+        blob = BinaryContent(data=base64.b64decode(item.blob), media_type=item.media_type or "application/octet-stream")
+        return BinaryContent.narrow_type(blob)
+    if isinstance(item, Resource):
+        return item.uri
+    raise ValueError(f"an image given by URL ({item.url}) is no MCP content block")  # MCP images carry data
+
+
+def _mcp_content(result: ToolResult) -> Any:
+    """What pydantic-ai's MCP toolset hands the model layer for an MCP result (``_map_mcp_call_tool_result``,
+    pydantic_ai/mcp.py:2185-2213): the structured content when every block is text (the spec's serialized copy;
+    ``{"result": x}``, the MCP SDK's wrapper of a non-object, as ``x``), else the blocks mapped, one as itself.
+    An ``isError`` result becomes the retry message, the structured content preferred
+    (``prefer_structured=True``, mcp.py:1686-1694: ``ToolReturnPart.model_response_str(wrap_if_error=False)``)."""
+    mcp = result.provider_details.get("mcp", {})
+    structured = mcp.get("structured_content") if isinstance(mcp, dict) else None
+    if structured is not None and (result.is_error or all(isinstance(i, Text) for i in result.content)):
+        content: Any = (
+            structured["result"] if isinstance(structured, dict) and list(structured) == ["result"] else structured
+        )
+    else:
+        mapped = [_mcp_block(item) for item in result.content]
+        content = mapped[0] if len(mapped) == 1 else mapped
+    if not result.is_error:
+        return content
+    if structured is None and not result.content:
+        return f"Tool {result.name!r} returned an error"
+    message = ToolReturnPart(tool_name=result.name or "", content=content).model_response_str(wrap_if_error=False)
+    return message or f"Tool {result.name!r} returned an error"
+
+
 def _cache_point(cache_control: Any) -> CachePoint:
     ttl = cache_control.get("ttl")
     return CachePoint(ttl=ttl) if ttl in ("5m", "1h") else CachePoint()
@@ -160,8 +211,7 @@ def _messages(call: Call, model: Model) -> list[ModelMessage]:
             returns = []
             for r in message.parts:
                 if isinstance(r, ToolResult):
-                    items = _items(r.content)
-                    content = items[0] if len(items) == 1 else items
+                    content = _mcp_content(r)
                     outcome = "retried" if r.is_error else "success"
                     returns.append(
                         ToolReturnPart(tool_name=r.name or "", content=content, tool_call_id=r.call_id, outcome=outcome)
@@ -466,6 +516,16 @@ CLIENT = SimpleClient(
         for check in ("recovery.provider_error", "recovery.broken_stream", "streaming.events")
     }
     | {
+        f"anthropic:{check}@mcp/result_{scenario}": (
+            "pydantic-ai refuses a tool return Anthropic cannot take, before sending: audio raises NotImplementedError"
+            " ('Unsupported binary content type in Anthropic tool returns', models/anthropic/__init__.py:3905), a"
+            " blob other than an image, a PDF or plain text RuntimeError ('Unsupported binary content media type for"
+            " Anthropic', 3857): it says so, by design, rather than send a placeholder"
+        )
+        for check in ("client.typed_errors", "client.one_request")
+        for scenario in ("audio", "text_and_audio", "embedded_blob")
+    }
+    | {
         f"{wire}:{check}@reasoning/cross_wire_history*": (
             "pydantic-ai re-renders another provider's thinking as text without its signature, by design"
             " (render_replayed_thinking, _thinking_part.py:41-76): in the assistant turn between <think> tags on"
@@ -489,10 +549,13 @@ CLIENT = SimpleClient(
         )
         for check in ("roundtrip.reasoning_replay", "translation.wire_paths")
     },
+    # It maps MCP tool results itself: its MCP toolset turns a CallToolResult into the tool return's content
+    # (_map_mcp_call_tool_result, pydantic_ai/mcp.py:2185-2247; the driver hands each result over the same way,
+    # _mcp_content) and each model writes that content to its wire (text, and files where the API takes them).
     duties={
-        "openai_chat": frozenset({"transport", "tool_schemas", "quirks"}),
-        "anthropic": frozenset({"transport", "tool_schemas"}),
-        "gemini": frozenset({"transport", "tool_schemas"}),
+        "openai_chat": frozenset({"transport", "tool_schemas", "tool_results", "quirks"}),
+        "anthropic": frozenset({"transport", "tool_schemas", "tool_results"}),
+        "gemini": frozenset({"transport", "tool_schemas", "tool_results"}),
     },
     # documented behaviour, data rather than a failure: pydantic_ai/profiles/openai.py OpenAIJsonSchemaTransformer
     schema_rewrites={

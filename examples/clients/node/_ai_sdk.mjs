@@ -11,7 +11,8 @@
 //   is `{type: "text"}` for a result's text, `{type: "error-text"}` for a failed tool (what the SDK
 //   itself builds when a tool's execute throws: createToolModelOutput, ai/dist/index.js:2037-2056)
 //   and `{type: "content"}` for several items, images among them (docs/02-foundations/03-prompts.mdx
-//   "Multi-modal Tool Results"; `toolOutput` below);
+//   "Multi-modal Tool Results"; `toolOutput` below); an MCP result with more than text as the AI
+//   SDK's own MCP client hands it to the model (`mcpOutput` below, @ai-sdk/mcp's `mcpToModelOutput`);
 // - tools as `tool({description, inputSchema: jsonSchema(schema)})` with no `execute`: the caller
 //   runs them (docs/03-ai-sdk-core/15-tools-and-tool-calling.mdx: execute "is optional because you
 //   might want to forward tool calls to the client"), so one call is one step (the default
@@ -137,6 +138,56 @@ function toolOutput(result, wire) {
 }
 
 /**
+ * Does an MCP result carry more than text (a block of another type, or structured content)? Such a
+ * result reaches an AI SDK user through the AI SDK's MCP client (`mcpOutput`); a result of text alone
+ * is what a tool of the user's own returns, and goes as `toolOutput` writes it.
+ */
+function needsMcpMapping(result) {
+  const mcp = result.provider_details?.mcp;
+  return (mcp != null && "structured_content" in mcp) || (result.content ?? []).some((item) => item.kind !== "text");
+}
+
+/**
+ * A content item as the MCP block it came as (the bridge keeps the keys the model has no field for,
+ * a resource link's `name` among them, in `provider_details.mcp.content_extras`; the same shape as
+ * conformance/mcp_bridge/_convert.py `content_to_wire`).
+ */
+function mcpBlock(item, extras = {}) {
+  const { resource: inner = {}, ...more } = extras;
+  if (item.kind === "audio") return { type: "audio", data: item.data, mimeType: item.media_type, ...more };
+  if (item.kind === "image") return { type: "image", data: item.data, mimeType: item.media_type, ...more };
+  if (item.kind === "resource" && item.text == null && item.blob == null) {
+    const { name = item.uri, ...rest } = more;
+    return { type: "resource_link", uri: item.uri, name, ...(item.media_type != null ? { mimeType: item.media_type } : {}), ...rest };
+  }
+  const resource = { uri: item.uri, ...(item.media_type != null ? { mimeType: item.media_type } : {}) };
+  if (item.text != null) resource.text = item.text;
+  else resource.blob = item.blob;
+  return { type: "resource", resource: { ...resource, ...inner }, ...more };
+}
+
+/**
+ * The `output` the AI SDK's MCP client gives the model for an MCP result: its tools' `toModelOutput`
+ * is `mcpToModelOutput` (@ai-sdk/mcp 2.0.36, packages/mcp/src/tool/mcp-client.ts:209-239 and
+ * 1255/1264 at vercel/ai ed857f50): `{type: 'content'}` of the result's `content`, a text block as
+ * text, an image as a `file` part with its data, any other block (audio, an embedded resource, a
+ * resource link) as a text holding the block's JSON (`JSON.stringify(part)`). `structuredContent` is
+ * not read there (the tool's `execute` returns the whole result, 1232-1240), and an `isError` result
+ * goes the same way (1232-1234: returned as it came, not thrown).
+ */
+function mcpOutput(result) {
+  const extras = result.provider_details?.mcp?.content_extras ?? {};
+  const value = (result.content ?? []).map((item, index) => {
+    if (item.kind === "text") return { type: "text", text: item.text };
+    if (item.kind === "image" && item.data != null && item.media_type) {
+      return { type: "file", mediaType: item.media_type, data: { type: "data", data: item.data } };
+    }
+    return { type: "text", text: JSON.stringify(mcpBlock(item, extras[String(index)])) };
+  });
+  return { type: "content", value };
+}
+
+/**
  * A reasoning part of the history as the AI SDK's `reasoning` part: what the AI SDK gave for it
  * (kept in provider_details), else the proof in the form its provider reads back (the Anthropic
  * provider's `signature`/`redactedData`, the Google provider's `thoughtSignature`, the OpenAI
@@ -215,7 +266,7 @@ export function modelMessages(call) {
           type: "tool-result",
           toolCallId: part.call_id,
           toolName: part.name ?? names.get(part.call_id) ?? "",
-          output: toolOutput(part, call.wire),
+          output: needsMcpMapping(part) ? mcpOutput(part) : toolOutput(part, call.wire),
         };
         content.push(withOptions(result, cacheOptions(part.cache_control, call.wire)));
       }

@@ -50,7 +50,9 @@ serve({
   // The AI SDK transports: tool names and input schemas go out as given; its docs leave a schema
   // Gemini refuses to the caller ("You can work around this by simplifying the schema sent to
   // Google", 15-google.mdx "Schema Limitations"), so those duties are the caller's.
-  duties: { gemini: ["transport"] },
+  // MCP tool results it maps itself: its MCP client's toModelOutput (_ai_sdk.mjs mcpOutput) and the
+  // provider's writing of a `content` output take on what they become on the wire (tool_results).
+  duties: { gemini: ["transport", "tool_results"] },
   known_gaps: interruptedGaps(["gemini"]),
   async complete(call, { signal }) {
     return complete(call, signal, model(call), providerOptions(call));

@@ -59,7 +59,9 @@ serve({
   },
   // The AI SDK transports: tool names and input schemas go out as given (the provider's docs promise
   // no mapping of either to what OpenAI accepts), so those duties are left to its caller.
-  duties: { openai_chat: ["transport"], openai_responses: ["transport"] },
+  // MCP tool results it maps itself: its MCP client's toModelOutput (_ai_sdk.mjs mcpOutput) and the
+  // provider's writing of a `content` output take on what they become on the wire (tool_results).
+  duties: { openai_chat: ["transport", "tool_results"], openai_responses: ["transport", "tool_results"] },
   known_gaps: interruptedGaps(["openai_chat", "openai_responses"]),
   async complete(call, { signal }) {
     return complete(call, signal, model(call), providerOptions(call));
