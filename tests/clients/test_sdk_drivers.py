@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from conformance.checks.duties import REMEDIES
 from conformance.clients.contract import client_problems
 from conformance.clients.harness import CertifyOptions, certify
 from conformance.scenarios.loader import load_scenarios
@@ -123,6 +124,13 @@ LEFT_TO_THE_CALLER: dict[str, tuple[tuple[str, str, str], ...]] = {
 names it sends as given (and Anthropic's input schema without a type), what a provider sends outside the
 wire's rules (the scenarios tagged deviation) and a call Anthropic cut at the output limit: (wire, check,
 scenario glob)."""
+
+
+def _result_left(wire: str, scenario: str, verdict: Any) -> bool:
+    """A tool result carrying more than text, as the driver (the SDK's caller) wrote it: duty ``tool_results``,
+    left with what the wire's tool-result slot takes, whichever check saw it (docs/clients.md, "Duties")."""
+    results = fnmatch.fnmatchcase(scenario, "mcp/*") or fnmatch.fnmatchcase(scenario, "tool_results/*")
+    return results and all(f.remedy == REMEDIES[("tool_results", wire)] for f in verdict.findings)
 
 
 _HELPER_RAISES = (
@@ -378,7 +386,7 @@ def test_the_worked_example_of_the_docs_is_what_the_minimal_driver_does() -> Non
     [figures] = re.findall(
         r"openai-sdk-chat: (\d+) cases: (\d+) pass, (\d+) unsupported, (\d+) left, (\d+) fail", section
     )
-    named = set(re.findall(r"`((?:names|tool_results|recovery|mcp|errors|wire_specific)/\w+)`", section))
+    named = set(re.findall(r"^- `((?:names|tool_results|recovery|mcp|errors|wire_specific)/\w+)` fails", section, re.M))
     scenarios = load_scenarios([ROOT / "scenarios"], root=ROOT / "scenarios").scenarios
     options = CertifyOptions(cassette_dir=ROOT / "cassettes", timeout=20.0)
     run = certify(scenarios, load_client(f"{CLIENTS / 'minimal_openai_driver.py'}:CLIENT"), options)
@@ -404,6 +412,8 @@ def test_what_an_sdk_leaves_to_its_caller_is_left_never_failed_and_says_what_to_
     expected = LEFT_TO_THE_CALLER[driver]
     assert left, "nothing left to the caller"
     for (wire, check, scenario), verdict in left.items():
+        if _result_left(wire, scenario, verdict):
+            continue
         assert any((wire, check) == (w, c) and fnmatch.fnmatchcase(scenario, glob) for w, c, glob in expected), (
             f"{wire} {check} {scenario} left to the caller"
         )

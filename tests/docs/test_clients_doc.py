@@ -125,9 +125,12 @@ def test_the_worked_example_summary_is_the_python_examples_counts(python_example
     assert int(line.group(1)) == len(python_example.result.cases)
     shown = {status: int(n) for n, status in re.findall(r"(\d+) (\w+)", line.group(2))}
     assert shown == {status: n for status, n in counts.items() if n}
-    assert re.search(rf"so the {NUMBERS[counts['left']]} `names/\*` scenarios are \*\*left to the caller\*\*", section)
     left = {c.scenario for c in python_example.result.cases if c.status == "left"}
-    assert all(s.startswith("names/") for s in left) and len(left) == counts["left"]
+    names = {s for s in left if s.startswith("names/")}
+    results = left - names  # duty tool_results: what an MCP result becomes is the SDK caller's to write
+    assert re.search(rf"so the {NUMBERS[len(names)]} `names/\*` scenarios are \*\*left to the caller\*\*", section)
+    assert re.search(rf"So are the {NUMBERS[len(results)]} whose tool results carry more than text", section)
+    assert all(s.startswith(("tool_results/", "mcp/result_")) for s in results) and len(left) == counts["left"]
     assert f"The {NUMBERS[counts['fail']]}\nFAILs" in section or f"The {NUMBERS[counts['fail']]} FAILs" in section
 
 
