@@ -323,6 +323,8 @@ class McpPool:
         self.start_timeout = start_timeout
         self._lock = threading.Lock()
         self._starts: dict[object, Future[tuple[McpSession, tuple[Tool, ...]]]] = {}
+        self._owned: list[McpExecutor] = []
+        """Executors with sessions of their own (``list_changes``): their last session is closed with the pool."""
 
     def prestart(self, scenarios: Sequence[Scenario]) -> None:
         """Start, in background threads, the servers ``scenarios`` will need (those the trust gate lets start)."""
@@ -396,6 +398,8 @@ class McpPool:
         trust.note_started(scenario)
         executor = McpExecutor.for_tools(session, mcp)
         executor.follow_list_changes(scenario, lambda: _opened(spec, self.start_timeout))
+        with self._lock:
+            self._owned.append(executor)
         return replace(scenario, tools=tools), executor
 
     def _drop(self, key: object) -> None:
@@ -407,6 +411,9 @@ class McpPool:
     def close(self) -> None:
         with self._lock:
             keys = list(self._starts)
+            owned, self._owned = self._owned, []
+        for executor in owned:  # a session no conversation used (its pair's cases ended before one ran)
+            executor.session.close()
         for key in keys:
             with self._lock:
                 future = self._starts.get(key)

@@ -72,3 +72,11 @@ def test_the_pool_never_shares_a_session_whose_list_changes() -> None:
         _, other = pool.open(ADDED)
         with other.conversation() as tools:  # another pair: its own session, the first list
             assert [t.name for t in tools or ()] == list(dynamic.INITIAL)
+
+
+def test_a_session_no_conversation_used_ends_with_the_pool() -> None:
+    with McpPool(start_timeout=60) as pool:
+        _, executor = pool.open(ADDED)  # its pair's cases ended before a conversation ran
+        first = executor.session
+        assert not first.closed
+    assert first.closed
