@@ -76,6 +76,7 @@ PRIMARY_ORDER: tuple[str, ...] = (
     "client.stream_mode",
     "translation.tool_names",
     "translation.tool_definitions",
+    "translation.tool_list",
     "translation.tool_choice",
     "translation.wire_paths",
     "roundtrip.text",

@@ -286,6 +286,20 @@ def _call_id(finding: FindingData, related: Sequence[FindingData], wire: str, mo
     return Words(sentence + tail, "loses_data" if dropped else "changes_meaning", remedy=remedy, shown=_sides(named))
 
 
+def _tool_list(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
+    """``translation.tool_list`` (issue 31): a request that keeps the tools the MCP server no longer lists."""
+    if finding["check"] != "translation.tool_list":
+        return None
+    sentence = (
+        f"Keeps offering an old tool list after the MCP server changed it: {_clip(finding['message'], 200)}, so"
+        " the model is offered tools that are gone, misses new ones, or fills in an old schema."
+    )
+    remedy = (
+        "list the tools again when notifications/tools/list_changed arrives and offer that list on the next request"
+    )
+    return Words(sentence, "changes_meaning", remedy=remedy, shown=_sides(finding))
+
+
 def _calls(finding: FindingData, related: Sequence[FindingData], wire: str, modes: Sequence[str]) -> Words | None:
     if finding["check"] != "roundtrip.calls" or field_of(finding["path"]) != "tool_calls":
         return None
@@ -538,6 +552,7 @@ _RECOGNISERS: tuple[_Recogniser, ...] = (
     _order,
     _call_id,
     _reasoning,
+    _tool_list,
     _calls,
     _finish,
     _stream_cut,

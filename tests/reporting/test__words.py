@@ -334,3 +334,15 @@ def test_a_servers_defect_is_said_as_its_check_says_it() -> None:
     assert sentences["server.arguments"] == arguments.message[:1].upper() + arguments.message[1:] + "."
     assert sentences["server.arguments"].startswith("The arguments are not JSON")
     assert sentences["server.errors"].startswith("The invalid request (unknown_tool_choice) was accepted with 200: ")
+
+
+def test_a_stale_tool_list_is_told_as_the_old_list_kept_with_the_tool_the_server_added() -> None:
+    defects = adapter_defects(MUTANTS["anthropic~stale_tool_list"].adapter(), "mcp/tools_added")
+    failing = [d for d in defects if d["kind"] == "defect"]
+    assert failing and failing[0]["check"] == "translation.tool_list"  # it names the joined defect
+    assert failing[0]["sentence"].startswith(
+        "Keeps offering an old tool list after the MCP server changed it: does not offer 'refund_order', which the"
+        " MCP server lists (added by the MCP server after turn 0: notifications/tools/list_changed)"
+    )
+    assert failing[0]["severity"] == "changes_meaning"
+    assert "notifications/tools/list_changed" in failing[0]["remedy"]
