@@ -12,6 +12,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -174,3 +176,29 @@ def test_the_dynamic_toolset_declares_that_its_list_changes(toolset: str | None)
     answer = json.loads(done.stdout.splitlines()[0])
     assert answer["result"]["protocolVersion"] == "2025-11-25"
     assert answer["result"]["capabilities"]["tools"] == {"listChanged": toolset is not None}
+
+
+def test_over_http_each_mcp_session_of_one_server_has_its_own_list(tmp_path: Path) -> None:
+    port_file = tmp_path / "port"
+    argv = [sys.executable, "-m", "conformance", "mcp-server", "--transport", "http", "--port", "0"]
+    server = subprocess.Popen(
+        [*argv, "--port-file", str(port_file)],
+        env={**os.environ, **DYNAMIC_ENV},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(600):  # a safety net: the port file appears once the server listens
+            if port_file.is_file() and port_file.read_text().strip():
+                break
+            assert server.poll() is None, "the server exited before it listened"
+            time.sleep(0.1)
+        spec = McpServerSpec(url=f"http://127.0.0.1:{port_file.read_text().strip()}/mcp")
+        with McpSession(spec, timeout=30.0) as first, McpSession(spec, timeout=30.0) as second:
+            first.call_tool("enable_refunds")
+            assert first.list_changed_count == 1  # on the POST's own stream, before the result
+            assert [t.name for t in first.tools] == [*dynamic.INITIAL, "refund_order"]
+            assert [t.name for t in second.tools] == list(dynamic.INITIAL)  # keyed by Mcp-Session-Id
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
