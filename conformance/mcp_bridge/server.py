@@ -56,7 +56,13 @@ from mcp.types import (
 from pydantic import BaseModel, Field
 
 from conformance import __version__
-from conformance.mcp_bridge import _fixtures, _fixtures_progress, _fixtures_results, _fixtures_suite
+from conformance.mcp_bridge import (
+    _fixtures,
+    _fixtures_dynamic,
+    _fixtures_progress,
+    _fixtures_results,
+    _fixtures_suite,
+)
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -334,6 +340,7 @@ def build_server(
         add(
             _noop(name), name, "Does nothing (pads tools/list so that it needs several pages).", structured_output=False
         )
+    _fixtures_dynamic.register(server, known)  # with CONFORMANCE_MCP_TOOLSET=dynamic only (issue 31, list changes)
     return server
 
 
