@@ -261,19 +261,19 @@ def mcp_timeouts() -> None:
 def mcp_progress() -> None:
     """docs/mcp.md "Progress and cancellation" and docs/scenarios.md: a call with progress resetting its
     timeout may take 10 x its timeout in all by default; slow_progress steps last 0..10 s; the two
-    progress scenarios run 5 steps of 0.25 s (1.25 s) against a 1 s timeout."""
+    progress scenarios run 12 steps of 0.25 s (3 s) against a 2 s timeout."""
     from conformance.mcp_bridge import _fixtures_progress, progress
     from conformance.scenarios.loader import load_scenario
 
     assert progress.DEFAULT_MAX_TOTAL_FACTOR == 10.0 and _fixtures_progress.MAX_INTERVAL == 10.0
     for name in ("progress_resets_timeout", "progress_silent_timeout"):
         scenario = load_scenario(REPO / "scenarios" / "mcp" / f"{name}.yaml")
-        assert scenario.mcp is not None and scenario.mcp.timeout == 1 and scenario.mcp.reset_timeout_on_progress
+        assert scenario.mcp is not None and scenario.mcp.timeout == 2 and scenario.mcp.reset_timeout_on_progress
         (call,) = scenario.turns[0].reply.tool_calls if scenario.turns[0].reply else ()
-        assert call.arguments is not None and (call.arguments["steps"], call.arguments["interval"]) == (5, 0.25)
+        assert call.arguments is not None and (call.arguments["steps"], call.arguments["interval"]) == (12, 0.25)
     mcp = " ".join(_doc("mcp.md").split())
-    assert "`interval = 0.25` (0..10 s)" in mcp and "1.25 s, a notification every 0.25 s" in mcp
-    assert "so it is cancelled at 1 s" in mcp and "without it the bound is 10 x `timeout`" in mcp
+    assert "`interval = 0.25` (0..10 s)" in mcp and "3 s, a notification every 0.25 s" in mcp
+    assert "so it is cancelled at 2 s" in mcp and "without it the bound is 10 x `timeout`" in mcp
     assert "Default: 10 x `timeout` with `reset_timeout_on_progress`" in _doc("scenarios.md")
 
 
@@ -489,13 +489,13 @@ FIGURES: dict[tuple[str, str], str | Elsewhere | Unchecked] = {
     ("mcp.md", "20 lines"): "mcp_timeouts",
     ("mcp.md", "2 s"): Unchecked("provider", "the MCP SDK's shutdown wait, as the doc says (not the suite's code)"),
     ("mcp.md", "5 lines"): "mcp_stdout_garbage",
-    ("mcp.md", "64 MiB"): "mcp_http_bounds",
-    ("mcp.md", "1 MiB"): "mcp_http_bounds",
     ("mcp.md", "0..10 s"): "mcp_progress",
     ("mcp.md", "0.25 s"): "mcp_progress",
     ("mcp.md", "1 s"): "mcp_progress",
-    ("mcp.md", "1.25 s"): "mcp_progress",
+    ("mcp.md", "3 s"): "mcp_progress",
     ("scenarios.md", "Default: 10"): "mcp_progress",
+    ("mcp.md", "64 MiB"): "mcp_http_bounds",
+    ("mcp.md", "1 MiB"): "mcp_http_bounds",
     ("mcp.md", "19 scenarios"): "mcp_conformance_suite",
     ("mcp.md", "60 s"): "mcp_conformance_suite",
     ("mcp.md", "0 failed"): Elsewhere(

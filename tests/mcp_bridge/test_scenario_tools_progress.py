@@ -41,13 +41,13 @@ def test_the_scenarios_say_what_they_test() -> None:
     resets, silent = load_scenario(RESETS), load_scenario(SILENT)
     assert resets.mcp is not None and silent.mcp is not None
     assert resets.mcp.reset_timeout_on_progress and silent.mcp.reset_timeout_on_progress
-    assert resets.mcp.timeout == silent.mcp.timeout == 1
-    # same length: 5 steps of 0.25 s outlast the 1 s timeout; only progress tells them apart
+    assert resets.mcp.timeout == silent.mcp.timeout == 2
+    # same length: 12 steps of 0.25 s outlast the 2 s timeout; only progress tells them apart
     (resets_call,) = resets.turns[0].reply.tool_calls if resets.turns[0].reply else ()
     (silent_call,) = silent.turns[0].reply.tool_calls if silent.turns[0].reply else ()
-    assert resets_call.arguments == {"steps": 5, "interval": 0.25}
-    assert silent_call.arguments == {"steps": 5, "interval": 0.25, "report": False}
-    assert resets.mcp.timeout < 5 * 0.25
+    assert resets_call.arguments == {"steps": 12, "interval": 0.25}
+    assert silent_call.arguments == {"steps": 12, "interval": 0.25, "report": False}
+    assert resets.mcp.timeout < 12 * 0.25
 
 
 def test_the_bridge_passes_both_and_the_case_says_what_progress_came() -> None:
@@ -55,7 +55,7 @@ def test_the_bridge_passes_both_and_the_case_says_what_progress_came() -> None:
     assert [(mode, status) for mode, status, _ in resets] == [("non_stream", "pass"), ("stream", "pass")]
     for _, _, message in resets:
         assert "MCP tools/call slow_progress (" in message
-        assert f"5 progress notifications, last 5/5 '{step_message(5, 5)}'" in message
+        assert f"12 progress notifications, last 12/12 '{step_message(12, 12)}'" in message
     silent = _run(SILENT)
     assert [(mode, status, message) for mode, status, message in silent] == [
         ("non_stream", "pass", ""),
@@ -74,7 +74,7 @@ def test_a_bridge_that_ignores_progress_times_out_the_progress_scenario(monkeypa
     assert [(case.mode, case.status) for case in cases] == [("non_stream", "fail"), ("stream", "fail")]
     for case in cases:
         actual = [str(finding.actual) for check in case.checks if check.status == "fail" for finding in check.findings]
-        assert any("MCP tool call timed out after 1 s" in text for text in actual), case.checks
+        assert any("MCP tool call timed out after 2 s" in text for text in actual), case.checks
 
 
 def test_the_executor_keeps_the_progress_of_a_call_that_timed_out() -> None:
@@ -91,5 +91,5 @@ def test_the_executor_keeps_the_progress_of_a_call_that_timed_out() -> None:
         capped = McpExecutor(executor.session, timeout=1.0, reset_timeout_on_progress=True, max_total_timeout=1.5)
         result = capped(ToolCall(id="call_2", name="slow_progress", arguments={"steps": 100, "interval": 0.1}))
         assert result.content == (Text(text="MCP tool call timed out after 1.5 s"),)  # the maximum ran out
-        result = executor(ToolCall(id="call_3", name="slow_progress", arguments={"steps": 5, "interval": 0.25}))
-        assert result.content == (Text(text="done: 5 steps of 0.25 s"),)  # the scenario's own options: it finishes
+        result = executor(ToolCall(id="call_3", name="slow_progress", arguments={"steps": 12, "interval": 0.25}))
+        assert result.content == (Text(text="done: 12 steps of 0.25 s"),)  # the scenario's own options: it finishes
