@@ -273,11 +273,15 @@ def _in_mcp_result(finding: Finding, ctx: CaseContext) -> bool:
     if read_back is not None:
         messages = ctx.read_back(turn if turn >= 0 else len(ctx.outcome.turns) - 1).messages
         i, j = int(read_back.group(1)), int(read_back.group(2))
-        # the compared form may have moved a system message out of the messages (``_meaning._system_first``)
-        for message in messages[i : i + 2]:
+        # the compared form may have moved a system message out of the messages (``_meaning._system_first``); a
+        # wire without call ids (Gemini) reads back ids of its own: then the caller's result at that place
+        caller = ctx.outcome.turns[turn].request.messages
+        for message, mine in zip(messages[i : i + 2], caller[i : i + 2], strict=False):
             part = message.parts[j] if j < len(message.parts) else None
             if isinstance(part, ToolResult):
-                return part.call_id in given and _rich(given[part.call_id])
+                same = mine.parts[j] if j < len(mine.parts) else None
+                result = given.get(part.call_id, same if isinstance(same, ToolResult) else None)
+                return result is not None and _rich(result)
         return False
     projected = _PROJECTED_RESULT.match(finding.path)
     if projected is not None:
