@@ -17,14 +17,20 @@ of the result the conversation fed back:
 
 The findings name the cause when it is one of the known ones: a ``structuredContent``-only result sent
 without its JSON, a text block (the spec's text fallback) dropped, a resource link not given. A
-black-box client's request has no notes, and its placeholders are its own: only the notes are not
-judged there. The check never raises; it runs where a turn sends tool results.
+black-box client (``conformance certify``) is held to what the spec asks and nothing of our wording
+(``client_findings``): a library that writes a result its own way (the blocks as their JSON, an
+``{"error": ...}`` object, texts as a JSON list, an image moved into a user message) has given the model
+what the server returned; only a loss FAILs: a text block, the JSON of a ``structuredContent`` without
+text, a resource link's uri, or a block of any other kind that reaches the request in no form at all.
+The check never raises; it runs where a turn sends tool results.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from typing import Any
 
 from conformance.adapters._tool_output import (
     block_kind,
@@ -37,7 +43,7 @@ from conformance.checks._common import CaseContext, verdict
 from conformance.model import Audio, ContentItem, Image, Request, Resource, Text, ToolResult
 from conformance.verdicts import CheckVerdict, Finding
 
-__all__ = ["CHECK", "check_tool_result_content", "result_findings"]
+__all__ = ["CHECK", "check_tool_result_content", "client_findings", "result_findings"]
 
 CHECK = "translation.tool_result_content"
 
@@ -53,12 +59,16 @@ def check_tool_result_content(ctx: CaseContext) -> CheckVerdict | None:
         ]
         if not sent:
             continue
-        back = _read_back_results(ctx.read_back(turn.turn), turn.request)
+        whole = ctx.read_back(turn.turn)
+        back = _read_back_results(whole, turn.request)
         for result in sent:
             seen.add(result.call_id)
             if result.call_id not in back:  # a result missing from the request: roundtrip.request says so
                 continue
             path, read = back[result.call_id]
+            if ctx.client is not None:
+                findings += client_findings(result, read, whole, turn=turn.turn, path=path)
+                continue
             findings += result_findings(
                 result,
                 read,
@@ -155,6 +165,117 @@ def result_findings(
                 )
             )
     return findings
+
+
+def client_findings(
+    result: ToolResult,
+    sent: ToolResult,
+    request: Request,
+    *,
+    turn: int | None = None,
+    path: str = "",
+) -> list[Finding]:
+    """What a black-box client lost of ``result`` (read back as ``sent`` from ``request``): each text block,
+    the JSON of a ``structuredContent`` without text (its values, in any spelling), a resource link's uri,
+    and every other block in some form (its data or uri in the text, or a media item anywhere in the
+    request). Wording, wrapping and placement are the library's (module docstring)."""
+    where = f"tool result {result.call_id}"
+    path = path or f"{where} content"
+    text = "".join(_text_of(i) for i in sent.content)
+    elsewhere = _request_text(request)
+    media = {_media(i)[2] for m in request.messages for p in m.parts for i in _items(p) if not _is_text(i)}
+    findings: list[Finding] = []
+    mcp = result.provider_details.get("mcp", {})
+    mcp = mcp if isinstance(mcp, dict) else {}
+    if "structured_content" in mcp and not any(isinstance(i, Text) for i in result.content):
+        missing = [leaf for leaf in _leaves(mcp["structured_content"]) if not _holds(text, leaf)]
+        if missing:
+            findings.append(
+                Finding(
+                    check=CHECK,
+                    message=f"{where}: its structuredContent (no text block beside it) did not reach the model",
+                    path=path,
+                    expected=structured_text(mcp["structured_content"])[:500],
+                    actual=text[:500],
+                    turn=turn,
+                )
+            )
+    for index, item in enumerate(result.content):
+        kind = block_kind(item)
+        if _is_text(item):
+            if not _holds(text, _text_of(item)):
+                findings.append(
+                    Finding(
+                        check=CHECK,
+                        message=f"{where}: the text of content[{index}] was dropped",
+                        path=f"{path}[{index}]",
+                        expected=_text_of(item)[:500],
+                        actual=text[:500],
+                        turn=turn,
+                    )
+                )
+            continue
+        data = _media(item)[2]
+        if kind == "resource_link" and isinstance(item, Resource):
+            if not _holds(text, item.uri):
+                findings.append(
+                    Finding(
+                        check=CHECK,
+                        message=f"{where}: the resource link content[{index}] ({item.uri}) was not given to the model",
+                        path=f"{path}[{index}]",
+                        expected=item.uri,
+                        actual=text[:500],
+                        turn=turn,
+                    )
+                )
+            continue
+        uri = item.uri if isinstance(item, Resource) else None
+        if data in media or (data and _holds(elsewhere, data)) or (uri and _holds(elsewhere, uri)):
+            continue
+        findings.append(
+            Finding(
+                check=CHECK,
+                message=f"{where}: the {kind} block content[{index}] reached the model in no form (dropped silently)",
+                path=f"{path}[{index}]",
+                expected=f"{kind} {_media(item)[1] or ''}".strip(),
+                actual=text[:500],
+                turn=turn,
+            )
+        )
+    return findings
+
+
+def _items(part: object) -> Sequence[ContentItem]:
+    if isinstance(part, ToolResult):
+        return part.content
+    return (part,) if isinstance(part, Text | Image | Audio | Resource) else ()
+
+
+def _request_text(request: Request) -> str:
+    return "".join(_text_of(i) for m in request.messages for p in m.parts for i in _items(p))
+
+
+def _leaves(value: Any) -> Iterator[str]:
+    """The scalar values of a JSON value, as text (strings as they are, others as JSON)."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    elif isinstance(value, str):
+        yield value
+    else:
+        yield json.dumps(value)
+
+
+def _holds(haystack: str, needle: str) -> bool:
+    """``needle`` is in ``haystack`` as it is or JSON-escaped, whitespace aside."""
+    hay = _squeezed(haystack)
+    return any(
+        _squeezed(form) in hay
+        for form in (needle, json.dumps(needle)[1:-1], json.dumps(needle, ensure_ascii=False)[1:-1])
+    )
 
 
 def _text_causes(result: ToolResult, text: str, where: str, path: str, turn: int | None) -> list[Finding]:

@@ -75,10 +75,10 @@ __all__ = [
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 """Bytes one downstream answer may have (decoded) before it is cut: a scenario's answer is a few KB."""
 
-GATEWAY_DUTIES: frozenset[str] = frozenset({"transport", "tool_names", "tool_schemas"})
+GATEWAY_DUTIES: frozenset[str] = frozenset({"transport", "tool_names", "tool_schemas", "tool_results"})
 """What a translating gateway takes on (``conformance.clients.contract.DUTIES``): it carries the
-conversation, and maps the caller's tool names and schemas to what the upstream accepts (the
-caller wrote them for the downstream wire). Reading providers' quirks is not asked of it."""
+conversation, and maps the caller's tool names, schemas and tool results to what the upstream accepts
+(the caller wrote them for the downstream wire). Reading providers' quirks is not asked of it."""
 
 
 DOWNSTREAM_DIFFERENCES: Mapping[str, Mapping[str, str]] = {

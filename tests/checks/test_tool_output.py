@@ -15,9 +15,9 @@ from conformance.adapters import get_adapter
 from conformance.adapters._tool_output import placeholder_text, structured_text
 from conformance.adapters.base import WireRequest
 from conformance.checks._common import CaseContext
-from conformance.checks.tool_output import CHECK, check_tool_result_content, result_findings
+from conformance.checks.tool_output import CHECK, check_tool_result_content, client_findings, result_findings
 from conformance.mcp_bridge._convert import tool_result_from_wire
-from conformance.model import Audio, Message, Request, Resource, Text, Tool, ToolCall, ToolResult
+from conformance.model import Audio, Image, Message, Request, Resource, Text, Tool, ToolCall, ToolResult
 from conformance.run.conversation import ConversationOutcome, TurnOutcome
 from conformance.scenarios.values import Expectation, Reply, Scenario, Turn
 from conformance.verdicts import Finding
@@ -224,3 +224,46 @@ def test_the_adapters_note_is_shown_with_the_case() -> None:
     [note] = verdict.findings
     assert note.kind == "note" and note.message == sent.notes[0]
     assert note.path == "$.messages[2].parts[0].content[1]"
+
+
+# A black-box client is held to losses only (client_findings): the spec's content, in any spelling.
+
+
+def _client_case(sent: ToolResult, *more: Message) -> tuple[ToolResult, Request]:
+    return sent, Request(messages=(Message(role="tool", parts=(sent,)), *more))
+
+
+def test_a_client_that_writes_the_blocks_its_own_way_loses_nothing() -> None:
+    result = ToolResult(
+        call_id="call_1",
+        content=(Text(text='He said "hi"'), Resource(uri="file:///r/notes.txt", media_type="text/plain")),
+    )
+    as_json = json.dumps(
+        [{"type": "text", "text": 'He said "hi"'}, {"type": "resource_link", "uri": "file:///r/notes.txt"}]
+    )
+    sent, request = _client_case(ToolResult(call_id="call_1", content=(Text(text=as_json),)))
+    assert client_findings(result, sent, request) == []
+
+
+def test_a_client_that_sends_nothing_of_a_structured_only_result_fails() -> None:
+    result = ToolResult(
+        call_id="call_1", content=(), provider_details={"mcp": {"structured_content": {"aqi": 42, "city": "Paris"}}}
+    )
+    reordered, request = _client_case(
+        ToolResult(call_id="call_1", content=(Text(text='{"city": "Paris", "aqi": 42}'),))
+    )
+    assert client_findings(result, reordered, request) == []
+    empty, request = _client_case(ToolResult(call_id="call_1", content=(Text(text=""),)))
+    [finding] = client_findings(result, empty, request)
+    assert "structuredContent" in finding.message and finding.kind == "defect"
+
+
+def test_a_client_that_drops_audio_silently_fails_and_one_that_moves_an_image_passes() -> None:
+    audio = Audio(media_type="audio/wav", data="UklGRg==")
+    image = Image(media_type="image/png", data="iVBORw0KGgo=")
+    result = ToolResult(call_id="call_1", content=(Text(text="spoken"), audio, image))
+    moved, request = _client_case(
+        ToolResult(call_id="call_1", content=(Text(text="spoken"),)), Message(role="user", parts=(image,))
+    )
+    [finding] = client_findings(result, moved, request)
+    assert "audio block content[1]" in finding.message and "dropped silently" in finding.message
