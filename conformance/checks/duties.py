@@ -200,7 +200,13 @@ def left_to_caller(
     verdicts: Sequence[CheckVerdict], ctx: CaseContext, duties: Collection[str]
 ) -> tuple[CheckVerdict, ...]:
     """``verdicts`` with every defect about a duty the client does not take on made ``left``, and an
-    Anthropic call cut by the output limit (``CUT_CALL_REMEDY``) left to every client's caller."""
+    Anthropic call cut by the output limit (``CUT_CALL_REMEDY``) left to every client's caller.
+
+    A client that takes on ``tool_results`` is judged on the content of an MCP result by
+    ``translation.tool_result_content`` alone (what the model lost: ``checks/tool_output.client_findings``):
+    the other checks' findings on that content (``client.recorded_request``'s text, ``roundtrip.request``'s
+    result, ``translation.wire_paths`` into the slot) compare the library's spelling with ours, and are
+    dropped. Its flag (``is_error``) and its call id stay theirs."""
     missing = {"tool_names", "tool_schemas", "tool_results", "quirks"} - set(duties)
     if ctx.client is None:
         return tuple(verdicts)
@@ -213,6 +219,8 @@ def left_to_caller(
         findings = []
         for f in v.findings:
             duty = duty_of(f, ctx) if f.kind == "defect" else None
+            if duty == "tool_results" and "tool_results" in duties and f.check != TOOL_RESULT_CHECK:
+                continue  # the content of an MCP result is one fact, judged once: by TOOL_RESULT_CHECK
             if f.kind == "defect" and _cut_call(f, ctx):
                 f = dataclasses.replace(f, kind="left", remedy=CUT_CALL_REMEDY)
             elif duty in missing:

@@ -302,3 +302,24 @@ def test_any_check_on_the_content_of_an_mcp_result_the_caller_wrote_is_about_too
     assert duty_of(_differs("translation.wire_paths", "$.contents[0].parts[0].functionResponse.response"), ctx) == (
         "tool_results"
     )
+
+
+def test_a_library_that_converts_tool_results_is_judged_on_their_content_by_one_check() -> None:
+    # the other checks' findings on a rich result's content compare spellings: dropped, and the content
+    # is judged by translation.tool_result_content alone; the is_error flag stays the other checks'
+    audio = ToolResult(call_id="c1", content=(Text(text="hi"), Audio(media_type="audio/wav", data="AAAA")))
+    body = {"messages": [{"role": "tool", "tool_call_id": "c1", "content": "hi"}]}
+    ctx = _sent_ctx("openai_chat", body, audio)
+    duties = {"transport", "tool_results"}
+    spelling = _differs("client.recorded_request", "$.messages[0].parts[0].text")
+    flag = _differs("client.recorded_request", "$.messages[0].parts[0].is_error")
+    [recorded] = left_to_caller([verdict("client.recorded_request", [spelling, flag])], ctx, duties)
+    assert recorded.status == "fail" and [f.path for f in recorded.findings] == [flag.path]
+    [only] = left_to_caller(
+        [verdict("roundtrip.request", [_differs("roundtrip.request", "$.parts[0].result")])], ctx, duties
+    )
+    assert only.status == "pass" and only.findings == ()
+    [content] = left_to_caller(
+        [verdict(TOOL_RESULT_CHECK, [_differs(TOOL_RESULT_CHECK, "$.messages[0].parts[0].content")])], ctx, duties
+    )
+    assert content.status == "fail"
