@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Sequence
 
 from conformance.checks._common import CaseContext, verdict
@@ -104,7 +105,7 @@ def _call_ids(ctx: CaseContext) -> CheckVerdict | None:
             continue
         served = b"".join(sent.response_body for sent in seen[earlier.turn].sent)
         decoded = [p.id for p in earlier.response.parts if isinstance(p, ToolCall) and p.id]
-        decoded = [i for i in decoded if i.encode() in served]
+        decoded = [i for i in decoded if _sent_as_string(i, served)]
         if not decoded:
             continue
         ran = True
@@ -135,6 +136,12 @@ def _call_ids(ctx: CaseContext) -> CheckVerdict | None:
                     )
                 )
     return verdict(check, findings) if ran else None
+
+
+def _sent_as_string(call_id: str, served: bytes) -> bool:
+    """``call_id`` is a whole JSON string of the answer's bytes (``"call_0"``, never a piece of
+    ``"call_0ldertvh"``: a client's made-up ``call_0`` is not an id the provider sent)."""
+    return any(json.dumps(call_id, ensure_ascii=ascii).encode() in served for ascii in (True, False))
 
 
 _CALL_PATHS = {

@@ -671,3 +671,16 @@ def test_a_client_that_keeps_the_first_tool_list_fails_naming_the_tool_the_serve
         assert "added by the MCP server after turn 0: notifications/tools/list_changed" in found.findings[0].message
         prefix = verdict_of(case, "roundtrip.cache_prefix")
         assert [f.kind for f in prefix.findings] == ["note"]  # the server's change, not the client's doing
+
+
+def test_an_id_the_client_made_up_is_not_taken_for_a_piece_of_the_providers_id() -> None:
+    """ollama-python has no call ids (its driver numbers calls ``call_0``, ``call_1``); Ollama's answer
+    carried ``call_0ldertvh``: only a whole JSON string of the answer is an id the provider sent."""
+    from conformance.checks.client import _sent_as_string
+
+    served = b'{"message":{"tool_calls":[{"id":"call_0ldertvh","function":{"name":"find_file"}}]}}'
+    assert not _sent_as_string("call_0", served)
+    assert _sent_as_string("call_0ldertvh", served)
+    assert _sent_as_string("appel_é", '{"id":"appel_é"}'.encode()) and _sent_as_string(
+        "appel_é", b'{"id":"appel_\\u00e9"}'
+    )
