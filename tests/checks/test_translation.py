@@ -88,3 +88,16 @@ def test_documented_violations_are_rejected(wire: str, body: dict[str, object], 
 )
 def test_name_rules(wire: str, name: str, valid: bool) -> None:
     assert bool(NAME_RULES[wire].match(name)) is valid
+
+
+def test_a_gemini_inline_data_may_spell_its_mime_type_either_way() -> None:
+    """proto3 JSON parsers accept a field's lowerCamelCase name and its original name
+    (https://protobuf.dev/programming-guides/json/): ``mime_type`` is ``mimeType``; neither is a defect."""
+    validator = request_schema("gemini")
+    assert validator is not None
+    for key in ("mimeType", "mime_type"):
+        part = {"inlineData": {key: "image/png", "data": "iVBORw0KGgo="}}
+        body = {"contents": [{"role": "user", "parts": [part]}]}
+        assert list(validator.iter_errors(body)) == []
+    without = {"contents": [{"role": "user", "parts": [{"inlineData": {"data": "iVBORw0KGgo="}}]}]}
+    assert list(validator.iter_errors(without)) != []
