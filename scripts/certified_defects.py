@@ -626,13 +626,6 @@ _AI_SDK_OPENAI_2 = (
     " caller must run ends with `finishReason: 'stop'`, as if the model had finished."
 )
 
-_AI_SDK_GOOGLE_1 = (
-    "The Google provider writes a tool result's texts into `functionResponse.response.content` and, for a result"
-    " with no text (only an image, which it sends as the functionResponse's `parts`), writes"
-    ' `"Tool executed successfully."` there instead (`@ai-sdk/google/dist/index.js:628-666`, the literal at'
-    " `:663`): the model reads a text the tool never returned beside the image the caller gave."
-)
-
 _AI_SDK_GOOGLE_2 = (
     "The Google provider maps Gemini's `MALFORMED_FUNCTION_CALL` (the model tried to call a tool and wrote a call"
     " that could not be read) to `'error'` (`@ai-sdk/google/dist/index.js:1990`), the value the AI SDK documents"
@@ -642,6 +635,34 @@ _AI_SDK_GOOGLE_2 = (
     ' meet it as an unexplained `"error"`: https://github.com/vercel/ai/issues/8186, labelled a bug).'
 )
 
+
+_AI_SDK_MCP_STRUCTURED = (
+    "The AI SDK's MCP client hands the model a result through `mcpToModelOutput`, which reads only the result's"
+    " `content` (`@ai-sdk/mcp` 2.0.36, `packages/mcp/src/tool/mcp-client.ts:209-239` at vercel/ai ed857f50);"
+    " `structuredContent` is read only for a tool given an explicit `outputSchema` (`:1232-1240`), never for the"
+    " tools `tools()` lists by default (`schemas: 'automatic'`): a result that carries its data in"
+    " `structuredContent` alone reaches the model as an empty tool result (the Chat provider writes `[]`,"
+    ' `@ai-sdk/openai/dist/index.js:1649-1650`; the Google provider its own `"Tool executed successfully."`).'
+    " Reported as https://github.com/vercel/ai/issues/20171 (a maintainer closed the fix"
+    " https://github.com/vercel/ai/pull/20197 in favour of https://github.com/vercel/ai/pull/20173)."
+)
+
+_AI_SDK_MCP_IS_ERROR = (
+    "The AI SDK's MCP client returns an `isError` result as it came instead of throwing"
+    " (`@ai-sdk/mcp` 2.0.36, `packages/mcp/src/tool/mcp-client.ts:1232-1234` at vercel/ai ed857f50), and"
+    " `mcpToModelOutput` turns it into a `{type: 'content'}` output (`:209-239`), never the `error-text` or"
+    " `error-json` output the AI SDK itself builds for a tool that failed (`ai/dist/index.js:2037-2058`): the"
+    " providers mark a tool result as failed only for those (`is_error`,"
+    " `@ai-sdk/anthropic/dist/index.js:3193`; the Google provider's error response,"
+    " `@ai-sdk/google/dist/index.js:921`), so the model reads the tool's error message as a successful result."
+)
+
+_AI_SDK_GOOGLE_MCP_STRUCTURED = (
+    _AI_SDK_MCP_STRUCTURED
+    + " On Gemini the model reads a text the tool never returned in its place: the Google provider writes a tool"
+    " result's texts into `functionResponse.response.content` and, for a result with none, the literal"
+    ' `"Tool executed successfully."` (`@ai-sdk/google/dist/index.js:628-666`, the literal at `:663`).'
+)
 
 DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
     "openai": (
@@ -822,10 +843,35 @@ DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
     "ai-sdk-openai": (
         ("openai_chat | roundtrip.finish_reason at $.finish_reason: string -> string", _AI_SDK_OPENAI_1),
         ("openai_responses | roundtrip.finish_reason at $.finish_reason: string -> string", _AI_SDK_OPENAI_2),
+        (
+            "openai_* | translation.tool_result_content at $.messages[*].parts[*].content: string -> string",
+            _AI_SDK_MCP_STRUCTURED,
+        ),
+    ),
+    "ai-sdk-anthropic": (
+        (
+            "anthropic | translation.tool_result_content at $.messages[*].parts[*].content: string -> string",
+            _AI_SDK_MCP_STRUCTURED,
+        ),
+        (
+            "anthropic | translation.wire_paths at $.messages[*].content[*].is_error: boolean -> none",
+            _AI_SDK_MCP_IS_ERROR,
+        ),
+        ("anthropic | roundtrip.request at $.parts[*].is_error: boolean -> boolean", _AI_SDK_MCP_IS_ERROR),
+        (
+            "anthropic | client.recorded_request at $.messages[*].parts[*].is_error: boolean -> boolean",
+            _AI_SDK_MCP_IS_ERROR,
+        ),
     ),
     "ai-sdk-google": (
-        ("gemini | roundtrip.request at $.parts[*].result: string -> string", _AI_SDK_GOOGLE_1),
-        ("gemini | client.recorded_request at $.messages[*].parts[*].text: string -> string", _AI_SDK_GOOGLE_1),
         ("gemini | roundtrip.finish_reason at $.finish_reason: string -> string", _AI_SDK_GOOGLE_2),
+        (
+            "gemini | translation.tool_result_content at $.messages[*].parts[*].content: string -> string",
+            _AI_SDK_GOOGLE_MCP_STRUCTURED,
+        ),
+        (
+            "gemini | client.recorded_request at $.messages[*].parts[*].is_error: boolean -> boolean",
+            _AI_SDK_MCP_IS_ERROR,
+        ),
     ),
 }
