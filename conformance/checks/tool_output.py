@@ -270,12 +270,15 @@ def _leaves(value: Any) -> Iterator[str]:
 
 
 def _holds(haystack: str, needle: str) -> bool:
-    """``needle`` is in ``haystack`` as it is or JSON-escaped, whitespace aside."""
+    """``needle`` is in ``haystack`` as it is or JSON-escaped once or twice, whitespace aside: a client that
+    writes a block as its JSON and then the result's blocks as a JSON list (the AI SDK's MCP client,
+    ``mcpToModelOutput``, then its OpenAI Chat or Google provider) escapes a resource's text twice."""
     hay = _squeezed(haystack)
-    return any(
-        _squeezed(form) in hay
-        for form in (needle, json.dumps(needle)[1:-1], json.dumps(needle, ensure_ascii=False)[1:-1])
-    )
+    forms = [needle]
+    for ascii_only in (True, False):
+        once = json.dumps(needle, ensure_ascii=ascii_only)[1:-1]
+        forms += [once, json.dumps(once, ensure_ascii=ascii_only)[1:-1]]
+    return any(_squeezed(form) in hay for form in forms)
 
 
 def _text_causes(result: ToolResult, text: str, where: str, path: str, turn: int | None) -> list[Finding]:

@@ -245,6 +245,29 @@ def test_a_client_that_writes_the_blocks_its_own_way_loses_nothing() -> None:
     assert client_findings(result, sent, request) == []
 
 
+def test_a_resource_text_escaped_twice_still_reached_the_model() -> None:
+    """The AI SDK's MCP client writes an embedded resource as its JSON (``mcpToModelOutput``) and its OpenAI
+    Chat provider the result's parts as a JSON list (``@ai-sdk/openai/dist/index.js:1649-1650``): the text is
+    there, escaped twice; a client that sends another text has dropped it."""
+    readme = "# weather-app\n\nRun it with `python -m weather_app Paris`.\n"
+    result = ToolResult(
+        call_id="call_1",
+        content=(Resource(uri="file:///repo/README.md", media_type="text/markdown", text=readme),),
+    )
+    block = {
+        "type": "resource",
+        "resource": {"uri": "file:///repo/README.md", "mimeType": "text/markdown", "text": readme},
+    }
+    twice = json.dumps([{"type": "text", "text": json.dumps(block)}], separators=(",", ":"))
+    sent, request = _client_case(ToolResult(call_id="call_1", content=(Text(text=twice),)))
+    assert client_findings(result, sent, request) == []
+    other, request = _client_case(
+        ToolResult(call_id="call_1", content=(Text(text=json.dumps([{"type": "text", "text": "hi"}])),))
+    )
+    [finding] = client_findings(result, other, request)
+    assert "the text of content[0] was dropped" in finding.message
+
+
 def test_a_client_that_sends_nothing_of_a_structured_only_result_fails() -> None:
     result = ToolResult(
         call_id="call_1", content=(), provider_details={"mcp": {"structured_content": {"aqi": 42, "city": "Paris"}}}
