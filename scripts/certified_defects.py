@@ -434,6 +434,24 @@ _LANGCHAIN_OPENAI_5 = (
     " finish chunk and `[DONE]` ends silently, and the caller takes a cut answer for a whole one."
 )
 
+_LANGCHAIN_OPENAI_6 = (
+    "ChatOpenAI writes a `ToolMessage`'s content blocks into the Chat tool message as they come: "
+    "`_sanitize_chat_completions_content` trims text blocks and appends every other block unchanged "
+    "(`langchain_openai/chat_models/base.py:309-331`, applied to a tool message at `:544-552`), so the `file` block"
+    " LangChain's MCP adapters make of an embedded blob goes out as a `file` part of the tool message "
+    "(`langchain_core/messages/block_translators/openai.py:93-116`), although a Chat tool message takes text parts"
+    " only (`openai/types/chat/chat_completion_tool_message_param.py:14`): the provider refuses the whole request"
+    " (HTTP 400) and the turn is lost, where it could have sent the block's text or said it cannot."
+)
+
+_LANGCHAIN_MCP_STRUCTURED = (
+    "LangChain's MCP adapters keep an MCP result's `structuredContent` in the `ToolMessage`'s artifact only, which"
+    " is never sent (`MCPToolArtifact`, langchain_mcp_adapters/tools.py:161-172, 276-283, mirrored in the driver's"
+    " `_langchain.py`), so a tool that returns structured content with no text block beside it (the MCP spec "
+    "makes the text a SHOULD, https://modelcontextprotocol.io/specification/2025-11-25/server/tools#structured-content)"
+    " reaches the model as an empty result: langchain-ai/langchain-mcp-adapters#283."
+)
+
 _LANGCHAIN_ANTHROPIC_1 = (
     "ChatAnthropic always builds its SDK client with a client-level timeout (`None` by default) and never "
     "passes a per-request one (`langchain_anthropic/chat_models.py:1746-1764`, `:2187-2196`), so the "
@@ -475,6 +493,19 @@ _LANGCHAIN_ANTHROPIC_4 = (
     "(`chat_models.py:2275-2292`), which itself ends quietly at the end of the body "
     "(`anthropic/_streaming.py:221-259`): a stream cut before `message_stop` ends silently, and the caller "
     "takes a cut answer for a whole one."
+)
+
+
+_LANGCHAIN_ANTHROPIC_5 = (
+    "ChatAnthropic writes every standard `file` block as a `document` whatever it holds "
+    "(`langchain_anthropic/chat_models.py:441-458`): base64 data under the block's own MIME type (an "
+    "`application/gzip` blob from LangChain's MCP adapters), although a base64 document source takes only "
+    "`application/pdf` (`anthropic/types/base64_pdf_source_param.py:15`), and a URL as a URL document the API "
+    "fetches (`anthropic/types/url_pdf_source_param.py:9-11`), so an MCP resource link the adapters make a file "
+    "block by its `file://` uri is sent as a document no one can fetch; both requests are refused (HTTP 400) and "
+    "the turn is lost, where the link's uri or the blob's description as text would reach the model. (The suite's"
+    " Anthropic reader also refuses any `document` block in a tool result, a limit of ours; these two documents "
+    "are invalid on their own.)"
 )
 
 
@@ -705,7 +736,7 @@ DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("anthropic | translation.wire_paths at $.messages[*].content[*].is_error: boolean -> none", _LITELLM_1),
         ("gemini | client.recorded_request at $.messages[*].parts[*].is_error: boolean -> boolean", _LITELLM_3),
         (
-            "gemini | translation.wire_paths at $.contents[*].parts[*].functionResponse.response.error: none -> none",
+            "gemini | translation.wire_paths at $.contents[*].parts[*].functionResponse.response.error: * -> none",
             _LITELLM_3,
         ),
         (
@@ -784,6 +815,12 @@ DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("openai_chat | recovery.broken_stream at turn * events: string -> array", _LANGCHAIN_OPENAI_5),
         ("openai_chat | streaming.events at turn * events: array -> array", _LANGCHAIN_OPENAI_5),
         ("openai_chat | streaming.lifecycle at turn * events: none -> none", _LANGCHAIN_OPENAI_5),
+        ("openai_chat | ERROR", _LANGCHAIN_OPENAI_6),
+        ("openai_chat | recovery.provider_error at $.error: none -> string", _LANGCHAIN_OPENAI_6),
+        (
+            "openai_chat | translation.tool_result_content at $.messages[*].parts[*].content: string -> string",
+            _LANGCHAIN_MCP_STRUCTURED,
+        ),
     ),
     "langchain-anthropic": (
         (
@@ -795,6 +832,12 @@ DEFECTS: dict[str, tuple[tuple[str, str], ...]] = {
         ("anthropic | recovery.provider_error at $.error: string -> none", _LANGCHAIN_ANTHROPIC_4),
         ("anthropic | recovery.broken_stream at turn * events: string -> array", _LANGCHAIN_ANTHROPIC_4),
         ("anthropic | streaming.events at turn * events: array -> array", _LANGCHAIN_ANTHROPIC_4),
+        ("anthropic | ERROR", _LANGCHAIN_ANTHROPIC_5),
+        ("anthropic | recovery.provider_error at $.error: none -> string", _LANGCHAIN_ANTHROPIC_5),
+        (
+            "anthropic | translation.tool_result_content at $.messages[*].parts[*].content: string -> string",
+            _LANGCHAIN_MCP_STRUCTURED,
+        ),
     ),
     "openai-node": (
         ("openai_* | client.typed_errors at error_info: none -> string", _OPENAI_NODE_1),

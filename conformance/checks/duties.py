@@ -325,7 +325,9 @@ def _is_result_slot(body: object, wire: str, index: int, inner: str | None) -> b
     block = blocks[int(inner)] if inner and isinstance(blocks, list) and int(inner) < len(blocks) else None
     if not isinstance(block, Mapping):
         return False
-    return block.get("type") == "tool_result" if wire == "anthropic" else "functionResponse" in block
+    if wire == "anthropic":
+        return block.get("type") == "tool_result"
+    return "functionResponse" in block or "function_response" in block  # E32: the API takes both spellings
 
 
 def _sent_tools(ctx: CaseContext) -> list[tuple[str, object]]:

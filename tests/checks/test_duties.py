@@ -302,6 +302,12 @@ def test_any_check_on_the_content_of_an_mcp_result_the_caller_wrote_is_about_too
     assert duty_of(_differs("translation.wire_paths", "$.contents[0].parts[0].functionResponse.response"), ctx) == (
         "tool_results"
     )
+    # E32 (wire-formats.md): Gemini takes snake_case fields, which LiteLLM sends (``function_response``)
+    snake = {"contents": [{"role": "user", "parts": [{"function_response": {"name": "t", "response": {}}}]}]}
+    ctx = _sent_ctx("gemini", snake, structured)
+    assert duty_of(_differs("translation.wire_paths", "$.contents[0].parts[0].functionResponse.response"), ctx) == (
+        "tool_results"
+    )
 
 
 def test_a_library_that_converts_tool_results_is_judged_on_their_content_by_one_check() -> None:
