@@ -85,7 +85,8 @@ def client_recorded_request(ctx: CaseContext) -> CheckVerdict | None:
     wire = ctx.adapter.wire_format
     table = ctx.equivalences or bundled_table()
     intended = tuple(getattr(ctx.adapter, "request_differences", {}) or {})
-    rewritten = {change.tool for t in ctx.outcome.turns[:1] for change in t.wire.schema_changes}
+    # every turn's: a tool an MCP server adds mid-run (mcp/tools_added) is first sent in a later turn
+    rewritten = {change.tool for t in ctx.outcome.turns for change in t.wire.schema_changes}
     volatile = volatile_globs(ctx.provenance)
     served = b""
     findings: list[Finding] = []

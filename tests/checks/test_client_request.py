@@ -303,6 +303,8 @@ def test_a_declared_schema_rewrite_covers_the_schema_and_its_strict_flag() -> No
         schema_rewrites={"openai_chat": "tools are made strict (strict: true, additionalProperties: false)"},
     )
     assert _verdict(_certify(declared, "basic/get_time")).findings == ()
+    # a tool the MCP server adds mid-run is first sent in a later turn: the rewrite covers it there too
+    assert _verdict(_certify(declared, "mcp/tools_added")).findings == ()
     undeclared = _verdict(_certify(inner, "basic/get_time"))
     assert undeclared.status == "fail"  # the schema changed, and no rewrite was declared
     assert {f.path for f in undeclared.findings if f.kind == "unasked"} == {
