@@ -183,7 +183,7 @@ def client_findings(
     path = path or f"{where} content"
     text = "".join(_text_of(i) for i in sent.content)
     elsewhere = _request_text(request)
-    media = {_media(i)[2] for m in request.messages for p in m.parts for i in _items(p) if not _is_text(i)}
+    media = {_b64(_media(i)[2]) for m in request.messages for p in m.parts for i in _items(p) if not _is_text(i)}
     findings: list[Finding] = []
     mcp = result.provider_details.get("mcp", {})
     mcp = mcp if isinstance(mcp, dict) else {}
@@ -230,7 +230,7 @@ def client_findings(
                 )
             continue
         uri = item.uri if isinstance(item, Resource) else None
-        if data in media or (data and _holds(elsewhere, data)) or (uri and _holds(elsewhere, uri)):
+        if _b64(data) in media or (data and _holds(elsewhere, data)) or (uri and _holds(elsewhere, uri)):
             continue
         findings.append(
             Finding(
@@ -356,6 +356,15 @@ def _media(item: ContentItem) -> tuple[str, str | None, str | None]:
         return ("audio", item.media_type, item.data)
     assert isinstance(item, Resource)
     return ("resource", item.media_type, item.blob if item.blob is not None else item.uri)
+
+
+def _b64(data: str | None) -> str | None:
+    """``data`` in one base64 alphabet, unpadded: the same bytes in base64url (google-genai serializes bytes so,
+    and the Gemini API reads both: proto3 JSON "Either standard or URL-safe base64 encoding with/without paddings
+    are accepted", https://protobuf.dev/programming-guides/json/) compare equal; a URL passes unchanged."""
+    if data is None or "://" in data or data.startswith("data:"):
+        return data
+    return data.replace("-", "+").replace("_", "/").rstrip("=")
 
 
 def _squeezed(text: str) -> str:

@@ -290,3 +290,18 @@ def test_a_client_that_drops_audio_silently_fails_and_one_that_moves_an_image_pa
     )
     [finding] = client_findings(result, moved, request)
     assert "audio block content[1]" in finding.message and "dropped silently" in finding.message
+
+
+def test_an_image_sent_in_base64url_reached_the_model() -> None:
+    """google-genai serializes bytes in base64url (``_`` and ``-``), which the Gemini API reads as the same
+    bytes (proto3 JSON mapping of ``bytes``): pydantic-ai's Gemini request for mcp/render_chart carries the
+    MCP image ``...QOA/wyAS...`` as ``...QOA_wyAS...`` in ``functionResponse.parts``."""
+    image = Image(media_type="image/png", data="mP4jwQMQOA/wyASgnAGk+xA==")
+    result = ToolResult(call_id="call_1", content=(image,))
+    urlsafe = Image(media_type="image/png", data="mP4jwQMQOA_wyASgnAGk-xA")
+    sent, request = _client_case(ToolResult(call_id="call_1", content=(Text(text="{}"), urlsafe)))
+    assert client_findings(result, sent, request) == []
+    other = Image(media_type="image/png", data="mP4jwQMQOA_wyASgnAGk-xB")
+    sent, request = _client_case(ToolResult(call_id="call_1", content=(Text(text="{}"), other)))
+    [finding] = client_findings(result, sent, request)
+    assert "image block content[0]" in finding.message
