@@ -40,7 +40,7 @@ from conformance.adapters._tool_output import (
     structured_text,
 )
 from conformance.checks._common import CaseContext, verdict
-from conformance.model import Audio, ContentItem, Image, Request, Resource, Text, ToolResult
+from conformance.model import Audio, ContentItem, Image, Message, Request, Resource, Text, ToolResult
 from conformance.verdicts import CheckVerdict, Finding
 
 __all__ = ["CHECK", "check_tool_result_content", "client_findings", "result_findings"]
@@ -184,6 +184,7 @@ def client_findings(
     text = "".join(_text_of(i) for i in sent.content)
     elsewhere = _request_text(request)
     media = {_b64(_media(i)[2]) for m in request.messages for p in m.parts for i in _items(p) if not _is_text(i)}
+    media |= {_b64(d) for m in request.messages for d in _raw_media(m)}
     findings: list[Finding] = []
     mcp = result.provider_details.get("mcp", {})
     mcp = mcp if isinstance(mcp, dict) else {}
@@ -356,6 +357,18 @@ def _media(item: ContentItem) -> tuple[str, str | None, str | None]:
         return ("audio", item.media_type, item.data)
     assert isinstance(item, Resource)
     return ("resource", item.media_type, item.blob if item.blob is not None else item.uri)
+
+
+def _raw_media(message: Message) -> Iterator[str]:
+    """The data of the media parts a reader kept verbatim in ``message`` (Gemini's ``raw_parts``: an
+    ``inlineData`` that is no image, e.g. the audio pydantic-ai moves into a user content after the results,
+    ``pydantic_ai/models/google.py:1503-1554``; both spellings, E32)."""
+    raw = message.provider_details.get("raw_parts")
+    for entry in raw if isinstance(raw, list) else ():
+        part = entry[1] if isinstance(entry, list | tuple) and len(entry) == 2 else None
+        inline = (part.get("inlineData") or part.get("inline_data")) if isinstance(part, dict) else None
+        if isinstance(inline, dict) and isinstance(inline.get("data"), str):
+            yield inline["data"]
 
 
 def _b64(data: str | None) -> str | None:

@@ -305,3 +305,20 @@ def test_an_image_sent_in_base64url_reached_the_model() -> None:
     sent, request = _client_case(ToolResult(call_id="call_1", content=(Text(text="{}"), other)))
     [finding] = client_findings(result, sent, request)
     assert "image block content[0]" in finding.message
+
+
+def test_audio_kept_verbatim_in_a_later_user_content_reached_the_model() -> None:
+    """pydantic-ai sends a tool's audio to Gemini as an ``inlineData`` part of a user content after the results
+    (``pydantic_ai/models/google.py:1503-1554``), which the Gemini reader keeps verbatim (``raw_parts``)."""
+    audio = Audio(media_type="audio/wav", data="UklGRg==")
+    result = ToolResult(call_id="call_1", content=(audio,))
+    kept = Message(
+        role="user",
+        parts=(Text(text="<pyai:tool_result>"),),
+        provider_details={"raw_parts": [[1, {"inlineData": {"data": "UklGRg", "mime_type": "audio/wav"}}]]},
+    )
+    sent, request = _client_case(ToolResult(call_id="call_1", content=(Text(text="See file 64f511."),)), kept)
+    assert client_findings(result, sent, request) == []
+    sent, request = _client_case(ToolResult(call_id="call_1", content=(Text(text="See file 64f511."),)))
+    [finding] = client_findings(result, sent, request)
+    assert "audio block content[0]" in finding.message
