@@ -82,6 +82,8 @@ def message_to_wire(message: Message, names: NameMap, notes: list[str] | None = 
             content = texts[0].text
         else:
             content = [_user_part(p) for p in message.parts]
+            for position, raw in message.provider_details.get("raw_parts", ()):  # in their places again
+                content.insert(int(position), dict(raw))
         return [{"role": role, "content": content, **extra}]
     if any(isinstance(p, (Image, ToolResult)) for p in message.parts):
         raise UnsupportedContentError("OpenAI Chat assistant messages carry only text and tool calls")
@@ -167,15 +169,26 @@ def message_from_wire(raw: Mapping[str, Any], index: int, names: NameMap, legacy
     if isinstance(content, str):
         return Message(role="user", parts=(Text(text=content),), provider_details=details)
     parts: list[Part] = []
+    raw_parts: list[list[Any]] = []
     for p in content or []:
         if p.get("type") == "text":
             parts.append(Text(text=str(p.get("text", ""))))
         elif p.get("type") == "image_url":
             parts.append(_image_from_url(str((p.get("image_url") or {}).get("url", ""))))
+        elif p.get("type") in _USER_RAW_PARTS:  # §1b: audio and files, no unified part: kept verbatim
+            raw_parts.append([len(parts) + len(raw_parts), p])
         else:
             raise UnsupportedContentError(f"messages[{index}]: unsupported content part {p.get('type')!r}")
     details["content_list"] = True
+    if raw_parts:
+        details["raw_parts"] = raw_parts
     return Message(role="user", parts=tuple(parts), provider_details=details)
+
+
+_USER_RAW_PARTS = ("input_audio", "file")
+"""User content parts OpenAI Chat takes that no unified part holds (wire-formats.md §1b; OAI-SDK
+``chat_completion_content_part_input_audio_param.py``, ``chat_completion_content_part_param.py`` ``File``):
+read and written back verbatim (``raw_parts``), as the Gemini reader keeps its other parts."""
 
 
 def _image_from_url(url: str) -> Image:

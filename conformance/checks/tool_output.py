@@ -360,15 +360,21 @@ def _media(item: ContentItem) -> tuple[str, str | None, str | None]:
 
 
 def _raw_media(message: Message) -> Iterator[str]:
-    """The data of the media parts a reader kept verbatim in ``message`` (Gemini's ``raw_parts``: an
-    ``inlineData`` that is no image, e.g. the audio pydantic-ai moves into a user content after the results,
-    ``pydantic_ai/models/google.py:1503-1554``; both spellings, E32)."""
+    """The data of the media parts a reader kept verbatim in ``message`` (``raw_parts``): Gemini's
+    ``inlineData`` that is no image (both spellings, E32), OpenAI Chat's ``input_audio`` and ``file`` parts
+    (wire-formats.md §1b), e.g. the audio and blobs pydantic-ai moves into a user message after the results
+    (``pydantic_ai/models/google.py:1503-1554``)."""
     raw = message.provider_details.get("raw_parts")
     for entry in raw if isinstance(raw, list) else ():
         part = entry[1] if isinstance(entry, list | tuple) and len(entry) == 2 else None
-        inline = (part.get("inlineData") or part.get("inline_data")) if isinstance(part, dict) else None
+        if not isinstance(part, dict):
+            continue
+        inline = part.get("inlineData") or part.get("inline_data") or part.get("input_audio")
         if isinstance(inline, dict) and isinstance(inline.get("data"), str):
             yield inline["data"]
+        file_data = (part.get("file") or {}).get("file_data") if isinstance(part.get("file"), dict) else None
+        if isinstance(file_data, str):  # OpenAI Chat's file part: a data URL
+            yield file_data.partition(";base64,")[2]
 
 
 def _b64(data: str | None) -> str | None:

@@ -480,3 +480,25 @@ def test_the_adapter_value_and_registry() -> None:
         "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions",
     ):
         assert detect_adapter(url) == "openai_chat"
+
+
+def test_user_audio_and_file_parts_are_read_and_written_back_in_their_places() -> None:
+    """§1b: a user message takes ``input_audio`` (format wav or mp3, OAI-SDK
+    ``chat_completion_content_part_input_audio_param.py:14``) and ``file`` parts (``file_data``, ``filename``,
+    ``chat_completion_content_part_param.py:15-25``); pydantic-ai sends a tool's audio and blobs so."""
+    audio = {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}
+    blob = {"type": "file", "file": {"file_data": "data:application/gzip;base64,H4sI", "filename": "a.gz"}}
+    body = {
+        "model": "m",
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "<a>"}, audio, blob, {"type": "text", "text": "</a>"}],
+            }
+        ],
+    }
+    assert round_trip(body)["messages"] == body["messages"]
+    [message] = adapter.request_from_wire(body).messages
+    assert [p.text for p in message.parts if isinstance(p, Text)] == ["<a>", "</a>"]
+    with pytest.raises(UnsupportedContentError, match="unsupported content part 'video'"):
+        adapter.request_from_wire({"model": "m", "messages": [{"role": "user", "content": [{"type": "video"}]}]})

@@ -322,3 +322,21 @@ def test_audio_kept_verbatim_in_a_later_user_content_reached_the_model() -> None
     sent, request = _client_case(ToolResult(call_id="call_1", content=(Text(text="See file 64f511."),)))
     [finding] = client_findings(result, sent, request)
     assert "audio block content[0]" in finding.message
+
+
+def test_audio_and_a_blob_in_openai_chat_user_parts_reached_the_model() -> None:
+    audio = Audio(media_type="audio/wav", data="UklGRg==")
+    blob = Resource(uri="file:///a.gz", media_type="application/gzip", blob="H4sI")
+    result = ToolResult(call_id="call_1", content=(audio, blob))
+    kept = Message(
+        role="user",
+        parts=(),
+        provider_details={
+            "raw_parts": [
+                [0, {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}],
+                [1, {"type": "file", "file": {"file_data": "data:application/gzip;base64,H4sI", "filename": "a"}}],
+            ]
+        },
+    )
+    sent, request = _client_case(ToolResult(call_id="call_1", content=(Text(text="See file 1."),)), kept)
+    assert client_findings(result, sent, request) == []
