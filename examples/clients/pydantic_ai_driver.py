@@ -548,6 +548,28 @@ CLIENT = SimpleClient(
             " OpenAIChatModel reads reasoning/reasoning_content only, models/openai/_chat_model.py:726-759)"
         )
         for check in ("roundtrip.reasoning_replay", "translation.wire_paths")
+    }
+    | {
+        f"{wire}:translation.tool_result_content@mcp/result_structured_error": (
+            "pydantic-ai sends an MCP result's structuredContent instead of its text blocks whenever every block is"
+            " text, by design: the texts are taken for the JSON serialization the MCP spec asks for beside it"
+            " (_map_mcp_call_tool_result, pydantic_ai/mcp.py:2187-2192); a server whose text says something else"
+            " (here the error message) has that text replaced by the structured values"
+        )
+        for wire in ("openai_chat", "anthropic", "gemini")
+    }
+    | {
+        f"{wire}:{check}@mcp/result_{scenario}": (
+            "pydantic-ai sends a tool-returned file the wire's tool result cannot carry (a Chat tool message takes"
+            " text only; Gemini's functionResponse.parts some MIME types) as an ordinary part of a user message after"
+            " the results, framed by <pyai:tool_result ... file_id> tags, with 'See file <id>.' in the result, by"
+            " design (_relocates_tool_files, models/__init__.py:888-893, set at models/openai/_chat_model.py:205 and"
+            " models/google.py:675; GoogleModel._map_tool_return, models/google.py:1503-1554): that user message is"
+            " no message of the caller's"
+        )
+        for wire in ("openai_chat", "gemini")
+        for check in ("roundtrip.request", "client.recorded_request")
+        for scenario in ("audio", "text_and_audio", "embedded_blob")
     },
     # It maps MCP tool results itself: its MCP toolset turns a CallToolResult into the tool return's content
     # (_map_mcp_call_tool_result, pydantic_ai/mcp.py:2185-2247; the driver hands each result over the same way,
