@@ -116,40 +116,30 @@ def select_tools(listed: Sequence[Tool], select: Sequence[str] | None, scenario:
 
 def timeout_result(call: ToolCall, seconds: float) -> ToolResult:
     """What the model sees when ``tools/call`` takes longer than ``seconds``: an error result."""
-    text = f"MCP tool call timed out after {seconds:g} s"
-    return ToolResult(
-        call_id=call.id,
-        name=call.name,
-        content=(Text(text=text),),
-        is_error=True,
-        provider_details={_MCP_KEY: {"error_channel": "client", "error": {"message": text, "timeout": seconds}}},
-    )
+    return _client_error(call, f"MCP tool call timed out after {seconds:g} s", timeout=seconds)
 
 
 def not_offered_result(call: ToolCall) -> ToolResult:
     """A call to a tool the MCP server's current list lacks (removed after ``notifications/tools/list_changed``,
     or never offered): not sent; the model reads why. A client calls the tools the server lists (MCP
     2025-11-25 server/tools: a client lists tools again on ``list_changed``)."""
-    text = f"the tool was not called: {call.name!r} is not in the MCP server's current tool list"
-    return ToolResult(
-        call_id=call.id,
-        name=call.name,
-        content=(Text(text=text),),
-        is_error=True,
-        provider_details={_MCP_KEY: {"error_channel": "client", "error": {"message": text}}},
-    )
+    return _client_error(call, f"the tool was not called: {call.name!r} is not in the MCP server's current tool list")
 
 
 def unparsed_arguments_result(call: ToolCall) -> ToolResult:
     """A call whose arguments are not a JSON object is not sent; the model reads why."""
     reason = call.arguments_error or "the arguments are not a JSON object"
-    text = f"the tool was not called: its arguments could not be read ({reason})"
+    return _client_error(call, f"the tool was not called: its arguments could not be read ({reason})")
+
+
+def _client_error(call: ToolCall, text: str, **error: object) -> ToolResult:
+    """An error result on the ``client`` channel answering ``call`` with ``text`` (``error``: more details)."""
     return ToolResult(
         call_id=call.id,
         name=call.name,
         content=(Text(text=text),),
         is_error=True,
-        provider_details={_MCP_KEY: {"error_channel": "client", "error": {"message": text}}},
+        provider_details={_MCP_KEY: {"error_channel": "client", "error": {"message": text, **error}}},
     )
 
 
