@@ -317,8 +317,9 @@ def test_baseline_passes_the_scenarios_the_sdk_handles(driver: str) -> None:
         or (c.status == "fail" and {v.check for v in c.checks if v.status == "fail"} <= everywhere)
     )
     judged = sum(1 for c in run.cases if c.status in ("pass", "left", "fail"))
-    # ollama: every case whose history holds a call fails client.recorded_request (the SDK drops ids)
-    floor = {"openai": 0.8, "anthropic": 0.8, "anthropic_raw": 0.8, "google_genai": 0.1, "ollama": 0.45}[driver]
+    # ollama: every case whose history holds a call fails client.recorded_request (the SDK drops ids), and the
+    # MCP scenarios of issue 31 all replay a call: 82 of 184 judged cases pass (0.45 before them)
+    floor = {"openai": 0.8, "anthropic": 0.8, "anthropic_raw": 0.8, "google_genai": 0.1, "ollama": 0.4}[driver]
     assert judged and passed / judged >= floor, f"{passed}/{judged} cases pass"
 
 
