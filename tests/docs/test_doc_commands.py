@@ -118,7 +118,8 @@ COMMANDS: dict[tuple[str, str], Entry] = {
         'conformance certify --client examples/clients/minimal_openai_driver.py:CLIENT --scenarios "tool_results/*"',
     ): Run(
         0,
-        why="tool_results/embedded_resource is left to the caller (duty tool_results), the rest pass or are unsupported",
+        why="tool_results/embedded_resource is left to the caller (duty tool_results); the rest pass or are"
+        " unsupported",
     ),
     (
         "clients.md",

@@ -280,7 +280,8 @@ CASES = [
         "selcet:",
         None,
         "unknown key 'selcet'",
-        expected="args, command, cwd, env, headers, list_changes, max_total_timeout, reset_timeout_on_progress, select, timeout, url",
+        expected="args, command, cwd, env, headers, list_changes, max_total_timeout, reset_timeout_on_progress, select,"
+        " timeout, url",
         hint="did you mean 'select'?",
     ),
     Case(
