@@ -516,10 +516,10 @@ MARKS: dict[str, str] = {
     "changes_meaning": "M",
     "rejected": "R",
     "left": "C",
-    "note": "N",
     "erred": "E",
 }
-"""A severity's letter in a cell (``SEVERITIES`` order, then the cases that erred or went stale)."""
+"""A severity's letter in a cell (``SEVERITIES`` order, then the cases that erred or went stale). A note is
+no defect of the library: its page lists it, the matrix does not count it."""
 
 MARK_WORDS: dict[str, str] = {**SEVERITY_WORDS, "erred": "cases that erred or went stale"}
 
@@ -602,6 +602,8 @@ def rows(libs: Iterable[Library]) -> list[Row]:
             counts = {w: dict.fromkeys(MARKS, 0) for w in wires.values()}
             first: dict[str, str] = {}
             for defect, anchor in zip(defects, anchors, strict=True):
+                if defect["severity"] not in MARKS:  # a note
+                    continue
                 for wire in _defect_wires(defect, wires):
                     counts.setdefault(wire, dict.fromkeys(MARKS, 0))[defect["severity"]] += 1
                     first.setdefault(wire, anchor)

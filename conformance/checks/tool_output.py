@@ -177,8 +177,9 @@ def client_findings(
 ) -> list[Finding]:
     """What a black-box client lost of ``result`` (read back as ``sent`` from ``request``): each text block,
     the JSON of a ``structuredContent`` without text (its values, in any spelling), a resource link's uri,
-    and every other block in some form (its data or uri in the text, or a media item anywhere in the
-    request). Wording, wrapping and placement are the library's (module docstring)."""
+    and every other block in some form (a media item anywhere in the request, or its data, uri or mime
+    type in its text: a placeholder saying what was left out). Wording, wrapping and placement are the
+    library's (module docstring)."""
     where = f"tool result {result.call_id}"
     path = path or f"{where} content"
     text = "".join(_text_of(i) for i in sent.content)
@@ -231,8 +232,9 @@ def client_findings(
                 )
             continue
         uri = item.uri if isinstance(item, Resource) else None
-        if _b64(data) in media or (data and _holds(elsewhere, data)) or (uri and _holds(elsewhere, uri)):
-            continue
+        mime = _media(item)[1]
+        if _b64(data) in media or any(_holds(elsewhere, mark) for mark in (data, uri, mime) if mark):
+            continue  # the block itself, or a text saying what was left out (its uri or type, as a placeholder)
         findings.append(
             Finding(
                 check=CHECK,

@@ -271,7 +271,7 @@ def defect_lines(
     """The defects, worst first, one block each: severity, check and where; the sentence; what to do;
     the scenarios; the evidence (path, the fragment, the cassette, the command that reruns the case); the
     checks that restate it. ``reruns``: ``adapter::scenario::mode`` -> the rerun command. Only the
-    first ``shown`` get a block; the rest one line each."""
+    first ``shown`` get a block, and never a note; the rest one line each."""
     style = style or Style()
     reruns = reruns or {}
     if not defects:
@@ -286,7 +286,7 @@ def defect_lines(
     first = True
     for n, defect in enumerate(defects, 1):
         severity = SEVERITY_WORDS[defect["severity"]]
-        if n > shown:
+        if n > shown or defect["kind"] == "note":  # a note is one line here; the reports give it whole
             lines.append(cut(f"{n}. [{severity}] {defect['sentence']}", width))
             continue
         lines += [] if first else [""]

@@ -340,3 +340,10 @@ def test_audio_and_a_blob_in_openai_chat_user_parts_reached_the_model() -> None:
     )
     sent, request = _client_case(ToolResult(call_id="call_1", content=(Text(text="See file 1."),)), kept)
     assert client_findings(result, sent, request) == []
+
+
+def test_a_client_placeholder_that_names_the_blocks_type_says_it() -> None:
+    audio = Audio(media_type="audio/wav", data="UklGRg==")
+    result = ToolResult(call_id="call_1", content=(audio,))
+    said, request = _client_case(ToolResult(call_id="call_1", content=(Text(text="[an audio/wav clip was left out]"),)))
+    assert client_findings(result, said, request) == []

@@ -408,8 +408,8 @@ PYTHON: dict[tuple[str, str], Entry] = {
         " (the declaration of the file it names, tests/data/third_party/acme_agents/hermes_adapter.py)"
     ),
     ("adapters.md", "from conformance.adapters._tool_output import WIRE_CARRIES, request_view"): Elsewhere(
-        "tests/adapters/test__tool_output.py (request_view on every bundled adapter's wire; the block is a fragment"
-        " of a request_to_wire, whose argument request is)"
+        "tests/adapters/test__tool_output.py::test_request_view_keeps_a_request_without_anything_to_change"
+        " (the block is a fragment of a request_to_wire, whose argument request is)"
     ),
     ("clients.md", "@dataclass(frozen=True, kw_only=True)"): Elsewhere(
         "tests/docs/test_clients_doc.py::test_the_sketch_of_the_contract_names_the_fields_of_call_and_client"
